@@ -1,0 +1,295 @@
+"""The model interface: typed messages in, a typed response out.
+
+Every provider implements :class:`Model`. Wrappers (retry, concurrency limits, fallback,
+usage accounting) are models too, so an agent never knows whether it talks to a bare
+provider or to a stack of wrappers around one.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# --------------------------------------------------------------------------- messages
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class SystemMessage(_Message):
+    """Instructions for the model."""
+
+    role: Literal["system"] = "system"
+    content: str
+
+
+class UserMessage(_Message):
+    """What the user (or the calling agent) says."""
+
+    role: Literal["user"] = "user"
+    content: str
+
+
+class ToolCall(_Message):
+    """A request from the model to run one tool."""
+
+    id: str
+    """Identifier that the matching :class:`ToolResultMessage` refers to."""
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    """Arguments already parsed from JSON; validated later against the tool's schema."""
+
+
+class AssistantMessage(_Message):
+    """What the model said earlier in the conversation."""
+
+    role: Literal["assistant"] = "assistant"
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+
+
+class ToolResultMessage(_Message):
+    """The outcome of one tool call, sent back to the model."""
+
+    role: Literal["tool"] = "tool"
+    tool_call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+    """True when the tool failed or its arguments were invalid; the model should correct itself."""
+
+
+Message = Annotated[
+    Union[SystemMessage, UserMessage, AssistantMessage, ToolResultMessage],
+    Field(discriminator="role"),
+]
+
+
+# --------------------------------------------------------------------------- request
+
+
+class ToolDefinition(_Message):
+    """A tool as the model sees it: a name, what it does, and a JSON schema of its arguments."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+
+
+class OutputSchema(_Message):
+    """Structured output the final answer must follow (a JSON schema)."""
+
+    name: str = "output"
+    json_schema: dict[str, Any]
+    description: str = ""
+
+
+class ModelSettings(_Message):
+    """Sampling settings; ``None`` leaves the provider's default."""
+
+    max_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+    timeout_s: float | None = None
+    """Per-request timeout; providers turn an overrun into :class:`moot.errors.ModelTimeoutError`."""
+
+
+class ModelRequest(_Message):
+    """Everything a model needs for one call. Built with keyword arguments only."""
+
+    messages: tuple[Message, ...]
+    tools: tuple[ToolDefinition, ...] = ()
+    output: OutputSchema | None = None
+    """When set, the response's ``output`` holds the parsed JSON that matches this schema."""
+    settings: ModelSettings = Field(default_factory=ModelSettings)
+
+    def estimated_input_tokens(self) -> int:
+        """A provider-independent upper-ish estimate of the prompt size, for budget checks.
+
+        About 3.5 characters a token for English and code, plus the tool and output schemas,
+        plus a few tokens of chat template per message. Budgets use it *before* a request.
+        """
+        chars = 0
+        for message in self.messages:
+            chars += len(getattr(message, "content", "")) + 16
+            for call in getattr(message, "tool_calls", ()):
+                chars += len(call.name) + len(json.dumps(call.arguments))
+        for tool in self.tools:
+            chars += len(tool.name) + len(tool.description) + len(json.dumps(tool.parameters))
+        if self.output is not None:
+            chars += len(json.dumps(self.output.json_schema))
+        return int(chars / 3.5) + 1
+
+
+# --------------------------------------------------------------------------- response
+
+
+class Usage(BaseModel):
+    """Tokens, requests and money spent. Adding two usages sums every field."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    requests: int = 0
+    cost_usd: float = 0.0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            requests=self.requests + other.requests,
+            cost_usd=self.cost_usd + other.cost_usd,
+        )
+
+
+class ModelResponse(BaseModel):
+    """One answer from a model."""
+
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    output: Any = None
+    """The parsed structured output when the request had an ``output`` schema, else ``None``."""
+    usage: Usage = Field(default_factory=Usage)
+    model: str = ""
+    """The model string that actually answered (a fallback may differ from the one asked)."""
+    finish_reason: str = "stop"
+    """``stop``, ``length``, ``tool_calls`` or a provider-specific reason."""
+
+    def to_message(self) -> AssistantMessage:
+        """The response as a message to append to the conversation."""
+        return AssistantMessage(content=self.text, tool_calls=self.tool_calls)
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of streamed text."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class StreamDone:
+    """The end of a stream, carrying the complete response (text, tool calls, usage)."""
+
+    response: ModelResponse
+
+
+StreamEvent = Union[TextDelta, StreamDone]
+
+
+# --------------------------------------------------------------------------- the interface
+
+
+class Model(ABC):
+    """A language model. Implementations must be safe to call concurrently from one event loop."""
+
+    name: str
+    """The model string that selects this model (``local``, ``openai:gpt-4o-mini`` …)."""
+
+    @abstractmethod
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        """Send one request and return the whole response.
+
+        Raises :class:`moot.errors.ModelError` subclasses; ``retryable`` tells whether
+        repeating may help.
+        """
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """Stream text deltas, then one :class:`StreamDone` with the full response.
+
+        The default answers in one piece; providers that can stream override it.
+        """
+        response = await self.request(request)
+        if response.text:
+            yield TextDelta(response.text)
+        yield StreamDone(response)
+
+    async def aclose(self) -> None:
+        """Release connections or loaded weights. Safe to call twice."""
+
+    def describe(self) -> dict[str, Any]:
+        """Facts for ``moot models``: provider, model, where it runs."""
+        return {"model": self.name}
+
+
+@dataclass
+class WrapperModel(Model):
+    """A model that delegates to another; the base of every wrapper."""
+
+    wrapped: Model
+    name: str = field(default="", init=False)
+
+    def __post_init__(self) -> None:
+        self.name = self.wrapped.name
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        return await self.wrapped.request(request)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        async for event in self.wrapped.stream(request):
+            yield event
+
+    async def aclose(self) -> None:
+        await self.wrapped.aclose()
+
+    def describe(self) -> dict[str, Any]:
+        return self.wrapped.describe()
+
+    @property
+    def innermost(self) -> Model:
+        """The provider model under all wrappers."""
+        model: Model = self.wrapped
+        while isinstance(model, WrapperModel):
+            model = model.wrapped
+        return model
+
+
+def messages_from(
+    prompt: str | Sequence[Message], *, system: str | None = None
+) -> tuple[Message, ...]:
+    """Build a message list from a plain prompt (and an optional system prompt)."""
+    if isinstance(prompt, str):
+        messages: list[Message] = [UserMessage(content=prompt)]
+    else:
+        messages = list(prompt)
+    if system:
+        messages.insert(0, SystemMessage(content=system))
+    return tuple(messages)
+
+
+def parse_json_output(text: str, schema: OutputSchema) -> Any:
+    """Parse structured output text and validate it against ``schema``.
+
+    Tolerates a Markdown code fence around the JSON (some models add one even when asked not
+    to). Raises :class:`moot.errors.MalformedResponseError` when it does not parse or validate.
+    """
+    from moot.errors import MalformedResponseError
+    from moot.models._jsonschema import validate
+
+    candidate = text.strip()
+    if candidate.startswith("```"):
+        candidate = candidate.split("\n", 1)[1] if "\n" in candidate else ""
+        candidate = candidate.rsplit("```", 1)[0]
+    try:
+        value = json.loads(candidate)
+    except json.JSONDecodeError as exc:
+        raise MalformedResponseError(
+            f"model output is not valid JSON for schema {schema.name!r}: {exc.msg} at char {exc.pos}"
+        ) from exc
+    problem = validate(value, schema.json_schema)
+    if problem:
+        raise MalformedResponseError(
+            f"model output does not match schema {schema.name!r}: {problem}"
+        )
+    return value
