@@ -1,0 +1,1 @@
+"""The `moot` command line. Each command group lives in its own module with a ``register(app)``."""

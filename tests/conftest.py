@@ -1,0 +1,43 @@
+"""Suite-wide set-up: an isolated moot home, and real model requests blocked by default.
+
+Tests that need the embedded model use the ``local_model`` fixture (it allows real requests
+for that model only and loads it once per session).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from moot import config
+from moot.models.testing import allow_real_requests, block_real_requests
+
+# Keep the shared weight cache (assembled once by `moot setup`) but give the suite its own
+# home, so run stores and knowledge bases never touch the user's.
+os.environ.setdefault("MOOT_MODELS_DIR", str(config.models_dir()))
+os.environ.pop("MOOT_MODEL", None)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    os.environ["MOOT_HOME"] = str(tmp_path_factory.mktemp("moot-home"))
+    with block_real_requests():
+        yield
+
+
+@pytest.fixture(scope="session")
+def local_model():  # type: ignore[no-untyped-def]
+    """The embedded model, loaded once for the whole session, with real requests allowed."""
+    from moot.models.registry import infer_model
+
+    model = infer_model("local")
+    with allow_real_requests():
+        yield model
+
+
+@pytest.fixture
+def allow_real() -> Iterator[None]:
+    with allow_real_requests():
+        yield
