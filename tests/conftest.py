@@ -28,13 +28,17 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 
 
 @pytest.fixture(scope="session")
-def local_model():  # type: ignore[no-untyped-def]
-    """The embedded model, loaded once for the whole session, with real requests allowed."""
+def _loaded_local_model():  # type: ignore[no-untyped-def]
     from moot.models.registry import infer_model
 
-    model = infer_model("local")
+    return infer_model("local")
+
+
+@pytest.fixture
+def local_model(_loaded_local_model):  # type: ignore[no-untyped-def]
+    """The embedded model, loaded once per session; real requests are allowed in this test only."""
     with allow_real_requests():
-        yield model
+        yield _loaded_local_model
 
 
 @pytest.fixture
