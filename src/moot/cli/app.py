@@ -1,0 +1,67 @@
+"""The `moot` command: the Typer app, its command groups, and one-line errors for user mistakes."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+
+from moot import __version__
+from moot.cli import chat_cmd, models_cmd, runs_cmd, setup_cmd
+from moot.errors import MootError
+
+app = typer.Typer(
+    name="moot",
+    help=(
+        "Multi-agent language-model teams on one shared runtime.\n\n"
+        "Runs offline on an embedded model by default; set MOOT_MODEL (or pass --model) to use "
+        "openai:MODEL, anthropic:MODEL, ollama:MODEL or openai-compatible:URL#MODEL."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+for module in (setup_cmd, chat_cmd, models_cmd, runs_cmd):
+    module.register(app)
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"moot {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Show the version and exit."
+    ),
+) -> None:
+    """Multi-agent language-model teams on one shared runtime."""
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: runs the app and turns a :class:`MootError` into one plain line on stderr."""
+    try:
+        app(args=argv, standalone_mode=False)
+    except MootError as exc:
+        Console(stderr=True).print(f"[bold red]error:[/] {exc.one_line()}", highlight=False, soft_wrap=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        Console(stderr=True).print("[yellow]interrupted[/]")
+        sys.exit(130)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        Console(stderr=True).print("[yellow]aborted[/]")
+        sys.exit(1)
+    except Exception as exc:  # click usage errors arrive here with standalone_mode=False
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        raise

@@ -1,0 +1,115 @@
+"""The model interface and the public test models."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import BaseModel, TypeAdapter
+
+from moot.errors import MalformedResponseError, RequestBlockedError
+from moot.models import (
+    AssistantMessage,
+    ModelRequest,
+    OutputSchema,
+    StreamDone,
+    TextDelta,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+    messages_from,
+)
+from moot.models.base import parse_json_output
+from moot.models.testing import (
+    FunctionModel,
+    ScriptedModel,
+    allow_real_requests,
+    check_allowed,
+    real_requests_blocked,
+    tool_call,
+)
+
+
+class Answer(BaseModel):
+    value: int
+    unit: str
+
+
+ANSWER_SCHEMA = OutputSchema(name="answer", json_schema=TypeAdapter(Answer).json_schema())
+
+
+def ask(text: str, **kwargs) -> ModelRequest:  # type: ignore[no-untyped-def]
+    return ModelRequest(messages=messages_from(text), **kwargs)
+
+
+async def test_scripted_model_answers_in_order_and_records_requests() -> None:
+    model = ScriptedModel(["first", tool_call("add", a=1, b=2), {"value": 3, "unit": "m"}])
+    first = await model.request(ask("one"))
+    second = await model.request(ask("two"))
+    third = await model.request(ask("three", output=ANSWER_SCHEMA))
+    assert first.text == "first"
+    assert second.tool_calls[0].name == "add" and second.tool_calls[0].arguments == {"a": 1, "b": 2}
+    assert second.finish_reason == "tool_calls"
+    assert Answer.model_validate(third.output) == Answer(value=3, unit="m")
+    assert [r.messages[-1].content for r in model.requests] == ["one", "two", "three"]
+    # usage is counted like a real model's, so budgets can be tested with it
+    assert first.usage.requests == 1 and first.usage.input_tokens > 0 and first.usage.output_tokens > 0
+
+
+async def test_scripted_model_raises_queued_exceptions_and_reports_an_empty_script() -> None:
+    model = ScriptedModel([MalformedResponseError("garbled")])
+    with pytest.raises(MalformedResponseError):
+        await model.request(ask("x"))
+    with pytest.raises(AssertionError, match="script is empty"):
+        await model.request(ask("y"))
+
+
+async def test_function_model_sees_the_conversation() -> None:
+    async def shout(request: ModelRequest) -> str:
+        return request.messages[-1].content.upper()  # type: ignore[union-attr]
+
+    model = FunctionModel(shout)
+    response = await model.request(ask("hello"))
+    assert response.text == "HELLO"
+    assert response.model == "function"
+
+
+async def test_stream_yields_deltas_then_the_whole_response() -> None:
+    model = ScriptedModel(["three little words"])
+    events = [event async for event in model.stream(ask("x"))]
+    deltas = [e.text for e in events if isinstance(e, TextDelta)]
+    assert len(deltas) == 3 and "".join(deltas) == "three little words"
+    assert isinstance(events[-1], StreamDone) and events[-1].response.text == "three little words"
+
+
+def test_structured_output_is_validated_against_the_schema() -> None:
+    assert parse_json_output('```json\n{"value": 4, "unit": "kg"}\n```', ANSWER_SCHEMA) == {"value": 4, "unit": "kg"}
+    with pytest.raises(MalformedResponseError, match="not valid JSON"):
+        parse_json_output("four kilograms", ANSWER_SCHEMA)
+    with pytest.raises(MalformedResponseError, match="unit"):
+        parse_json_output('{"value": 4}', ANSWER_SCHEMA)
+
+
+def test_usage_adds_up_and_prompt_size_is_estimated_before_sending() -> None:
+    total = Usage(input_tokens=10, output_tokens=5, requests=1, cost_usd=0.5) + Usage(
+        input_tokens=1, output_tokens=2, requests=1, cost_usd=0.25
+    )
+    assert total == Usage(input_tokens=11, output_tokens=7, requests=2, cost_usd=0.75)
+    small = ask("hi")
+    large = ModelRequest(
+        messages=(
+            UserMessage(content="word " * 1000),
+            AssistantMessage(tool_calls=(tool_call("lookup", q="x"),)),
+            ToolResultMessage(tool_call_id="call_1", name="lookup", content="result " * 100),
+        )
+    )
+    assert large.estimated_input_tokens() > 1000 > small.estimated_input_tokens()
+
+
+def test_the_block_switch_refuses_real_requests_in_tests() -> None:
+    # conftest blocks real requests for the whole suite
+    assert real_requests_blocked()
+    with pytest.raises(RequestBlockedError) as info:
+        check_allowed("openai:gpt-4o-mini")
+    assert "ScriptedModel" in info.value.one_line()
+    with allow_real_requests():
+        check_allowed("local")
+    assert real_requests_blocked()
