@@ -1,0 +1,271 @@
+"""`moot runs`: recorded runs, and `moot runs show ID`: a timeline of one run.
+
+The timeline puts every task on one shared time axis, so tasks that ran in parallel show as
+overlapping bars; tool calls are listed under their task, marked where they happened.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from moot.cli._output import print_json, stdout, usage_dict
+from moot.models.base import Usage
+from moot.runtime.events import Event, EventType
+from moot.runtime.store import RunRecord, RunStore
+
+BAR_WIDTH = 40
+DETAIL_WIDTH = 44
+_STATUS_STYLE = {
+    "completed": "green",
+    "fell_back": "yellow",
+    "stopped": "yellow",
+    "running": "cyan",
+    "failed": "red",
+    "cancelled": "magenta",
+    "skipped": "dim",
+    "not_started": "dim",
+}
+
+runs_app = typer.Typer(
+    help="Recorded runs: which agents ran, when, with which tools, tokens and cost.",
+    invoke_without_command=True,
+    no_args_is_help=False,
+)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(runs_app, name="runs")
+
+
+@runs_app.callback()
+def runs(
+    ctx: typer.Context,
+    limit: int = typer.Option(20, "--limit", "-n", help="How many recent runs to list."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """List recent runs, newest first (`moot runs show ID` for one run's timeline)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    records = RunStore().list_runs(limit)
+    if as_json:
+        print_json({"runs": [_summary(r) for r in records]})
+        return
+    if not records:
+        stdout.print("no runs recorded yet — run a team or `python examples/three_agents.py`")
+        return
+    table = Table(title="runs", title_justify="left")
+    for column in ("id", "name", "status", "started", "duration", "calls", "tokens", "cost"):
+        table.add_column(
+            column,
+            justify="right" if column in ("duration", "calls", "tokens", "cost") else "left",
+            no_wrap=column in ("id", "started"),
+        )
+    for r in records:
+        table.add_row(
+            r.id[:8],
+            r.name,
+            Text(r.status, style=_STATUS_STYLE.get(r.status, "")),
+            _clock(r.started, with_date=True),
+            _seconds(r.duration_s),
+            str(r.usage.requests),
+            str(r.usage.total_tokens),
+            f"${r.usage.cost_usd:.4f}",
+        )
+    stdout.print(table)
+
+
+@runs_app.command("show")
+def show(
+    run_id: str = typer.Argument(..., help="A run id, or a unique prefix of one."),
+    as_json: bool = typer.Option(False, "--json", help="Print the run and its events as one JSON object."),
+) -> None:
+    """Show one run as a timeline: agents on a shared time axis, tool calls, tokens, cost, stop reason."""
+    store = RunStore()
+    record = store.get_run(run_id)
+    events = store.events(record.id)
+    if as_json:
+        print_json({"run": record.to_dict(), "events": [e.to_dict() for e in events]})
+        return
+    for renderable in render_timeline(record, events):
+        stdout.print(renderable)
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def _summary(r: RunRecord) -> dict[str, Any]:
+    return {
+        "id": r.id,
+        "name": r.name,
+        "status": r.status,
+        "stop_reason": r.stop_reason,
+        "started": r.started,
+        "finished": r.finished,
+        "duration_s": r.duration_s,
+        "usage": usage_dict(r.usage),
+    }
+
+
+def _clock(ts: float | None, *, with_date: bool = False) -> str:
+    if ts is None:
+        return "-"
+    fmt = "%Y-%m-%d %H:%M:%S" if with_date else "%H:%M:%S"
+    return dt.datetime.fromtimestamp(ts).strftime(fmt)
+
+
+def _clip(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}s"
+
+
+class _TaskRow:
+    """What the timeline shows for one task, gathered from its events and stored result."""
+
+    def __init__(self, task_id: str, agent: str) -> None:
+        self.task_id = task_id
+        self.agent = agent
+        self.status = "not_started"
+        self.start: float | None = None
+        self.end: float | None = None
+        self.usage = Usage()
+        self.tools: list[Event] = []
+        self.note = ""
+
+
+def _task_rows(record: RunRecord, events: list[Event]) -> list[_TaskRow]:
+    rows: dict[str, _TaskRow] = {}
+    for spec in record.graph:
+        rows[spec["id"]] = _TaskRow(spec["id"], spec["agent"])
+    for event in events:
+        if event.task_id is None:
+            continue
+        row = rows.setdefault(event.task_id, _TaskRow(event.task_id, event.agent or "?"))
+        if event.type is EventType.TASK_STARTED:
+            row.start = event.ts
+            row.status = "running"
+        elif event.type in (EventType.TASK_FINISHED, EventType.TASK_FAILED):
+            row.end = event.ts
+        elif event.type is EventType.MODEL_RESPONSE:
+            p = event.payload
+            row.usage = row.usage + Usage(
+                input_tokens=p.get("input_tokens", 0),
+                output_tokens=p.get("output_tokens", 0),
+                requests=p.get("requests", 1),
+                cost_usd=p.get("cost_usd", 0.0),
+            )
+        elif event.type is EventType.TOOL_CALL:
+            row.tools.append(event)
+        elif event.type is EventType.AGENT_STARTED and event.agent and event.agent != row.agent:
+            row.note = f"fell back to {event.agent}"
+    for tid, stored in record.results.items():
+        row = rows.setdefault(tid, _TaskRow(tid, stored.get("agent", "?")))
+        row.status = stored.get("status", row.status)
+        row.start = stored.get("started_at") or row.start
+        row.end = stored.get("finished_at") or row.end
+        if stored.get("usage"):
+            row.usage = Usage(**stored["usage"])
+        if stored.get("error") and row.status in ("failed", "skipped", "stopped", "fell_back"):
+            row.note = (row.note + "; " if row.note else "") + str(stored["error"])
+    return list(rows.values())
+
+
+def _bar(start: float | None, end: float | None, t0: float, span: float, style: str) -> Text:
+    text = Text()
+    if start is None:
+        return Text(" " * BAR_WIDTH)
+    first = int((start - t0) / span * BAR_WIDTH)
+    last = int(((end if end is not None else t0 + span) - t0) / span * BAR_WIDTH)
+    first = min(max(first, 0), BAR_WIDTH - 1)
+    last = min(max(last, first + 1), BAR_WIDTH)
+    text.append(" " * first)
+    text.append("█" * (last - first), style=style)
+    text.append(" " * (BAR_WIDTH - last))
+    return text
+
+
+def _mark(ts: float, t0: float, span: float) -> Text:
+    at = min(max(int((ts - t0) / span * BAR_WIDTH), 0), BAR_WIDTH - 1)
+    return Text(" " * at + "▲" + " " * (BAR_WIDTH - at - 1), style="cyan")
+
+
+def render_timeline(record: RunRecord, events: list[Event]) -> list[Any]:
+    """The renderables for `moot runs show`: a header, the timeline table, the stop reason."""
+    rows = _task_rows(record, events)
+    t0 = record.started
+    t1 = record.finished or max([e.ts for e in events] + [t0])
+    span = max(t1 - t0, 1e-6)
+    header = Text()
+    header.append(f"run {record.id[:12]}", style="bold")
+    header.append(f"  {record.name}  ")
+    header.append(record.status, style=_STATUS_STYLE.get(record.status, ""))
+    header.append(f"  started {_clock(record.started, with_date=True)}  took {_seconds(record.duration_s)}")
+    u = record.usage
+    totals = Text(
+        f"{u.requests} model calls · {u.input_tokens} in / {u.output_tokens} out tokens · ${u.cost_usd:.4f}",
+        style="dim",
+    )
+    table = Table(show_edge=False, pad_edge=False, box=None)
+    table.add_column("task")
+    table.add_column("agent", max_width=DETAIL_WIDTH)
+    table.add_column("status")
+    table.add_column(Text(f"0s{' ' * (BAR_WIDTH - 2 - len(f'{span:.2f}s'))}{span:.2f}s"), no_wrap=True)
+    table.add_column("time", justify="right")
+    table.add_column("calls", justify="right")
+    table.add_column("tokens", justify="right")
+    table.add_column("cost", justify="right")
+    for row in rows:
+        style = _STATUS_STYLE.get(row.status, "")
+        duration = (row.end - row.start) if row.start is not None and row.end is not None else None
+        table.add_row(
+            row.task_id,
+            row.agent,
+            Text(row.status, style=style),
+            _bar(row.start, row.end, t0, span, style or "white"),
+            _seconds(duration),
+            str(row.usage.requests),
+            str(row.usage.total_tokens),
+            f"${row.usage.cost_usd:.4f}",
+        )
+        for call in row.tools:
+            p = call.payload
+            outcome = f"→ {p.get('result')}" if p.get("ok") else f"✗ {p.get('error')}"
+            table.add_row(
+                Text(f"  ↳ {p.get('tool')}", style="cyan"),
+                Text(_clip(f"{p.get('arguments', '')} {outcome}", DETAIL_WIDTH), style="dim" if p.get("ok") else "red"),
+                Text("ok" if p.get("ok") else "error", style="dim" if p.get("ok") else "red"),
+                _mark(call.ts - float(p.get("seconds", 0.0)), t0, span),
+                _seconds(p.get("seconds")),
+                "",
+                "",
+                "",
+            )
+        if row.note:
+            table.add_row("", Text(_clip(row.note, 3 * DETAIL_WIDTH), style="dim"), "", "", "", "", "", "")
+    by_agent = Text(
+        "by agent: "
+        + ", ".join(
+            f"{agent} {au.requests} calls / {au.total_tokens} tokens / ${au.cost_usd:.4f}"
+            for agent, au in record.usage_by_agent.items()
+        ),
+        style="dim",
+    )
+    reason = Text()
+    reason.append("stop reason: ", style="bold")
+    reason.append(record.stop_reason or ("still running, or crashed before it finished" if record.status == "running" else "-"))
+    parts: list[Any] = [header, totals, Text(""), table, Text("")]
+    if record.usage_by_agent:
+        parts.append(by_agent)
+    parts.append(reason)
+    return parts
+
+
+__all__ = ["register", "render_timeline", "runs_app"]

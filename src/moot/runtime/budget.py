@@ -1,0 +1,305 @@
+"""Budgets: model calls, tokens, dollars and a wall-clock deadline, per run and per agent.
+
+A :class:`BudgetTracker` is shared by every agent of a run. An agent *reserves* room for a
+request before sending it (its estimated prompt size plus ``max_tokens``) and *settles* the
+reservation with the real usage afterwards. A reservation that would cross a limit raises
+:class:`BudgetExceeded` before anything is sent, so a budget is never overrun by the request
+that breaks it (the lesson from budgets that are checked only after the fact).
+
+Everything runs on one event loop and ``reserve`` never awaits, so check-and-reserve is
+atomic without a lock even with many agents in flight.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from moot.errors import ConfigError, MootError
+from moot.models.base import ModelRequest, Usage
+
+PRESETS: dict[str, dict[str, Any]] = {
+    # Seed 004's execution modes: max API calls and timeout per mode.
+    "quick": {"max_calls": 4, "deadline_s": 15.0},
+    "standard": {"max_calls": 10, "deadline_s": 30.0},
+    "deep": {"max_calls": 20, "deadline_s": 60.0},
+}
+"""Named budgets every team can use; override any field with :meth:`Budget.override`."""
+
+_LIMIT_NAMES = {
+    "calls": "model calls",
+    "tokens": "tokens",
+    "cost": "dollars",
+    "deadline": "deadline",
+}
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Limits for a run (and, through ``per_agent``, for single agents). ``None`` = no limit."""
+
+    max_calls: int | None = None
+    """Most model requests."""
+    max_tokens: int | None = None
+    """Most input + output tokens, counting the estimated size of a request before it is sent."""
+    max_cost_usd: float | None = None
+    """Most dollars; a request is refused when the spend so far plus its estimate would exceed it."""
+    deadline_s: float | None = None
+    """Wall-clock seconds from the start of the run (or of the agent, in ``per_agent``)."""
+    per_agent: Mapping[str, Budget] | None = None
+    """Extra limits for single agents, by agent name."""
+    warn_at: float = 0.8
+    """Fraction of a limit at which a ``budget_warning`` event is emitted once."""
+
+    @classmethod
+    def preset(cls, name: str) -> Budget:
+        """``quick`` (4 calls, 15 s), ``standard`` (10 calls, 30 s) or ``deep`` (20 calls, 60 s)."""
+        try:
+            return cls(**PRESETS[name])
+        except KeyError:
+            raise ConfigError(
+                f"unknown budget preset {name!r}", fix=f"use one of: {', '.join(PRESETS)}"
+            ) from None
+
+    def override(self, **changes: Any) -> Budget:
+        """A copy with some fields changed: ``Budget.preset("quick").override(max_calls=8)``."""
+        return replace(self, **changes)
+
+    def is_unlimited(self) -> bool:
+        return all(
+            v is None for v in (self.max_calls, self.max_tokens, self.max_cost_usd, self.deadline_s)
+        ) and not self.per_agent
+
+    def describe(self) -> dict[str, Any]:
+        """The limits as plain JSON (for events and the run store)."""
+        data: dict[str, Any] = {
+            "max_calls": self.max_calls,
+            "max_tokens": self.max_tokens,
+            "max_cost_usd": self.max_cost_usd,
+            "deadline_s": self.deadline_s,
+        }
+        if self.per_agent:
+            data["per_agent"] = {name: b.describe() for name, b in self.per_agent.items()}
+        return data
+
+
+class BudgetExceeded(MootError):
+    """A request was refused (or cancelled, for the deadline) because a budget limit was hit."""
+
+    fix = "raise the limit (Budget(...).override(...)) or use a bigger preset"
+
+    def __init__(self, message: str, *, which: str, scope: str = "run") -> None:
+        super().__init__(message)
+        self.which = which
+        """``calls``, ``tokens``, ``cost`` or ``deadline``."""
+        self.scope = scope
+        """``run`` for the run's budget, else the name of the agent whose own budget was hit."""
+
+    @property
+    def stop_reason(self) -> str:
+        return f"budget:{self.which}"
+
+
+@dataclass
+class _Ledger:
+    """Spent and reserved amounts for one scope (the run, or one agent)."""
+
+    budget: Budget
+    started_at: float
+    spent: Usage = field(default_factory=Usage)
+    reserved_calls: int = 0
+    reserved_tokens: int = 0
+    reserved_cost: float = 0.0
+    warned: set[str] = field(default_factory=set)
+
+
+@dataclass
+class Reservation:
+    """Room held for one request until :meth:`BudgetTracker.settle` replaces it with real usage."""
+
+    agent: str
+    tokens: int
+    cost_usd: float
+    settled: bool = False
+
+
+class BudgetTracker:
+    """Enforces one :class:`Budget` across every agent of a run."""
+
+    def __init__(
+        self,
+        budget: Budget | None = None,
+        *,
+        on_warning: Callable[[str, str, str], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.budget = budget or Budget()
+        self._clock = clock
+        self._run = _Ledger(self.budget, clock())
+        self._agents: dict[str, _Ledger] = {}
+        self._on_warning = on_warning
+        self.run_stop: BudgetExceeded | None = None
+        """Set when a run-wide limit was hit: the run starts no new task after that."""
+        self.usage_by_agent: dict[str, Usage] = {}
+
+    # ------------------------------------------------------------------ queries
+
+    @property
+    def usage(self) -> Usage:
+        return self._run.spent
+
+    def _agent_ledger(self, agent: str, extra: Budget | None = None) -> _Ledger | None:
+        ledger = self._agents.get(agent)
+        if ledger is None:
+            limits = (self.budget.per_agent or {}).get(agent) or extra
+            if limits is None:
+                return None
+            ledger = self._agents[agent] = _Ledger(limits, self._clock())
+        return ledger
+
+    def register_agent(self, agent: str, budget: Budget | None = None) -> None:
+        """Start an agent's own clock (its ``deadline_s`` counts from here)."""
+        self._agent_ledger(agent, budget)
+
+    def time_left(self, agent: str | None = None) -> float | None:
+        """Seconds until the nearest deadline (run or agent), ``None`` when there is none."""
+        now = self._clock()
+        candidates = []
+        for ledger in (self._run, self._agents.get(agent or "")):
+            if ledger is not None and ledger.budget.deadline_s is not None:
+                candidates.append(ledger.started_at + ledger.budget.deadline_s - now)
+        return max(0.0, min(candidates)) if candidates else None
+
+    def deadline_error(self, agent: str | None = None) -> BudgetExceeded:
+        """The error for a deadline that has just passed: the agent's own, or else the run's."""
+        run_left = self._deadline_left(self._run)
+        ledger = self._agents.get(agent or "")
+        agent_left = self._deadline_left(ledger) if ledger is not None else None
+        if agent_left is not None and (run_left is None or agent_left < run_left):
+            assert ledger is not None and ledger.budget.deadline_s is not None
+            return BudgetExceeded(
+                f"agent {agent!r} reached its deadline of {ledger.budget.deadline_s:g} s",
+                which="deadline",
+                scope=agent or "run",
+            )
+        err = BudgetExceeded(
+            f"the run's deadline of {self.budget.deadline_s:g} s was reached", which="deadline"
+        )
+        self.run_stop = self.run_stop or err
+        return err
+
+    def _deadline_left(self, ledger: _Ledger) -> float | None:
+        if ledger.budget.deadline_s is None:
+            return None
+        return ledger.started_at + ledger.budget.deadline_s - self._clock()
+
+    # ------------------------------------------------------------------ reserve / settle
+
+    def reserve(self, agent: str, request: ModelRequest) -> tuple[Reservation, ModelRequest]:
+        """Hold room for ``request`` or raise :class:`BudgetExceeded` before it is sent.
+
+        When a token limit applies and the request sets no ``max_tokens`` (or a larger one),
+        the returned request has ``max_tokens`` lowered to what is left, so the answer cannot
+        overrun the budget either.
+        """
+        if self.run_stop is not None:
+            raise self.run_stop
+        ledgers = [("run", self._run)]
+        agent_ledger = self._agents.get(agent)
+        if agent_ledger is not None:
+            ledgers.append((agent, agent_ledger))
+        input_tokens = request.estimated_input_tokens()
+        max_out = request.settings.max_tokens
+        for scope, ledger in ledgers:
+            limit = ledger.budget.max_tokens
+            if limit is not None:
+                room = limit - ledger.spent.total_tokens - ledger.reserved_tokens - input_tokens
+                if room < 1:
+                    self._refuse(scope, "tokens", ledger, f"the next request needs about {input_tokens} input tokens")
+                if max_out is None or max_out > room:
+                    max_out = room
+        if max_out != request.settings.max_tokens:
+            request = request.model_copy(
+                update={"settings": request.settings.model_copy(update={"max_tokens": max_out})}
+            )
+        tokens = input_tokens + (max_out or 0)
+        cost = self._estimated_cost(tokens)
+        left = self.time_left(agent)
+        if left is not None and left <= 0:
+            raise self.deadline_error(agent)
+        for scope, ledger in ledgers:
+            calls = ledger.budget.max_calls
+            if calls is not None and ledger.spent.requests + ledger.reserved_calls + 1 > calls:
+                self._refuse(scope, "calls", ledger, f"{calls} call{'s' if calls != 1 else ''} already made")
+            max_cost = ledger.budget.max_cost_usd
+            if max_cost is not None and ledger.spent.cost_usd + ledger.reserved_cost + cost > max_cost:
+                self._refuse(scope, "cost", ledger, f"${ledger.spent.cost_usd:.4f} spent, next request ~${cost:.4f}")
+        for _, ledger in ledgers:
+            ledger.reserved_calls += 1
+            ledger.reserved_tokens += tokens
+            ledger.reserved_cost += cost
+        return Reservation(agent=agent, tokens=tokens, cost_usd=cost), request
+
+    def settle(self, reservation: Reservation, usage: Usage | None) -> None:
+        """Release a reservation and book the real usage (``None`` when nothing was spent)."""
+        if reservation.settled:
+            return
+        reservation.settled = True
+        usage = usage or Usage()
+        scopes = [("run", self._run)]
+        agent_ledger = self._agents.get(reservation.agent)
+        if agent_ledger is not None:
+            scopes.append((reservation.agent, agent_ledger))
+        for scope, ledger in scopes:
+            ledger.reserved_calls -= 1
+            ledger.reserved_tokens -= reservation.tokens
+            ledger.reserved_cost -= reservation.cost_usd
+            ledger.spent = ledger.spent + usage
+            self._maybe_warn(scope, ledger)
+        self.usage_by_agent[reservation.agent] = self.usage_by_agent.get(reservation.agent, Usage()) + usage
+
+    # ------------------------------------------------------------------ internals
+
+    def _estimated_cost(self, tokens: int) -> float:
+        # Models do not quote prices up front; the run's observed dollars per token is the
+        # best predictor we have. Before any priced call the estimate is 0 (local models).
+        spent = self._run.spent
+        if spent.total_tokens == 0 or spent.cost_usd == 0:
+            return 0.0
+        return tokens * spent.cost_usd / spent.total_tokens
+
+    def _refuse(self, scope: str, which: str, ledger: _Ledger, detail: str) -> None:
+        limit = {
+            "calls": ledger.budget.max_calls,
+            "tokens": ledger.budget.max_tokens,
+            "cost": ledger.budget.max_cost_usd,
+        }[which]
+        owner = "the run's" if scope == "run" else f"agent {scope!r}'s"
+        shown = f"${limit:g}" if which == "cost" else f"{limit}"
+        err = BudgetExceeded(
+            f"{owner} budget of {shown} {_LIMIT_NAMES[which]} would be exceeded ({detail})",
+            which=which,
+            scope=scope,
+        )
+        if scope == "run":
+            self.run_stop = err
+        raise err
+
+    def _maybe_warn(self, scope: str, ledger: _Ledger) -> None:
+        if self._on_warning is None:
+            return
+        b = ledger.budget
+        checks = [
+            ("calls", ledger.spent.requests, b.max_calls),
+            ("tokens", ledger.spent.total_tokens, b.max_tokens),
+            ("cost", ledger.spent.cost_usd, b.max_cost_usd),
+        ]
+        for which, used, limit in checks:
+            if limit and which not in ledger.warned and used >= b.warn_at * limit:
+                ledger.warned.add(which)
+                self._on_warning(scope, which, f"{used:g} of {limit:g} {_LIMIT_NAMES[which]} used")
+
+
+__all__ = ["PRESETS", "Budget", "BudgetExceeded", "BudgetTracker", "Reservation"]

@@ -1,0 +1,187 @@
+"""A typed event bus: everything a run does, as events that subscribers (the run store, a
+progress display, OpenTelemetry) can watch.
+
+Model events carry usage and latency, never the prompt or the answer, unless the bus was made
+with ``record_content=True``: what a run sends to a model can be sensitive, so recording it is
+an explicit choice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import itertools
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Union
+
+log = logging.getLogger("moot.runtime.events")
+
+
+class EventType(str, Enum):
+    """Every kind of event the runtime emits."""
+
+    RUN_STARTED = "run_started"
+    RUN_FINISHED = "run_finished"
+    RUN_FAILED = "run_failed"
+    TASK_STARTED = "task_started"
+    TASK_FINISHED = "task_finished"
+    TASK_FAILED = "task_failed"
+    TASK_SKIPPED = "task_skipped"
+    AGENT_STARTED = "agent_started"
+    AGENT_FINISHED = "agent_finished"
+    AGENT_FAILED = "agent_failed"
+    MODEL_REQUEST = "model_request"
+    MODEL_RESPONSE = "model_response"
+    TOOL_CALL = "tool_call"
+    BUDGET_WARNING = "budget_warning"
+    BUDGET_STOP = "budget_stop"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Event:
+    """One thing that happened in a run."""
+
+    type: EventType
+    run_id: str | None = None
+    task_id: str | None = None
+    agent: str | None = None
+    ts: float = field(default_factory=time.time)
+    """Wall-clock seconds (``time.time()``)."""
+    payload: dict[str, Any] = field(default_factory=dict)
+    """Details: tokens, cost, latency, tool name/arguments/result summary, error, reason."""
+    seq: int = 0
+    """Order of emission on its bus (timestamps can tie)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "type": self.type.value,
+            "ts": self.ts,
+            "run_id": self.run_id,
+            "task_id": self.task_id,
+            "agent": self.agent,
+            "payload": self.payload,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Event:
+        return cls(
+            type=EventType(data["type"]),
+            run_id=data.get("run_id"),
+            task_id=data.get("task_id"),
+            agent=data.get("agent"),
+            ts=float(data.get("ts", 0.0)),
+            payload=dict(data.get("payload") or {}),
+            seq=int(data.get("seq", 0)),
+        )
+
+
+Subscriber = Callable[[Event], Union[None, Awaitable[None]]]
+"""A sync function, or an async one, that receives every event."""
+
+
+class EventBus:
+    """Delivers events to subscribers, in order; a failing subscriber is logged, never fatal.
+
+    Sync subscribers run inline. Async subscribers run as tasks on the running loop; call
+    :meth:`flush` to wait for them (the graph executor does so at the end of a run).
+    """
+
+    def __init__(self, *, record_content: bool = False) -> None:
+        self.record_content = record_content
+        """Whether model request/response events include messages and answers."""
+        self._subscribers: list[Subscriber] = []
+        self._pending: set[asyncio.Task[None]] = set()
+        self._seq = itertools.count(1)
+
+    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
+        """Add a subscriber; returns a function that removes it again."""
+        self._subscribers.append(subscriber)
+
+        def unsubscribe() -> None:
+            if subscriber in self._subscribers:
+                self._subscribers.remove(subscriber)
+
+        return unsubscribe
+
+    def emit(
+        self,
+        type: EventType,
+        *,
+        run_id: str | None = None,
+        task_id: str | None = None,
+        agent: str | None = None,
+        **payload: Any,
+    ) -> Event:
+        """Build an event and deliver it to every subscriber."""
+        event = Event(
+            type=EventType(type),
+            run_id=run_id,
+            task_id=task_id,
+            agent=agent,
+            payload=payload,
+            seq=next(self._seq),
+        )
+        self.publish(event)
+        return event
+
+    def publish(self, event: Event) -> None:
+        for subscriber in list(self._subscribers):
+            try:
+                outcome = subscriber(event)
+                if inspect.isawaitable(outcome):
+                    task = asyncio.ensure_future(outcome)
+                    self._pending.add(task)
+                    task.add_done_callback(self._async_done)
+            except Exception:  # a broken subscriber must never break the run
+                log.exception("event subscriber %r failed on %s", subscriber, event.type)
+
+    def _async_done(self, task: asyncio.Task[None]) -> None:
+        self._pending.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("async event subscriber failed", exc_info=task.exception())
+
+    async def flush(self) -> None:
+        """Wait until every async subscriber has handled the events emitted so far."""
+        while self._pending:
+            await asyncio.gather(*list(self._pending), return_exceptions=True)
+
+    def bind(self, **fields: str | None) -> BoundEmitter:
+        """An emitter that fills in ``run_id``, ``task_id`` and ``agent`` for every event."""
+        return BoundEmitter(self, dict(fields))
+
+
+@dataclass(frozen=True)
+class BoundEmitter:
+    """Emits events with some fields fixed; ``None`` bus makes a silent emitter."""
+
+    bus: EventBus | None
+    fields: dict[str, str | None]
+
+    @property
+    def record_content(self) -> bool:
+        return bool(self.bus and self.bus.record_content)
+
+    def emit(self, type: EventType, **payload: Any) -> None:
+        if self.bus is not None:
+            self.bus.emit(type, **self.fields, **payload)  # type: ignore[arg-type]
+
+    def bind(self, **fields: str | None) -> BoundEmitter:
+        return BoundEmitter(self.bus, {**self.fields, **fields})
+
+
+def summarize(value: Any, limit: int = 200) -> str:
+    """A short, single-line text for event payloads (tool arguments, results)."""
+    text = value if isinstance(value, str) else repr(value)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+__all__ = ["BoundEmitter", "Event", "EventBus", "EventType", "Subscriber", "summarize"]

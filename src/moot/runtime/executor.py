@@ -1,0 +1,312 @@
+"""The asyncio executor behind :meth:`TaskGraph.run`: one :class:`Execution` per run."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING, Any
+
+from moot.models.base import Usage
+from moot.runtime.agent import AgentProgress, AgentResult, SubAgent
+from moot.runtime.budget import Budget, BudgetTracker
+from moot.runtime.events import BoundEmitter, EventBus, EventType
+from moot.runtime.graph import (
+    _USABLE,
+    RunCancelled,
+    RunResult,
+    RunStatus,
+    TaskGraph,
+    TaskResult,
+    generic_fallback_agent,
+    isolated,
+    otel_requested,
+)
+from moot.runtime.reducers import collect
+
+if TYPE_CHECKING:
+    from moot.runtime.store import RunStore
+
+
+class Execution:
+    """The state of one run: results so far, tasks in flight, and why it ended."""
+
+    def __init__(
+        self,
+        graph: TaskGraph,
+        *,
+        budget: Budget,
+        bus: EventBus,
+        store: RunStore | None,
+        name: str,
+        run_id: str,
+    ) -> None:
+        self.graph = graph
+        self.bus = bus
+        self.store = store
+        self.name = name
+        self.run_id = run_id
+        self.budget = budget
+        self.emit = BoundEmitter(bus, {"run_id": run_id})
+        self.tracker = BudgetTracker(
+            budget,
+            on_warning=lambda scope, which, detail: self.emit.emit(
+                EventType.BUDGET_WARNING, scope=scope, which=which, detail=detail
+            ),
+        )
+        self.results = {tid: TaskResult(id=tid, agent=t.agent) for tid, t in graph.tasks.items()}
+        self.running: dict[asyncio.Task[AgentResult], str] = {}
+        self.progress: dict[str, AgentProgress] = {}
+        self.contexts: dict[str, dict[str, Any]] = {}
+        self.attempt_agent: dict[str, SubAgent] = {}
+        self.failure: str | None = None
+        self.started_at = time.time()
+
+    # ------------------------------------------------------------------ the run
+
+    async def run(self) -> RunResult:
+        unsubscribe = []
+        if self.store is not None:
+            self.store.start_run(self.run_id, self.name, graph=self.graph.describe(), budget=self.budget.describe())
+            unsubscribe.append(self.bus.subscribe(self.store.record_event))
+        if otel_requested():
+            from moot.runtime.otel import enable_otel
+
+            unsubscribe.append(enable_otel(self.bus))
+        self.emit.emit(
+            EventType.RUN_STARTED, name=self.name, tasks=self.graph.describe(), budget=self.budget.describe()
+        )
+        try:
+            await self._schedule()
+        except asyncio.CancelledError:
+            await self._cancel_running("cancelled")
+            result = self._finish("cancelled", "the run was cancelled (Ctrl-C or cancellation); partial results kept")
+            await self._close(result, unsubscribe)
+            raise RunCancelled(result) from None
+        except BaseException:
+            await self._cancel_running("cancelled")
+            result = self._finish("failed", "the run crashed inside moot; partial results kept")
+            await self._close(result, unsubscribe)
+            raise
+        result = self._finish(*self._verdict())
+        await self._close(result, unsubscribe)
+        return result
+
+    async def _schedule(self) -> None:
+        while True:
+            left = self.tracker.time_left()
+            if left is not None and left <= 0:
+                self.tracker.deadline_error()  # marks the run stopped: start nothing new
+            if self.failure is None and self.tracker.run_stop is None:
+                for tid in self._ready():
+                    self._start(tid)
+            if not self.running:
+                return
+            done, _ = await asyncio.wait(self.running, return_when=asyncio.FIRST_COMPLETED)
+            for job in done:
+                self._settle(self.running.pop(job), job)
+            if self.failure is not None:
+                await self._cancel_running("cancelled")
+                return
+
+    def _ready(self) -> list[str]:
+        ready = []
+        for tid, t in self.graph.tasks.items():
+            if self.results[tid].status != "not_started":
+                continue
+            if all(self.results[dep].status in _USABLE for dep in t.depends_on):
+                ready.append(tid)
+        return ready
+
+    def _start(self, tid: str, agent: SubAgent | None = None) -> None:
+        spec = self.graph.tasks[tid]
+        result = self.results[tid]
+        if agent is None:  # first attempt (a fallback reuses the context already built)
+            result.status = "running"
+            result.started_at = time.time()
+            self.emit.emit(EventType.TASK_STARTED, task_id=tid, agent=spec.agent, depends_on=list(spec.depends_on))
+            try:
+                self.contexts[tid] = self._context_for(tid)
+            except Exception as exc:  # a reducer refused to combine: this task fails
+                # Another agent would get the same inputs, so a fallback cannot help here.
+                self._fail(tid, f"reducer failed: {exc}", final=spec.on_failure == "fallback")
+                return
+            agent = self.graph.agents[spec.agent]
+        self.attempt_agent[tid] = agent
+        progress = self.progress[tid] = AgentProgress()
+        job = asyncio.create_task(
+            agent.run(
+                spec.task,
+                self.contexts[tid] or None,
+                budget=self.tracker,
+                bus=self.bus,
+                progress=progress,
+                run_id=self.run_id,
+                task_id=tid,
+            ),
+            name=f"moot task {tid}",
+        )
+        self.running[job] = tid
+
+    def _context_for(self, tid: str) -> dict[str, Any]:
+        spec = self.graph.tasks[tid]
+        if not spec.depends_on:
+            return {}
+        outputs = {dep: isolated(self.results[dep].output) for dep in spec.depends_on}
+        reduced = (spec.reducer or collect)(outputs)
+        if isinstance(reduced, dict):
+            return reduced
+        return {", ".join(spec.depends_on): reduced}
+
+    def _settle(self, tid: str, job: asyncio.Task[AgentResult]) -> None:
+        result = self.results[tid]
+        agent = self.attempt_agent[tid]
+        is_fallback = agent.name != self.graph.tasks[tid].agent
+        if job.cancelled():
+            self._fail(tid, "cancelled")
+            return
+        if job.exception() is not None:
+            exc = job.exception()
+            self._absorb(result, self.progress[tid])
+            self._fail(tid, f"{type(exc).__name__}: {exc}", final=is_fallback)
+            return
+        outcome = job.result()
+        result.usage = result.usage + outcome.usage
+        result.turns += outcome.turns
+        result.transcript = outcome.transcript
+        result.text = outcome.text
+        result.stop_reason = outcome.stop_reason
+        if outcome.ok or outcome.stop_reason.startswith("budget:"):
+            result.output = outcome.output
+            result.finished_at = time.time()
+            if outcome.ok:
+                result.status = "fell_back" if is_fallback else "completed"
+            else:
+                result.status = "stopped"
+                result.error = outcome.detail
+            self.emit.emit(
+                EventType.TASK_FINISHED,
+                task_id=tid,
+                agent=agent.name,
+                status=result.status,
+                stop_reason=outcome.stop_reason,
+                **result.usage.model_dump(),
+            )
+            return
+        result.output = outcome.output  # partial (max_turns: the last text)
+        self._fail(tid, outcome.detail or outcome.stop_reason, final=is_fallback)
+
+    def _absorb(self, result: TaskResult, progress: AgentProgress) -> None:
+        result.usage = result.usage + progress.usage
+        result.turns += progress.turns
+        result.transcript = tuple(progress.messages)
+        result.text = progress.last_text
+
+    def _fail(self, tid: str, error: str, *, final: bool = False) -> None:
+        spec = self.graph.tasks[tid]
+        result = self.results[tid]
+        policy = "fail" if final else spec.on_failure
+        attempt = self.attempt_agent.get(tid)
+        self.emit.emit(
+            EventType.TASK_FAILED,
+            task_id=tid,
+            agent=attempt.name if attempt is not None else spec.agent,
+            error=error,
+            policy=policy,
+        )
+        if policy == "fallback":
+            result.error = error
+            fallback = (
+                self.graph.agents[spec.fallback_agent]
+                if spec.fallback_agent
+                else generic_fallback_agent(self.graph.agents[spec.agent])
+            )
+            result.fallback_agent = fallback.name
+            self._start(tid, fallback)
+            return
+        result.status = "failed"
+        result.finished_at = time.time()
+        result.error = error if result.error is None else f"{result.error}; then {error}"
+        if policy == "skip":
+            for dep in self.graph.dependents(tid):
+                skipped = self.results[dep]
+                if skipped.status == "not_started":
+                    skipped.status = "skipped"
+                    skipped.error = f"skipped because task {tid!r} failed"
+                    self.emit.emit(EventType.TASK_SKIPPED, task_id=dep, agent=skipped.agent, reason=skipped.error)
+            return
+        self.failure = f"task {tid!r} (agent {spec.agent!r}) failed: {result.error}"
+
+    async def _cancel_running(self, status: str) -> None:
+        jobs = dict(self.running)
+        self.running.clear()
+        for job in jobs:
+            job.cancel()
+        if jobs:
+            await asyncio.gather(*jobs, return_exceptions=True)
+        for job, tid in jobs.items():
+            result = self.results[tid]
+            self._absorb(result, self.progress[tid])
+            result.output = result.output if result.output is not None else (result.text or None)
+            result.status = "cancelled"  # type: ignore[assignment]
+            result.finished_at = time.time()
+            result.stop_reason = status
+            self.emit.emit(EventType.TASK_FAILED, task_id=tid, agent=result.agent, error=status, policy="none")
+
+    # ------------------------------------------------------------------ the end
+
+    def _verdict(self) -> tuple[RunStatus, str]:
+        counts: dict[str, int] = {}
+        for r in self.results.values():
+            counts[r.status] = counts.get(r.status, 0) + 1
+        not_started = counts.get("not_started", 0)
+        if self.failure is not None:
+            return "failed", self.failure + _tail(not_started, "not started")
+        if self.tracker.run_stop is not None:
+            return "stopped", f"stopped: {self.tracker.run_stop.message}" + _tail(not_started, "not started")
+        notes = [f"{n} {status}" for status, n in counts.items() if status in ("failed", "skipped", "fell_back", "stopped")]
+        if notes:
+            return "completed", f"completed with {', '.join(notes)} task(s)"
+        return "completed", f"all {len(self.results)} tasks completed"
+
+    def _finish(self, status: RunStatus, reason: str) -> RunResult:
+        usage = sum((r.usage for r in self.results.values()), Usage())
+        by_agent: dict[str, Usage] = {}
+        for r in self.results.values():
+            if r.usage.requests or r.usage.total_tokens:
+                key = r.agent if r.fallback_agent is None else f"{r.agent}+{r.fallback_agent}"
+                by_agent[key] = by_agent.get(key, Usage()) + r.usage
+        # The tracker knows each agent's own spend exactly (fallbacks included separately).
+        if self.tracker.usage_by_agent:
+            by_agent = dict(self.tracker.usage_by_agent)
+            usage = sum(by_agent.values(), Usage())
+        return RunResult(
+            run_id=self.run_id,
+            name=self.name,
+            status=status,
+            stop_reason=reason,
+            results=self.results,
+            usage=usage,
+            usage_by_agent=by_agent,
+            started_at=self.started_at,
+            finished_at=time.time(),
+            sink_ids=self.graph.sink_ids,
+        )
+
+    async def _close(self, result: RunResult, unsubscribe: list[Any]) -> None:
+        kind = EventType.RUN_FAILED if result.status == "failed" else EventType.RUN_FINISHED
+        self.emit.emit(kind, status=result.status, stop_reason=result.stop_reason, **result.usage.model_dump())
+        try:
+            await self.bus.flush()
+        except asyncio.CancelledError:  # a second Ctrl-C: still record the run below
+            pass
+        for remove in unsubscribe:
+            remove()
+        if self.store is not None:
+            self.store.finish_run(result)
+
+
+def _tail(count: int, what: str) -> str:
+    return f"; {count} task{'s' if count != 1 else ''} {what}" if count else ""
+
+
+__all__ = ["Execution"]

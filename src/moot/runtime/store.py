@@ -1,0 +1,299 @@
+"""The run store: every run, its events, usage per agent and results, in one SQLite file.
+
+A run's row is written when it starts (status ``running``) and each event is committed as it
+happens, so a crash loses at most the final summary, never the run. WAL mode lets a second
+process (``moot runs`` in another terminal) read while a run writes.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from moot.errors import MootError
+from moot.models.base import Usage
+from moot.runtime.events import Event
+
+if TYPE_CHECKING:
+    from moot.runtime.graph import RunResult
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    status TEXT NOT NULL,
+    stop_reason TEXT,
+    started REAL NOT NULL,
+    finished REAL,
+    usage TEXT,
+    result TEXT,
+    graph TEXT,
+    budget TEXT
+);
+CREATE INDEX IF NOT EXISTS runs_by_start ON runs (started);
+CREATE TABLE IF NOT EXISTS events (
+    run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    ts REAL NOT NULL,
+    type TEXT NOT NULL,
+    task_id TEXT,
+    agent TEXT,
+    payload TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE IF NOT EXISTS agent_usage (
+    run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    agent TEXT NOT NULL,
+    input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    requests INTEGER NOT NULL,
+    cost_usd REAL NOT NULL,
+    PRIMARY KEY (run_id, agent)
+);
+"""
+
+
+@dataclass
+class RunRecord:
+    """One stored run."""
+
+    id: str
+    name: str
+    status: str
+    stop_reason: str | None
+    started: float
+    finished: float | None
+    usage: Usage = field(default_factory=Usage)
+    usage_by_agent: dict[str, Usage] = field(default_factory=dict)
+    results: dict[str, Any] = field(default_factory=dict)
+    """Task results as plain JSON (id → status, agent, output, error, usage, times)."""
+    graph: list[dict[str, Any]] = field(default_factory=list)
+    budget: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def duration_s(self) -> float | None:
+        return None if self.finished is None else self.finished - self.started
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "status": self.status,
+            "stop_reason": self.stop_reason,
+            "started": self.started,
+            "finished": self.finished,
+            "duration_s": self.duration_s,
+            "usage": self.usage.model_dump(),
+            "usage_by_agent": {a: u.model_dump() for a, u in self.usage_by_agent.items()},
+            "results": self.results,
+            "graph": self.graph,
+            "budget": self.budget,
+        }
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+class RunStore:
+    """Runs in SQLite. Safe to open the same file from several stores or processes."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        if path is None:
+            from moot import config
+
+            path = config.runs_db()
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=10.0, isolation_level=None)
+        self._db.row_factory = sqlite3.Row
+        self._active: set[str] = set()
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise MootError(
+                    f"the run store {self.path} was written by a newer moot (schema {version})",
+                    fix="upgrade moot, or set MOOT_RUNS_DB to another file",
+                )
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        self._db.execute(statement)
+                self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ writing
+
+    def start_run(
+        self,
+        run_id: str,
+        name: str,
+        *,
+        graph: list[dict[str, Any]] | None = None,
+        budget: dict[str, Any] | None = None,
+        started: float | None = None,
+    ) -> None:
+        """Record a run as ``running`` before any of its work starts."""
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO runs (id, name, status, started, graph, budget) VALUES (?, ?, 'running', ?, ?, ?)",
+                (run_id, name, started or time.time(), _dumps(graph or []), _dumps(budget or {})),
+            )
+            self._active.add(run_id)
+
+    def record_event(self, event: Event) -> None:
+        """Event-bus subscriber: store one event of an active run (others are ignored)."""
+        if event.run_id not in self._active:
+            return
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO events (run_id, seq, ts, type, task_id, agent, payload) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    event.run_id,
+                    event.seq,
+                    event.ts,
+                    event.type.value,
+                    event.task_id,
+                    event.agent,
+                    _dumps(event.payload),
+                ),
+            )
+
+    def finish_run(self, result: RunResult) -> None:
+        """Record a run's final status, reason, usage and results, in one transaction."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.execute(
+                    "UPDATE runs SET status = ?, stop_reason = ?, finished = ?, usage = ?, result = ? WHERE id = ?",
+                    (
+                        result.status,
+                        result.stop_reason,
+                        result.finished_at,
+                        _dumps(result.usage.model_dump()),
+                        _dumps({tid: r.to_dict() for tid, r in result.results.items()}),
+                        result.run_id,
+                    ),
+                )
+                self._db.execute("DELETE FROM agent_usage WHERE run_id = ?", (result.run_id,))
+                self._db.executemany(
+                    "INSERT INTO agent_usage (run_id, agent, input_tokens, output_tokens, requests, cost_usd) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    [
+                        (result.run_id, agent, u.input_tokens, u.output_tokens, u.requests, u.cost_usd)
+                        for agent, u in result.usage_by_agent.items()
+                    ],
+                )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._active.discard(result.run_id)
+
+    # ------------------------------------------------------------------ reading
+
+    def list_runs(self, limit: int = 20) -> list[RunRecord]:
+        """The most recent runs first."""
+        with self._lock:
+            rows = self._db.execute("SELECT * FROM runs ORDER BY started DESC LIMIT ?", (limit,)).fetchall()
+        return [self._record(row, with_details=False) for row in rows]
+
+    def resolve_id(self, id_or_prefix: str) -> str:
+        """The full id for an id or a unique prefix of one (like git)."""
+        prefix = id_or_prefix.strip()
+        with self._lock:
+            exact = self._db.execute("SELECT id FROM runs WHERE id = ?", (prefix,)).fetchone()
+            if exact:
+                return str(exact["id"])
+            escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            rows = self._db.execute(
+                "SELECT id FROM runs WHERE id LIKE ? ESCAPE '\\' LIMIT 3", (escaped + "%",)
+            ).fetchall()
+        if not prefix or not rows:
+            raise MootError(f"no run matches {id_or_prefix!r}", fix="list runs with `moot runs`")
+        if len(rows) > 1:
+            raise MootError(
+                f"{id_or_prefix!r} matches several runs ({', '.join(r['id'][:12] for r in rows)}…)",
+                fix="give more characters of the run id",
+            )
+        return str(rows[0]["id"])
+
+    def get_run(self, id_or_prefix: str) -> RunRecord:
+        run_id = self.resolve_id(id_or_prefix)
+        with self._lock:
+            row = self._db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+            usage_rows = self._db.execute("SELECT * FROM agent_usage WHERE run_id = ?", (run_id,)).fetchall()
+        record = self._record(row, with_details=True)
+        record.usage_by_agent = {
+            r["agent"]: Usage(
+                input_tokens=r["input_tokens"],
+                output_tokens=r["output_tokens"],
+                requests=r["requests"],
+                cost_usd=r["cost_usd"],
+            )
+            for r in usage_rows
+        }
+        return record
+
+    def events(self, id_or_prefix: str) -> list[Event]:
+        run_id = self.resolve_id(id_or_prefix)
+        with self._lock:
+            rows = self._db.execute("SELECT * FROM events WHERE run_id = ? ORDER BY seq", (run_id,)).fetchall()
+        return [
+            Event.from_dict(
+                {
+                    "seq": r["seq"],
+                    "ts": r["ts"],
+                    "type": r["type"],
+                    "run_id": r["run_id"],
+                    "task_id": r["task_id"],
+                    "agent": r["agent"],
+                    "payload": json.loads(r["payload"]),
+                }
+            )
+            for r in rows
+        ]
+
+    def _record(self, row: sqlite3.Row, *, with_details: bool) -> RunRecord:
+        usage = Usage(**json.loads(row["usage"])) if row["usage"] else Usage()
+        return RunRecord(
+            id=row["id"],
+            name=row["name"],
+            status=row["status"],
+            stop_reason=row["stop_reason"],
+            started=row["started"],
+            finished=row["finished"],
+            usage=usage,
+            results=json.loads(row["result"]) if with_details and row["result"] else {},
+            graph=json.loads(row["graph"]) if with_details and row["graph"] else [],
+            budget=json.loads(row["budget"]) if with_details and row["budget"] else {},
+        )
+
+
+__all__ = ["SCHEMA_VERSION", "RunRecord", "RunStore"]

@@ -1,0 +1,103 @@
+"""SubAgent: the tool loop, structured output with one retry, turn limits, model errors."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from moot.errors import ModelHTTPError
+from moot.models.base import ModelResponse
+from moot.models.testing import ScriptedModel, tool_call
+from moot.runtime import SubAgent, render_context, tool
+
+
+class Verdict(BaseModel):
+    answer: str
+    confidence: float
+
+
+@tool
+def ping() -> str:
+    """Answers pong."""
+    return "pong"
+
+
+async def test_structured_output_is_validated() -> None:
+    model = ScriptedModel([{"answer": "yes", "confidence": 0.9}])
+    result = await SubAgent("judge", "decides", "Decide.", model=model, output_type=Verdict).run("Is it?")
+    assert result.ok
+    assert result.output == Verdict(answer="yes", confidence=0.9)
+    schema = model.requests[0].output
+    assert schema is not None and schema.name == "Verdict"
+    assert set(schema.json_schema["properties"]) == {"answer", "confidence"}
+
+
+async def test_invalid_output_gets_one_retry_with_the_error() -> None:
+    model = ScriptedModel([{"answer": "yes"}, {"answer": "yes", "confidence": 0.5}])
+    result = await SubAgent("judge", "", "", model=model, output_type=Verdict).run("Is it?")
+    assert result.ok and result.output.confidence == 0.5
+    feedback = model.requests[1].messages[-1]
+    assert feedback.role == "user" and "confidence: Field required" in feedback.content
+    assert result.turns == 2
+
+
+async def test_output_that_stays_invalid_fails_after_one_retry() -> None:
+    model = ScriptedModel([{"answer": "yes"}, {"confidence": "high"}, "never sent"])
+    result = await SubAgent("judge", "", "", model=model, output_type=Verdict).run("Is it?")
+    assert not result.ok
+    assert result.stop_reason.startswith("error:the answer did not match the output schema after one retry")
+    assert len(model.requests) == 2
+
+
+async def test_unparseable_json_counts_as_invalid_output() -> None:
+    model = ScriptedModel(["not json at all", '["a", "b"]'])
+    result = await SubAgent("lister", "", "", model=model, output_type=list[str]).run("Two letters")
+    assert result.ok and result.output == ["a", "b"]
+
+
+async def test_max_turns_stops_a_runaway_tool_loop() -> None:
+    model = ScriptedModel([tool_call("ping")], repeat_last=True)
+    agent = SubAgent("looper", "", "", [ping], model, max_turns=3)
+    result = await agent.run("loop forever")
+    assert result.stop_reason == "max_turns"
+    assert len(model.requests) == 3 and result.turns == 3
+    assert "max_turns=3" in (result.detail or "")
+    assert result.usage.requests == 3
+
+
+async def test_model_error_ends_the_agent_cleanly() -> None:
+    model = ScriptedModel([ModelHTTPError("rate limited", status=429)])
+    result = await SubAgent("a", "", "", model=model).run("hi")
+    assert result.stop_reason == "error:rate limited"
+    assert result.turns == 1 and result.usage.requests == 0
+
+
+async def test_context_is_shown_as_results_from_earlier_tasks() -> None:
+    model = ScriptedModel(["ok"])
+    await SubAgent("c", "", "Be brief.", model=model).run("Combine them.", {"x": "first", "y": {"n": 1}})
+    system, user = model.requests[0].messages
+    assert system.content == "Be brief."
+    assert user.content == 'Results from earlier tasks:\n[x] first\n[y] {"n": 1}\n\nYour task: Combine them.'
+    assert render_context({"a": [1, 2]}) == "Results from earlier tasks:\n[a] [1, 2]"
+
+
+async def test_each_run_has_its_own_conversation() -> None:
+    model = ScriptedModel(["one", "two"])
+    agent = SubAgent("a", "", "S", model=model)
+    first = await agent.run("first task")
+    second = await agent.run("second task")
+    assert [m.content for m in second.transcript] == ["S", "second task", "two"]
+    assert len(first.transcript) == 3
+    assert len(model.requests[1].messages) == 2
+
+
+async def test_usage_is_summed_over_turns() -> None:
+    from moot.models.base import Usage
+
+    model = ScriptedModel(
+        [
+            ModelResponse(tool_calls=(tool_call("ping"),), usage=Usage(input_tokens=10, output_tokens=2, requests=1, cost_usd=0.01)),
+            ModelResponse(text="pong!", usage=Usage(input_tokens=20, output_tokens=3, requests=1, cost_usd=0.02)),
+        ]
+    )
+    result = await SubAgent("a", "", "", [ping], model).run("ping")
+    assert result.usage == Usage(input_tokens=30, output_tokens=5, requests=2, cost_usd=0.03)
