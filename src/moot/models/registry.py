@@ -1,0 +1,145 @@
+"""One string picks a model: ``local``, ``openai:gpt-4o-mini``, ``ollama:llama3.2`` …
+
+This is the only place that knows which provider class a model string means. Everything
+above it asks :func:`infer_model` and receives a :class:`Model`, ready-wrapped with retries,
+the process-wide concurrency limit and cost accounting.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from moot import config
+from moot.errors import ConfigError
+from moot.models.base import Model
+
+VALID_FORMS = (
+    "local, local-1.5b, local:/path/model.gguf, openai:MODEL, anthropic:MODEL, "
+    "ollama:MODEL, openai-compatible:http://HOST:PORT/v1#MODEL"
+)
+OLLAMA_DEFAULT_HOST = "http://localhost:11434"
+COMPATIBLE_KEY_ENV = "MOOT_OPENAI_COMPATIBLE_API_KEY"
+
+# What `moot models` lists for a provider whose key is set (any model of theirs works).
+SUGGESTED = {
+    "openai": "openai:gpt-4o-mini",
+    "anthropic": "anthropic:claude-haiku-4-5",
+    "ollama": "ollama:llama3.2",
+}
+
+
+def _bad(spec: str, why: str) -> ConfigError:
+    return ConfigError(f"unknown model string {spec!r} ({why})", fix=f"use one of: {VALID_FORMS}")
+
+
+def ollama_base_url() -> str:
+    """Ollama's OpenAI-compatible root from ``OLLAMA_HOST`` (``host:port`` or a URL)."""
+    host = os.environ.get("OLLAMA_HOST", "").strip() or OLLAMA_DEFAULT_HOST
+    if "://" not in host:
+        host = f"http://{host}"
+    host = host.rstrip("/")
+    return host if host.endswith("/v1") else f"{host}/v1"
+
+
+def provider_model(spec: str, **kwargs: Any) -> Model:
+    """The bare provider model for ``spec``, without wrappers. ``kwargs`` go to its class
+    (``http_client=`` for cassettes and tests, ``timeout_s=`` …)."""
+    spec = spec.strip()
+    if spec == "local" or spec.startswith("local-") or spec.startswith("local:"):
+        from moot.models.local import load_local  # heavy (loads an engine): only when asked
+
+        return load_local(spec)
+    provider, sep, rest = spec.partition(":")
+    if not sep or not rest.strip():
+        raise _bad(spec, "expected PROVIDER:MODEL")
+    rest = rest.strip()
+    if provider == "openai":
+        from moot.models.openai import OPENAI_BASE_URL, OpenAIModel
+
+        base_url = os.environ.get("OPENAI_BASE_URL", "").strip() or OPENAI_BASE_URL
+        return OpenAIModel(rest, base_url=base_url, api_key_env="OPENAI_API_KEY", name=spec, **kwargs)
+    if provider == "anthropic":
+        from moot.models.anthropic import ANTHROPIC_BASE_URL, AnthropicModel
+
+        base_url = os.environ.get("ANTHROPIC_BASE_URL", "").strip() or ANTHROPIC_BASE_URL
+        return AnthropicModel(rest, base_url=base_url, name=spec, **kwargs)
+    if provider == "ollama":
+        from moot.models.openai import OpenAIModel
+
+        return OpenAIModel(
+            rest,
+            base_url=ollama_base_url(),
+            api_key_env=None,
+            key_required=False,
+            provider="ollama",
+            name=spec,
+            **kwargs,
+        )
+    if provider == "openai-compatible":
+        from moot.models.openai import OpenAIModel
+
+        url, hash_sign, model = rest.rpartition("#")
+        if not hash_sign or not model.strip() or not url:
+            raise _bad(spec, "expected openai-compatible:URL#MODEL")
+        if not url.startswith(("http://", "https://")):
+            raise _bad(spec, f"{url!r} is not an http:// or https:// URL")
+        return OpenAIModel(
+            model.strip(),
+            base_url=url,
+            api_key_env=COMPATIBLE_KEY_ENV,
+            key_required=False,
+            provider="openai-compatible",
+            name=spec,
+            **kwargs,
+        )
+    raise _bad(spec, f"no provider named {provider!r}")
+
+
+def wrap_model(model: Model) -> Model:
+    """The standard wrapper stack around a provider model.
+
+    Order, outermost first, and why:
+
+    1. ``PricedModel`` prices the response that is finally returned, whichever attempt it
+       came from (failed attempts carry no usage to price).
+    2. ``RetryModel`` sleeps between attempts *outside* the concurrency limit: a request
+       waiting out a Retry-After must not hold a slot that a healthy request could use.
+    3. ``ConcurrencyLimitedModel`` holds a process-wide slot only while bytes are in flight.
+    """
+    from moot.models.concurrency import ConcurrencyLimitedModel
+    from moot.models.pricing import PricedModel
+    from moot.models.retry import RetryModel
+
+    return PricedModel(RetryModel(ConcurrencyLimitedModel(model)))
+
+
+def infer_model(spec: str | Model | None = None, *, wrap: bool = True) -> Model:
+    """The model for ``spec``: a model string, a :class:`Model` (returned unchanged), or
+    ``None`` for the default (``MOOT_MODEL``, else the embedded model).
+
+    Raises :class:`ConfigError` in one line for an unknown string or a missing key.
+    """
+    if isinstance(spec, Model):
+        return spec
+    if spec is None:
+        spec = config.default_model_string()
+    if not isinstance(spec, str) or not spec.strip():
+        raise ConfigError(f"model string is empty or not a string: {spec!r}", fix=f"use one of: {VALID_FORMS}")
+    model = provider_model(spec)
+    return wrap_model(model) if wrap else model
+
+
+def list_configured() -> list[str]:
+    """Model strings usable right now: the embedded model always, others when configured."""
+    found = ["local"]
+    if os.environ.get("OPENAI_API_KEY", "").strip():
+        found.append(SUGGESTED["openai"])
+    if os.environ.get("ANTHROPIC_API_KEY", "").strip():
+        found.append(SUGGESTED["anthropic"])
+    if os.environ.get("OLLAMA_HOST", "").strip():
+        found.append(SUGGESTED["ollama"])
+    default = config.default_model_string()
+    if default not in found:
+        found.append(default)
+    return found
