@@ -1,0 +1,167 @@
+"""The knowledge-base file: where it lives, what it refuses, and that it persists and is shared."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from moot import config
+from moot.errors import MootError
+from moot.memory import SCHEMA_VERSION, Fact, KnowledgeBase
+
+
+def test_name_resolves_under_moot_home_and_path_dirs_are_created(tmp_path: Path) -> None:
+    with KnowledgeBase.open("olympics") as kb:
+        assert kb.path == config.home() / "kb" / "olympics.sqlite3"
+        assert kb.path.exists()
+    nested = tmp_path / "a" / "b" / "kb.sqlite3"
+    with KnowledgeBase.open(nested) as kb:
+        assert kb.path == nested
+    assert nested.exists()
+
+
+def test_facts_and_episodes_persist_across_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "kb.sqlite3"
+    with KnowledgeBase.open(path) as kb:
+        episode = kb.add_episode("Norway won 3 golds on day 1.", source="Day 1", published="2026-02-07")
+        kb.add_fact(Fact("Norway won 3 golds on day 1", entity="Norway", attribute="golds", value="3", episode_id=episode.id))
+        kb.set_source_summary("Day 1", "Opening day results.")
+    with KnowledgeBase.open(path) as kb:
+        [fact] = kb.facts()
+        assert fact.source == "Day 1"  # inherited from the episode
+        assert fact.source_date == date(2026, 2, 7)
+        assert kb.episode(episode.id).text == "Norway won 3 golds on day 1."  # type: ignore[union-attr]
+        [info] = kb.sources()
+        assert (info.facts, info.episodes, info.summary) == (1, 1, "Opening day results.")
+        assert kb.search("golds")[0].fact.id == fact.id
+
+
+def test_two_knowledge_base_objects_on_one_file_see_each_others_writes(tmp_path: Path) -> None:
+    path = tmp_path / "shared.sqlite3"
+    with KnowledgeBase.open(path) as writer, KnowledgeBase.open(path) as reader:
+        assert reader.count() == 0
+        writer.add_fact(Fact("Italy leads the curling table", entity="Italy", attribute="curling rank", value="1"))
+        assert reader.count() == 1
+        assert "italy" in reader.entities()  # the entity cache notices the other connection's commit
+        reader.add_fact(Fact("Italy dropped to second in curling", entity="Italy", attribute="curling rank", value="2"))
+        assert writer.current("Italy", "curling rank").value == "2"  # type: ignore[union-attr]
+        assert reader.database.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_file_that_is_not_sqlite_is_refused_in_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "notes.db"
+    path.write_text("these are my notes, not a database\n" * 50)
+    with pytest.raises(MootError) as info:
+        KnowledgeBase.open(path)
+    line = info.value.one_line()
+    assert "not a moot knowledge base" in line and str(path) in line and "fix:" in line
+    assert "\n" not in line
+    assert path.read_text().startswith("these are my notes")  # untouched
+
+
+def test_an_unrelated_sqlite_file_is_refused_and_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "other.sqlite3"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE customers (id INTEGER)")
+    with pytest.raises(MootError, match="not a moot knowledge base"):
+        KnowledgeBase.open(path)
+    with sqlite3.connect(path) as conn:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert tables == {"customers"}
+
+
+def test_a_knowledge_base_from_a_newer_moot_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "future.sqlite3"
+    KnowledgeBase.open(path).close()
+    with sqlite3.connect(path) as conn:
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    with pytest.raises(MootError) as info:
+        KnowledgeBase.open(path)
+    assert "newer moot" in str(info.value) and "upgrade moot" in info.value.fix
+
+
+def test_a_directory_or_a_bad_name_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(MootError, match="is a directory"):
+        KnowledgeBase.open(tmp_path)
+    with pytest.raises(MootError, match="not a usable knowledge-base name"):
+        KnowledgeBase.open("my kb!")
+
+
+def test_empty_content_and_bad_confidence_are_refused_clearly() -> None:
+    with pytest.raises(MootError, match="content is empty"):
+        Fact("   ")
+    with pytest.raises(MootError, match="between 0 and 1"):
+        Fact("x", confidence=1.5)
+
+
+def test_empty_episode_and_bad_dates_are_refused(tmp_path: Path) -> None:
+    with KnowledgeBase.open(tmp_path / "kb.sqlite3") as kb:
+        with pytest.raises(MootError, match="text is empty"):
+            kb.add_episode("  ")
+        with pytest.raises(MootError, match="is not a date"):
+            kb.add_episode("text", published="next tuesday")
+        with pytest.raises(MootError, match="episode 99 does not exist"):
+            kb.add_fact(Fact("x", episode_id=99))
+
+
+def test_the_same_episode_is_stored_once(tmp_path: Path) -> None:
+    with KnowledgeBase.open(tmp_path / "kb.sqlite3") as kb:
+        first = kb.add_episode("Same article text.", source="Daily")
+        again = kb.add_episode("Same article text.", source="Daily")
+        assert first.id == again.id and len(kb.episodes()) == 1
+
+
+def test_a_failed_batch_stores_nothing(tmp_path: Path) -> None:
+    with KnowledgeBase.open(tmp_path / "kb.sqlite3") as kb:
+        with pytest.raises(MootError):
+            kb.add_facts([Fact("fine"), Fact("points at a missing episode", episode_id=7)])
+        assert kb.count() == 0
+
+
+def test_summary_reports_counts_entities_sources_and_dates(tmp_path: Path) -> None:
+    with KnowledgeBase.open(tmp_path / "kb.sqlite3") as kb:
+        kb.add_facts(
+            [
+                Fact("Norway has 10 golds", entity="Norway", attribute="golds", value="10", source="Day 5", source_date=date(2026, 2, 11), concept="medals"),
+                Fact("Norway has 12 golds", entity="Norway", attribute="golds", value="12", source="Day 7", source_date=date(2026, 2, 13), concept="medals"),
+                Fact("Italy has 4 golds", entity="Italy", attribute="golds", value="4", source="Day 7", source_date=date(2026, 2, 13), concept="medals"),
+            ]
+        )
+        summary = kb.summary()
+    assert (summary.facts, summary.current_facts, summary.superseded_facts, summary.supersedes_links) == (3, 2, 1, 1)
+    assert summary.entities == [("Italy", 1), ("Norway", 1)]
+    assert summary.sources == ["Day 5", "Day 7"]
+    assert (summary.earliest, summary.latest) == (date(2026, 2, 11), date(2026, 2, 13))
+    assert summary.to_dict()["latest"] == "2026-02-13"
+
+
+_WRITER = """
+import sys
+from moot.memory import Fact, KnowledgeBase
+path, who = sys.argv[1], sys.argv[2]
+with KnowledgeBase.open(path) as kb:
+    for i in range(40):
+        kb.add_fact(Fact(f"{who} wrote fact {i}", entity=who, attribute="counter", value=str(i), temporal_index=i))
+"""
+
+
+def test_two_processes_can_write_the_same_file_at_once(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "busy.sqlite3"
+    KnowledgeBase.open(path).close()
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _WRITER, str(path), who], stderr=subprocess.PIPE, text=True)
+        for who in ("alpha", "beta")
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    with KnowledgeBase.open(path) as kb:
+        assert kb.count() == 80
+        assert kb.current("alpha", "counter").value == "39"  # type: ignore[union-attr]
+        assert len(kb.history("beta", "counter")) == 40
