@@ -6,6 +6,7 @@ import sys
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from moot import __version__
 from moot.cli import chat_cmd, models_cmd, runs_cmd, setup_cmd
@@ -48,7 +49,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         app(args=argv, standalone_mode=False)
     except MootError as exc:
-        Console(stderr=True).print(f"[bold red]error:[/] {exc.one_line()}", highlight=False, soft_wrap=True)
+        Console(stderr=True).print(f"[bold red]error:[/] {escape(exc.one_line())}", highlight=False, soft_wrap=True)
         sys.exit(2)
     except KeyboardInterrupt:
         Console(stderr=True).print("[yellow]interrupted[/]")

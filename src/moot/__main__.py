@@ -1,0 +1,5 @@
+"""`python -m moot` runs the CLI."""
+
+from moot.cli.app import main
+
+main()
