@@ -29,9 +29,23 @@ from moot.models.base import (
     WrapperModel,
     messages_from,
 )
+from moot.models.concurrency import ConcurrencyLimitedModel
+from moot.models.fallback import AllModelsFailedError, FallbackModel
+from moot.models.pricing import Price, PricedModel
+from moot.models.registry import infer_model, list_configured
+from moot.models.retry import RetryModel, RetryPolicy
 
 __all__ = [
+    "AllModelsFailedError",
     "AssistantMessage",
+    "ConcurrencyLimitedModel",
+    "FallbackModel",
+    "Price",
+    "PricedModel",
+    "RetryModel",
+    "RetryPolicy",
+    "infer_model",
+    "list_configured",
     "Message",
     "Model",
     "ModelRequest",
