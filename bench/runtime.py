@@ -8,8 +8,9 @@ What it measures, in one run, on both frameworks with the same graphs:
    of several repetitions. Reported as ``overhead_us_per_call`` (moot),
    ``langgraph_overhead_us_per_call`` and their ratio ``overhead_ratio_vs_langgraph``.
 2. **Critical-path ratio** of a wide graph (16 parallel tasks, then one task that depends on
-   all 16) with a model that sleeps 100 ms per call: wall time / (2 x 100 ms), the lower
-   bound when every task makes one model call. Goal for moot: at most 1.05.
+   all 16; ``--width N`` for N parallel tasks) with a model that sleeps 100 ms per call: wall
+   time / (2 x 100 ms), the lower bound when every task makes one model call. Goal for moot:
+   at most 1.05.
 
 Set-up (once, from the repository root; LangGraph is never a dependency of moot)::
 
@@ -19,6 +20,7 @@ Run::
 
     python bench/runtime.py --quick      # under a minute
     python bench/runtime.py              # the full run, for docs/benchmarks.md
+    python bench/runtime.py --width 64   # the same with 64 parallel tasks in the wide graph
 
 When LangGraph is not importable in the interpreter that runs this file, the script
 re-executes itself with ``bench/.venv-runtime/bin/python`` if that environment exists, and
@@ -394,7 +396,7 @@ def _r(value: float | None, digits: int = 1) -> float | None:
     return None if value is None else round(value, digits)
 
 
-async def benchmark(quick: bool, skip_langgraph: bool) -> dict[str, Any]:
+async def benchmark(quick: bool, skip_langgraph: bool, width: int = WIDE_FAN_OUT) -> dict[str, Any]:
     sides: dict[str, Runner] = {"moot": run_moot}
     if not skip_langgraph:
         sides["langgraph"] = run_langgraph
@@ -429,7 +431,7 @@ async def benchmark(quick: bool, skip_langgraph: bool) -> dict[str, Any]:
             big[name] = _overhead_us(side_runs, model_us)[0]
 
     # 2. critical path of the wide graph with a 100 ms model
-    wide = wide_graph()
+    wide = wide_graph(width)
     lower_bound_s = critical_path_calls(wide) * MODEL_LATENCY_S
     wide_runs = await measure(sides, wide, sleeping_model, wide_reps)
     wide_ratio = {name: statistics.median(r.wall_s for r in rs) / lower_bound_s for name, rs in wide_runs.items()}
@@ -540,7 +542,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions; finishes in under a minute")
     parser.add_argument("--skip-langgraph", action="store_true", help="measure moot alone (no peer columns)")
+    parser.add_argument(
+        "--width",
+        type=int,
+        default=WIDE_FAN_OUT,
+        metavar="N",
+        help=f"parallel tasks in the wide graph, before its one sink task (default {WIDE_FAN_OUT})",
+    )
     args = parser.parse_args(argv)
+    if args.width < 1:
+        parser.error("--width must be at least 1")
 
     _ensure_langgraph(args.skip_langgraph)
     # Benchmark the moot of this working tree, whichever environment runs the script.
@@ -551,7 +562,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: moot's runtime is not importable from {ROOT / 'src'}: {exc}", file=sys.stderr)
         return 2
 
-    result = asyncio.run(benchmark(quick=args.quick, skip_langgraph=args.skip_langgraph))
+    result = asyncio.run(benchmark(quick=args.quick, skip_langgraph=args.skip_langgraph, width=args.width))
     print(_summary(result))
     print(json.dumps(result))
     return 0

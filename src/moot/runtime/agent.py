@@ -238,15 +238,16 @@ class SubAgent:
                 emitter.emit(EventType.BUDGET_STOP, which=exc.which, scope=exc.scope, reason=exc.message)
                 return finish(exc.stop_reason, detail=exc.message, scope=exc.scope)
             state.turns += 1
-            request_payload: dict[str, Any] = {
-                "turn": state.turns,
-                "model": getattr(model, "name", "?"),
-                "estimated_input_tokens": reservation.tokens - (request.settings.max_tokens or 0),
-                "max_tokens": request.settings.max_tokens,
-            }
-            if emitter.record_content:
-                request_payload["messages"] = [m.model_dump() for m in request.messages]
-            emitter.emit(EventType.MODEL_REQUEST, **request_payload)
+            if emitter.active:  # build event payloads only when someone listens: this is the hot path
+                request_payload: dict[str, Any] = {
+                    "turn": state.turns,
+                    "model": getattr(model, "name", "?"),
+                    "estimated_input_tokens": reservation.tokens - (request.settings.max_tokens or 0),
+                    "max_tokens": request.settings.max_tokens,
+                }
+                if emitter.record_content:
+                    request_payload["messages"] = [m.model_dump() for m in request.messages]
+                emitter.emit(EventType.MODEL_REQUEST, **request_payload)
             started = time.perf_counter()
             response: ModelResponse | None = None
             spent: Usage | None = None
@@ -278,16 +279,17 @@ class SubAgent:
             state.usage = state.usage + response.usage
             state.last_text = response.text
             state.messages.append(response.to_message())
-            response_payload: dict[str, Any] = {
-                "turn": state.turns,
-                "latency_s": round(time.perf_counter() - started, 4),
-                "finish_reason": response.finish_reason,
-                "tool_calls": [c.name for c in response.tool_calls],
-                **_usage_payload(response.usage),
-            }
-            if emitter.record_content:
-                response_payload["text"] = response.text
-            emitter.emit(EventType.MODEL_RESPONSE, **response_payload)
+            if emitter.active:
+                response_payload: dict[str, Any] = {
+                    "turn": state.turns,
+                    "latency_s": round(time.perf_counter() - started, 4),
+                    "finish_reason": response.finish_reason,
+                    "tool_calls": [c.name for c in response.tool_calls],
+                    **_usage_payload(response.usage),
+                }
+                if emitter.record_content:
+                    response_payload["text"] = response.text
+                emitter.emit(EventType.MODEL_RESPONSE, **response_payload)
 
             if response.tool_calls:
                 outcomes = await asyncio.gather(

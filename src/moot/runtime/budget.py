@@ -115,14 +115,60 @@ class _Ledger:
     warned: set[str] = field(default_factory=set)
 
 
-@dataclass
 class Reservation:
-    """Room held for one request until :meth:`BudgetTracker.settle` replaces it with real usage."""
+    """Room held for one request until :meth:`BudgetTracker.settle` replaces it with real usage.
 
-    agent: str
-    tokens: int
-    cost_usd: float
-    settled: bool = False
+    ``tokens`` (estimated prompt size plus ``max_tokens``) and ``cost_usd`` are what was held.
+    When no token or dollar limit applies to the request, nothing but the call itself needs
+    holding, so the prompt is not measured up front: ``tokens`` and ``cost_usd`` are worked
+    out on first read (with the dollars-per-token rate of the moment of reservation).
+    """
+
+    __slots__ = ("agent", "settled", "_tokens", "_cost_usd", "_request", "_rate", "_held")
+
+    def __init__(self, agent: str, tokens: int, cost_usd: float, settled: bool = False) -> None:
+        self.agent = agent
+        self.settled = settled
+        self._tokens: int | None = tokens
+        self._cost_usd: float | None = cost_usd
+        self._request: ModelRequest | None = None
+        self._rate = 0.0
+        self._held = True
+        """Whether ``tokens`` and ``cost_usd`` were added to the ledgers (and must be released)."""
+
+    @classmethod
+    def _unmeasured(cls, agent: str, request: ModelRequest, rate: float) -> Reservation:
+        reservation = cls(agent, 0, 0.0)
+        reservation._tokens = reservation._cost_usd = None
+        reservation._request, reservation._rate, reservation._held = request, rate, False
+        return reservation
+
+    @property
+    def tokens(self) -> int:
+        if self._tokens is None:
+            request = self._request
+            assert request is not None
+            self._tokens = request.estimated_input_tokens() + (request.settings.max_tokens or 0)
+            self._request = None
+        return self._tokens
+
+    @property
+    def cost_usd(self) -> float:
+        if self._cost_usd is None:
+            self._cost_usd = self.tokens * self._rate
+        return self._cost_usd
+
+    def __repr__(self) -> str:
+        return f"Reservation(agent={self.agent!r}, tokens={self.tokens}, cost_usd={self.cost_usd}, settled={self.settled})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Reservation):
+            return NotImplemented
+        return (self.agent, self.tokens, self.cost_usd, self.settled) == (
+            other.agent, other.tokens, other.cost_usd, other.settled
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it replaces
 
 
 class BudgetTracker:
@@ -210,6 +256,8 @@ class BudgetTracker:
         agent_ledger = self._agents.get(agent)
         if agent_ledger is not None:
             ledgers.append((agent, agent_ledger))
+        if not any(ledger.budget.max_tokens is not None or ledger.budget.max_cost_usd is not None for _, ledger in ledgers):
+            return self._reserve_call(agent, request, ledgers), request
         input_tokens = request.estimated_input_tokens()
         max_out = request.settings.max_tokens
         for scope, ledger in ledgers:
@@ -242,6 +290,22 @@ class BudgetTracker:
             ledger.reserved_cost += cost
         return Reservation(agent=agent, tokens=tokens, cost_usd=cost), request
 
+    def _reserve_call(self, agent: str, request: ModelRequest, ledgers: list[tuple[str, _Ledger]]) -> Reservation:
+        """``reserve`` when no token or dollar limit applies: only the call counts, so the
+        prompt's size is not estimated (the reservation measures it if someone asks)."""
+        left = self.time_left(agent)
+        if left is not None and left <= 0:
+            raise self.deadline_error(agent)
+        for scope, ledger in ledgers:
+            calls = ledger.budget.max_calls
+            if calls is not None and ledger.spent.requests + ledger.reserved_calls + 1 > calls:
+                self._refuse(scope, "calls", ledger, f"{calls} call{'s' if calls != 1 else ''} already made")
+        for _, ledger in ledgers:
+            ledger.reserved_calls += 1
+        spent = self._run.spent
+        rate = 0.0 if spent.total_tokens == 0 or spent.cost_usd == 0 else spent.cost_usd / spent.total_tokens
+        return Reservation._unmeasured(agent, request, rate)
+
     def settle(self, reservation: Reservation, usage: Usage | None) -> None:
         """Release a reservation and book the real usage (``None`` when nothing was spent)."""
         if reservation.settled:
@@ -252,10 +316,12 @@ class BudgetTracker:
         agent_ledger = self._agents.get(reservation.agent)
         if agent_ledger is not None:
             scopes.append((reservation.agent, agent_ledger))
+        held = reservation._held
         for scope, ledger in scopes:
             ledger.reserved_calls -= 1
-            ledger.reserved_tokens -= reservation.tokens
-            ledger.reserved_cost -= reservation.cost_usd
+            if held:
+                ledger.reserved_tokens -= reservation.tokens
+                ledger.reserved_cost -= reservation.cost_usd
             ledger.spent = ledger.spent + usage
             self._maybe_warn(scope, ledger)
         self.usage_by_agent[reservation.agent] = self.usage_by_agent.get(reservation.agent, Usage()) + usage
@@ -288,9 +354,9 @@ class BudgetTracker:
         raise err
 
     def _maybe_warn(self, scope: str, ledger: _Ledger) -> None:
-        if self._on_warning is None:
-            return
         b = ledger.budget
+        if self._on_warning is None or not (b.max_calls or b.max_tokens or b.max_cost_usd):
+            return
         checks = [
             ("calls", ledger.spent.requests, b.max_calls),
             ("tokens", ledger.spent.total_tokens, b.max_tokens),

@@ -97,17 +97,26 @@ class EventBus:
     def __init__(self, *, record_content: bool = False) -> None:
         self.record_content = record_content
         """Whether model request/response events include messages and answers."""
-        self._subscribers: list[Subscriber] = []
+        # A tuple, replaced on (un)subscribe: delivery iterates a snapshot without copying it,
+        # so a subscriber may unsubscribe while an event is being delivered.
+        self._subscribers: tuple[Subscriber, ...] = ()
         self._pending: set[asyncio.Task[None]] = set()
         self._seq = itertools.count(1)
 
+    @property
+    def active(self) -> bool:
+        """Whether anyone subscribes: bound emitters build no event while this is false."""
+        return bool(self._subscribers)
+
     def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
         """Add a subscriber; returns a function that removes it again."""
-        self._subscribers.append(subscriber)
+        self._subscribers = (*self._subscribers, subscriber)
 
         def unsubscribe() -> None:
             if subscriber in self._subscribers:
-                self._subscribers.remove(subscriber)
+                remaining = list(self._subscribers)
+                remaining.remove(subscriber)
+                self._subscribers = tuple(remaining)
 
         return unsubscribe
 
@@ -122,7 +131,7 @@ class EventBus:
     ) -> Event:
         """Build an event and deliver it to every subscriber."""
         event = Event(
-            type=EventType(type),
+            type=type if type.__class__ is EventType else EventType(type),
             run_id=run_id,
             task_id=task_id,
             agent=agent,
@@ -133,7 +142,7 @@ class EventBus:
         return event
 
     def publish(self, event: Event) -> None:
-        for subscriber in list(self._subscribers):
+        for subscriber in self._subscribers:
             try:
                 outcome = subscriber(event)
                 if inspect.isawaitable(outcome):
@@ -160,7 +169,11 @@ class EventBus:
 
 @dataclass(frozen=True)
 class BoundEmitter:
-    """Emits events with some fields fixed; ``None`` bus makes a silent emitter."""
+    """Emits events with some fields fixed; ``None`` bus makes a silent emitter.
+
+    While the bus has no subscriber, :meth:`emit` returns at once: an event that nobody would
+    receive is not built and takes no ``seq`` number (the runtime emits several per task).
+    """
 
     bus: EventBus | None
     fields: dict[str, str | None]
@@ -169,9 +182,15 @@ class BoundEmitter:
     def record_content(self) -> bool:
         return bool(self.bus and self.bus.record_content)
 
+    @property
+    def active(self) -> bool:
+        """Whether an event emitted now reaches anyone (check it before building a costly payload)."""
+        return self.bus is not None and bool(self.bus._subscribers)
+
     def emit(self, type: EventType, **payload: Any) -> None:
-        if self.bus is not None:
-            self.bus.emit(type, **self.fields, **payload)  # type: ignore[arg-type]
+        bus = self.bus
+        if bus is not None and bus._subscribers:
+            bus.emit(type, **self.fields, **payload)  # type: ignore[arg-type]
 
     def bind(self, **fields: str | None) -> BoundEmitter:
         return BoundEmitter(self.bus, {**self.fields, **fields})

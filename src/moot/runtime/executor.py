@@ -60,6 +60,23 @@ class Execution:
         self.attempt_agent: dict[str, SubAgent] = {}
         self.failure: str | None = None
         self.started_at = time.time()
+        # Scheduling without scans: each task counts its dependencies that have not yet
+        # produced a usable result; a task whose count reaches 0 joins ``_ready_ids``.
+        self._order = {tid: i for i, tid in enumerate(graph.tasks)}
+        self._unmet: dict[str, int] = {}
+        self._dependents: dict[str, list[str]] = {tid: [] for tid in graph.tasks}
+        self._ready_ids: set[str] = set()
+        for tid, t in graph.tasks.items():
+            deps = dict.fromkeys(t.depends_on)
+            self._unmet[tid] = len(deps)
+            for dep in deps:
+                self._dependents[dep].append(tid)
+            if not deps:
+                self._ready_ids.add(tid)
+        # Finished jobs arrive through done-callbacks, so a wake-up costs nothing per job
+        # still running (``asyncio.wait`` would re-register on all of them every time).
+        self._finished: list[asyncio.Task[AgentResult]] = []
+        self._wakeup: asyncio.Future[None] | None = None
 
     # ------------------------------------------------------------------ the run
 
@@ -92,6 +109,7 @@ class Execution:
         return result
 
     async def _schedule(self) -> None:
+        loop = asyncio.get_running_loop()
         while True:
             left = self.tracker.time_left()
             if left is not None and left <= 0:
@@ -101,21 +119,41 @@ class Execution:
                     self._start(tid)
             if not self.running:
                 return
-            done, _ = await asyncio.wait(self.running, return_when=asyncio.FIRST_COMPLETED)
-            for job in done:
-                self._settle(self.running.pop(job), job)
+            if not self._finished:
+                self._wakeup = loop.create_future()
+                await self._wakeup
+            finished, self._finished = self._finished, []
+            for job in finished:
+                tid = self.running.pop(job, None)
+                if tid is None:  # not (or no longer) ours to settle
+                    continue
+                self._settle(tid, job)
+                if self.results[tid].status in _USABLE:
+                    self._release_dependents(tid)
             if self.failure is not None:
                 await self._cancel_running("cancelled")
                 return
 
+    def _job_done(self, job: asyncio.Task[AgentResult]) -> None:
+        self._finished.append(job)
+        wakeup = self._wakeup
+        if wakeup is not None and not wakeup.done():
+            wakeup.set_result(None)
+
+    def _release_dependents(self, tid: str) -> None:
+        """``tid`` has a usable result: its dependents need one dependency less."""
+        for dependent in self._dependents[tid]:
+            self._unmet[dependent] -= 1
+            if self._unmet[dependent] == 0:
+                self._ready_ids.add(dependent)
+
     def _ready(self) -> list[str]:
-        ready = []
-        for tid, t in self.graph.tasks.items():
-            if self.results[tid].status != "not_started":
-                continue
-            if all(self.results[dep].status in _USABLE for dep in t.depends_on):
-                ready.append(tid)
-        return ready
+        """Tasks whose dependencies all have usable results, in the graph's order."""
+        if not self._ready_ids:
+            return []
+        ready = sorted(self._ready_ids, key=self._order.__getitem__)
+        self._ready_ids.clear()
+        return [tid for tid in ready if self.results[tid].status == "not_started"]
 
     def _start(self, tid: str, agent: SubAgent | None = None) -> None:
         spec = self.graph.tasks[tid]
@@ -123,7 +161,8 @@ class Execution:
         if agent is None:  # first attempt (a fallback reuses the context already built)
             result.status = "running"
             result.started_at = time.time()
-            self.emit.emit(EventType.TASK_STARTED, task_id=tid, agent=spec.agent, depends_on=list(spec.depends_on))
+            if self.emit.active:
+                self.emit.emit(EventType.TASK_STARTED, task_id=tid, agent=spec.agent, depends_on=list(spec.depends_on))
             try:
                 self.contexts[tid] = self._context_for(tid)
             except Exception as exc:  # a reducer refused to combine: this task fails
@@ -146,6 +185,7 @@ class Execution:
             name=f"moot task {tid}",
         )
         self.running[job] = tid
+        job.add_done_callback(self._job_done)
 
     def _context_for(self, tid: str) -> dict[str, Any]:
         spec = self.graph.tasks[tid]
@@ -183,14 +223,15 @@ class Execution:
             else:
                 result.status = "stopped"
                 result.error = outcome.detail
-            self.emit.emit(
-                EventType.TASK_FINISHED,
-                task_id=tid,
-                agent=agent.name,
-                status=result.status,
-                stop_reason=outcome.stop_reason,
-                **result.usage.model_dump(),
-            )
+            if self.emit.active:  # the payload's model_dump is not free
+                self.emit.emit(
+                    EventType.TASK_FINISHED,
+                    task_id=tid,
+                    agent=agent.name,
+                    status=result.status,
+                    stop_reason=outcome.stop_reason,
+                    **result.usage.model_dump(),
+                )
             return
         result.output = outcome.output  # partial (max_turns: the last text)
         self._fail(tid, outcome.detail or outcome.stop_reason, final=is_fallback)
