@@ -1,0 +1,101 @@
+"""`moot ask`: answer a question from a knowledge base with the learning team.
+
+A live status line follows the run's events (retrieve, classify, which specialists are
+running, synthesize), so a slow local model never looks hung. ``--json`` prints one object
+with the answer, the mode used, the sub-agents, the facts used, confidence, usage and run id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Optional
+
+import typer
+
+from moot.cli._output import print_json, stderr, stdout, usage_line
+from moot.errors import MootError
+
+_PHASE_TEXT = {
+    "retrieve": "retrieving facts",
+    "classify": "classifying the question",
+    "specialists": "planning the specialists",
+}
+
+
+def register(app: typer.Typer) -> None:
+    app.command("ask")(ask)
+
+
+def ask(
+    question: str = typer.Argument(..., help="The question."),
+    kb: str = typer.Option(..., "--kb", help="Knowledge base: a name (see `moot kb`) or a file path."),
+    mode: str = typer.Option(
+        "auto", "--mode", help="single (one agent), multi (specialists) or auto (chosen per question)."
+    ),
+    model: Optional[str] = typer.Option(
+        None, "--model", "-m", help="Model string (default: $MOOT_MODEL, else the embedded model)."
+    ),
+    budget: str = typer.Option("standard", "--budget", help="quick, standard or deep."),
+    as_json: bool = typer.Option(
+        False, "--json",
+        help='Print one JSON object: {"answer", "mode", "sub_agents", "facts_used", "confidence", "usage", "seconds", "run_id", …}.',
+    ),
+) -> None:
+    """Ask the learning team a question; the answer says which facts and agents it used."""
+    from moot.memory.store import resolve_path
+    from moot.runtime import PRESETS
+    from moot.teams.learning.coordinator import MODES
+    from moot.teams.learning.team import LearningTeam
+
+    if mode not in MODES:
+        raise MootError(f"unknown mode {mode!r}", fix="use --mode auto, single or multi")
+    if budget not in PRESETS:
+        raise MootError(f"unknown budget {budget!r}", fix="use --budget " + ", ".join(PRESETS))
+    path = resolve_path(kb)
+    if not path.exists():
+        raise MootError(f"no knowledge base at {path}", fix="learn something first: moot learn FILE --kb NAME")
+    team = LearningTeam(path, model=model, budget=budget)
+    answer = asyncio.run(_run(team, question, mode, live=not as_json))
+    if as_json:
+        print_json(answer.to_json())
+        return
+    stdout.print(answer.answer)
+    stderr.print(f"[dim]{answer.trace.render()}[/]", highlight=False)
+    for fact in answer.facts_used:
+        where = ", ".join(p for p in (fact.source, fact.source_date or "") if p)
+        stderr.print(f"[dim]  #{fact.id} {fact.content}{f' ({where})' if where else ''}[/]", highlight=False)
+    stderr.print(f"[dim]{answer.mode} · {usage_line(answer.usage, answer.seconds)} · "
+                 f"moot runs show {answer.run_id[:8]}[/]", highlight=False)
+
+
+async def _run(team: Any, question: str, mode: str, *, live: bool) -> Any:
+    from moot.runtime import EventBus
+
+    bus = EventBus()
+    try:
+        if not live:
+            return await team.ask(question, mode=mode, bus=bus)
+        running: dict[str, str] = {}
+        with stderr.status("[dim]starting…[/]") as status:
+
+            def show(text: str) -> None:
+                status.update(f"[dim]{text}…[/]")
+
+            def on_event(event: Any) -> None:
+                kind = str(event.type)
+                if kind == "task_started" and event.task_id:
+                    running[event.task_id] = "synthesizing" if event.task_id == "synthesize" else event.task_id
+                elif kind in ("task_finished", "task_failed", "task_skipped") and event.task_id:
+                    running.pop(event.task_id, None)
+                elif kind == "tool_call":
+                    show(f"{event.agent}: {event.payload.get('tool')}")
+                    return
+                else:
+                    return
+                if running:
+                    show("running: " + ", ".join(running.values()))
+
+            bus.subscribe(on_event)
+            return await team.ask(question, mode=mode, bus=bus, on_phase=lambda p: show(_PHASE_TEXT.get(p, p)))
+    finally:
+        await team.aclose()

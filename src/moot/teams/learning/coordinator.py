@@ -1,0 +1,229 @@
+"""The CoordinatorAgent: classify a question, choose single or multi, plan, run, synthesize.
+
+Classification combines a keyword pre-classifier (free, and more reliable than a 0.5B model
+on the cues it knows) with the model's structured classification, which is asked only when
+no cue matched; the trace says which one decided. The plan is a :class:`~moot.runtime.TaskGraph`
+— memory first, then the specialists the intent needs (reasoning and research in parallel
+where both help), then synthesis — with an explicit reducer on every fan-in and
+``on_failure="fallback"`` to the single agent: seed 000's degradation path.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from moot.memory import KnowledgeBase
+from moot.models.base import Model, ModelSettings, Usage
+from moot.runtime import Budget, BudgetTracker, EventBus, RunStore, SubAgent, SubAgentTask, TaskGraph
+from moot.teams.learning.specialists import (
+    MAX_FACTS,
+    build_memory,
+    build_reasoning,
+    build_research,
+    build_single,
+    build_synthesizer,
+    build_teaching,
+    conflicting_values,
+    evidence,
+    load_team_prompt,
+)
+
+Intent = Literal["recall", "multi_source", "temporal", "procedural", "contradiction", "causal",
+                 "counterfactual", "mathematical", "teaching", "meta", "unknown"]
+Mode = Literal["single", "multi", "auto"]
+MODES = ("auto", "single", "multi")
+
+REASONING_INTENTS = frozenset({"temporal", "mathematical", "procedural", "contradiction",
+                               "causal", "counterfactual", "multi_source"})
+PARALLEL_INTENTS = frozenset({"causal", "counterfactual", "multi_source"})
+"""Intents that gain from research running beside reasoning (seed: L2, L9, L10)."""
+LARGE_KB_FACTS = 500
+"""The seed's line: from here on retrieval strategy and multi-step search pay for themselves."""
+
+# First match wins, so the more specific kinds come first ("why did it change" is causal).
+KEYWORD_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("teaching", ("teach", "explain to", "help me understand", "lesson", "tutor")),
+    ("counterfactual", ("what if", "what would", "would have", "had not", "hadn't", "if .* had", "suppose",
+                        "imagine", "without the")),
+    ("causal", ("why", "cause", "caused", "because", "led to", "lead to", "root cause", "reason for", "result of")),
+    ("contradiction", ("contradict", "conflict", "disagree", "discrepan", "inconsistent", "different numbers",
+                       "which source", "sources say")),
+    ("procedural", ("how do i", "how do you", "how to", "steps", "procedure", "in what order", "process for")),
+    ("multi_source", ("compare", "comparison", "across", "according to each", "all sources", "both sources",
+                      "each source", "versus", " vs ")),
+    ("mathematical", ("how many more", "how much more", "difference between", "total", "sum of", "average",
+                      "percent", "percentage", "ratio", "calculate", "times as", "combined")),
+    ("temporal", ("when", "before", "after", "change", "changed", "trend", "over time", "since", "latest",
+                  "first", "history", "timeline", "between day", "increase", "decrease", "grew", "growth")),
+    ("meta", ("what do you know", "what topics", "what does the knowledge base", "what have you learned")),
+)
+
+
+class Classification(BaseModel):
+    """What kind of question it is, and who decided."""
+
+    intent: Intent
+    entities: list[str] = Field(default_factory=list)
+    time_words: list[str] = Field(default_factory=list)
+    cues: list[str] = Field(default_factory=list)
+    """The keywords that matched, per intent, e.g. ``temporal: 'change'``."""
+    decided_by: Literal["keywords", "model", "default"] = "keywords"
+
+
+class ModelClassification(BaseModel):
+    """The schema the model fills (constrained decoding makes it valid every time)."""
+
+    intent: Intent
+    entities: list[str] = Field(default_factory=list, description="names, places or things the question is about")
+
+
+_TIME_WORDS = re.compile(r"\b(day \d+|\d{4}|yesterday|today|now|latest|first|last|before|after|since|"
+                         r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*)\b", re.I)
+
+
+def _cue_matches(question: str, cue: str) -> bool:
+    if ".*" in cue:
+        return re.search(r"\b" + cue + r"\b", question) is not None
+    return re.search(r"(?<![a-z])" + re.escape(cue.strip()), question) is not None
+
+
+def keyword_classify(question: str) -> Classification | None:
+    """The cheap pre-classifier: the first intent whose cue appears, with every cue that matched."""
+    text = " " + question.lower() + " "
+    hits: list[tuple[str, str]] = []
+    for intent, cues in KEYWORD_RULES:
+        for cue in cues:
+            if _cue_matches(text, cue):
+                hits.append((intent, cue.strip()))
+                break
+    if not hits:
+        return None
+    return Classification(intent=hits[0][0], time_words=_TIME_WORDS.findall(question),  # type: ignore[arg-type]
+                          cues=[f"{i}: {c!r}" for i, c in hits], decided_by="keywords")
+
+
+async def classify(question: str, *, model: Model | None, use_model: bool, budget: BudgetTracker,
+                   bus: EventBus | None) -> tuple[Classification, Usage]:
+    """Keywords first; the model's structured classification when no cue matched."""
+    found = keyword_classify(question)
+    if found is not None or not use_model or model is None:
+        return found or Classification(intent="recall", decided_by="default"), Usage()
+    agent = SubAgent("coordinator", "classifies the question", load_team_prompt("coordinator"), (), model,
+                     output_type=ModelClassification, max_turns=2, settings=ModelSettings(max_tokens=80))
+    result = await agent.run(f"Question: {question}", budget=budget, bus=bus)
+    if not result.ok:
+        return Classification(intent="unknown", decided_by="default", cues=[f"model failed: {result.detail}"]), result.usage
+    out: ModelClassification = result.output
+    return Classification(intent=out.intent, entities=out.entities[:6], time_words=_TIME_WORDS.findall(question),
+                          decided_by="model"), result.usage
+
+
+def choose_mode(requested: str, intent: str, fact_count: int) -> tuple[Literal["single", "multi"], str]:
+    """Seed 000's "when multi-agent is worth it", as rules; returns the mode and the rule that fired."""
+    if requested in ("single", "multi"):
+        return requested, f"requested: mode={requested}"  # type: ignore[return-value]
+    if intent == "teaching":
+        return "multi", "teaching → a dedicated TeachingAgent (no learner/teacher role confusion)"
+    if intent in REASONING_INTENTS:
+        return "multi", f"{intent} reasoning → a dedicated specialist prompt avoids instruction interference"
+    if fact_count >= LARGE_KB_FACTS:
+        return "multi", f"large knowledge base ({fact_count} ≥ {LARGE_KB_FACTS} facts) → research plans the searches"
+    return "single", f"simple {intent} on a small knowledge base ({fact_count} facts) → one agent is enough"
+
+
+def plan(question: str, intent: str, mode: str, *, relevant: bool, fact_count: int) -> list[SubAgentTask]:
+    """The SubAgentTasks for a question. Every specialist falls back to the single agent."""
+    memory = SubAgentTask("memory", question, on_failure="fallback", fallback_agent="single")
+    if not relevant:
+        return [memory]  # nothing to reason about: the answer says so without a model call
+    if mode == "single":
+        return [memory, SubAgentTask("single", question, depends_on=["memory"], reducer=evidence)]
+    if intent == "teaching":
+        return [memory, SubAgentTask("teaching", question, depends_on=["memory"], reducer=evidence,
+                                     on_failure="fallback", fallback_agent="single")]
+    tasks = [memory]
+    if intent in REASONING_INTENTS:
+        tasks.append(SubAgentTask("reasoning", question, depends_on=["memory"], reducer=evidence,
+                                  on_failure="fallback", fallback_agent="single"))
+    if intent in PARALLEL_INTENTS or fact_count >= LARGE_KB_FACTS:
+        tasks.append(SubAgentTask("research", question, depends_on=["memory"], reducer=evidence,
+                                  on_failure="fallback", fallback_agent="single"))
+    tasks.append(SubAgentTask("synthesize", question, depends_on=[t.id or t.agent for t in tasks],
+                              reducer=evidence, on_failure="fallback", fallback_agent="single"))
+    return tasks
+
+
+def remaining(budget: Budget, spent: Usage, elapsed_s: float) -> Budget:
+    """What is left of the question's budget after classification, for the graph run."""
+    changes: dict[str, Any] = {}
+    if budget.max_calls is not None:
+        changes["max_calls"] = max(1, budget.max_calls - spent.requests)
+    if budget.deadline_s is not None:
+        changes["deadline_s"] = max(1.0, budget.deadline_s - elapsed_s)
+    if budget.max_tokens is not None:
+        changes["max_tokens"] = max(1, budget.max_tokens - spent.total_tokens)
+    return budget.override(**changes) if changes else budget
+
+
+PhaseCallback = Callable[[str], None]
+
+
+async def answer_question(kb: KnowledgeBase, question: str, *, model: Model, mode: str = "auto",
+                          budget: Budget, store: RunStore | None, bus: EventBus | None = None,
+                          on_phase: PhaseCallback | None = None) -> Any:
+    """Answer one question with the team; returns a :class:`~moot.teams.learning.team.Answer`."""
+    from moot.teams.learning.team import build_answer
+
+    if mode not in MODES:
+        from moot.errors import MootError
+
+        raise MootError(f"unknown mode {mode!r}", fix="use mode='auto', 'single' or 'multi'")
+    phase = on_phase or (lambda _name: None)
+    started = time.perf_counter()
+    bus = bus or EventBus()
+    phase("retrieve")
+    memory = build_memory(kb)
+    recalled = memory.recall(question)  # first: when nothing is relevant, no model call is needed at all
+    phase("classify")
+    classification, class_usage = await classify(
+        question, model=model, use_model=mode != "single" and recalled["relevant"], budget=BudgetTracker(budget), bus=bus
+    )
+    fact_count = kb.count(include_superseded=False)
+    used_mode, rule = choose_mode(mode, classification.intent, fact_count)
+    tasks = plan(question, classification.intent, used_mode, relevant=recalled["relevant"], fact_count=fact_count)
+    agents = {"memory": memory, "single": build_single(model)}
+    builders = {
+        "reasoning": lambda: build_reasoning(model, classification.intent),
+        "research": lambda: build_research(model, kb),
+        "teaching": lambda: build_teaching(model),
+        "synthesize": lambda: build_synthesizer(model),
+    }
+    for task in tasks:
+        if task.agent in builders:
+            agents[task.agent] = builders[task.agent]()
+    phase("specialists")
+    graph = TaskGraph(list(agents.values()), tasks)
+    run = await graph.run(budget=remaining(budget, class_usage, time.perf_counter() - started), store=store,
+                          bus=bus, name=f"ask: {question[:70]}")
+    return build_answer(question=question, classification=classification, mode=used_mode, rule=rule,
+                        recalled=recalled, run=run, extra_usage=class_usage,
+                        seconds=time.perf_counter() - started, conflicts=conflicting_values(recalled["facts"]),
+                        max_facts=MAX_FACTS)
+
+
+__all__ = [
+    "KEYWORD_RULES",
+    "MODES",
+    "Classification",
+    "ModelClassification",
+    "answer_question",
+    "choose_mode",
+    "classify",
+    "keyword_classify",
+    "plan",
+]

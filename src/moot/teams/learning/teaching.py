@@ -1,0 +1,550 @@
+"""A teaching session: the TeachingAgent teaches a separate student agent, then both take a quiz.
+
+Seed 000's TeachingAgent (scaffolding in the zone of proximal development, self-explanation
+prompts, a student model, adaptive difficulty) and its L7 evaluation, built for a small model:
+
+* **material** — the teacher retrieves the topic's facts from its knowledge base and orders
+  them by a deterministic difficulty (short, structured, central facts first);
+* **quiz first** — the quiz is built from those facts *before* any teaching (question,
+  expected value taken from the fact itself), so teaching cannot shape the test;
+* **rounds** — each round the teacher model explains the next facts (as many as the student's
+  level, 1–3) and asks a check question; the student writes notes into its own, initially
+  empty, knowledge base and answers from those notes with a self-explanation. The answer is
+  graded in Python; a correct one raises the level (harder, more facts), a wrong one lowers it
+  and the same fact is re-explained with scaffolding once;
+* **quiz** — the student answers from its notes, the teacher from its knowledge base (or a
+  ``teacher_answer`` hook); one rubric grades both; the effectiveness ratio is student score /
+  teacher score.
+
+The model writes prose and questions; every decision (which facts, which level, right or
+wrong, what the student knows) is bookkeeping in Python, because a 0.5B model is unreliable
+at it. Every model call runs through :class:`SubAgent` on one budget and one event bus, and
+the session is recorded as a run, so ``moot runs show ID`` shows it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import tempfile
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from moot.errors import ConfigError, MootError
+from moot.memory import KnowledgeBase, StoredFact
+from moot.memory.facts import normalise_key
+from moot.models.base import Model, ModelSettings, Usage
+from moot.runtime import AgentResult, Budget, BudgetTracker, EventBus, EventType, RunResult, RunStore, SubAgent, TaskResult
+from moot.teams.learning.curriculum import PlannedFact, QuizItem, build_quiz, fact_difficulty, plan_material, question_for
+from moot.teams.learning.student import (
+    CHECK_SETTINGS,
+    NOTES_SETTINGS,
+    QUIZ_SETTINGS,
+    SELF_EXPLANATION_PROMPT,
+    CheckAnswer,
+    QuizAnswer,
+    StudentMemory,
+    StudentModel,
+    StudentNotes,
+    answer_task,
+    grade_answer,
+    key_terms,
+    notes_task,
+    numbers_in,
+)
+
+PROMPTS = Path(__file__).parent / "prompts"
+TEACHER_SETTINGS = ModelSettings(max_tokens=180, temperature=0)
+TeacherAnswerHook = Callable[[str], Awaitable[str]]
+
+
+def load_prompt(name: str) -> str:
+    """A prompt of this team (``prompts/<name>.md``), kept as data next to the code."""
+    return (PROMPTS / f"{name}.md").read_text(encoding="utf-8").strip()
+
+
+# --------------------------------------------------------------------------- report
+
+
+class QuizResult(QuizItem):
+    student_answer: str = ""
+    teacher_answer: str = ""
+    student_correct: bool = False
+    teacher_correct: bool = False
+
+
+class TeachingRound(BaseModel):
+    """One teacher turn and the student's response to it."""
+
+    number: int
+    mode: Literal["teach", "reexplain", "review"]
+    difficulty: int
+    """The student's level when this round was taught (1–3)."""
+    facts_covered: list[int]
+    explanation: str
+    check_question: str
+    check_fact_id: int
+    expected: str
+    student_notes: list[str] = Field(default_factory=list)
+    student_answer: str = ""
+    student_own_words: str = ""
+    correct: bool = False
+    verdict: str = ""
+    grade_detail: str = ""
+
+
+class TeachingReport(BaseModel):
+    """Everything a teaching session did and how well the student learned."""
+
+    topic: str
+    status: Literal["completed", "stopped", "failed", "cancelled"]
+    stop_reason: str
+    rounds: list[TeachingRound]
+    student_model: StudentModel
+    quiz: list[QuizResult]
+    student_score: float
+    """Share of quiz questions the student got right, 0–1."""
+    teacher_score: float
+    effectiveness_ratio: float | None
+    """student_score / teacher_score; ``None`` when the teacher scored 0 (see ``ratio_note``)."""
+    ratio_note: str
+    student_notes: list[str]
+    """Everything the student wrote into its own knowledge base."""
+    material_fact_ids: list[int]
+    usage: Usage
+    seconds: float
+    run_id: str
+
+
+@dataclass(frozen=True)
+class TeachingProgress:
+    """What a live display needs after each step."""
+
+    phase: Literal["material", "round", "quiz", "done"]
+    message: str
+    round: TeachingRound | None = None
+    quiz: QuizResult | None = None
+
+
+class TeacherTurn(BaseModel):
+    """The teacher model's structured turn (which facts it covers is decided in Python)."""
+
+    explanation: str = Field(max_length=500, description="2-4 short sentences for the student")
+    check_question: str = Field(max_length=200, description="one short question to check understanding")
+
+
+# --------------------------------------------------------------------------- the recorded run
+
+
+class _SessionRun:
+    """Records the session as one run: every agent call is a task on a shared budget and bus."""
+
+    def __init__(self, name: str, budget: Budget, bus: EventBus | None, store: RunStore | None) -> None:
+        self.name = name
+        self.run_id = uuid.uuid4().hex
+        self.bus = bus if bus is not None else EventBus()
+        self.store = store
+        self.budget = budget
+        self.tracker = BudgetTracker(
+            budget,
+            on_warning=lambda scope, which, detail: self.bus.emit(
+                EventType.BUDGET_WARNING, run_id=self.run_id, scope=scope, which=which, detail=detail
+            ),
+        )
+        self.results: dict[str, TaskResult] = {}
+        self.failures: list[str] = []
+        self.started_at = time.time()
+        self._unsubscribe: Callable[[], None] | None = None
+
+    def start(self) -> None:
+        if self.store is not None:
+            self.store.start_run(self.run_id, self.name, graph=[], budget=self.budget.describe())
+            self._unsubscribe = self.bus.subscribe(self.store.record_event)
+        self.bus.emit(EventType.RUN_STARTED, run_id=self.run_id, name=self.name, tasks=[], budget=self.budget.describe())
+
+    @property
+    def stopped(self) -> bool:
+        return self.tracker.run_stop is not None
+
+    async def step(self, task_id: str, agent: SubAgent, task: str) -> AgentResult | None:
+        """Run one agent call as task ``task_id``; ``None`` when the budget already stopped the run."""
+        if self.stopped:
+            return None
+        result = self.results[task_id] = TaskResult(id=task_id, agent=agent.name, status="running", started_at=time.time())
+        self.bus.emit(EventType.TASK_STARTED, run_id=self.run_id, task_id=task_id, agent=agent.name, depends_on=[])
+        outcome = await agent.run(task, budget=self.tracker, bus=self.bus, run_id=self.run_id, task_id=task_id)
+        result.usage, result.turns, result.text = outcome.usage, outcome.turns, outcome.text
+        result.stop_reason, result.transcript, result.finished_at = outcome.stop_reason, outcome.transcript, time.time()
+        result.output = outcome.output
+        if outcome.ok or outcome.stop_reason.startswith("budget:"):
+            result.status = "completed" if outcome.ok else "stopped"
+            result.error = None if outcome.ok else outcome.detail
+            self.bus.emit(
+                EventType.TASK_FINISHED, run_id=self.run_id, task_id=task_id, agent=agent.name,
+                status=result.status, stop_reason=outcome.stop_reason, **result.usage.model_dump(),
+            )  # fmt: skip
+        else:
+            result.status, result.error = "failed", outcome.detail or outcome.stop_reason
+            self.failures.append(f"{task_id}: {result.error}")
+            self.bus.emit(
+                EventType.TASK_FAILED, run_id=self.run_id, task_id=task_id, agent=agent.name, error=result.error, policy="skip"
+            )
+        return outcome
+
+    @property
+    def usage(self) -> Usage:
+        return sum(self.tracker.usage_by_agent.values(), Usage())
+
+    async def finish(self, status: str, reason: str) -> RunResult:
+        result = RunResult(
+            run_id=self.run_id, name=self.name, status=status,  # type: ignore[arg-type]
+            stop_reason=reason, results=self.results, usage=self.usage,
+            usage_by_agent=dict(self.tracker.usage_by_agent), started_at=self.started_at, finished_at=time.time(),
+        )  # fmt: skip
+        kind = EventType.RUN_FAILED if status == "failed" else EventType.RUN_FINISHED
+        self.bus.emit(kind, run_id=self.run_id, status=status, stop_reason=reason, **result.usage.model_dump())
+        try:
+            await self.bus.flush()
+        finally:
+            if self._unsubscribe is not None:
+                self._unsubscribe()
+            if self.store is not None:
+                self.store.finish_run(result)
+        return result
+
+
+# --------------------------------------------------------------------------- the session
+
+
+def default_budget(rounds: int, quiz_size: int, *, teacher_quiz: bool) -> Budget:
+    """Room for every planned call (3 per round, 1–2 per quiz question) plus one retry per round."""
+    return Budget(max_calls=rounds * 3 + quiz_size * (2 if teacher_quiz else 1) + max(2, rounds))
+
+
+def _teacher_task(
+    topic: str, mode: str, level: int, facts: list[StoredFact], expected: str, last: TeachingRound | None, known: list[str]
+) -> str:
+    lines = [f"Topic: {topic}", f"Student level: {level} of 3."]
+    if known:  # scaffolding: new facts are anchored on what the student has shown it knows
+        lines.append("The student already knows: " + " ".join(known[-2:]))
+    if mode == "reexplain" and last is not None:
+        lines.append(
+            f"The student answered your question \"{last.check_question}\" with \"{last.student_answer or 'nothing'}\", "
+            f"but the right answer is \"{expected}\". Re-explain this fact step by step, more simply."
+        )
+    elif mode == "review":
+        lines.append("Review this fact the student has not mastered yet, in a new way.")
+    elif last is not None and last.correct:
+        lines.append("The student answered the last check correctly. Build on it.")
+    lines.append("Facts to teach:")
+    lines.extend(f"- {f.content}" for f in facts)
+    lines.append(f'Write the explanation, then one check question whose answer is "{expected}".')
+    return "\n".join(lines)
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def tidy_explanation(text: str) -> str:
+    """The explanation without repeated sentences and without a cut-off last sentence.
+
+    Small models at temperature 0 can loop on one sentence until the length limit, ending
+    mid-number ("…had 61"); the student would write that down as a fact, so it is dropped.
+    """
+    sentences = [s.strip() for s in _SENTENCE_END.split(" ".join(text.split())) if s.strip()]
+    if len(sentences) > 1 and not sentences[-1].endswith((".", "!", "?")):
+        sentences.pop()
+    kept: list[str] = []
+    seen: set[str] = set()
+    for sentence in sentences:
+        key = normalise_key(sentence.rstrip(".!?"))
+        if key not in seen:
+            seen.add(key)
+            kept.append(sentence)
+    return " ".join(kept)
+
+
+def _usable_check(question: str, expected: str) -> bool:
+    """A check question the student could not answer by copying it: non-empty, answer not inside."""
+    q = " ".join(question.split()).lower()
+    if len(q) < 8 or ("?" not in q and not q.startswith(("what", "how", "who", "when", "where", "which", "why", "fill"))):
+        return False
+    wanted = numbers_in(expected)
+    if wanted:
+        return not set(wanted) <= set(numbers_in(q))
+    return expected.strip().lower() not in q
+
+
+async def run_teaching_session(
+    kb: KnowledgeBase,
+    topic: str,
+    *,
+    model: Model | str | None = None,
+    student_model: Model | str | None = None,
+    rounds: int = 4,
+    quiz_size: int = 5,
+    budget: Budget | None = None,
+    bus: EventBus | None = None,
+    store: RunStore | None = None,
+    progress: Callable[[TeachingProgress], None] | None = None,
+    teacher_answer: TeacherAnswerHook | None = None,
+    student_kb: str | Path | None = None,
+    max_material: int = 12,
+) -> TeachingReport:
+    """Teach ``topic`` from ``kb`` to a student that starts empty, then quiz both and compare.
+
+    ``model`` is the teacher's model, ``student_model`` the student's (default: the same).
+    ``teacher_answer`` lets a caller answer the quiz for the teacher (e.g. ``LearningTeam.ask``);
+    otherwise the teacher answers from ``kb.retrieve`` with one short model call. ``student_kb``
+    keeps the student's knowledge base at that (new or empty) path; by default it is a
+    temporary file removed afterwards (its notes stay in the report). Raises
+    :class:`MootError` when the knowledge base has nothing on the topic; model failures and
+    budget stops end the session early with partial results and a readable ``stop_reason``.
+    """
+    if rounds < 1 or quiz_size < 1:
+        raise ConfigError("a teaching session needs at least 1 round and 1 quiz question", fix="pass rounds>=1 and quiz_size>=1")
+    started = time.perf_counter()
+    notify = progress or (lambda _update: None)
+    plan = plan_material(kb, topic, limit=max(max_material, quiz_size))
+    quiz_items = build_quiz(plan, quiz_size)
+    if not plan or not quiz_items:
+        raise MootError(
+            f"the knowledge base {kb.path} has no facts about {topic!r} to teach",
+            fix="learn content about it first with `moot learn FILE --kb NAME`, or try other words for the topic",
+        )
+    notify(TeachingProgress("material", f"{len(plan)} facts on {topic!r}; quiz of {len(quiz_items)} questions built"))
+
+    owned: list[Model] = []
+
+    def resolve(spec: Model | str | None) -> Model:
+        if isinstance(spec, Model):
+            return spec
+        from moot.models.registry import infer_model
+
+        built = infer_model(spec)
+        owned.append(built)
+        return built
+
+    teacher_llm = resolve(model)  # a bad model string fails here, before anything is created
+    student_llm = teacher_llm if student_model is None else resolve(student_model)
+    tmp = tempfile.TemporaryDirectory(prefix="moot-student-") if student_kb is None else None
+    try:
+        memory = StudentMemory.open(Path(tmp.name) / "student.sqlite3" if tmp else Path(student_kb), topic)  # type: ignore[arg-type]
+    except BaseException:
+        if tmp is not None:
+            tmp.cleanup()
+        for built in owned:
+            await built.aclose()
+        raise
+    teacher_prompt, student_prompt = load_prompt("teacher"), load_prompt("student")
+
+    def teacher(output_type: Any, settings: ModelSettings) -> SubAgent:
+        return SubAgent("teacher", "TeachingAgent", teacher_prompt, model=teacher_llm, output_type=output_type,
+                        max_turns=2, settings=settings)  # fmt: skip
+
+    def student(output_type: Any, settings: ModelSettings) -> SubAgent:
+        return SubAgent("student", "student", student_prompt, model=student_llm, output_type=output_type,
+                        max_turns=2, settings=settings)  # fmt: skip
+
+    session = _SessionRun(
+        f"teach: {topic}", budget or default_budget(rounds, len(quiz_items), teacher_quiz=teacher_answer is None), bus, store
+    )
+    student_state = StudentModel()
+    taught: list[TeachingRound] = []
+    quiz: list[QuizResult] = []
+    session.start()
+    status, reason = "completed", ""
+    try:
+        reason = await _teach(session, plan, topic, rounds, teacher, student, memory, student_state, taught, notify)
+        notify(TeachingProgress("quiz", f"quiz: {len(quiz_items)} questions for the student and the teacher"))
+        for n, item in enumerate(quiz_items, 1):
+            result = await _quiz_one(session, n, item, kb, memory, teacher, student, teacher_answer)
+            quiz.append(result)
+            notify(TeachingProgress("quiz", f"question {n}: {item.question}", quiz=result))
+        if session.stopped:
+            status, reason = "stopped", f"stopped: {session.tracker.run_stop.message}"  # type: ignore[union-attr]
+        elif session.failures:
+            status, reason = "failed", f"{len(session.failures)} step(s) failed; first: {session.failures[0]}"
+    except asyncio.CancelledError:
+        await session.finish("cancelled", "the session was cancelled; partial results kept")
+        raise
+    except BaseException:
+        await session.finish("failed", "the session crashed inside moot")
+        raise
+    finally:
+        memory.close()
+        if tmp is not None:
+            tmp.cleanup()
+        for built in owned:
+            await built.aclose()
+    await session.finish(status, reason)
+
+    student_score = _score(q.student_correct for q in quiz)
+    teacher_score = _score(q.teacher_correct for q in quiz)
+    if teacher_score > 0:
+        ratio: float | None = round(student_score / teacher_score, 4)
+        note = f"the student scored {student_score:.0%} and the teacher {teacher_score:.0%}: ratio {ratio:.2f}"
+    else:
+        ratio = None
+        note = "the teacher scored 0 on its own quiz, so the ratio is undefined (the quiz or the teacher's answers failed, not the teaching)"
+    report = TeachingReport(
+        topic=topic, status=status, stop_reason=reason, rounds=taught, student_model=student_state, quiz=quiz,  # type: ignore[arg-type]
+        student_score=student_score, teacher_score=teacher_score, effectiveness_ratio=ratio, ratio_note=note,
+        student_notes=list(memory.notes), material_fact_ids=[p.fact.id for p in plan if p.fact.id is not None],
+        usage=session.usage, seconds=round(time.perf_counter() - started, 3), run_id=session.run_id,
+    )  # fmt: skip
+    notify(TeachingProgress("done", note))
+    return report
+
+
+def _score(flags: Any) -> float:
+    values = list(flags)
+    return round(sum(values) / len(values), 4) if values else 0.0
+
+
+async def _teach(
+    session: _SessionRun,
+    plan: list[PlannedFact],
+    topic: str,
+    rounds: int,
+    teacher: Callable[[Any, ModelSettings], SubAgent],
+    student: Callable[[Any, ModelSettings], SubAgent],
+    memory: StudentMemory,
+    state: StudentModel,
+    taught: list[TeachingRound],
+    notify: Callable[[TeachingProgress], None],
+) -> str:
+    """The rounds; returns why teaching ended. Difficulty and re-explanation are decided here."""
+    queue = [p for p in plan if p.question is not None] + [p for p in plan if p.question is None]
+    by_id = {p.fact.id: p for p in plan}
+    reexplained: set[int] = set()
+    pending: int | None = None  # a fact to re-explain after a wrong answer
+    for number in range(1, rounds + 1):
+        last = taught[-1] if taught else None
+        if pending is not None:
+            mode, chosen = "reexplain", [by_id[pending]]
+            reexplained.add(pending)
+            pending = None
+        elif queue:
+            mode, chosen = "teach", queue[: state.level]
+            del queue[: state.level]
+        elif gaps := [by_id[f] for f in state.gap_fact_ids if f in by_id]:
+            mode, chosen = "review", gaps[:1]
+        else:
+            return f"all {len(plan)} facts taught and shown known after {number - 1} rounds"
+        # Check the hardest askable fact of the round: a correct answer there earns the next level.
+        askable = [p for p in chosen if p.question is not None]
+        target = askable[-1] if askable else chosen[-1]
+        check_item = target.question or QuizItem(
+            fact_id=target.fact.id or -1, question=f"What did you learn about {topic}?", expected=target.fact.content,
+            key_terms=key_terms(target.fact.content),
+        )  # fmt: skip
+        facts = [p.fact for p in chosen]
+        level = state.level
+        state.level_history.append(level)
+        outcome = await session.step(
+            f"teach-{number}", teacher(TeacherTurn, TEACHER_SETTINGS),
+            _teacher_task(topic, mode, level, facts, check_item.expected, last,
+                          [by_id[f].fact.content for f in state.known_fact_ids if f in by_id]),
+        )  # fmt: skip
+        if outcome is None or not outcome.ok:
+            return _ended("the teacher", number, outcome)
+        turn: TeacherTurn = outcome.output
+        turn = TeacherTurn(explanation=tidy_explanation(turn.explanation) or turn.explanation, check_question=turn.check_question)
+        question = turn.check_question if _usable_check(turn.check_question, check_item.expected) else check_item.question
+        record = TeachingRound(
+            number=number, mode=mode, difficulty=level, facts_covered=[f.id for f in facts if f.id is not None],  # type: ignore[arg-type]
+            explanation=turn.explanation, check_question=question, check_fact_id=check_item.fact_id,
+            expected=check_item.expected,
+        )  # fmt: skip
+        taught.append(record)
+        notes = await session.step(f"notes-{number}", student(StudentNotes, NOTES_SETTINGS), notes_task(turn.explanation))
+        if notes is None or not notes.ok:
+            return _ended("the student's notes", number, notes)
+        record.student_notes = memory.add_notes(notes.output.notes, round=number)
+        answer = await session.step(
+            f"check-{number}", student(CheckAnswer, CHECK_SETTINGS),
+            answer_task(question, memory.recall(question), self_explain=True),
+        )  # fmt: skip
+        if answer is None or not answer.ok:
+            return _ended("the student's check answer", number, answer)
+        reply: CheckAnswer = answer.output
+        grade = grade_answer(reply.answer, check_item.expected)
+        record.student_answer, record.student_own_words = reply.answer, reply.own_words
+        record.correct, record.verdict, record.grade_detail = grade.correct, grade.verdict, grade.detail
+        state.record_check(
+            fact_id=check_item.fact_id, round=number, question=question, expected=check_item.expected,
+            answer=reply.answer, grade=grade,
+        )  # fmt: skip
+        if not grade.correct and check_item.fact_id not in reexplained and check_item.fact_id in by_id:
+            pending = check_item.fact_id
+        notify(TeachingProgress("round", f"round {number} ({mode}, level {level}): {grade.verdict}", round=record))
+    return f"{rounds} rounds taught"
+
+
+def _ended(who: str, number: int, outcome: AgentResult | None) -> str:
+    if outcome is None:
+        return f"teaching ended in round {number}: the budget was used up"
+    return f"teaching ended in round {number}: {who} failed ({outcome.detail or outcome.stop_reason})"
+
+
+async def _quiz_one(
+    session: _SessionRun,
+    n: int,
+    item: QuizItem,
+    kb: KnowledgeBase,
+    memory: StudentMemory,
+    teacher: Callable[[Any, ModelSettings], SubAgent],
+    student: Callable[[Any, ModelSettings], SubAgent],
+    teacher_answer: TeacherAnswerHook | None,
+) -> QuizResult:
+    """One question for both: the student from its notes, the teacher from its knowledge base."""
+    result = QuizResult(**item.model_dump())
+    said = await session.step(
+        f"quiz-{n}-student", student(QuizAnswer, QUIZ_SETTINGS), answer_task(item.question, memory.recall(item.question), self_explain=False)
+    )
+    if said is not None and said.ok:
+        result.student_answer = said.output.answer
+    if teacher_answer is not None:
+        try:
+            result.teacher_answer = await teacher_answer(item.question)
+        except MootError as exc:  # the caller's answerer failed: a wrong answer, not a crash
+            session.failures.append(f"quiz-{n}-teacher: {exc.one_line()}")
+    else:
+        facts = [f.content for f in kb.retrieve(item.question, limit=5).facts]
+        shown = "\n".join(f"- {c}" for c in facts) or "(no facts)"
+        own = await session.step(
+            f"quiz-{n}-teacher", teacher(QuizAnswer, QUIZ_SETTINGS),
+            f"Your facts:\n{shown}\n\nQuiz question: {item.question}\nAnswer from your facts only, in a few words.",
+        )  # fmt: skip
+        if own is not None and own.ok:
+            result.teacher_answer = own.output.answer
+    result.student_correct = grade_answer(result.student_answer, item.expected).correct
+    result.teacher_correct = grade_answer(result.teacher_answer, item.expected).correct
+    return result
+
+
+__all__ = [
+    "SELF_EXPLANATION_PROMPT",
+    "PlannedFact",
+    "QuizItem",
+    "QuizResult",
+    "TeacherAnswerHook",
+    "TeacherTurn",
+    "TeachingProgress",
+    "TeachingReport",
+    "TeachingRound",
+    "build_quiz",
+    "default_budget",
+    "fact_difficulty",
+    "plan_material",
+    "question_for",
+    "run_teaching_session",
+    "tidy_explanation",
+]

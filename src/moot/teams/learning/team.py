@@ -1,0 +1,317 @@
+"""The learning team's facade: ``LearningTeam(kb).ask(question)`` and the answer it returns.
+
+Every :class:`Answer` carries its own metacognition — the intent and who decided it, the mode
+and the rule that chose it, the retrieval strategy, the facts used with their sources, the
+sub-agents that ran (and any fallback), a confidence — and says plainly when the knowledge
+base does not hold the answer, instead of letting a small model improvise one.
+
+    from moot.teams.learning import LearningTeam
+    team = LearningTeam("olympics", model="local")
+    answer = team.ask_sync("How did Norway's gold medals change?", mode="multi")
+    print(answer.answer, answer.trace.render())
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from moot.errors import MootError
+from moot.memory import KnowledgeBase
+from moot.models.base import Model, Usage
+from moot.runtime import Budget, EventBus, RunResult, RunStore
+
+_UNKNOWN = re.compile(r"\b(does not hold|doesn't hold|do not know|don't know|no information|not in the facts|"
+                      r"cannot be determined|can't be determined|not enough information)\b", re.I)
+_CITATION = re.compile(r"#(\d+)")
+_NUMBER_TOKEN = re.compile(r"(?<![\w#])\d[\d,]*(?:\.\d+)?")
+
+
+def _numbers(text: str) -> set[str]:
+    return {m.group().replace(",", "").rstrip(".") for m in _NUMBER_TOKEN.finditer(text)}
+
+
+def _ungrounded_numbers(answer: str, facts: list[dict[str, Any]], notes: str, question: str) -> list[str]:
+    """Numbers in ``answer`` that appear in none of the facts, the notes or the question."""
+    grounded = _numbers(notes) | _numbers(question)
+    for fact in facts:
+        grounded |= _numbers(" ".join(str(fact.get(k) or "") for k in ("content", "value", "source_date")))
+    return sorted(_numbers(answer) - grounded)
+
+
+class FactUsed(BaseModel):
+    """A fact an answer rests on, with its provenance."""
+
+    id: int
+    content: str
+    source: str = ""
+    source_date: str | None = None
+
+
+class SubAgentStep(BaseModel):
+    """One sub-agent's part in the answer, from the run's task results."""
+
+    task: str
+    agent: str
+    status: str
+    fallback_agent: str | None = None
+    calls: int = 0
+    error: str | None = None
+
+
+class AnswerTrace(BaseModel):
+    """How the answer came about: short enough to print under it."""
+
+    intent: str
+    intent_decided_by: str
+    """``keywords`` (the pre-classifier), ``model`` (structured classification) or ``default``."""
+    cues: list[str] = Field(default_factory=list)
+    entities: list[str] = Field(default_factory=list)
+    mode_rule: str = ""
+    """Which "when multi-agent is worth it" rule chose the mode (or that the caller chose it)."""
+    retrieval_strategy: str = ""
+    retrieval_note: str = ""
+    facts: list[FactUsed] = Field(default_factory=list)
+    sub_agents: list[SubAgentStep] = Field(default_factory=list)
+    confidence: float = 0.0
+    notes: list[str] = Field(default_factory=list)
+
+    def render(self) -> str:
+        """A few plain lines for a terminal."""
+        agents = ", ".join(
+            s.agent + (f"→{s.fallback_agent}" if s.fallback_agent else "") + ("" if s.status in ("completed", "fell_back") else f" ({s.status})")
+            for s in self.sub_agents
+        )
+        lines = [
+            f"intent: {self.intent} (decided by {self.intent_decided_by}{'; ' + ', '.join(self.cues) if self.cues else ''})",
+            f"mode rule: {self.mode_rule}",
+            f"retrieval: {self.retrieval_note or self.retrieval_strategy}",
+            f"sub-agents: {agents or 'none'}",
+            f"confidence: {self.confidence:.2f}",
+        ]
+        lines += [f"note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+
+class Answer(BaseModel):
+    """The team's answer to one question."""
+
+    question: str
+    answer: str
+    mode: str
+    """The mode actually used (``single`` or ``multi``; ``auto`` resolves to one of them)."""
+    intent: str
+    sub_agents: list[str]
+    facts_used: list[FactUsed]
+    confidence: float
+    knows: bool
+    """False when the knowledge base does not hold the answer (the answer says so plainly)."""
+    trace: AnswerTrace
+    usage: Usage
+    seconds: float
+    run_id: str
+
+    def to_json(self) -> dict[str, Any]:
+        """What ``moot ask --json`` prints."""
+        return {
+            "answer": self.answer,
+            "mode": self.mode,
+            "sub_agents": self.sub_agents,
+            "facts_used": [f.model_dump() for f in self.facts_used],
+            "confidence": self.confidence,
+            "knows": self.knows,
+            "intent": self.intent,
+            "usage": {"input_tokens": self.usage.input_tokens, "output_tokens": self.usage.output_tokens,
+                      "requests": self.usage.requests, "cost_usd": round(self.usage.cost_usd, 6)},
+            "seconds": round(self.seconds, 3),
+            "run_id": self.run_id,
+            "trace": self.trace.model_dump(exclude={"facts"}),
+        }
+
+
+def _fact_used(fact: dict[str, Any]) -> FactUsed:
+    return FactUsed(id=int(fact["id"]), content=str(fact["content"]), source=str(fact.get("source") or ""),
+                    source_date=fact.get("source_date"))
+
+
+def _confidence(*, knows: bool, facts: int, steps: list[SubAgentStep], run: RunResult, conflicts: int,
+                cited: bool) -> float:
+    """A rule, not a feeling: evidence raises it; fallbacks, budget stops and conflicts lower it."""
+    if not knows:
+        return 0.05
+    score = 0.45 + 0.08 * min(facts, 3)
+    if cited:
+        score += 0.1
+    if any(s.fallback_agent for s in steps):
+        score -= 0.15
+    if run.status != "completed":
+        score -= 0.2
+    if conflicts:
+        score -= 0.1
+    return round(min(0.95, max(0.05, score)), 2)
+
+
+def build_answer(*, question: str, classification: Any, mode: str, rule: str, recalled: dict[str, Any],
+                 run: RunResult, extra_usage: Usage, seconds: float, conflicts: list[str], max_facts: int) -> Answer:
+    """Turn a finished run into an :class:`Answer` with its trace."""
+    steps = [SubAgentStep(task=tid, agent=r.agent, status=r.status, fallback_agent=r.fallback_agent,
+                          calls=r.usage.requests, error=r.error) for tid, r in run.results.items()]
+    given: dict[int, dict[str, Any]] = {}
+    for tid in ("memory", "research"):
+        result = run.results.get(tid)
+        if result is not None and isinstance(result.output, dict):
+            for fact in result.output.get("facts") or []:
+                given.setdefault(int(fact["id"]), fact)
+    facts = list(given.values())[:max_facts]
+    notes: list[str] = []
+    sink = next((t for t in ("synthesize", "teaching", "single") if t in run.results), None)
+    text = ""
+    if sink is not None:
+        out = run.results[sink]
+        if out.status in ("completed", "fell_back", "stopped") and out.output:
+            text = str(out.output).strip()
+    if not recalled["relevant"]:
+        about = ", ".join(recalled.get("terms") or []) or "this question"
+        notes.append(f"the knowledge base holds no facts about {about}")
+        text = f"I don't know: the knowledge base holds no facts about {about}."
+    elif not text:
+        notes.append(f"no specialist produced an answer ({run.stop_reason}); showing the retrieved facts")
+        text = "I could not complete an answer; the most relevant facts are: " + "; ".join(
+            f"[#{f['id']}] {f['content']}" for f in facts[:3])
+    reasoning = run.results.get("reasoning")
+    result_line = next((line.strip() for line in str(reasoning.output or "").splitlines() if "Result:" in line),
+                       "") if reasoning is not None and reasoning.status in ("completed", "fell_back") else ""
+    if recalled["relevant"] and _UNKNOWN.search(text) and result_line:
+        # A small synthesizer sometimes gives up although the reasoning step found the answer.
+        notes.append("the synthesis said it could not answer; the reasoning result is shown instead")
+        text = result_line.split("Result:", 1)[1].strip() or text
+    elif result_line and (invented := _ungrounded_numbers(text, facts, str(reasoning.output or ""), question)):
+        # A small synthesizer also rewrites numbers ("+5" became "5.56%"): an answer may only state
+        # numbers that a fact, the reasoning notes or the question contain.
+        notes.append(
+            f"the synthesis stated {', '.join(invented)}, found in no fact or reasoning note; "
+            "the reasoning result is shown instead"
+        )
+        text = result_line.split("Result:", 1)[1].strip() or text
+    knows = bool(facts) and recalled["relevant"] and not _UNKNOWN.search(text)
+    if recalled["relevant"] and _UNKNOWN.search(text):
+        notes.append("the answer says the facts found do not settle the question")
+    cited_ids = {int(i) for i in _CITATION.findall(text)} & set(given)
+    used = [given[i] for i in given if i in cited_ids] if cited_ids else facts
+    if cited_ids:
+        notes.append("facts used = the facts the answer cites")
+    notes += [f"sources disagree: {c}" for c in conflicts[:3]]
+    for step in steps:
+        if step.fallback_agent:
+            notes.append(f"{step.agent} failed ({step.error}); {step.fallback_agent} took over")
+    if run.status != "completed":
+        notes.append(run.stop_reason)
+    confidence = _confidence(knows=knows, facts=len(used), steps=steps, run=run, conflicts=len(conflicts),
+                             cited=bool(cited_ids))
+    sub_agents = [s.task for s in steps if s.status not in ("not_started", "skipped")]
+    if classification.decided_by == "model":
+        sub_agents.insert(0, "coordinator")
+    sub_agents += [s.fallback_agent for s in steps if s.fallback_agent and s.fallback_agent not in sub_agents]
+    facts_used = [_fact_used(f) for f in used] if knows else []
+    trace = AnswerTrace(intent=classification.intent, intent_decided_by=classification.decided_by,
+                        cues=classification.cues, entities=classification.entities, mode_rule=rule,
+                        retrieval_strategy=recalled["strategy"], retrieval_note=recalled["note"],
+                        facts=facts_used, sub_agents=steps, confidence=confidence, notes=notes)
+    return Answer(question=question, answer=text, mode=mode, intent=classification.intent, sub_agents=sub_agents,
+                  facts_used=facts_used, confidence=confidence, knows=knows, trace=trace,
+                  usage=run.usage + extra_usage, seconds=seconds, run_id=run.run_id)
+
+
+def _missing_kb(path: Path) -> MootError:
+    return MootError(f"no knowledge base at {path}", fix="learn something first: moot learn FILE --kb NAME")
+
+
+class LearningTeam:
+    """The learning team over one knowledge base: learn, ask, teach.
+
+    ``kb`` is a :class:`KnowledgeBase`, a name or a path. Asking never creates a knowledge
+    base (a typo must not answer "I don't know" from an empty file); learning does.
+    """
+
+    def __init__(self, kb: KnowledgeBase | str | Path, *, model: Model | str | None = None,
+                 budget: Budget | str = "standard", store: RunStore | None | bool = True) -> None:
+        self._kb = kb if isinstance(kb, KnowledgeBase) else None
+        self._kb_ref = kb
+        self._model_ref = model
+        self._model: Model | None = model if isinstance(model, Model) else None
+        self.budget = Budget.preset(budget) if isinstance(budget, str) else budget
+        self.store: RunStore | None = RunStore() if store is True else (store or None)  # type: ignore[assignment]
+
+    # ------------------------------------------------------------------ resources
+
+    def knowledge_base(self, *, create: bool = False) -> KnowledgeBase:
+        """The knowledge base, opened on first use; refuses a missing file unless ``create``."""
+        if self._kb is None:
+            from moot.memory.store import resolve_path
+
+            path = resolve_path(self._kb_ref)  # type: ignore[arg-type]
+            if not create and not path.exists():
+                raise _missing_kb(path)
+            self._kb = KnowledgeBase.open(path)
+        return self._kb
+
+    @property
+    def model(self) -> Model:
+        if self._model is None:
+            from moot.models.registry import infer_model
+
+            self._model = infer_model(self._model_ref)  # type: ignore[arg-type]
+        return self._model
+
+    async def aclose(self) -> None:
+        """Close the knowledge base (when the team opened it) and the model (when it built it)."""
+        if self._kb is not None and not isinstance(self._kb_ref, KnowledgeBase):
+            self._kb.close()
+            self._kb = None
+        if self._model is not None and not isinstance(self._model_ref, Model):
+            await self._model.aclose()
+            self._model = None
+
+    # ------------------------------------------------------------------ the three jobs
+
+    async def ask(self, question: str, *, mode: str = "auto", bus: EventBus | None = None,
+                  on_phase: Any = None) -> Answer:
+        """Answer a question from the knowledge base; ``mode`` is ``auto``, ``single`` or ``multi``."""
+        from moot.teams.learning.coordinator import answer_question
+
+        if not question.strip():
+            raise MootError("the question is empty", fix='ask something: moot ask "QUESTION" --kb NAME')
+        kb = self.knowledge_base()
+        return await answer_question(kb, question, model=self.model, mode=mode, budget=self.budget,
+                                     store=self.store, bus=bus, on_phase=on_phase)
+
+    def ask_sync(self, question: str, *, mode: str = "auto") -> Answer:
+        """:meth:`ask` from synchronous code."""
+        return asyncio.run(self.ask(question, mode=mode))
+
+    async def learn(self, content: str, *, source: str, published: Any = None, progress: Any = None,
+                    bus: EventBus | None = None) -> Any:
+        """Learn facts from content into the knowledge base (creating it if needed)."""
+        from moot.teams.learning.learning import learn
+
+        return await learn(self.knowledge_base(create=True), content, source=source, published=published,
+                           model=self.model, progress=progress, budget=self.budget, bus=bus)
+
+    def learn_sync(self, content: str, *, source: str, published: Any = None) -> Any:
+        return asyncio.run(self.learn(content, source=source, published=published))
+
+    async def teach(self, topic: str, **kwargs: Any) -> Any:
+        """Run a teaching session on a topic from the knowledge base (see ``moot teach``)."""
+        from moot.teams.learning.teaching import run_teaching_session
+
+        return await run_teaching_session(self.knowledge_base(), topic, model=self.model, **kwargs)
+
+    def teach_sync(self, topic: str, **kwargs: Any) -> Any:
+        return asyncio.run(self.teach(topic, **kwargs))
+
+
+__all__ = ["Answer", "AnswerTrace", "FactUsed", "LearningTeam", "SubAgentStep", "build_answer"]
