@@ -1,0 +1,169 @@
+"""Task-board throughput and recovery: claims/s and completed tasks/s with 1, 2, 4, 8 worker
+processes running the echo agent, on the folder backend (and PostgreSQL with --db URL or
+MOOT_BENCH_PG), checking that every task completed exactly once; and the time to recover a
+task whose worker was killed with SIGKILL.
+
+    .venv/bin/python bench/board.py --quick
+    .venv/bin/python bench/board.py --db postgresql://localhost/moot_bench
+
+The last line is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing as mp
+import os
+import platform
+import signal
+import sys
+import tempfile
+import time
+import uuid
+from typing import Any
+
+from moot.teams.board import BoardTask, TaskStatus, open_board
+from moot.teams.board.echo import EchoAgent
+from moot.teams.board.worker import Worker
+
+CTX = mp.get_context("fork")
+
+
+def _claimer(location: str, prefix: str, start: Any, queue: Any) -> None:
+    board = open_board(location)
+    worker = f"claim-{os.getpid()}"
+    got: list[str] = []
+    start.wait()
+    t0 = time.perf_counter()
+    while True:
+        task = board.claim_next(worker, lease_s=300)
+        if task is None:
+            break
+        got.append(task.id)
+    queue.put((got, time.perf_counter() - t0))
+
+
+def _worker(location: str, start: Any, queue: Any) -> None:
+    board = open_board(location)
+    worker = Worker(board, EchoAgent(), lease_s=30, poll_s=0.02, stop_when_idle=True)
+    start.wait()
+    stats = asyncio.run(worker.run())
+    queue.put(stats.completed_ids)
+
+
+def _fresh(location: str | None) -> tuple[Any, str]:
+    if location is None:
+        path = tempfile.mkdtemp(prefix="moot-board-bench-")
+        board = open_board(path)
+    else:
+        board = open_board(location)
+    board.init()
+    return board, board.location if location is None else location
+
+
+def _fill(board: Any, n: int) -> list[str]:
+    prefix = f"b{uuid.uuid4().hex[:6]}"
+    return [board.submit(BoardTask(id=f"{prefix}-{i:05d}", description=f"job {i}")).id for i in range(n)]
+
+
+def _spawn(target: Any, args: tuple[Any, ...], n: int) -> tuple[list[Any], Any, Any]:
+    start, queue = CTX.Event(), CTX.Queue()
+    procs = [CTX.Process(target=target, args=(*args, start, queue)) for _ in range(n)]
+    for p in procs:
+        p.start()
+    return procs, start, queue
+
+
+def measure_claims(location: str | None, n_procs: int, n_tasks: int) -> dict[str, Any]:
+    board, loc = _fresh(location)
+    ids = _fill(board, n_tasks)
+    procs, start, queue = _spawn(_claimer, (loc, ""), n_procs)
+    time.sleep(0.3)  # let the children import and open the board before the clock starts
+    t0 = time.perf_counter()
+    start.set()
+    results = [queue.get(timeout=600) for _ in procs]
+    wall = time.perf_counter() - t0
+    for p in procs:
+        p.join()
+    claimed = [tid for got, _ in results for tid in got]
+    ok = sorted(claimed) == sorted(ids)
+    return {"procs": n_procs, "tasks": n_tasks, "claims_per_s": round(len(claimed) / wall, 1), "exactly_once": ok}
+
+
+def measure_completions(location: str | None, n_procs: int, n_tasks: int) -> dict[str, Any]:
+    board, loc = _fresh(location)
+    ids = _fill(board, n_tasks)
+    procs, start, queue = _spawn(_worker, (loc,), n_procs)
+    time.sleep(0.3)
+    t0 = time.perf_counter()
+    start.set()
+    results = [queue.get(timeout=600) for _ in procs]
+    wall = time.perf_counter() - t0
+    for p in procs:
+        p.join()
+    done = [tid for got in results for tid in got]
+    stored = {t.id: t for t in board.list(TaskStatus.COMPLETED) if t.id in set(ids)}
+    ok = sorted(done) == sorted(ids) and len(stored) == len(ids) and all(t.attempts == 1 for t in stored.values())
+    return {"procs": n_procs, "tasks": n_tasks, "completed_per_s": round(len(done) / wall, 1), "exactly_once": ok}
+
+
+def _doomed(location: str, lease_s: float) -> None:
+    board = open_board(location)
+    asyncio.run(Worker(board, EchoAgent(delay_s=3600), lease_s=lease_s, poll_s=0.02).run())
+
+
+def measure_recovery(location: str | None, lease_s: float) -> dict[str, Any]:
+    board, loc = _fresh(location)
+    task_id = _fill(board, 1)[0]
+    proc = CTX.Process(target=_doomed, args=(loc, lease_s))
+    proc.start()
+    while board.get(task_id).status is not TaskStatus.ACTIVE:
+        time.sleep(0.01)
+    os.kill(proc.pid, signal.SIGKILL)
+    killed = time.perf_counter()
+    proc.join()
+    rescuer = Worker(open_board(loc), EchoAgent(), lease_s=lease_s, poll_s=0.02, stop_when_idle=True,
+                     recover_every_s=0.05)
+    asyncio.run(rescuer.run())
+    seconds = time.perf_counter() - killed
+    task = board.get(task_id)
+    return {"lease_s": lease_s, "recovered_in_s": round(seconds, 3), "beyond_lease_s": round(seconds - lease_s, 3),
+            "completed": task.status is TaskStatus.COMPLETED, "attempts": task.attempts}
+
+
+def run_backend(location: str | None, counts: list[int], n_tasks: int, lease_s: float) -> dict[str, Any]:
+    claims = [measure_claims(location, n, n_tasks) for n in counts]
+    completions = [measure_completions(location, n, n_tasks) for n in counts]
+    return {"claims": claims, "completions": completions, "recovery": measure_recovery(location, lease_s),
+            "all_exactly_once": all(r["exactly_once"] for r in claims + completions)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="200 tasks per run (under a minute)")
+    parser.add_argument("--tasks", type=int, default=None)
+    parser.add_argument("--db", default=os.environ.get("MOOT_BENCH_PG"), help="also run on this PostgreSQL board")
+    parser.add_argument("--lease", type=float, default=1.0, help="lease for the recovery measurement")
+    args = parser.parse_args()
+    n_tasks = args.tasks or (200 if args.quick else 1000)
+    counts = [1, 2, 4, 8]
+    out: dict[str, Any] = {
+        "bench": "board", "quick": args.quick, "tasks_per_run": n_tasks, "procs": counts,
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+        "date": time.strftime("%Y-%m-%d"),
+    }
+    out["folder"] = run_backend(None, counts, n_tasks, args.lease)
+    print(f"folder: {json.dumps(out['folder'])}", file=sys.stderr)
+    if args.db:
+        out["postgres"] = run_backend(args.db, counts, n_tasks, args.lease)
+        for kind in ("claims", "completions"):
+            key = "claims_per_s" if kind == "claims" else "completed_per_s"
+            out[f"{kind}_postgres_over_folder"] = [
+                round(p[key] / f[key], 2) for p, f in zip(out["postgres"][kind], out["folder"][kind], strict=True)]
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,226 @@
+"""`moot board`: the task board (seed 002) from the command line.
+
+Every command takes a folder (the shared workspace) or ``--db postgresql://…``; the same
+workers run on either.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from moot.cli._output import print_json, stdout
+from moot.errors import MootError
+from moot.teams.board.backend import BoardBackend, open_board
+from moot.teams.board.task import BoardTask, TaskStatus, parse_task
+
+board_app = typer.Typer(help="A shared task board: peer agents claim tasks atomically from a folder or PostgreSQL.",
+                        no_args_is_help=True)
+
+_STYLE = {"pending": "yellow", "active": "cyan", "completed": "green", "failed": "red"}
+_DIR_HELP = "The board folder (or use --db)."
+_DB_HELP = "A postgresql:// URL instead of a folder."
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(board_app, name="board")
+
+
+def _open(directory: Optional[Path], db: Optional[str]) -> BoardBackend:
+    if db and directory:
+        raise MootError("give either a board folder or --db, not both", fix="drop one of them")
+    if not db and not directory:
+        raise MootError("no board given", fix="pass a folder (moot board status DIR) or --db postgresql://…")
+    return open_board(db or str(directory))
+
+
+def _clock(ts: float | None) -> str:
+    return "-" if ts is None else dt.datetime.fromtimestamp(ts).strftime("%H:%M:%S")
+
+
+def _clip(text: str, width: int = 48) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _task_dict(task: BoardTask) -> dict[str, Any]:
+    return task.model_dump(mode="json")
+
+
+@board_app.command("init")
+def init(directory: Optional[Path] = typer.Argument(None, help=_DIR_HELP),
+         db: Optional[str] = typer.Option(None, "--db", help=_DB_HELP),
+         as_json: bool = typer.Option(False, "--json", help="Print one JSON object.")) -> None:
+    """Create a board: tasks/{pending,active,completed,failed}, agents/registry.json, context/, results/."""
+    board = _open(directory, db)
+    board.init()
+    if as_json:
+        print_json({"board": board.location, "agents": [s.name for s in board.agents()]})
+    else:
+        stdout.print(f"board ready at {board.location} — agents: {', '.join(s.name for s in board.agents())}")
+
+
+@board_app.command("submit")
+def submit(
+    directory: Optional[Path] = typer.Argument(None, help=_DIR_HELP),
+    description: Optional[str] = typer.Argument(None, help="What to do (or --file task.json)."),
+    file: Optional[Path] = typer.Option(None, "--file", "-f", help="A task as JSON (the seed's format)."),
+    task_type: str = typer.Option("general", "--type", "-t", help="The task type."),
+    requires: list[str] = typer.Option([], "--requires", "-r", help="A capability the agent needs (repeatable)."),
+    parent: Optional[str] = typer.Option(None, "--parent", help="The parent task id."),
+    task_id: Optional[str] = typer.Option(None, "--id", help="Choose the id (letters, digits, _ . -)."),
+    priority: int = typer.Option(0, "--priority", help="Higher is claimed first."),
+    db: Optional[str] = typer.Option(None, "--db", help=_DB_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print the task as one JSON object."),
+) -> None:
+    """Add a pending task."""
+    board = _open(directory, db)
+    if file is not None:
+        try:
+            data = json.loads(file.read_text())
+        except (OSError, ValueError) as exc:
+            raise MootError(f"cannot read {file}: {exc}", fix="pass a JSON file with at least a description") from None
+        if not isinstance(data, dict):
+            raise MootError(f"{file} is not a JSON object", fix="pass a JSON object with at least a description")
+    elif description:
+        data = {"description": description, "type": task_type, "requirements": requires, "priority": priority}
+    else:
+        raise MootError("nothing to submit", fix='give a description: moot board submit DIR "what to do"')
+    if task_id:
+        data["id"] = task_id
+    if parent:
+        parent_task = board.get(parent)
+        data.update(parent_id=parent, depth=parent_task.depth + 1, root_id=parent_task.root_id or parent,
+                    context={"original_goal": parent_task.original_goal, **data.get("context", {})})
+    task = board.submit(parse_task(data, origin=str(file) if file else "the task"))
+    if as_json:
+        print_json(_task_dict(task))
+    else:
+        stdout.print(f"submitted {task.id} ({task.type}) to {board.location}")
+
+
+def _status_payload(board: BoardBackend, limit: int) -> dict[str, Any]:
+    stats = board.stats()
+    tasks = board.list()
+    tasks.sort(key=lambda t: t.finished_at or t.claimed_at or t.created_at, reverse=True)
+    return {"board": board.location, "counts": stats.model_dump(), "tasks": [_task_dict(t) for t in tasks[:limit]]}
+
+
+def _render(board: BoardBackend, limit: int) -> list[Any]:
+    payload = _status_payload(board, limit)
+    counts = payload["counts"]
+    header = Text(f"board {board.location}  ")
+    for name in ("pending", "active", "completed", "failed"):
+        header.append(f"{name} {counts[name]}  ", style=_STYLE[name])
+    table = Table(title_justify="left", show_edge=False)
+    for column in ("id", "type", "status", "worker", "attempts", "updated", "description / result"):
+        table.add_column(column, no_wrap=column in ("id", "status"))
+    for t in payload["tasks"]:
+        detail = t["error"] if t["status"] == "failed" else (t["result"] if t["status"] == "completed" else t["description"])
+        table.add_row(t["id"], t["type"], Text(t["status"], style=_STYLE[t["status"]]), t["claimed_by"] or "-",
+                      str(t["attempts"]), _clock(t["finished_at"] or t["claimed_at"] or t["created_at"]),
+                      _clip(json.dumps(detail) if not isinstance(detail, str) else detail))
+    return [header, table]
+
+
+@board_app.command("status")
+def status(directory: Optional[Path] = typer.Argument(None, help=_DIR_HELP),
+           db: Optional[str] = typer.Option(None, "--db", help=_DB_HELP),
+           limit: int = typer.Option(20, "--limit", "-n", help="How many recent tasks to show."),
+           as_json: bool = typer.Option(False, "--json", help="Print counts and tasks as one JSON object.")) -> None:
+    """Counts by status and the most recent tasks."""
+    board = _open(directory, db)
+    if as_json:
+        print_json(_status_payload(board, limit))
+        return
+    for part in _render(board, limit):
+        stdout.print(part)
+
+
+@board_app.command("watch")
+def watch(directory: Optional[Path] = typer.Argument(None, help=_DIR_HELP),
+          db: Optional[str] = typer.Option(None, "--db", help=_DB_HELP),
+          limit: int = typer.Option(20, "--limit", "-n", help="How many recent tasks to show."),
+          every: float = typer.Option(1.0, "--every", help="Seconds between refreshes."),
+          once: bool = typer.Option(False, "--once", help="Print one frame and exit.")) -> None:
+    """A live table of the board, refreshed until Ctrl-C."""
+    from rich.console import Group
+
+    board = _open(directory, db)
+    if once:
+        stdout.print(Group(*_render(board, limit)))
+        return
+    try:
+        with Live(Group(*_render(board, limit)), console=stdout, refresh_per_second=4) as live:
+            while True:
+                time.sleep(every)
+                live.update(Group(*_render(board, limit)))
+    except KeyboardInterrupt:
+        pass
+
+
+def _build_agent(agent_type: str, model: Optional[str], board: BoardBackend) -> Any:
+    if agent_type == "echo":
+        from moot.teams.board.echo import EchoAgent
+
+        return EchoAgent()
+    try:
+        from moot.teams.board.agents import build_agent
+    except ImportError:
+        raise MootError(f"unknown agent type {agent_type!r}", fix="use --agent echo") from None
+    known = {s.name: s for s in board.agents()}
+    if agent_type not in known:
+        raise MootError(f"unknown agent type {agent_type!r}",
+                        fix=f"choose one of: {', '.join(sorted(known)) or 'echo'}")
+    return build_agent(known[agent_type], model=model)
+
+
+@board_app.command("worker")
+def worker(directory: Optional[Path] = typer.Argument(None, help=_DIR_HELP),
+           agent: str = typer.Option(..., "--agent", "-a", help="The agent type (echo is built in)."),
+           db: Optional[str] = typer.Option(None, "--db", help=_DB_HELP),
+           concurrency: int = typer.Option(1, "--concurrency", "-c", min=1, help="Tasks worked on at once."),
+           lease: float = typer.Option(30.0, "--lease", min=0.5, help="Lease seconds (heartbeat every third)."),
+           max_tasks: Optional[int] = typer.Option(None, "--max-tasks", min=1, help="Stop after claiming N tasks."),
+           until_idle: bool = typer.Option(False, "--until-idle", help="Stop when nothing is pending or active."),
+           model: Optional[str] = typer.Option(None, "--model", "-m", help="The model for model-driven agents."),
+           worker_id: Optional[str] = typer.Option(None, "--worker-id", help="Name this worker (default: type-host-pid)."),
+           as_json: bool = typer.Option(False, "--json", help="Print what the worker did as one JSON object.")) -> None:
+    """Run one agent on the board: claim, work, heartbeat, complete. Ctrl-C stops gracefully."""
+    from moot.teams.board.worker import Worker
+
+    board = _open(directory, db)
+    instance = _build_agent(agent, model, board)
+    runner = Worker(board, instance, worker_id=worker_id, lease_s=lease, concurrency=concurrency,
+                    max_tasks=max_tasks, stop_when_idle=until_idle)
+    if not as_json:
+        stdout.print(f"worker {runner.worker_id} ({agent}) on {board.location} — Ctrl-C to stop")
+    started = time.monotonic()
+    stats = asyncio.run(runner.run(handle_signals=True))
+    seconds = time.monotonic() - started
+    summary = {"worker_id": stats.worker_id, "agent": agent, "claimed": stats.claimed, "completed": stats.completed,
+               "failed": stats.failed, "parked": stats.parked, "lost": stats.lost, "released": stats.released,
+               "recovered": stats.recovered, "parents_settled": stats.parents_settled,
+               "stop_reason": stats.stop_reason, "seconds": round(seconds, 3)}
+    usage = getattr(instance, "usage", None)
+    if usage is not None:
+        from moot.cli._output import usage_dict
+
+        summary["usage"] = usage_dict(usage)
+    if as_json:
+        print_json(summary)
+    else:
+        stdout.print(f"{stats.completed} completed, {stats.failed} failed, {stats.lost} lost, "
+                     f"{stats.recovered} recovered · stopped: {stats.stop_reason} · {seconds:.1f}s")
+
+
+__all__ = ["board_app", "register"]

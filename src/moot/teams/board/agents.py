@@ -1,0 +1,387 @@
+"""The board's agents (seed 002's BaseAgent): executor, evaluator and metacognition roles.
+
+Each role is a short model call with its own instructions (``prompts/*.md``) and every
+decision is **structured output** validated against a schema — the seed parsed ``YES``/``NO``
+out of free text, which a small model gets wrong and a large one gets wrong sometimes.
+
+``should_handle`` runs, in order, and stops at the first "no":
+
+1. the goal's budget (no model call): a spent goal is taken only to be failed with the reason;
+2. the deterministic capability pre-check (no model call): ``task.requirements`` must be a
+   subset of the agent's capabilities — most "no"s end here, for free;
+3. metacognition: step back from redundant or goal-less work (``MetacognitiveDecision``);
+4. the evaluator's capability check (``CapabilityDecision``), only when the task states no
+   requirements (when it does, step 2 already decided);
+5. the evaluator's fitness score (``Fitness``) at or above the spec's threshold.
+
+Decisions are cached per task and attempt, so a worker that polls the same pending task again
+does not spend the goal's model calls twice.
+
+``process`` runs the executor (with the spec's allow-listed tools), then checks the result
+against the task's original goal (``GoalCheck``) and raises :class:`ResultRejected` when it
+does not advance it.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections import deque
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, Field
+
+from moot.errors import ConfigError, MootError
+from moot.models.base import Model, ModelSettings
+from moot.runtime.agent import SubAgent
+from moot.teams.board.agent_tools import build_tools, terminal_enabled
+from moot.teams.board.backend import AgentSpec, BoardBackend
+from moot.teams.board.goal_budget import GoalBudgetExceeded, charge, check_budget, read_budget
+from moot.teams.board.task import BoardTask
+
+T = TypeVar("T", bound=BaseModel)
+
+WORKSPACE_ENV = "MOOT_BOARD_WORKSPACE"
+
+
+# --------------------------------------------------------------------------- decisions
+
+
+class MetacognitiveDecision(BaseModel):
+    """Metacognition's verdict: take the task, or step back and leave it to others."""
+
+    proceed: bool
+    reason: str = ""
+
+
+class CapabilityDecision(BaseModel):
+    """Whether the agent can technically do the task."""
+
+    can_handle: bool
+    reason: str = ""
+
+
+class Fitness(BaseModel):
+    """How well the task fits the agent (1-10); compared with the spec's threshold."""
+
+    score: int = Field(ge=1, le=10)
+    reason: str = ""
+
+
+class GoalCheck(BaseModel):
+    """Whether a result meaningfully advances the original goal."""
+
+    advances_goal: bool
+    reason: str = ""
+
+
+class ResultRejected(MootError):
+    """The executor's result did not advance the original goal (or the executor failed)."""
+
+    fix = "reword the goal more concretely, or run a larger model with --model"
+
+
+@lru_cache(maxsize=None)
+def load_board_prompt(name: str) -> str:
+    """A prompt of the board team, kept as data in ``prompts/<name>.md``."""
+    return resources.files("moot.teams.board").joinpath("prompts", f"{name}.md").read_text("utf-8").strip()
+
+
+def workspace_for(board: BoardBackend, workspace: str | Path | None = None) -> Path:
+    """The folder tools work in: explicit, else ``$MOOT_BOARD_WORKSPACE``, else a folder board's own folder."""
+    if workspace is not None:
+        return Path(workspace)
+    if os.environ.get(WORKSPACE_ENV):
+        return Path(os.environ[WORKSPACE_ENV])
+    for attribute in ("root", "path"):
+        value = getattr(board, attribute, None)
+        if isinstance(value, (str, Path)) and Path(value).is_dir():
+            return Path(value)
+    location = Path(str(getattr(board, "location", ".")))
+    return location if location.is_dir() else Path.cwd()
+
+
+def describe_task(task: BoardTask) -> str:
+    """The task as the model sees it: short, with the original goal for orientation."""
+    lines = [f"Task: {task.description}", f"Type: {task.type}"]
+    if task.requirements:
+        lines.append(f"Requirements: {', '.join(task.requirements)}")
+    if task.original_goal != task.description:
+        lines.append(f"Original goal: {task.original_goal}")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- the agent
+
+
+class BaseAgent:
+    """A board agent defined by an :class:`AgentSpec` and a model; implements ``BoardAgent``."""
+
+    def __init__(
+        self,
+        spec: AgentSpec,
+        *,
+        model: Model | str | None = None,
+        workspace: str | Path | None = None,
+        allow_terminal: bool | None = None,
+        max_turns: int = 3,
+    ) -> None:
+        self.spec = spec
+        self.agent_type = spec.name
+        self.capabilities = list(spec.capabilities)
+        self.agent_id = f"{spec.name}_{uuid.uuid4().hex[:8]}"
+        self.model = model
+        self.workspace = Path(workspace) if workspace is not None else None
+        self.allow_terminal = terminal_enabled(allow_terminal)
+        self.max_turns = max_turns
+        self.recent_actions: deque[str] = deque(maxlen=5)
+        """Descriptions of the tasks this agent took lately, shown to metacognition."""
+        self._decisions: dict[tuple[str, int], bool] = {}
+        self._model_obj: Model | None = model if isinstance(model, Model) else None
+
+    @property
+    def threshold(self) -> int:
+        return self.spec.threshold
+
+    def resolved_model(self) -> Model:
+        """One model object shared by every role (the embedded engine loads once)."""
+        if self._model_obj is None:
+            from moot.models.registry import infer_model
+
+            self._model_obj = infer_model(self.model)  # type: ignore[arg-type]
+        return self._model_obj
+
+    # ------------------------------------------------------------------ model calls
+
+    async def _decide(self, role: str, prompt: str, output_type: type[T], text: str, task: BoardTask, board: BoardBackend) -> T:
+        """One structured decision, charged to the task's root goal."""
+        check_budget(board, task)
+        agent = SubAgent(
+            name=f"{self.agent_type}-{role}",
+            role=role,
+            system_prompt=load_board_prompt(prompt).format(agent_type=self.agent_type),
+            model=self.resolved_model(),
+            output_type=output_type,
+            max_turns=2,
+            settings=ModelSettings(max_tokens=160, temperature=0.0),
+        )
+        result = await agent.run(text)
+        charge(board, task, model_calls=max(1, result.usage.requests))
+        if not result.ok or not isinstance(result.output, output_type):
+            raise MootError(f"the {role} of agent {self.agent_type!r} gave no valid decision: {result.detail or result.stop_reason}")
+        return result.output
+
+    def _tools(self, task: BoardTask, board: BoardBackend) -> list[Any]:
+        knowledge_bases = task.context.get("knowledge_bases") or []
+        if isinstance(knowledge_bases, str):
+            knowledge_bases = [knowledge_bases]
+        return build_tools(
+            self.spec.tools,
+            workspace=self.workspace or workspace_for(board),
+            knowledge_bases=knowledge_bases,
+            allow_terminal=self.allow_terminal,
+        )
+
+    def _profile(self) -> str:
+        tools = ", ".join(self.spec.tools) or "none"
+        return (
+            f"Agent: {self.agent_type}\nCapabilities: {', '.join(self.capabilities) or 'none'}\n"
+            f"Tools: {tools}\nSpecialisation: {self.spec.instructions or self.agent_type}"
+        )
+
+    # ------------------------------------------------------------------ should_handle
+
+    def precheck(self, task: BoardTask) -> bool:
+        """The deterministic capability check: every stated requirement is one of my capabilities."""
+        return set(task.requirements) <= set(self.capabilities)
+
+    async def should_handle(self, task: BoardTask, board: BoardBackend) -> bool:
+        key = (task.id, task.attempts)
+        if key in self._decisions:
+            return self._decisions[key]
+        try:
+            decision = await self._should_handle(task, board)
+        except GoalBudgetExceeded:
+            decision = True  # spent while deciding: taken only so that process() fails it with the reason
+        except MootError:
+            decision = False  # no valid decision (model error, invalid output twice): leave it to others
+        self._decisions[key] = decision
+        return decision
+
+    async def _should_handle(self, task: BoardTask, board: BoardBackend) -> bool:
+        if read_budget(board, task).exceeded():
+            return True  # taken only so that process() fails it with the budget's reason
+        if not self.precheck(task):
+            return False
+        described = describe_task(task)
+        stats = board.stats()
+        recent = "; ".join(self.recent_actions) or "none"
+        reflection = await self._decide(
+            "metacognition",
+            "metacognition",
+            MetacognitiveDecision,
+            f"{described}\n\n{self._profile()}\nMy recent tasks: {recent}\n"
+            f"Board: {stats.pending} pending, {stats.active} active, {stats.completed} completed",
+            task,
+            board,
+        )
+        if not reflection.proceed:
+            return False
+        if not task.requirements:
+            capable = await self._decide(
+                "evaluator", "capability", CapabilityDecision, f"{described}\n\n{self._profile()}", task, board
+            )
+            if not capable.can_handle:
+                return False
+        fitness = await self._decide("evaluator", "fitness", Fitness, f"{described}\n\n{self._profile()}", task, board)
+        return fitness.score >= self.threshold
+
+    # ------------------------------------------------------------------ process
+
+    async def process(self, task: BoardTask, board: BoardBackend) -> Any:
+        check_budget(board, task)
+        self.recent_actions.append(task.description[:120])
+        output = await self.execute(task, board)
+        verdict = await self.validate_goal_progress(task, output, board)
+        if verdict is not None and not verdict.advances_goal:
+            raise ResultRejected(f"the result does not advance the original goal: {verdict.reason or 'no reason given'}")
+        return {"agent": self.agent_type, "output": output}
+
+    async def execute(self, task: BoardTask, board: BoardBackend, *, note: str | None = None) -> str:
+        """Run the executor role with the spec's tools; its text answer is the result."""
+        check_budget(board, task)
+        instructions = load_board_prompt("executor").format(agent_type=self.agent_type)
+        if self.spec.instructions:
+            instructions = f"{instructions}\n\n{self.spec.instructions}"
+        executor = SubAgent(
+            name=f"{self.agent_type}-executor",
+            role="executor",
+            system_prompt=instructions,
+            tools=self._tools(task, board),
+            model=self.resolved_model(),
+            max_turns=self.max_turns,
+            settings=ModelSettings(max_tokens=400, temperature=0.0),
+        )
+        context: dict[str, Any] = {}
+        if task.original_goal != task.description:
+            context["original goal"] = task.original_goal
+        if note:
+            context["note"] = note
+        result = await executor.run(task.description, context or None)
+        charge(board, task, model_calls=max(1, result.usage.requests))
+        if not result.ok:
+            raise ResultRejected(f"the {self.agent_type} executor stopped: {result.detail or result.stop_reason}")
+        text = str(result.output or "").strip()
+        if not text:
+            raise ResultRejected(f"the {self.agent_type} executor gave an empty result")
+        return text
+
+    async def validate_goal_progress(self, task: BoardTask, output: str, board: BoardBackend) -> GoalCheck | None:
+        """Metacognition's check against the original goal; ``None`` for a root goal (nothing to check against)."""
+        if "original_goal" not in task.context or task.original_goal == task.description:
+            return None
+        return await self._decide(
+            "metacognition",
+            "goal_check",
+            GoalCheck,
+            f"Original goal: {task.original_goal}\nTask: {task.description}\nResult: {output[:1500]}",
+            task,
+            board,
+        )
+
+
+# --------------------------------------------------------------------------- build_agent
+
+
+def builtin_specs(*, allow_terminal: bool | None = None) -> dict[str, AgentSpec]:
+    """The built-in agent types (``terminal`` only while the terminal is enabled)."""
+    from moot.teams.board.breakdown import BREAKDOWN_SPEC
+    from moot.teams.board.builtin_agents import FILE_SPEC, SEARCH_SPEC, TERMINAL_SPEC
+
+    specs = {s.name: s for s in (BREAKDOWN_SPEC, SEARCH_SPEC, FILE_SPEC)}
+    if terminal_enabled(allow_terminal):
+        specs[TERMINAL_SPEC.name] = TERMINAL_SPEC
+    return specs
+
+
+def known_specs(board: BoardBackend, *, allow_terminal: bool | None = None) -> dict[str, AgentSpec]:
+    """Built-in specs plus the board's registry (a registered spec never replaces a built-in)."""
+    specs = builtin_specs(allow_terminal=allow_terminal)
+    enabled = terminal_enabled(allow_terminal)
+    for spec in board.agents():
+        if spec.name == "echo" or (spec.name == "terminal" and not enabled):
+            continue  # echo takes anything (a test agent); a disabled terminal would strand its tasks
+        specs.setdefault(spec.name, spec)
+    return specs
+
+
+def __getattr__(name: str) -> Any:
+    # ``BUILTIN_SPECS`` is what the folder backend writes into a new registry; it is computed
+    # lazily because the specs live in modules that import this one.
+    if name == "BUILTIN_SPECS":
+        from moot.teams.board.breakdown import BREAKDOWN_SPEC
+        from moot.teams.board.builtin_agents import FILE_SPEC, SEARCH_SPEC, TERMINAL_SPEC
+
+        return [BREAKDOWN_SPEC, SEARCH_SPEC, FILE_SPEC, TERMINAL_SPEC]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def build_agent(
+    spec_or_type: AgentSpec | str,
+    *,
+    board: BoardBackend,
+    model: Model | str | None = None,
+    workspace: str | Path | None = None,
+    allow_terminal: bool | None = None,
+) -> Any:
+    """The agent for a type name or a spec: a built-in, ``echo``, or any registered spec.
+
+    Raises :class:`ConfigError` (one line, with the fix) for an unknown type, and for the
+    terminal agent while the terminal is off.
+    """
+    from moot.teams.board.breakdown import TaskBreakdownAgent
+    from moot.teams.board.builtin_agents import FileAgent, SearchAgent, TerminalAgent
+
+    options: dict[str, Any] = {"model": model, "workspace": workspace, "allow_terminal": allow_terminal}
+    if isinstance(spec_or_type, AgentSpec):
+        from moot.teams.board.extension import validate_spec
+
+        return BaseAgent(validate_spec(spec_or_type, allow_terminal=allow_terminal, allow_builtin_name=True), **options)
+    name = spec_or_type.strip().lower()
+    if name == "echo":
+        from moot.teams.board.echo import EchoAgent  # written alongside the worker
+
+        return EchoAgent()
+    builtin = {"breakdown": TaskBreakdownAgent, "search": SearchAgent, "file": FileAgent, "terminal": TerminalAgent}
+    if name in builtin:
+        return builtin[name](**options)
+    for spec in board.agents():
+        if spec.name == name:
+            from moot.teams.board.extension import validate_spec
+
+            return BaseAgent(validate_spec(spec, allow_terminal=allow_terminal), **options)
+    available = sorted({*builtin, "echo", *(s.name for s in board.agents())})
+    raise ConfigError(
+        f"no agent type {spec_or_type!r} on this board",
+        fix=f"use one of: {', '.join(available)}",
+    )
+
+
+__all__ = [
+    "BaseAgent",
+    "CapabilityDecision",
+    "Fitness",
+    "GoalBudgetExceeded",
+    "GoalCheck",
+    "MetacognitiveDecision",
+    "ResultRejected",
+    "build_agent",
+    "builtin_specs",
+    "describe_task",
+    "known_specs",
+    "load_board_prompt",
+    "workspace_for",
+]

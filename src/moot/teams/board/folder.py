@@ -1,0 +1,664 @@
+"""The folder backend: the seed's shared workspace, made crash-safe.
+
+Layout (``docs/task-board.md`` has the full story)::
+
+    DIR/tasks/pending/<id>.json              waiting to be claimed
+    DIR/tasks/active/<id>__<worker>.json     claimed; the file's mtime IS the lease expiry
+    DIR/tasks/completed/<id>.json            done, with ``result``
+    DIR/tasks/failed/<id>.json               failed, with ``error``
+    DIR/tasks/failed/<name>.invalid (+ .why) a malformed file, kept raw, with the reason
+    DIR/agents/registry.json                 the agent registry
+    DIR/context/  DIR/results/<id>.json      shared context; results of root goals
+
+Why these choices:
+
+- **Claim = one rename** pending → active (the seed's idea): of N racing renames exactly one
+  finds the source. The worker id is in the active file's *name*, so "is it still mine?" is a
+  question about a path, never a read-then-write race on the content.
+- **The lease is the active file's mtime**, set into the future. A heartbeat is one
+  ``os.utime`` on our own path: it can never recreate a file that a recoverer moved away (a
+  content rewrite could), and a missing path means the lease was lost.
+- **Every move out of active goes through one protocol** (:meth:`FolderBoard._move`): the new
+  record is first written and fsynced to a hidden ``.commit~`` file in the target folder, then
+  the active file is renamed to a hidden ``.move~`` marker (the commit point: one rename, so a
+  racing recoverer or a second completion loses), then the commit file is renamed into place.
+  A crash at any point leaves either the old state or a marker that any worker rolls forward.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import re
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from moot.errors import MootError
+from moot.teams.board.backend import (
+    AgentSpec,
+    BoardBackend,
+    BoardStats,
+    LeaseLostError,
+    UnknownTaskError,
+)
+from moot.teams.board.protocol import AWAITING_OWNER
+from moot.teams.board.task import TASK_ID_PATTERN, BoardTask, InvalidTaskError, TaskStatus, parse_task
+
+WORKER_ID_PATTERN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9.-]|_(?!_)){0,63}$")
+"""Worker ids go into active file names after ``__``, so they may not contain ``__`` themselves."""
+
+SEP = "__"
+"""Separates task id and worker id in an active file name (split at the last one)."""
+
+_INVALID = ".invalid"
+_WHY = ".why"
+
+
+class BoardWriteError(MootError):
+    """A write to the board failed (disk full, permissions); the previous state is kept."""
+
+    fix = "free disk space or fix the folder's permissions, then retry"
+
+
+def _nonce() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def _fsync_dir(path: Path) -> None:
+    """Make a rename durable; some filesystems refuse to fsync a directory, which is fine."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _write_new(path: Path, data: bytes, *, mtime: float | None = None) -> None:
+    """Create ``path`` (which must not exist), write and fsync it; on any error remove it."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if mtime is not None:
+            os.utime(path, (mtime, mtime))
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise
+
+
+def atomic_write(path: Path, data: bytes, *, mtime: float | None = None) -> None:
+    """Replace ``path`` with ``data`` all-or-nothing: temp file in the same folder, fsync, rename."""
+    tmp = path.parent / f".{path.name}.{_nonce()}.tmp"
+    try:
+        _write_new(tmp, data, mtime=mtime)
+        try:
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    except OSError as exc:
+        raise BoardWriteError(f"could not write {path}: {exc.strerror or exc}") from exc
+    _fsync_dir(path.parent)
+
+
+def _dump(task: BoardTask) -> bytes:
+    return task.model_dump_json(indent=2).encode()
+
+
+def _jsonable(value: Any) -> Any:
+    """Results are stored as JSON; anything else is stored as its text."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def _check_worker(worker_id: str) -> None:
+    if not WORKER_ID_PATTERN.match(worker_id):
+        raise MootError(
+            f"worker id {worker_id!r} is not allowed",
+            fix="use letters, digits, '.', '-' and single '_' (no '__'), at most 64 characters",
+        )
+
+
+def _check_id(task_id: str) -> None:
+    if not TASK_ID_PATTERN.match(task_id):
+        raise InvalidTaskError(f"task id {task_id!r} is not allowed (no path characters)")
+
+
+class FolderBoard(BoardBackend):
+    """A board in a folder; any number of worker processes on one filesystem may share it."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.root = Path(path).expanduser()
+        self.location = str(self.root)
+        self.tasks_dir = self.root / "tasks"
+        self.dirs = {status: self.tasks_dir / status.value for status in TaskStatus}
+        self.registry_path = self.root / "agents" / "registry.json"
+        self.results_dir = self.root / "results"
+        self._cache: dict[str, tuple[tuple[int, int, int, int], BoardTask]] = {}
+        """Parsed files keyed by path, valid while (inode, mtime, ctime, size) match: re-scans stay cheap."""
+        self._ready = False
+
+    # ------------------------------------------------------------------ set-up
+
+    def init(self) -> None:
+        try:
+            for folder in self.dirs.values():
+                folder.mkdir(parents=True, exist_ok=True)
+            for extra in (self.registry_path.parent, self.root / "context", self.results_dir):
+                extra.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise BoardWriteError(f"could not create the board in {self.root}: {exc.strerror or exc}") from exc
+        self._ready = True
+        with self._registry_lock():
+            specs = {s.name: s for s in self._read_registry()}
+            missing = [s for s in builtin_specs() if s.name not in specs]
+            if missing or not self.registry_path.exists():
+                for spec in missing:
+                    specs[spec.name] = spec
+                self._write_registry(list(specs.values()))
+
+    def _require(self) -> None:
+        if self._ready:
+            return
+        if not self.dirs[TaskStatus.PENDING].is_dir():
+            raise MootError(f"{self.root} is not a task board", fix=f"run `moot board init {self.root}` first")
+        self._ready = True
+
+    # ------------------------------------------------------------------ paths and reading
+
+    def _path(self, status: TaskStatus, task_id: str, worker_id: str | None = None) -> Path:
+        name = f"{task_id}{SEP}{worker_id}.json" if status is TaskStatus.ACTIVE else f"{task_id}.json"
+        return self.dirs[status] / name
+
+    @staticmethod
+    def _split_active(name: str) -> tuple[str, str] | None:
+        stem = name[: -len(".json")]
+        if SEP not in stem:
+            return None
+        task_id, worker = stem.rsplit(SEP, 1)
+        if not TASK_ID_PATTERN.match(task_id) or not WORKER_ID_PATTERN.match(worker):
+            return None
+        return task_id, worker
+
+    def _read(self, path: Path, status: TaskStatus, st: os.stat_result | None = None) -> BoardTask:
+        """Parse one task file; the folder and the file name are the truth for status and owner."""
+        st = st or path.stat()
+        key = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)  # a rewrite is a new inode
+        cached = self._cache.get(str(path))
+        if cached and cached[0] == key:
+            return cached[1].model_copy()
+        if status is TaskStatus.ACTIVE:
+            parts = self._split_active(path.name)
+            if parts is None:
+                raise InvalidTaskError(f"active file name {path.name!r} is not <id>__<worker>.json")
+            expected, worker = parts
+        else:
+            expected, worker = path.name[: -len(".json")], None
+        raw = path.read_bytes()
+        try:
+            data = json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise InvalidTaskError(f"{path.name} is not JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise InvalidTaskError(f"{path.name} is not a JSON object")
+        if "id" not in data and status in (TaskStatus.PENDING, TaskStatus.ACTIVE) and TASK_ID_PATTERN.match(expected):
+            data["id"] = expected  # the seed's way: a person drops {"description": …} into pending/
+        task = parse_task(data, origin=path.name)
+        if task.id != expected:
+            raise InvalidTaskError(f"{path.name}: the id inside ({task.id!r}) does not match the file name")
+        updates: dict[str, Any] = {"status": status}
+        if status is TaskStatus.ACTIVE:
+            updates["claimed_by"] = worker
+            updates["lease_expires_at"] = None if worker == AWAITING_OWNER else st.st_mtime
+        elif status is TaskStatus.PENDING:
+            updates.update(claimed_by=None, claimed_at=None, lease_expires_at=None)
+        task = task.model_copy(update=updates)
+        self._cache[str(path)] = (key, task)
+        return task.model_copy()
+
+    def _quarantine(self, path: Path, reason: str) -> None:
+        """Move a malformed file to failed/ with its reason; the raw bytes are kept for a person."""
+        failed = self.dirs[TaskStatus.FAILED]
+        target = failed / f"{path.parent.name}.{path.name}{_INVALID}"
+        if target.exists():
+            target = failed / f"{path.parent.name}.{path.name}.{_nonce()}{_INVALID}"
+        try:
+            os.rename(path, target)
+        except FileNotFoundError:
+            return  # another worker moved it first
+        self._cache.pop(str(path), None)
+        why = {"file": f"{path.parent.name}/{path.name}", "reason": reason, "moved_at": time.time()}
+        with contextlib.suppress(BoardWriteError):
+            atomic_write(target.with_name(target.name + _WHY), json.dumps(why, indent=2).encode())
+
+    def _invalid_as_task(self, path: Path) -> BoardTask:
+        """A quarantined file shown as a failed task, so `moot board status` lists it."""
+        why_path = path.with_name(path.name + _WHY)
+        try:
+            why = json.loads(why_path.read_text())
+        except (OSError, ValueError):
+            why = {"file": path.name, "reason": "malformed task file"}
+        stem = re.sub(r"[^A-Za-z0-9_.-]", "-", path.name[: -len(_INVALID)])[:60]
+        raw = path.read_bytes()[:2000].decode("utf-8", "replace")
+        return BoardTask(
+            id=f"invalid-{stem}" if TASK_ID_PATTERN.match(f"invalid-{stem}") else f"invalid-{hashlib.sha1(raw.encode()).hexdigest()[:12]}",
+            description=f"malformed task file {why.get('file', path.name)}",
+            type="invalid",
+            status=TaskStatus.FAILED,
+            error=str(why.get("reason")),
+            context={"raw": raw, "file": str(why.get("file"))},
+            created_at=path.stat().st_mtime,
+        )
+
+    def _scan(self, status: TaskStatus) -> Iterator[BoardTask]:
+        """Every valid task in one folder; malformed files are quarantined on the way."""
+        folder = self.dirs[status]
+        seen: set[str] = set()
+        with os.scandir(folder) as entries:
+            names = [(e.name, e) for e in entries if not e.name.startswith(".")]
+        now = time.time()
+        for name, entry in names:
+            path = folder / name
+            if name.endswith(_INVALID) and status is TaskStatus.FAILED:
+                with contextlib.suppress(OSError):
+                    yield self._invalid_as_task(path)
+                continue
+            if not name.endswith(".json"):
+                continue
+            seen.add(str(path))
+            try:
+                st = entry.stat()
+                yield self._read(path, status, st)
+            except FileNotFoundError:
+                continue
+            except InvalidTaskError as exc:
+                if status is TaskStatus.PENDING and now - st.st_mtime < 2.0:
+                    continue  # a person may still be writing it; judge it once it has settled
+                self._quarantine(path, exc.message)
+        prefix = str(folder) + os.sep
+        for key in list(self._cache):
+            if key.startswith(prefix) and key not in seen:
+                self._cache.pop(key, None)
+
+    def _find(self, task_id: str) -> tuple[Path, BoardTask] | None:
+        for _ in range(3):  # a task may move between folders while we look
+            for status in TaskStatus:
+                if status is TaskStatus.ACTIVE:
+                    with os.scandir(self.dirs[status]) as entries:
+                        names = [e.name for e in entries if e.name.startswith(task_id + SEP) and e.name.endswith(".json")]
+                    paths = [self.dirs[status] / n for n in names if (self._split_active(n) or ("",))[0] == task_id]
+                else:
+                    paths = [self._path(status, task_id)]
+                for path in paths:
+                    try:
+                        return path, self._read(path, status)
+                    except FileNotFoundError:
+                        continue
+                    except InvalidTaskError as exc:
+                        self._quarantine(path, exc.message)
+            self._roll_forward_all()
+        return None
+
+    # ------------------------------------------------------------------ the move protocol
+
+    def _move(self, src: Path, final: TaskStatus, record: BoardTask) -> bool:
+        """Move the task at ``src`` into ``final`` with content ``record``; False if ``src`` was gone.
+
+        1. write + fsync ``<final>/.commit~<nonce>~<id>`` (invisible to scans);
+        2. rename ``src`` → ``active/.move~<final>~<nonce>~<id>``: the commit point;
+        3. rename the commit file to ``<final>/<id>.json`` and drop the marker (roll-forward).
+        """
+        nonce = _nonce()
+        commit = self.dirs[final] / f".commit~{nonce}~{record.id}"
+        marker = self.dirs[TaskStatus.ACTIVE] / f".move~{final.value}~{nonce}~{record.id}"
+        try:
+            _write_new(commit, _dump(record))
+        except OSError as exc:
+            raise BoardWriteError(f"could not write task {record.id}: {exc.strerror or exc}") from exc
+        try:
+            os.rename(src, marker)
+        except FileNotFoundError:
+            with contextlib.suppress(OSError):
+                os.unlink(commit)
+            return False
+        self._cache.pop(str(src), None)
+        self._roll_forward(marker)
+        return True
+
+    def _roll_forward(self, marker: Path) -> None:
+        try:
+            _, final, nonce, task_id = marker.name.split("~", 3)
+            folder = self.dirs[TaskStatus(final)]
+        except ValueError:
+            return
+        commit = folder / f".commit~{nonce}~{task_id}"
+        with contextlib.suppress(FileNotFoundError):
+            os.rename(commit, folder / f"{task_id}.json")
+        _fsync_dir(folder)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(marker)
+        _fsync_dir(marker.parent)
+
+    def _roll_forward_all(self) -> None:
+        active = self.dirs[TaskStatus.ACTIVE]
+        with os.scandir(active) as entries:
+            markers = [active / e.name for e in entries if e.name.startswith(".move~")]
+        for marker in markers:
+            self._roll_forward(marker)
+
+    # ------------------------------------------------------------------ tasks
+
+    def submit(self, task: BoardTask) -> BoardTask:
+        self._require()
+        _check_id(task.id)
+        if self._find(task.id) is not None:
+            raise MootError(f"a task with id {task.id!r} is already on the board", fix="choose another id")
+        task = task.model_copy(
+            update={"status": TaskStatus.PENDING, "claimed_by": None, "claimed_at": None, "lease_expires_at": None}
+        )
+        if task.root_id is None and task.parent_id is None:
+            task.root_id = task.id
+        pending = self.dirs[TaskStatus.PENDING]
+        tmp = pending / f".submit~{_nonce()}~{task.id}"
+        try:
+            _write_new(tmp, _dump(task))
+            try:
+                os.link(tmp, self._path(TaskStatus.PENDING, task.id))  # fails if it exists: no overwrite
+            finally:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+        except FileExistsError:
+            raise MootError(f"a task with id {task.id!r} is already on the board", fix="choose another id") from None
+        except OSError as exc:
+            raise BoardWriteError(f"could not write task {task.id}: {exc.strerror or exc}") from exc
+        _fsync_dir(pending)
+        return task
+
+    def get(self, task_id: str) -> BoardTask:
+        self._require()
+        _check_id(task_id)
+        found = self._find(task_id)
+        if found is None:
+            raise UnknownTaskError(f"no task {task_id!r} on the board at {self.location}")
+        return found[1]
+
+    def list(self, status: TaskStatus | None = None, *, limit: int | None = None) -> list[BoardTask]:
+        self._require()
+        statuses = [status] if status is not None else list(TaskStatus)
+        out: list[BoardTask] = []
+        for st in statuses:
+            tasks = list(self._scan(st))
+            if st is TaskStatus.PENDING:
+                tasks.sort(key=lambda t: (-t.priority, t.created_at, t.id))
+            else:
+                tasks.sort(key=lambda t: (t.created_at, t.id))
+            out.extend(tasks)
+        return out[:limit] if limit is not None else out
+
+    def claim(self, task_id: str, worker_id: str, *, lease_s: float) -> BoardTask | None:
+        self._require()
+        _check_id(task_id)
+        _check_worker(worker_id)
+        src = self._path(TaskStatus.PENDING, task_id)
+        dst = self._path(TaskStatus.ACTIVE, task_id, worker_id)
+        expires = time.time() + lease_s
+        try:
+            # Lease first, so the file is never seen in active/ with an expired (past) mtime.
+            os.utime(src, (expires, expires))
+            os.rename(src, dst)
+        except FileNotFoundError:
+            return None
+        try:
+            task = self._read(dst, TaskStatus.ACTIVE)
+        except InvalidTaskError as exc:
+            self._quarantine(dst, exc.message)
+            return None
+        now = time.time()
+        task = task.model_copy(
+            update={"attempts": task.attempts + 1, "claimed_by": worker_id, "claimed_at": now, "lease_expires_at": expires}
+        )
+        try:
+            atomic_write(dst, _dump(task), mtime=expires)
+        except BoardWriteError:
+            with contextlib.suppress(OSError):
+                os.rename(dst, src)  # give it back untouched rather than hold it with a stale count
+            raise
+        return task
+
+    def claim_next(self, worker_id: str, *, lease_s: float, types: list[str] | None = None) -> BoardTask | None:
+        for task in self.list(TaskStatus.PENDING):
+            if types and task.type not in types:
+                continue
+            claimed = self.claim(task.id, worker_id, lease_s=lease_s)
+            if claimed is not None:
+                return claimed
+        return None
+
+    def heartbeat(self, task_id: str, worker_id: str, *, lease_s: float) -> None:
+        self._require()
+        expires = time.time() + lease_s
+        try:
+            os.utime(self._path(TaskStatus.ACTIVE, task_id, worker_id), (expires, expires))
+        except FileNotFoundError:
+            raise LeaseLostError(f"worker {worker_id} no longer holds task {task_id}") from None
+
+    def _held(self, task_id: str, worker_id: str) -> tuple[Path, BoardTask]:
+        path = self._path(TaskStatus.ACTIVE, task_id, worker_id)
+        try:
+            return path, self._read(path, TaskStatus.ACTIVE)
+        except FileNotFoundError:
+            raise LeaseLostError(f"worker {worker_id} no longer holds task {task_id}") from None
+
+    def complete(self, task_id: str, worker_id: str, result: Any) -> BoardTask:
+        self._require()
+        path, task = self._held(task_id, worker_id)
+        record = task.model_copy(
+            update={
+                "status": TaskStatus.COMPLETED,
+                "result": _jsonable(result),
+                "error": None,
+                "finished_at": time.time(),
+                "lease_expires_at": None,
+            }
+        )
+        if not self._move(path, TaskStatus.COMPLETED, record):
+            raise LeaseLostError(f"worker {worker_id} no longer holds task {task_id}")
+        if record.parent_id is None:
+            summary = {"id": record.id, "description": record.description, "result": record.result,
+                       "finished_at": record.finished_at}
+            with contextlib.suppress(BoardWriteError):
+                atomic_write(self.results_dir / f"{record.id}.json", json.dumps(summary, indent=2, default=str).encode())
+        return record
+
+    def fail(self, task_id: str, worker_id: str | None, error: str, *, retry: bool = False) -> BoardTask:
+        self._require()
+        if worker_id is None:
+            found = self._find(task_id)
+            if found is None or found[1].status not in (TaskStatus.PENDING, TaskStatus.ACTIVE):
+                raise UnknownTaskError(f"no pending or active task {task_id!r} on the board")
+            path, task = found
+        else:
+            path, task = self._held(task_id, worker_id)
+        if retry and task.attempts < task.max_attempts:
+            record = task.model_copy(update={"status": TaskStatus.PENDING, "error": error, "claimed_by": None,
+                                             "claimed_at": None, "lease_expires_at": None})
+        else:
+            record = task.model_copy(update={"status": TaskStatus.FAILED, "error": error,
+                                             "finished_at": time.time(), "lease_expires_at": None})
+        if not self._move(path, record.status, record):
+            raise LeaseLostError(f"task {task_id} moved while it was being failed")
+        return record
+
+    def release(self, task_id: str, worker_id: str) -> BoardTask:
+        self._require()
+        path, task = self._held(task_id, worker_id)
+        record = task.model_copy(update={"status": TaskStatus.PENDING, "attempts": max(task.attempts - 1, 0),
+                                         "claimed_by": None, "claimed_at": None, "lease_expires_at": None})
+        if not self._move(path, TaskStatus.PENDING, record):
+            raise LeaseLostError(f"worker {worker_id} no longer holds task {task_id}")
+        return record
+
+    def update(self, task: BoardTask) -> BoardTask:
+        """Rewrite a task's fields in place; for an active task, ``claimed_by`` may change owner
+        (how a worker parks a parent under :data:`AWAITING_OWNER`)."""
+        self._require()
+        found = self._find(task.id)
+        if found is None:
+            raise UnknownTaskError(f"no task {task.id!r} on the board at {self.location}")
+        path, current = found
+        record = task.model_copy(update={"status": current.status})
+        if current.status is TaskStatus.PENDING:
+            if not self._move(path, TaskStatus.PENDING, record):
+                raise LeaseLostError(f"task {task.id} was claimed while it was being updated")
+            return self._read(self._path(TaskStatus.PENDING, task.id), TaskStatus.PENDING)
+        if current.status is not TaskStatus.ACTIVE:
+            atomic_write(path, _dump(record))
+            return record
+        owner = current.claimed_by
+        st = path.stat()
+        if owner != AWAITING_OWNER and st.st_mtime < time.time():
+            raise LeaseLostError(f"the lease of worker {owner} on task {task.id} expired")
+        new_owner = record.claimed_by or owner
+        atomic_write(path, _dump(record), mtime=st.st_mtime)
+        if new_owner != owner:
+            _check_worker(new_owner)
+            try:
+                os.rename(path, self._path(TaskStatus.ACTIVE, task.id, new_owner))
+            except FileNotFoundError:
+                raise LeaseLostError(f"worker {owner} no longer holds task {task.id}") from None
+        return self.get(task.id)
+
+    def recover_expired(self, *, now: float | None = None) -> list[BoardTask]:
+        self._require()
+        self._roll_forward_all()
+        now = time.time() if now is None else now
+        active = self.dirs[TaskStatus.ACTIVE]
+        recovered: list[BoardTask] = []
+        with os.scandir(active) as entries:
+            candidates = [(active / e.name, e) for e in entries if e.name.endswith(".json") and not e.name.startswith(".")]
+        for path, entry in candidates:
+            try:
+                if entry.stat().st_mtime >= now:
+                    continue
+                task = self._read(path, TaskStatus.ACTIVE)
+                if task.claimed_by == AWAITING_OWNER or path.stat().st_mtime >= now:
+                    continue  # parked parents hold no lease; a heartbeat may have just arrived
+            except FileNotFoundError:
+                continue
+            except InvalidTaskError as exc:
+                self._quarantine(path, exc.message)
+                continue
+            worker = task.claimed_by
+            if task.attempts >= task.max_attempts:
+                record = task.model_copy(update={
+                    "status": TaskStatus.FAILED, "finished_at": now, "lease_expires_at": None,
+                    "error": f"lease expired {task.attempts} times (max_attempts {task.max_attempts}); last worker {worker}"})
+            else:
+                record = task.model_copy(update={
+                    "status": TaskStatus.PENDING, "claimed_by": None, "claimed_at": None, "lease_expires_at": None,
+                    "error": f"lease of worker {worker} expired on attempt {task.attempts}"})
+            if self._move(path, record.status, record):
+                recovered.append(record)
+        return recovered
+
+    def stats(self) -> BoardStats:
+        counts: dict[str, int] = {}
+        by_type: dict[str, int] = {}
+        for task in self.list():
+            counts[task.status.value] = counts.get(task.status.value, 0) + 1
+            by_type[task.type] = by_type.get(task.type, 0) + 1
+        return BoardStats(**counts, by_type=by_type)
+
+    # ------------------------------------------------------------------ registry
+
+    @contextlib.contextmanager
+    def _registry_lock(self) -> Iterator[None]:
+        """Read-modify-write of registry.json under an advisory lock: two registrations never clobber."""
+        lock_path = self.registry_path.parent / ".registry.lock"
+        with open(lock_path, "a+") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def _read_registry(self) -> list[AgentSpec]:
+        try:
+            data = json.loads(self.registry_path.read_text())
+            return [AgentSpec.model_validate(item) for item in data["active_agents"]]
+        except FileNotFoundError:
+            return []
+        except (ValueError, KeyError, TypeError):
+            # A hand-edited registry must not stop the board: keep it aside for a person, start over.
+            with contextlib.suppress(OSError):
+                os.replace(self.registry_path, self.registry_path.with_name(f"registry.json.{_nonce()}{_INVALID}"))
+            return []
+
+    def _write_registry(self, specs: list[AgentSpec]) -> None:
+        payload = {"active_agents": [s.model_dump(mode="json") for s in specs]}
+        atomic_write(self.registry_path, json.dumps(payload, indent=2).encode())
+
+    def agents(self) -> list[AgentSpec]:
+        self._require()
+        return self._read_registry()
+
+    def register_agent(self, spec: AgentSpec) -> AgentSpec:
+        self._require()
+        with self._registry_lock():
+            specs = [s for s in self._read_registry() if s.name != spec.name]
+            specs.append(spec)
+            self._write_registry(specs)
+        return spec
+
+    # ------------------------------------------------------------------ waiting
+
+    def wait_for_work(self, timeout_s: float) -> None:
+        """Poll the pending folder's mtime (a rename into it changes it) every 50 ms."""
+        deadline = time.monotonic() + timeout_s
+        pending = self.dirs[TaskStatus.PENDING]
+        try:
+            before = pending.stat().st_mtime_ns
+        except FileNotFoundError:
+            time.sleep(timeout_s)
+            return
+        while (left := deadline - time.monotonic()) > 0:
+            time.sleep(min(0.05, left))
+            try:
+                if pending.stat().st_mtime_ns != before:
+                    return
+            except FileNotFoundError:
+                return
+
+
+def builtin_specs() -> list[AgentSpec]:
+    """The agent types present in every new registry: ``echo`` plus the model-driven ones."""
+    from moot.teams.board.echo import ECHO_SPEC
+
+    specs = [ECHO_SPEC]
+    try:
+        from moot.teams.board import agents as _agents
+
+        specs.extend(s for s in getattr(_agents, "BUILTIN_SPECS", []) if s.name != ECHO_SPEC.name)
+    except ImportError:
+        pass
+    return specs
+
+
+__all__ = ["BoardWriteError", "FolderBoard", "WORKER_ID_PATTERN", "atomic_write", "builtin_specs"]

@@ -1,0 +1,340 @@
+"""The worker: one agent watching one board (the seed's ``monitor_workspace`` loop, made safe).
+
+Each loop: recover expired leases (any worker may; the backend makes it race-safe), look at
+pending tasks, ask the agent ``should_handle``, claim, run ``process`` while a heartbeat keeps
+the lease alive, then complete or fail. A parent whose subtasks are all done is settled by
+:func:`settle_parents`, which every worker runs after finishing a subtask, so no single process
+has to stay alive for a breakdown to finish.
+
+Every loop is bounded: ``max_tasks``, ``stop_when_idle``, and a stop on SIGTERM/Ctrl-C that
+releases the tasks in hand so nothing waits for a lease to expire.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import random
+import signal
+import socket
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from moot.teams.board.backend import BoardBackend, LeaseLostError, UnknownTaskError
+from moot.teams.board.protocol import AWAITING_OWNER, AWAITING_SUBTASKS, BoardAgent
+from moot.teams.board.task import BoardTask, TaskStatus
+
+log = logging.getLogger(__name__)
+
+SCAN_WINDOW = 32
+"""How many pending tasks a worker looks at per scan (oldest, highest priority first)."""
+
+
+@dataclass
+class WorkerStats:
+    """What one worker did; ``moot board worker --json`` prints it."""
+
+    worker_id: str
+    claimed: int = 0
+    completed: int = 0
+    failed: int = 0
+    parked: int = 0
+    lost: int = 0
+    """Tasks whose lease was lost before the result could be committed (someone else redoes them)."""
+    released: int = 0
+    recovered: int = 0
+    parents_settled: int = 0
+    stop_reason: str = ""
+    completed_ids: list[str] = field(default_factory=list)
+
+
+def default_worker_id(agent_type: str) -> str:
+    """``<type>-<host>-<pid>-<random>``: unique across machines sharing a board, readable in ls."""
+    host = "".join(c if c.isalnum() or c in "-." else "-" for c in socket.gethostname())[:20] or "host"
+    return f"{agent_type}-{host}-{os.getpid()}-{uuid.uuid4().hex[:6]}".replace("__", "_")
+
+
+def settle_parents(board: BoardBackend, parent_ids: list[str] | None = None) -> list[BoardTask]:
+    """Complete parked parents whose subtasks all completed (result ``{subtask_id: result}``).
+
+    A parent with a failed subtask fails with the subtask's error. Safe to run from any number
+    of workers at once: ``complete`` is exactly-once, the losers get :class:`LeaseLostError`.
+    ``parent_ids`` limits the check (and walks up the tree as parents complete); ``None`` checks
+    every parked parent.
+    """
+    settled: list[BoardTask] = []
+    queue = list(parent_ids) if parent_ids is not None else [
+        t.id for t in board.list(TaskStatus.ACTIVE) if t.claimed_by == AWAITING_OWNER
+    ]
+    seen: set[str] = set()
+    while queue:
+        parent_id = queue.pop(0)
+        if parent_id in seen:
+            continue
+        seen.add(parent_id)
+        try:
+            parent = board.get(parent_id)
+        except UnknownTaskError:
+            continue
+        if parent.status is not TaskStatus.ACTIVE or parent.claimed_by != AWAITING_OWNER or not parent.subtasks:
+            continue
+        try:
+            children = [board.get(sid) for sid in parent.subtasks]
+        except UnknownTaskError as exc:
+            children = []
+            outcome: BoardTask | None = _settle(board, parent, error=f"a subtask is missing: {exc.message}")
+        else:
+            failed = [c for c in children if c.status is TaskStatus.FAILED]
+            if failed:
+                outcome = _settle(board, parent, error=f"subtask {failed[0].id} failed: {failed[0].error}")
+            elif all(c.status is TaskStatus.COMPLETED for c in children):
+                outcome = _settle(board, parent, result={c.id: c.result for c in children})
+            else:
+                outcome = None
+        if outcome is not None:
+            settled.append(outcome)
+            if outcome.parent_id:
+                queue.append(outcome.parent_id)
+    return settled
+
+
+def _settle(board: BoardBackend, parent: BoardTask, *, result: Any = None, error: str | None = None) -> BoardTask | None:
+    try:
+        if error is not None:
+            return board.fail(parent.id, AWAITING_OWNER, error)
+        return board.complete(parent.id, AWAITING_OWNER, result)
+    except LeaseLostError:
+        return None  # another worker settled it first
+
+
+class Worker:
+    """Runs one agent against one board until stopped, idle, or ``max_tasks`` were taken."""
+
+    def __init__(
+        self,
+        board: BoardBackend,
+        agent: BoardAgent,
+        *,
+        worker_id: str | None = None,
+        lease_s: float = 30.0,
+        heartbeat_s: float | None = None,
+        concurrency: int = 1,
+        poll_s: float = 0.5,
+        max_tasks: int | None = None,
+        stop_when_idle: bool = False,
+        recover_every_s: float | None = None,
+    ) -> None:
+        if lease_s <= 0 or concurrency < 1:
+            raise ValueError("lease_s must be > 0 and concurrency >= 1")
+        self.board = board
+        self.agent = agent
+        self.worker_id = worker_id or default_worker_id(agent.agent_type)
+        self.lease_s = lease_s
+        self.heartbeat_s = heartbeat_s if heartbeat_s is not None else lease_s / 3
+        self.concurrency = concurrency
+        self.poll_s = poll_s
+        self.max_tasks = max_tasks
+        self.stop_when_idle = stop_when_idle
+        self.recover_every_s = recover_every_s if recover_every_s is not None else min(lease_s / 2, 5.0)
+        self.stats = WorkerStats(self.worker_id)
+        self._stop = asyncio.Event()
+        self._taken = 0
+        self._declined: set[str] = set()
+        self._in_hand: dict[str, asyncio.Task[Any]] = {}
+        self._last_recover = 0.0
+        self._idle_slots = 0
+
+    def stop(self, reason: str = "stopped") -> None:
+        """Stop claiming; tasks in hand are cancelled and released back to pending."""
+        if not self._stop.is_set():
+            self.stats.stop_reason = reason
+            self._stop.set()
+            for task in self._in_hand.values():
+                task.cancel()
+
+    async def run(self, *, handle_signals: bool = False) -> WorkerStats:
+        """Work until stopped; with ``handle_signals``, SIGTERM and SIGINT stop it gracefully."""
+        loop = asyncio.get_running_loop()
+        installed: list[int] = []
+        if handle_signals:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                try:
+                    loop.add_signal_handler(sig, self.stop, f"signal {signal.Signals(sig).name}")
+                    installed.append(sig)
+                except (NotImplementedError, RuntimeError):
+                    pass
+        try:
+            await asyncio.gather(*(self._slot(i) for i in range(self.concurrency)))
+        finally:
+            for sig in installed:
+                loop.remove_signal_handler(sig)
+        if not self.stats.stop_reason:
+            self.stats.stop_reason = "stopped"
+        return self.stats
+
+    # ------------------------------------------------------------------ the loop
+
+    def _budget_left(self) -> bool:
+        return self.max_tasks is None or self._taken < self.max_tasks
+
+    async def _slot(self, index: int) -> None:
+        while not self._stop.is_set():
+            if not self._budget_left():
+                if not self._in_hand:
+                    self.stop(f"max_tasks {self.max_tasks} reached")
+                return
+            await self._maybe_recover()
+            task = await self._next_task()
+            if task is None:
+                if self.stop_when_idle and await self._board_idle():
+                    self.stop("idle: nothing pending or active")
+                    return
+                await self._wait(self.poll_s)
+                continue
+            await self._run_task(task)
+
+    async def _wait(self, seconds: float) -> None:
+        """Wait for new work, but wake at once on stop."""
+        waiter = asyncio.ensure_future(asyncio.to_thread(self.board.wait_for_work, seconds))
+        stopper = asyncio.ensure_future(self._stop.wait())
+        await asyncio.wait({waiter, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        stopper.cancel()
+
+    async def _maybe_recover(self, *, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._last_recover < self.recover_every_s:
+            return
+        self._last_recover = now
+        recovered = await asyncio.to_thread(self.board.recover_expired)
+        self.stats.recovered += len(recovered)
+        failed_parents = [t.parent_id for t in recovered if t.status is TaskStatus.FAILED and t.parent_id]
+        if recovered:
+            log.info("recovered %d expired task(s): %s", len(recovered), ", ".join(t.id for t in recovered))
+        if failed_parents:
+            self.stats.parents_settled += len(await asyncio.to_thread(settle_parents, self.board, failed_parents))
+
+    async def _next_task(self) -> BoardTask | None:
+        pending = await asyncio.to_thread(self.board.list, TaskStatus.PENDING, limit=SCAN_WINDOW)
+        # Shuffle within a priority so N workers don't all race for the same oldest task.
+        random.shuffle(pending)
+        pending.sort(key=lambda t: -t.priority)
+        for candidate in pending:
+            if self._stop.is_set() or not self._budget_left():
+                return None
+            if candidate.id in self._declined:
+                continue
+            if not await self.agent.should_handle(candidate, self.board):
+                self._declined.add(candidate.id)
+                continue
+            claimed = await asyncio.to_thread(self.board.claim, candidate.id, self.worker_id, lease_s=self.lease_s)
+            if claimed is not None:
+                self._taken += 1
+                self.stats.claimed += 1
+                return claimed
+        return None
+
+    async def _board_idle(self) -> bool:
+        """Idle = nothing pending this agent would take and nothing held by a live lease."""
+        await self._maybe_recover(force=True)
+        pending = await asyncio.to_thread(self.board.list, TaskStatus.PENDING)
+        if any(t.id not in self._declined for t in pending):
+            return False
+        active = await asyncio.to_thread(self.board.list, TaskStatus.ACTIVE)
+        working = [t for t in active if t.claimed_by != AWAITING_OWNER]
+        if working or self._in_hand:
+            return False
+        self.stats.parents_settled += len(await asyncio.to_thread(settle_parents, self.board))
+        # What is left parked waits only on subtasks this agent declined: idle for this worker.
+        return True
+
+    async def _heartbeat(self, task_id: str, work: asyncio.Task[Any]) -> None:
+        while True:
+            await asyncio.sleep(self.heartbeat_s)
+            try:
+                await asyncio.to_thread(self.board.heartbeat, task_id, self.worker_id, lease_s=self.lease_s)
+            except LeaseLostError:
+                log.warning("lost the lease on %s; abandoning it", task_id)
+                work.cancel()
+                return
+
+    async def _run_task(self, task: BoardTask) -> None:
+        work = asyncio.ensure_future(self.agent.process(task, self.board))
+        self._in_hand[task.id] = work
+        beat = asyncio.ensure_future(self._heartbeat(task.id, work))
+        try:
+            try:
+                result = await work
+            finally:
+                beat.cancel()
+                self._in_hand.pop(task.id, None)
+        except asyncio.CancelledError:
+            await self._after_cancel(task)
+            return
+        except Exception as exc:  # the agent's failure is the task's failure, never the worker's
+            retry = bool(getattr(exc, "retryable", False))
+            message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
+            try:
+                outcome = await asyncio.to_thread(self.board.fail, task.id, self.worker_id, message, retry=retry)
+                self.stats.failed += outcome.status is TaskStatus.FAILED
+            except LeaseLostError:
+                self.stats.lost += 1
+                return
+            if outcome.status is TaskStatus.FAILED and task.parent_id:
+                await asyncio.to_thread(settle_parents, self.board, [task.parent_id])
+            return
+        await self._finish(task, result)
+
+    async def _after_cancel(self, task: BoardTask) -> None:
+        """Cancelled by stop() (release the task) or by a lost lease (nothing left to do)."""
+        if not self._stop.is_set():
+            self.stats.lost += 1
+            return
+        try:
+            await asyncio.to_thread(self.board.release, task.id, self.worker_id)
+            self.stats.released += 1
+        except LeaseLostError:
+            self.stats.lost += 1
+
+    async def _finish(self, task: BoardTask, result: Any) -> None:
+        try:
+            if result is AWAITING_SUBTASKS:
+                await asyncio.to_thread(self._park, task.id)
+                self.stats.parked += 1
+                settled = await asyncio.to_thread(settle_parents, self.board, [task.id])
+            else:
+                done = await asyncio.to_thread(self.board.complete, task.id, self.worker_id, result)
+                self.stats.completed += 1
+                self.stats.completed_ids.append(done.id)
+                settled = await asyncio.to_thread(settle_parents, self.board, [task.parent_id]) if task.parent_id else []
+            self.stats.parents_settled += len(settled)
+        except ValueError as exc:
+            try:
+                await asyncio.to_thread(self.board.fail, task.id, self.worker_id, str(exc))
+                self.stats.failed += 1
+            except LeaseLostError:
+                self.stats.lost += 1
+        except LeaseLostError:
+            # Recovered while we worked: another worker redoes it; our result is dropped, never doubled.
+            log.warning("lease on %s was lost before its result was committed", task.id)
+            self.stats.lost += 1
+
+    def _park(self, task_id: str) -> None:
+        """Hand a broken-down parent to its subtasks: no lease, never recovered, settled later."""
+        current = self.board.get(task_id)
+        if current.claimed_by != self.worker_id or current.status is not TaskStatus.ACTIVE:
+            raise LeaseLostError(f"worker {self.worker_id} no longer holds task {task_id}")
+        if not current.subtasks:
+            raise ValueError(f"agent returned AWAITING_SUBTASKS but task {task_id} has no subtasks")
+        self.board.update(current.model_copy(update={"claimed_by": AWAITING_OWNER, "lease_expires_at": None}))
+
+
+def run_worker(board: BoardBackend, agent: BoardAgent, **options: Any) -> WorkerStats:
+    """Run a worker to the end in a fresh event loop, with SIGTERM/Ctrl-C handled gracefully."""
+    worker = Worker(board, agent, **options)
+    return asyncio.run(worker.run(handle_signals=True))
+
+
+__all__ = ["SCAN_WINDOW", "Worker", "WorkerStats", "default_worker_id", "run_worker", "settle_parents"]
