@@ -403,3 +403,32 @@ def test_numbers_that_come_from_the_facts_are_kept(kb: KnowledgeBase) -> None:
     team, _ = make_team(kb, Router(synthesize="Norway went from 9 to 14 gold medals, 5 more [#1] [#3]."))
     answer = team.ask_sync("How did Norway's gold medals change?", mode="multi")
     assert answer.answer == "Norway went from 9 to 14 gold medals, 5 more [#1] [#3]."
+
+
+def test_a_year_the_knowledge_base_never_mentions_is_unknown_without_a_model_call(kb: KnowledgeBase) -> None:
+    router = Router()
+    team, model = make_team(kb, router)
+    answer = team.ask_sync("How many gold medals will Norway have in 2030?")
+    assert not answer.knows
+    assert answer.answer == "I don't know: the knowledge base holds no facts about 2030."
+    assert model.requests == []
+    # the same question about a year the facts are dated in goes to the team as usual
+    assert team.ask_sync("How many gold medals did Norway have in 2026?").knows
+
+
+def test_remaining_amount_questions_are_arithmetic() -> None:
+    found = keyword_classify("How many tonnes were still needed to reach the 120-tonne target?")
+    assert found is not None and found.intent == "mathematical"
+
+
+def test_an_unsupported_number_without_a_reasoning_result_is_flagged_and_lowers_confidence(kb: KnowledgeBase) -> None:
+    grounded, _ = make_team(kb, Router(reasoning="Norway has more gold medals than Italy.",
+                                       synthesize="Norway has 14 gold medals [#3]."))
+    invented, _ = make_team(kb, Router(reasoning="Norway has more gold medals than Italy.",
+                                       synthesize="Norway has 54 gold medals [#3]."))
+    good = grounded.ask_sync("How did Norway's gold medals change?", mode="multi")
+    bad = invented.ask_sync("How did Norway's gold medals change?", mode="multi")
+    assert bad.answer == "Norway has 54 gold medals [#3]."
+    assert any("54" in n and "found in no fact or calculation" in n for n in bad.trace.notes)
+    assert not any("found in no fact" in n for n in good.trace.notes)
+    assert bad.confidence < good.confidence

@@ -11,6 +11,8 @@ and it is what makes a 0.5B model usable.
 
 from __future__ import annotations
 
+import re
+
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -35,6 +37,7 @@ from moot.teams.learning.tools import (
 )
 
 MAX_FACTS = 12
+_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
 """Facts shown to a model: a 0.5B model loses track of more, and the best ones come first."""
 
 REASONING_FOCUS: dict[str, str] = {
@@ -138,13 +141,32 @@ class MemoryAgent(SubAgent):
         else:
             facts = list(retrieval.facts)
         facts.sort(key=lambda f: 0 if f.id in matched else 1)
+        terms = query_terms(question)
+        missing_years = self._years_not_covered(question)
+        if missing_years:
+            # "How much will it cost in 2027?" retrieves facts about the cost, but none of them is
+            # about 2027: a small model would answer from them anyway, so say plainly it is unknown.
+            facts, terms = [], missing_years
         return {
             "strategy": str(retrieval.strategy),
             "note": retrieval.note,
             "facts": [fact_record(f) for f in facts[: MAX_FACTS * 2]],
             "relevant": bool(facts),
-            "terms": query_terms(question),
+            "terms": terms,
         }
+
+    def _years_not_covered(self, question: str) -> list[str]:
+        """Years the question names that no fact of the knowledge base mentions or is dated in."""
+        assert self.kb is not None
+        years = sorted(set(_YEAR.findall(question)))
+        if not years:
+            return []
+        known: set[str] = set()
+        for fact in self.kb.facts(include_superseded=True):
+            known.update(_YEAR.findall(f"{fact.content} {fact.value} {fact.source}"))
+            if fact.source_date:
+                known.add(str(fact.source_date.year))
+        return [year for year in years if year not in known]
 
     async def run(self, task: str, context: Mapping[str, Any] | None = None, *,
                   budget: Any = None, bus: EventBus | None = None, progress: AgentProgress | None = None,

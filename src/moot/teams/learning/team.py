@@ -35,6 +35,18 @@ def _numbers(text: str) -> set[str]:
     return {m.group().replace(",", "").rstrip(".") for m in _NUMBER_TOKEN.finditer(text)}
 
 
+def _transcript_text(run: RunResult, *, answering_task: str | None) -> str:
+    """What the specialists before the answering one said, tool results included (a calculation
+    grounds a number; the answering task's own words cannot ground themselves)."""
+    return "\n".join(
+        str(getattr(message, "content", ""))
+        for task_id, result in run.results.items()
+        if task_id != answering_task
+        for message in (result.transcript or ())
+        if getattr(message, "role", "") in ("assistant", "tool")
+    )
+
+
 def _ungrounded_numbers(answer: str, facts: list[dict[str, Any]], notes: str, question: str) -> list[str]:
     """Numbers in ``answer`` that appear in none of the facts, the notes or the question."""
     grounded = _numbers(notes) | _numbers(question)
@@ -139,7 +151,7 @@ def _fact_used(fact: dict[str, Any]) -> FactUsed:
 
 
 def _confidence(*, knows: bool, facts: int, steps: list[SubAgentStep], run: RunResult, conflicts: int,
-                cited: bool) -> float:
+                cited: bool, unsupported_numbers: bool = False) -> float:
     """A rule, not a feeling: evidence raises it; fallbacks, budget stops and conflicts lower it."""
     if not knows:
         return 0.05
@@ -152,6 +164,8 @@ def _confidence(*, knows: bool, facts: int, steps: list[SubAgentStep], run: RunR
         score -= 0.2
     if conflicts:
         score -= 0.1
+    if unsupported_numbers:
+        score -= 0.25
     return round(min(0.95, max(0.05, score)), 2)
 
 
@@ -168,6 +182,7 @@ def build_answer(*, question: str, classification: Any, mode: str, rule: str, re
                 given.setdefault(int(fact["id"]), fact)
     facts = list(given.values())[:max_facts]
     notes: list[str] = []
+    unsupported_numbers = False
     sink = next((t for t in ("synthesize", "teaching", "single") if t in run.results), None)
     text = ""
     if sink is not None:
@@ -189,6 +204,12 @@ def build_answer(*, question: str, classification: Any, mode: str, rule: str, re
         # A small synthesizer sometimes gives up although the reasoning step found the answer.
         notes.append("the synthesis said it could not answer; the reasoning result is shown instead")
         text = result_line.split("Result:", 1)[1].strip() or text
+    elif recalled["relevant"] and not result_line and (
+        invented := _ungrounded_numbers(text, facts, _transcript_text(run, answering_task=sink), question)
+    ):
+        # Nothing trustworthy to put in its place: keep the answer but say which numbers are unsupported.
+        notes.append(f"the answer states {', '.join(invented)}, found in no fact or calculation: check it")
+        unsupported_numbers = True
     elif result_line and (invented := _ungrounded_numbers(text, facts, str(reasoning.output or ""), question)):
         # A small synthesizer also rewrites numbers ("+5" became "5.56%"): an answer may only state
         # numbers that a fact, the reasoning notes or the question contain.
@@ -211,7 +232,7 @@ def build_answer(*, question: str, classification: Any, mode: str, rule: str, re
     if run.status != "completed":
         notes.append(run.stop_reason)
     confidence = _confidence(knows=knows, facts=len(used), steps=steps, run=run, conflicts=len(conflicts),
-                             cited=bool(cited_ids))
+                             cited=bool(cited_ids), unsupported_numbers=unsupported_numbers)
     sub_agents = [s.task for s in steps if s.status not in ("not_started", "skipped")]
     if classification.decided_by == "model":
         sub_agents.insert(0, "coordinator")
