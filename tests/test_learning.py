@@ -86,9 +86,17 @@ def test_later_article_supersedes_earlier_value_whatever_the_order(kb: Knowledge
 
 def test_relearning_the_same_article_stores_nothing_new(kb: KnowledgeBase) -> None:
     first = run(learn(kb, "Elmsbrook has 3 boats.", source="Herald", published="2026-01-12", model=model()))
-    again = run(learn(kb, "Elmsbrook has 3 boats.", source="Herald", published="2026-01-12", model=model()))
-    assert (first.facts_stored, again.facts_stored, again.duplicates) == (1, 0, 1)
+    llm = model()
+    again = run(learn(kb, "Elmsbrook has 3 boats.", source="Herald", published="2026-01-12", model=llm))
+    assert first.facts_stored == 1
+    assert again.unchanged and again.facts_stored == 0 and again.model_calls == 0
+    assert llm.requests == []  # the same text from the same source costs no model call
     assert kb.count() == 1 and len(kb.episodes()) == 1
+    # an edited article is learned again; the fact it repeats is merged, not stored twice
+    edited = run(learn(kb, "Elmsbrook has 3 boats. Elmsbrook has 9 kayaks.", source="Herald",
+                       published="2026-01-12", model=model()))
+    assert not edited.unchanged and (edited.facts_stored, edited.duplicates) == (1, 1)
+    assert kb.count() == 2
 
 
 def test_explicit_event_date_orders_the_fact_and_future_dates_are_ignored(kb: KnowledgeBase) -> None:

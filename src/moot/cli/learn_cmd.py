@@ -59,6 +59,9 @@ def learn_command(
         )
         return
     for report in reports:
+        if report.unchanged:
+            stdout.print(f"[bold]{report.source}[/]: already learned, unchanged (no model calls)")
+            continue
         stdout.print(
             f"[bold]{report.source}[/] ({report.published or 'undated'}): {report.facts_stored} new facts, "
             f"{report.duplicates} already known, {report.superseded} superseded, {report.chunks} chunk(s)"

@@ -97,6 +97,8 @@ class LearnReport:
     run_id: str | None = None
     path: str | None = None
     facts: list[StoredFact] = field(default_factory=list, repr=False)
+    unchanged: bool = False
+    """True when this exact text was already learned from this source: nothing was asked or stored."""
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -294,6 +296,14 @@ async def learn(
         raise LearningError(f"{source}: there is nothing to learn, the content is empty", fix="pass text with some sentences in it")
     published_date = coerce_date(published, what="published date")
     chunks = split_into_chunks(content, max_tokens=chunk_tokens)
+    learned = {episode.text for episode in kb.episodes(source=source)}
+    if chunks and all(chunk.text in learned for chunk in chunks):
+        # Learning the same text again would only spend model calls to find the same facts.
+        return LearnReport(
+            source=source, published=published_date, chunks=len(chunks), facts_extracted=0, facts_stored=0,
+            duplicates=0, superseded=0, dropped=0, model_calls=0, usage=Usage(),
+            seconds=time.perf_counter() - started, summary="", summary_from_model=False, unchanged=True,
+        )
     llm = _resolve_model(model)
     extractor, summariser = _agents(llm)
     parallel = max(1, parallel)
