@@ -21,7 +21,7 @@ from rich.text import Text
 from moot.cli._output import print_json, stdout
 from moot.errors import MootError
 from moot.teams.board.backend import BoardBackend, open_board
-from moot.teams.board.task import BoardTask, TaskStatus, parse_task
+from moot.teams.board.task import BoardTask, parse_task
 
 board_app = typer.Typer(help="A shared task board: peer agents claim tasks atomically from a folder or PostgreSQL.",
                         no_args_is_help=True)

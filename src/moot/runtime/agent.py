@@ -16,8 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
-from pydantic_core import to_jsonable_python
+from pydantic import TypeAdapter, ValidationError
 
 from moot.errors import MalformedResponseError, ModelError
 from moot.models.base import (
@@ -34,7 +33,7 @@ from moot.models.base import (
 from moot.runtime.budget import Budget, BudgetExceeded, BudgetTracker
 from moot.runtime.events import BoundEmitter, EventBus, EventType, summarize
 from moot.runtime.prompts import load_prompt
-from moot.runtime.tools import Tool, as_tools, run_tool_call
+from moot.runtime.tools import Tool, as_tools, render_result, run_tool_call
 
 
 @dataclass
@@ -73,16 +72,8 @@ class AgentResult:
         return self.stop_reason == "completed"
 
 
-def render_value(value: Any) -> str:
-    """A value as text for a prompt: strings as they are, everything else as JSON."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, BaseModel):
-        return value.model_dump_json()
-    try:
-        return json.dumps(to_jsonable_python(value), ensure_ascii=False)
-    except Exception:
-        return repr(value)
+render_value = render_result
+"""A value as text for a prompt: strings as they are, everything else as JSON (as tool results)."""
 
 
 def render_context(context: Mapping[str, Any]) -> str:

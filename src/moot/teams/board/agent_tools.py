@@ -14,17 +14,15 @@ validator's back.
 
 from __future__ import annotations
 
-import ast
-import operator
 import os
 import re
 import shlex
 import subprocess
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from moot.errors import ConfigError, MootError
+from moot.runtime.calculator import safe_calculate
 from moot.runtime.tools import Tool
 
 TERMINAL_ENV = "MOOT_BOARD_TERMINAL"
@@ -208,44 +206,6 @@ def file_tools(workspace: Path) -> dict[str, Tool]:
     return {t.name: t for t in (Tool.from_function(f) for f in (read_file, write_file, list_files))}
 
 
-_OPERATORS: Mapping[type, Callable[..., Any]] = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv,
-    ast.Mod: operator.mod,
-    ast.Pow: operator.pow,
-    ast.USub: operator.neg,
-    ast.UAdd: operator.pos,
-}
-
-
-def evaluate_arithmetic(expression: str) -> float | int:
-    """Numbers and + - * / // % ** only, parsed with :mod:`ast` — never ``eval``."""
-
-    def walk(node: ast.AST) -> Any:
-        if isinstance(node, ast.Expression):
-            return walk(node.body)
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
-            return node.value
-        if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
-            left, right = walk(node.left), walk(node.right)
-            if isinstance(node.op, ast.Pow) and abs(right) > 100:
-                raise MootError("exponent too large")
-            return _OPERATORS[type(node.op)](left, right)
-        if isinstance(node, ast.UnaryOp) and type(node.op) in _OPERATORS:
-            return _OPERATORS[type(node.op)](walk(node.operand))
-        raise MootError(f"only numbers and + - * / // % ** are allowed, not {type(node).__name__}")
-
-    if len(expression) > 200:
-        raise MootError("expression too long (200 characters at most)")
-    try:
-        return walk(ast.parse(expression.strip(), mode="eval"))
-    except SyntaxError:
-        raise MootError(f"{expression!r} is not an arithmetic expression") from None
-
-
 def calculate_tool() -> Tool:
     def calculate(expression: str) -> str:
         """Compute an arithmetic expression exactly, like (12 + 30) * 2.
@@ -253,7 +213,7 @@ def calculate_tool() -> Tool:
         Args:
             expression: Numbers with + - * / // % ** and parentheses.
         """
-        return str(evaluate_arithmetic(expression))
+        return str(safe_calculate(expression))
 
     return Tool.from_function(calculate)
 
@@ -338,7 +298,6 @@ __all__ = [
     "WorkspaceEscapeError",
     "build_tools",
     "confine",
-    "evaluate_arithmetic",
     "terminal_enabled",
     "validate_command",
 ]

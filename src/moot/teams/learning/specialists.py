@@ -31,7 +31,6 @@ from moot.teams.learning.tools import (
     calculate,
     fact_record,
     memory_tools,
-    parse_number,
     render_worksheet,
     temporal_worksheet,
 )
