@@ -432,3 +432,10 @@ def test_an_unsupported_number_without_a_reasoning_result_is_flagged_and_lowers_
     assert any("54" in n and "found in no fact or calculation" in n for n in bad.trace.notes)
     assert not any("found in no fact" in n for n in good.trace.notes)
     assert bad.confidence < good.confidence
+
+
+def test_a_plain_question_about_one_value_is_recall_without_a_model_call() -> None:
+    found = keyword_classify("What is the current budget of the cleanup?")
+    assert found is not None and found.intent == "recall" and found.decided_by == "keywords"
+    # a more specific cue still wins over the recall fallback
+    assert keyword_classify("What is the difference between the two budgets?").intent == "mathematical"  # type: ignore[union-attr]

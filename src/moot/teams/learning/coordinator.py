@@ -62,6 +62,9 @@ KEYWORD_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("temporal", ("when", "before", "after", "change", "changed", "trend", "over time", "since", "latest",
                   "first", "history", "timeline", "between day", "increase", "decrease", "grew", "growth")),
     ("meta", ("what do you know", "what topics", "what does the knowledge base", "what have you learned")),
+    # Last: a plain question about one value is recall, unless a more specific cue matched above.
+    ("recall", ("what is", "what was", "what are", "who is", "who was", "where is", "where was", "which",
+                "how many", "how much", "name the")),
 )
 
 
