@@ -71,3 +71,11 @@ def test_chat_answers_from_the_embedded_model_as_json() -> None:
     assert payload["usage"]["requests"] == 1 and payload["usage"]["output_tokens"] >= 1
     assert payload["usage"]["cost_usd"] == 0
     assert payload["seconds"] > 0
+
+
+def test_a_usage_mistake_shows_the_usage_not_a_traceback() -> None:
+    result = moot("board", "worker", "/tmp/no-such-board")  # --agent is required
+    assert result.returncode == 2
+    assert "Missing option '--agent'" in result.stderr and "Traceback" not in result.stderr
+    unknown = moot("nosuchcommand")
+    assert unknown.returncode == 2 and "No such command" in unknown.stderr and "Traceback" not in unknown.stderr

@@ -45,24 +45,15 @@ def _root(
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: runs the app and turns a :class:`MootError` into one plain line on stderr."""
+    """Entry point: runs the app and turns a :class:`MootError` into one plain line on stderr.
+
+    Typer itself handles usage errors (exit 2 with the usage line), ``--help`` and ``Exit``.
+    """
     try:
-        app(args=argv, standalone_mode=False)
+        app(args=argv)
     except MootError as exc:
         Console(stderr=True).print(f"[bold red]error:[/] {escape(exc.one_line())}", highlight=False, soft_wrap=True)
         sys.exit(2)
     except KeyboardInterrupt:
         Console(stderr=True).print("[yellow]interrupted[/]")
         sys.exit(130)
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
-    except typer.Abort:
-        Console(stderr=True).print("[yellow]aborted[/]")
-        sys.exit(1)
-    except Exception as exc:  # click usage errors arrive here with standalone_mode=False
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        raise
