@@ -6,6 +6,7 @@ task whose worker was killed with SIGKILL.
     .venv/bin/python bench/board.py --quick
     .venv/bin/python bench/board.py --db postgresql://localhost/moot_bench
 
+--db must name a scratch database: every measurement empties its moot_board_tasks table.
 The last line is one JSON object.
 """
 
@@ -60,6 +61,13 @@ def _fresh(location: str | None) -> tuple[Any, str]:
     else:
         board = open_board(location)
     board.init()
+    if location is not None:
+        # One database holds one board: empty it, or the previous measurement's tasks (claimed with
+        # a 300 s lease by the claim runs) keep --until-idle workers waiting and inflate the counts.
+        import psycopg
+
+        with psycopg.connect(location, autocommit=True) as conn:
+            conn.execute("TRUNCATE moot_board_tasks")
     return board, board.location if location is None else location
 
 
@@ -119,7 +127,9 @@ def measure_recovery(location: str | None, lease_s: float) -> dict[str, Any]:
     task_id = _fill(board, 1)[0]
     proc = CTX.Process(target=_doomed, args=(loc, lease_s))
     proc.start()
-    while board.get(task_id).status is not TaskStatus.ACTIVE:
+    # wait until the claim is recorded (attempts 1), not only until the file moved: a worker killed
+    # between its claim's rename and its attempts write is recovered without a counted attempt
+    while (t := board.get(task_id)).status is not TaskStatus.ACTIVE or t.attempts < 1:
         time.sleep(0.01)
     os.kill(proc.pid, signal.SIGKILL)
     killed = time.perf_counter()

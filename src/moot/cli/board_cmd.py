@@ -83,6 +83,9 @@ def submit(
     as_json: bool = typer.Option(False, "--json", help="Print the task as one JSON object."),
 ) -> None:
     """Add a pending task."""
+    if db and directory is not None and description is None:
+        # with --db there is no folder: the one positional argument is the description
+        directory, description = None, str(directory)
     board = _open(directory, db)
     if file is not None:
         try:
@@ -181,7 +184,9 @@ def _build_agent(agent_type: str, model: Optional[str], board: BoardBackend) -> 
     if agent_type not in known:
         raise MootError(f"unknown agent type {agent_type!r}",
                         fix=f"choose one of: {', '.join(sorted(known)) or 'echo'}")
-    return build_agent(known[agent_type], model=model)
+    # by type name, so that built-ins get their own class (breakdown's process splits goals);
+    # a spec would build a plain executor
+    return build_agent(agent_type, board=board, model=model)
 
 
 @board_app.command("worker")
