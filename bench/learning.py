@@ -5,17 +5,21 @@ Section 1, **learning** (here): learn the bundled articles (``examples/learning/
 at a time, and report per article: seconds, model calls, tokens, chunks, facts stored and
 superseded; then the means, the knowledge base's totals and the peak RSS.
 
-Section 2, **questions** (to be added by the question-answering engineer): ask the bundled
-questions (``examples/learning/questions.json``) against the knowledge base section 1 built,
-in single-agent and multi-agent mode, and report seconds and model calls per question. Fill in
-:func:`bench_questions`; it receives the open knowledge base and the parsed arguments and
-returns a dict that goes under ``"questions"`` in the result.
+Section 2, **questions**: ask the bundled questions (``examples/learning/questions.json``;
+``--quick``: the first three) against the knowledge base section 1 built (or the one given
+with ``--kb PATH``, which skips learning), once in ``single`` and once in ``multi`` mode
+through :class:`LearningTeam` (``store=False``), and report per mode: seconds per question
+(median and mean), model calls and tokens per question, and a sanity count of answers that
+contain every term of the question's ``must_include`` (case-insensitive substring match). That
+count is NOT the evaluation harness (no rubric, no grader): it only shows that answers are
+not empty or off-topic.
 
 There is no peer run: no other learning framework is installed in moot's offline environment.
 Run::
 
-    python bench/learning.py --quick       # 2 articles, about a minute on 2 cores
-    python bench/learning.py               # all articles, for docs/benchmarks.md
+    python bench/learning.py --quick       # 2 articles, 3 questions x 2 modes, a few minutes on 2 cores
+    python bench/learning.py               # all articles and questions, for docs/benchmarks.md
+    python bench/learning.py --kb PATH     # ask only, against an existing knowledge base
 
 The last line of the output is one JSON object.
 """
@@ -38,6 +42,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTICLES = ROOT / "examples" / "learning" / "articles"
+QUESTIONS = ROOT / "examples" / "learning" / "questions.json"
 
 
 def peak_rss_mb() -> float:
@@ -81,14 +86,57 @@ async def bench_learning(kb: Any, paths: list[Path], model: Any) -> dict[str, An
     }
 
 
-async def bench_questions(kb: Any, args: argparse.Namespace, model: Any) -> dict[str, Any] | None:
-    """Section 2 (QUESTIONS — to be filled in by the question-answering engineer).
+def contains_all(answer: str, terms: list[str]) -> bool:
+    """The sanity check: every ``must_include`` term appears in the answer (case-insensitive)."""
+    text = answer.lower()
+    return all(term.lower() in text for term in terms)
 
-    Ask ``examples/learning/questions.json`` in single and multi mode against ``kb`` and return
-    e.g. ``{"single": {...}, "multi": {...}}`` with seconds and model calls per question.
-    Returning ``None`` leaves the section out of the result.
-    """
-    return None
+
+async def bench_questions(kb: Any, args: argparse.Namespace, model: Any) -> dict[str, Any] | None:
+    """Section 2: ask the bundled questions in single and multi mode and measure each."""
+    from moot.teams.learning import LearningTeam
+
+    items = json.loads(QUESTIONS.read_text())["questions"][: 3 if args.quick else None]
+    team = LearningTeam(kb, model=model, store=False, budget=args.budget)
+    result: dict[str, Any] = {"questions": len(items), "budget": args.budget, "check": "answer contains every must_include term (not the evaluation harness)"}
+    for mode in ("single", "multi"):
+        rows = []
+        for item in items:
+            t0 = time.perf_counter()
+            answer = await team.ask(item["question"], mode=mode)
+            wall = time.perf_counter() - t0
+            ok = contains_all(answer.answer, item.get("must_include", []))
+            rows.append(
+                {
+                    "kind": item.get("kind"),
+                    "seconds": round(wall, 2),
+                    "model_calls": answer.usage.requests,
+                    "input_tokens": answer.usage.input_tokens,
+                    "output_tokens": answer.usage.output_tokens,
+                    "sub_agents": len(answer.sub_agents),
+                    "mode_used": answer.mode,
+                    "knows": answer.knows,
+                    "contains_terms": ok,
+                    "answer": answer.answer[:160],
+                }
+            )
+            print(f"  [{mode}] {wall:5.1f}s {answer.usage.requests:2d} calls ok={ok}  {item['question'][:60]}", file=sys.stderr)
+        result[mode] = {
+            "seconds_per_question_median": round(statistics.median(r["seconds"] for r in rows), 2),
+            "seconds_per_question_mean": round(statistics.mean(r["seconds"] for r in rows), 2),
+            "seconds_total": round(sum(r["seconds"] for r in rows), 2),
+            "model_calls_per_question": round(statistics.mean(r["model_calls"] for r in rows), 2),
+            "input_tokens_per_question": round(statistics.mean(r["input_tokens"] for r in rows), 1),
+            "output_tokens_per_question": round(statistics.mean(r["output_tokens"] for r in rows), 1),
+            "contains_terms": sum(r["contains_terms"] for r in rows),
+            "per_question": rows,
+        }
+    s_med = result["single"]["seconds_per_question_median"]
+    result["multi_over_single_seconds"] = round(result["multi"]["seconds_per_question_median"] / max(1e-9, s_med), 2)
+    result["multi_over_single_calls"] = round(
+        result["multi"]["model_calls_per_question"] / max(1e-9, result["single"]["model_calls_per_question"]), 2
+    )
+    return result
 
 
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
@@ -99,9 +147,16 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     model = infer_model(args.model)
     started = time.perf_counter()
     try:
-        with tempfile.TemporaryDirectory() as tmp, KnowledgeBase.open(Path(tmp) / "bench.sqlite3") as kb:
-            learning = await bench_learning(kb, paths, model)
-            questions = await bench_questions(kb, args, model)
+        if args.kb:
+            if not Path(args.kb).exists():
+                raise SystemExit(f"no knowledge base at {args.kb}")
+            with KnowledgeBase.open(Path(args.kb)) as kb:
+                learning = None
+                questions = await bench_questions(kb, args, model)
+        else:
+            with tempfile.TemporaryDirectory() as tmp, KnowledgeBase.open(Path(tmp) / "bench.sqlite3") as kb:
+                learning = await bench_learning(kb, paths, model)
+                questions = await bench_questions(kb, args, model)
     finally:
         await model.aclose()
     result: dict[str, Any] = {
@@ -111,7 +166,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         "machine": f"{platform.machine()} {os.cpu_count()} cpus, {platform.system()}",
         "python": platform.python_version(),
         "date": _dt.date.today().isoformat(),
-        "learning": learning,
+        "learning": learning if learning is not None else f"skipped (--kb {args.kb})",
         "seconds_total": round(time.perf_counter() - started, 2),
         "peak_rss_mb": peak_rss_mb(),
     }
@@ -122,7 +177,10 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="learn only the first two articles")
+    parser.add_argument("--quick", action="store_true", help="learn only the first two articles; ask three questions")
+    parser.add_argument("--budget", default="standard", choices=["quick", "standard", "deep"],
+                        help="LearningTeam budget for each question (standard: 10 calls, 30 s deadline)")
+    parser.add_argument("--kb", default=None, help="ask against this existing knowledge base file instead of learning")
     parser.add_argument("--model", default=None, help="model string (default: MOOT_MODEL, else local)")
     args = parser.parse_args(argv)
     print(json.dumps(asyncio.run(main_async(args))))
