@@ -378,3 +378,15 @@ async def test_budget_counts_while_the_root_is_claimed(board: FolderBoard) -> No
     charge(board, held, model_calls=1, tasks=3)
     spent = read_budget(board, held)
     assert (spent.model_calls, spent.tasks) == (2, 3)
+
+
+async def test_siblings_of_one_plan_are_not_sent_to_the_model_as_duplicates(board: FolderBoard) -> None:
+    root = submit_root(board)
+    router = Router(
+        Breakdown=plan(("Summarise solar.md", "research"), ("Summarise wind.md", "research")),
+        DuplicateCheck=[{"duplicate": True, "reason": "both are summaries"}],
+    )
+    await TaskBreakdownAgent(model=router.model).process(root, board)
+    subs = [board.get(i).description for i in board.get(root.id).subtasks]
+    assert subs == ["Summarise solar.md", "Summarise wind.md"]
+    assert "DuplicateCheck" not in router.calls

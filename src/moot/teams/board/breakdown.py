@@ -212,7 +212,11 @@ class TaskBreakdownAgent(BaseAgent):
             scored = sorted(((similarity(description, e), e) for e in existing), reverse=True)
             if scored and scored[0][0] >= DUPLICATE_SIMILARITY:
                 continue  # a clear duplicate: no model call needed
-            borderline = [e for s, e in scored[:3] if s >= BORDERLINE_SIMILARITY]
+            # Siblings of one plan are distinct steps by the planner's own account: only a clear
+            # lexical repeat drops one. Asking the small model about siblings merged "summarise
+            # solar.md" with "summarise wind.md" on the embedded model, losing half the goal.
+            siblings = {d for d, _ in kept}
+            borderline = [e for s, e in scored[:3] if s >= BORDERLINE_SIMILARITY and e not in siblings]
             if borderline and await self._model_says_duplicate(description, borderline, task, board):
                 continue
             kept.append((description, capability))
