@@ -11,7 +11,6 @@ on every Claude model, including older ones that reject ``output_config``.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import json
 import os
@@ -23,10 +22,9 @@ import anthropic as _sdk
 from moot.errors import ConfigError, MalformedResponseError
 from moot.models._httpx_bridge import as_httpx2_client
 from moot.models._jsonschema import validate
-from moot.models._provider_errors import map_sdk_error
+from moot.models._sdk_provider import SDKProviderModel
 from moot.models.base import (
     AssistantMessage,
-    Model,
     ModelRequest,
     ModelResponse,
     StreamDone,
@@ -60,8 +58,11 @@ def closed_schema(schema: Any) -> Any:
     return out
 
 
-class AnthropicModel(Model):
+class AnthropicModel(SDKProviderModel):
     """A Claude model (or any server that speaks the Anthropic Messages API)."""
+
+    _sdk = _sdk
+    _client_class = "AsyncAnthropic"
 
     def __init__(
         self,
@@ -102,32 +103,8 @@ class AnthropicModel(Model):
             )
         # The SDK takes only httpx2 clients; moot's seam is httpx, so bridge when needed.
         self._http_client = as_httpx2_client(http_client)
-        self._client: _sdk.AsyncAnthropic | None = None
-        self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._client = None
 
-    def _sdk_client(self) -> _sdk.AsyncAnthropic:
-        loop = asyncio.get_running_loop()
-        if self._client is None or (self._http_client is None and self._client_loop is not loop):
-            self._client = _sdk.AsyncAnthropic(
-                # Always explicit: the SDK would otherwise look for keys and config files itself.
-                api_key=self._api_key or "no-key",
-                base_url=self.base_url,
-                max_retries=0,
-                timeout=self.timeout_s,
-                http_client=self._http_client,
-            )
-            self._client_loop = loop
-        return self._client
-
-    def _error(self, exc: BaseException) -> BaseException:
-        return map_sdk_error(
-            exc,
-            sdk=_sdk,
-            model_name=self.name,
-            base_url=self.base_url,
-            key_env=self.api_key_env,
-            secrets=(self._api_key,),
-        )
 
     def _output_tool_name(self, request: ModelRequest) -> str | None:
         if request.output is None or self.structured_output != "tool":
@@ -284,13 +261,6 @@ class AnthropicModel(Model):
             self._response(request, text="".join(text_parts), calls=calls, usage=usage, stop_reason=stop_reason)
         )
 
-    async def aclose(self) -> None:
-        client, self._client = self._client, None
-        if client is not None and self._http_client is None:
-            try:
-                await client.close()
-            except RuntimeError:
-                pass
 
     def describe(self) -> dict[str, Any]:
         return {

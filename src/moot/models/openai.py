@@ -9,7 +9,6 @@ built and is never logged, put in an error or written to a cassette.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
@@ -19,10 +18,9 @@ from typing import Any
 import openai as _sdk
 
 from moot.errors import ConfigError, MalformedResponseError, ModelError
-from moot.models._provider_errors import map_sdk_error
+from moot.models._sdk_provider import SDKProviderModel
 from moot.models.base import (
     AssistantMessage,
-    Model,
     ModelRequest,
     ModelResponse,
     StreamDone,
@@ -39,9 +37,6 @@ from moot.models.testing import check_allowed
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_TIMEOUT_S = 120.0
-_NO_KEY = "no-key"
-"""Sent when a local server needs no key: the SDK insists on one, and passing our own stops it
-from falling back to ``OPENAI_API_KEY`` and leaking that key to a third-party server."""
 
 
 def strict_schema_ok(schema: Any) -> bool:
@@ -85,8 +80,11 @@ def _parse_arguments(model_name: str, tool_name: str, raw: str | None) -> dict[s
     return value
 
 
-class OpenAIModel(Model):
+class OpenAIModel(SDKProviderModel):
     """A chat-completions model reached over HTTP with the official ``openai`` SDK."""
+
+    _sdk = _sdk
+    _client_class = "AsyncOpenAI"
 
     def __init__(
         self,
@@ -126,35 +124,10 @@ class OpenAIModel(Model):
                 fix=f"export {api_key_env}=... (the key is read only from the environment)",
             )
         self._http_client = http_client
-        self._client: _sdk.AsyncOpenAI | None = None
-        self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._client = None
 
     # ------------------------------------------------------------------ plumbing
 
-    def _sdk_client(self) -> _sdk.AsyncOpenAI:
-        """The SDK client, rebuilt when the event loop changed (connection pools are bound to
-        the loop that opened them; tests and ``asyncio.run`` callers use a loop each)."""
-        loop = asyncio.get_running_loop()
-        if self._client is None or (self._http_client is None and self._client_loop is not loop):
-            self._client = _sdk.AsyncOpenAI(
-                api_key=self._api_key or _NO_KEY,
-                base_url=self.base_url,
-                max_retries=0,
-                timeout=self.timeout_s,
-                http_client=self._http_client,
-            )
-            self._client_loop = loop
-        return self._client
-
-    def _error(self, exc: BaseException) -> BaseException:
-        return map_sdk_error(
-            exc,
-            sdk=_sdk,
-            model_name=self.name,
-            base_url=self.base_url,
-            key_env=self.api_key_env,
-            secrets=(self._api_key,),
-        )
 
     def build_params(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments for ``chat.completions.create`` (public for inspection)."""
@@ -302,13 +275,6 @@ class OpenAIModel(Model):
         )
         yield StreamDone(response)
 
-    async def aclose(self) -> None:
-        client, self._client = self._client, None
-        if client is not None and self._http_client is None:
-            try:
-                await client.close()
-            except RuntimeError:  # its event loop is gone; nothing left to release
-                pass
 
     def describe(self) -> dict[str, Any]:
         return {
