@@ -89,11 +89,7 @@ class RetryModel(WrapperModel):
                 return await self.wrapped.request(request)
             except ModelError as error:
                 failures += 1
-                delay = self._delay(error, failures, waited)
-                if delay is None:
-                    if failures > 1 or error.retryable:
-                        raise _gave_up(error, failures, self._give_up_reason(error, failures))
-                    raise
+                delay = self._delay_or_raise(error, failures, waited)
                 waited += delay
                 await self.sleep(delay)
 
@@ -112,13 +108,18 @@ class RetryModel(WrapperModel):
                 if yielded:
                     raise
                 failures += 1
-                delay = self._delay(error, failures, waited)
-                if delay is None:
-                    if failures > 1 or error.retryable:
-                        raise _gave_up(error, failures, self._give_up_reason(error, failures))
-                    raise
+                delay = self._delay_or_raise(error, failures, waited)
                 waited += delay
                 await self.sleep(delay)
+
+    def _delay_or_raise(self, error: ModelError, failures: int, waited: float) -> float:
+        """How long to wait before the next attempt, or raise when no retry is left or allowed."""
+        delay = self._delay(error, failures, waited)
+        if delay is None:
+            if failures > 1 or error.retryable:
+                raise _gave_up(error, failures, self._give_up_reason(error, failures)) from error
+            raise error
+        return delay
 
     def describe(self) -> dict[str, Any]:
         return {**self.wrapped.describe(), "max_attempts": self.policy.max_attempts}

@@ -274,13 +274,8 @@ class BudgetTracker:
             )
         tokens = input_tokens + (max_out or 0)
         cost = self._estimated_cost(tokens)
-        left = self.time_left(agent)
-        if left is not None and left <= 0:
-            raise self.deadline_error(agent)
+        self._check_deadline_and_calls(agent, ledgers)
         for scope, ledger in ledgers:
-            calls = ledger.budget.max_calls
-            if calls is not None and ledger.spent.requests + ledger.reserved_calls + 1 > calls:
-                self._refuse(scope, "calls", ledger, f"{calls} call{'s' if calls != 1 else ''} already made")
             max_cost = ledger.budget.max_cost_usd
             if max_cost is not None and ledger.spent.cost_usd + ledger.reserved_cost + cost > max_cost:
                 self._refuse(scope, "cost", ledger, f"${ledger.spent.cost_usd:.4f} spent, next request ~${cost:.4f}")
@@ -290,9 +285,8 @@ class BudgetTracker:
             ledger.reserved_cost += cost
         return Reservation(agent=agent, tokens=tokens, cost_usd=cost), request
 
-    def _reserve_call(self, agent: str, request: ModelRequest, ledgers: list[tuple[str, _Ledger]]) -> Reservation:
-        """``reserve`` when no token or dollar limit applies: only the call counts, so the
-        prompt's size is not estimated (the reservation measures it if someone asks)."""
+    def _check_deadline_and_calls(self, agent: str, ledgers: list[tuple[str, _Ledger]]) -> None:
+        """Refuse the next request when the deadline passed or it would be one call too many."""
         left = self.time_left(agent)
         if left is not None and left <= 0:
             raise self.deadline_error(agent)
@@ -300,6 +294,11 @@ class BudgetTracker:
             calls = ledger.budget.max_calls
             if calls is not None and ledger.spent.requests + ledger.reserved_calls + 1 > calls:
                 self._refuse(scope, "calls", ledger, f"{calls} call{'s' if calls != 1 else ''} already made")
+
+    def _reserve_call(self, agent: str, request: ModelRequest, ledgers: list[tuple[str, _Ledger]]) -> Reservation:
+        """``reserve`` when no token or dollar limit applies: only the call counts, so the
+        prompt's size is not estimated (the reservation measures it if someone asks)."""
+        self._check_deadline_and_calls(agent, ledgers)
         for _, ledger in ledgers:
             ledger.reserved_calls += 1
         spent = self._run.spent
