@@ -9,7 +9,21 @@ from rich.console import Console
 from rich.markup import escape
 
 from moot import __version__
-from moot.cli import ask_cmd, board_cmd, chat_cmd, kb_cmd, learn_cmd, models_cmd, runs_cmd, setup_cmd, teach_cmd
+from moot.cli import (
+    ask_cmd,
+    board_cmd,
+    chat_cmd,
+    eval_cmd,
+    index_cmd,
+    kb_cmd,
+    learn_cmd,
+    models_cmd,
+    research_cmd,
+    runs_cmd,
+    serve_cmd,
+    setup_cmd,
+    teach_cmd,
+)
 from moot.errors import MootError
 
 app = typer.Typer(
@@ -25,7 +39,10 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-for module in (setup_cmd, chat_cmd, learn_cmd, ask_cmd, teach_cmd, kb_cmd, board_cmd, models_cmd, runs_cmd):
+for module in (
+    setup_cmd, chat_cmd, learn_cmd, ask_cmd, teach_cmd, kb_cmd, board_cmd, index_cmd, research_cmd,
+    serve_cmd, eval_cmd, models_cmd, runs_cmd,
+):
     module.register(app)
 
 

@@ -1,0 +1,15 @@
+"""`moot eval …`: the evaluation command group; each suite registers its own subcommand."""
+
+from __future__ import annotations
+
+import typer
+
+from moot.cli import eval_progressive_cmd, eval_research_cmd
+
+eval_app = typer.Typer(help="Evaluate teams: the progressive L1–L12 suite, the code research suite.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    eval_progressive_cmd.register(eval_app)
+    eval_research_cmd.register(eval_app)
+    app.add_typer(eval_app, name="eval")
