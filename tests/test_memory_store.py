@@ -165,3 +165,33 @@ def test_two_processes_can_write_the_same_file_at_once(tmp_path: Path) -> None:
         assert kb.count() == 80
         assert kb.current("alpha", "counter").value == "39"  # type: ignore[union-attr]
         assert len(kb.history("beta", "counter")) == 40
+
+
+def test_a_version_1_file_is_upgraded_in_place_and_keeps_its_facts(tmp_path: Path) -> None:
+    path = tmp_path / "kb.sqlite3"
+    with KnowledgeBase.open(path) as kb:
+        kb.add_fact(Fact("The ferry runs hourly", entity="Ferry", attribute="schedule", value="hourly"))
+    with sqlite3.connect(path) as conn:  # make it look like a file written by moot with schema 1
+        conn.execute("DROP INDEX facts_current_by_entity")
+        conn.execute("PRAGMA user_version = 1")
+    with KnowledgeBase.open(path) as kb:
+        assert [f.content for f in kb.facts()] == ["The ferry runs hourly"]
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+        assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'facts_current_by_entity'").fetchone()
+
+
+def test_a_stored_fact_reads_back_with_every_field(tmp_path: Path) -> None:
+    import datetime as dt
+
+    with KnowledgeBase.open(tmp_path / "kb.sqlite3") as kb:
+        stored = kb.add_fact(
+            Fact("  The  ferry runs hourly ", entity="Ferry", attribute="schedule", value="hourly", confidence=0.6,
+                 tags=("Transport", "port"), source="Harbor News", source_date=dt.date(2025, 3, 4))
+        )
+        again = kb.get(stored.id)
+    assert again == stored
+    assert (again.content, again.tags, again.confidence, again.source_date) == (
+        "The ferry runs hourly", stored.tags, 0.6, dt.date(2025, 3, 4)
+    )
+    assert again.is_current and again.created_at is not None

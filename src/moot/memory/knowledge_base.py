@@ -45,6 +45,7 @@ from moot.memory.store import (
     resolve_path,
     select_facts,
 )
+from moot.memory.search import TermFrequencies, search_facts
 from moot.memory.supersession import relink
 
 if TYPE_CHECKING:
@@ -65,6 +66,8 @@ class KnowledgeBase:
         self.embedder = embedder
         """Optional semantic embedder; when set, two-phase retrieval reranks with it too."""
         self._entity_cache: tuple[tuple[int, int], dict[str, str]] | None = None
+        self._count_cache: dict[bool, tuple[tuple[int, int], int]] = {}
+        self._term_frequencies = TermFrequencies()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -304,9 +307,22 @@ class KnowledgeBase:
             return select_facts(conn, " AND ".join(clauses), tuple(params), order=order)
 
     def count(self, *, include_superseded: bool = True) -> int:
+        """How many facts are stored (or only current ones). Cached until the file changes:
+        retrieval asks on every question, and COUNT(*) over 100 000 rows is not free."""
+        token = self._db.state_token()
+        cached = self._count_cache.get(include_superseded)
+        if cached is not None and cached[0] == token:
+            return cached[1]
         where = "" if include_superseded else " WHERE superseded_by IS NULL"
         with self._db.snapshot() as conn:
-            return int(conn.execute(f"SELECT COUNT(*) FROM facts{where}").fetchone()[0])
+            found = int(conn.execute(f"SELECT COUNT(*) FROM facts{where}").fetchone()[0])
+        self._count_cache[include_superseded] = (token, found)
+        return found
+
+    def term_frequencies(self, conn: sqlite3.Connection) -> TermFrequencies:
+        """Cached term counts for :func:`~moot.memory.search.search_facts` on this file's current state."""
+        self._term_frequencies.refresh(conn, self._db.state_token())
+        return self._term_frequencies
 
     def history(self, entity: str, attribute: str) -> list[StoredFact]:
         """Every value the entity's attribute has had, oldest first, superseded ones included."""
@@ -461,10 +477,10 @@ class KnowledgeBase:
         Any user text is safe: it is reduced to quoted words, so quotes, parentheses and
         operators (``AND``, ``NEAR``, ``*``, ``-``) never raise.
         """
-        from moot.memory.search import search_facts
-
         with self._db.snapshot() as conn:
-            return search_facts(conn, query, limit=limit, include_superseded=include_superseded)
+            return search_facts(
+                conn, query, limit=limit, include_superseded=include_superseded, frequencies=self.term_frequencies(conn)
+            )
 
     def retrieve(self, question: str, *, limit: int = 20, strategy: Strategy | str | None = None) -> Retrieval:
         """Facts for answering a question, with the strategy chosen from the question's wording.

@@ -241,16 +241,21 @@ def _entity(kb: KnowledgeBase, question: str, choice: StrategyChoice, limit: int
     terms = _topic_terms(question, drop=_entity_words(choice))
     keys = list(choice.entities)
     with kb.database.snapshot() as conn:
-        ranked = [h.fact for h in search_facts(conn, " ".join(terms), limit=limit, entity_keys=keys)] if terms else []
-        placeholders = ",".join("?" * len(keys))
-        rest = select_facts(
-            conn,
-            f"entity_key IN ({placeholders}) AND superseded_by IS NULL",
-            tuple(keys),
-            order="temporal_index DESC, id DESC",
+        frequencies = kb.term_frequencies(conn)
+        ranked = (
+            [h.fact for h in search_facts(conn, " ".join(terms), limit=limit, entity_keys=keys, frequencies=frequencies)]
+            if terms
+            else []
         )
+        placeholders = ",".join("?" * len(keys))
+        where = f"entity_key IN ({placeholders}) AND superseded_by IS NULL"
+        # Only as many of the rest as can still fit: an entity may have thousands of facts.
+        rest = select_facts(conn, where, tuple(keys), order=f"temporal_index DESC, id DESC LIMIT {int(limit)}")
+        total = len(rest)
+        if total == limit:
+            total = int(conn.execute(f"SELECT COUNT(*) FROM facts WHERE {where}", tuple(keys)).fetchone()[0])
     facts = _dedupe([*ranked, *rest])[:limit]
-    return facts, [], f"{len(facts)} current facts about the entity, most relevant first ({len(rest)} in all)"
+    return facts, [], f"{len(facts)} current facts about the entity, most relevant first ({total} in all)"
 
 
 def _histories(kb: KnowledgeBase, seeds: list[StoredFact], limit: int) -> list[StoredFact]:
@@ -279,7 +284,12 @@ def _temporal(kb: KnowledgeBase, question: str, choice: StrategyChoice, limit: i
         seeds = [
             h.fact
             for h in search_facts(
-                conn, " ".join(terms), limit=max(limit, 50), include_superseded=True, entity_keys=keys or None
+                conn,
+                " ".join(terms),
+                limit=max(limit, 50),
+                include_superseded=True,
+                entity_keys=keys or None,
+                frequencies=kb.term_frequencies(conn),
             )
         ] if terms else []
         if not seeds and keys:
@@ -306,19 +316,27 @@ def _aggregation(kb: KnowledgeBase, question: str, choice: StrategyChoice, limit
     terms = _topic_terms(question, drop=_entity_words(choice))
     # Aggregation must see every relevant fact to count right, so its cap is generous.
     cap = max(limit * 10, 500)
+    capped = ""
     with kb.database.snapshot() as conn:
+        frequencies = kb.term_frequencies(conn)
         if keys:
             placeholders = ",".join("?" * len(keys))
-            facts = select_facts(
-                conn, f"entity_key IN ({placeholders}) AND superseded_by IS NULL", tuple(keys), order="temporal_index, id"
+            where = f"entity_key IN ({placeholders}) AND superseded_by IS NULL"
+            matched = (
+                [h.fact for h in search_facts(conn, " ".join(terms), limit=cap, entity_keys=keys, frequencies=frequencies)]
+                if terms
+                else []
             )
-            if terms:
-                matched = {h.fact.id for h in search_facts(conn, " ".join(terms), limit=cap, entity_keys=keys)}
-                narrowed = [f for f in facts if f.id in matched]
-                facts = narrowed or facts
+            if matched:
+                facts = sorted(matched, key=lambda f: (f.temporal_index or 0, f.id or 0))
+            else:
+                facts = select_facts(conn, where, tuple(keys), order=f"temporal_index, id LIMIT {cap}")
+                if len(facts) == cap:
+                    total = int(conn.execute(f"SELECT COUNT(*) FROM facts WHERE {where}", tuple(keys)).fetchone()[0])
+                    capped = f" (the first {cap} of {total})"
             by = "concept"
         elif terms:
-            hits = search_facts(conn, " ".join(terms), limit=cap)
+            hits = search_facts(conn, " ".join(terms), limit=cap, frequencies=frequencies)
             facts = _best_coverage([h.fact for h in hits], terms)
             by = "entity"
         else:
@@ -326,7 +344,7 @@ def _aggregation(kb: KnowledgeBase, question: str, choice: StrategyChoice, limit
             by = "entity"
     groups = _group(facts, by)
     top = ", ".join(f"{g.key} {g.count}" for g in groups[:5])
-    return facts, groups, f"{len(facts)} current facts in {len(groups)} groups by {by}" + (f": {top}" if top else "")
+    return facts, groups, f"{len(facts)} current facts{capped} in {len(groups)} groups by {by}" + (f": {top}" if top else "")
 
 
 def _coverage(fact: StoredFact, stems: set[str]) -> int:
@@ -361,7 +379,7 @@ def _group(facts: list[StoredFact], by: str) -> list[FactGroup]:
 def _keyword(kb: KnowledgeBase, question: str, choice: StrategyChoice, limit: int) -> _Result:
     terms = _topic_terms(question, drop=set(choice.cue.split())) or query_terms(question)
     with kb.database.snapshot() as conn:
-        hits = search_facts(conn, " ".join(terms), limit=limit)
+        hits = search_facts(conn, " ".join(terms), limit=limit, frequencies=kb.term_frequencies(conn))
     return [h.fact for h in hits], [], f"{len(hits)} facts by BM25 on {', '.join(terms[:6]) or 'no words'}"
 
 
@@ -369,7 +387,7 @@ def _two_phase(kb: KnowledgeBase, question: str, choice: StrategyChoice, limit: 
     terms = _topic_terms(question, drop=set(choice.cue.split())) or query_terms(question)
     broad = max(limit * BROAD_FACTOR, 50)
     with kb.database.snapshot() as conn:
-        hits = search_facts(conn, " ".join(terms), limit=broad)
+        hits = search_facts(conn, " ".join(terms), limit=broad, frequencies=kb.term_frequencies(conn))
     if not hits:
         return [], [], "no fact shares a word with the question"
     stems = set(content_tokens(" ".join(terms)))
