@@ -127,6 +127,9 @@ async def test_deadline_cancels_a_hanging_model_call() -> None:
     assert result.results["fast"].status == "completed" and result.results["fast"].output == "fast result"
     assert result.results["stuck"].stop_reason == "budget:deadline"
     assert result.results["after"].status == "not_started"
+    # The cut call was sent, so it is counted (with its estimated prompt) in the task and the run.
+    assert result.results["stuck"].usage.requests == 1 and result.results["stuck"].usage.input_tokens > 0
+    assert result.usage.requests == 2
 
 
 async def test_budget_warning_and_stop_events() -> None:

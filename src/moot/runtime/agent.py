@@ -249,9 +249,17 @@ class SubAgent:
             except TimeoutError:
                 if not deadline.expired():
                     raise
+                # The request was sent and the prompt processed: it counts as a call, with its
+                # estimated prompt size (what it generated before the cut is unknown).
+                spent = Usage(requests=1, input_tokens=request.estimated_input_tokens())
+                state.usage = state.usage + spent
                 exc = tracker.deadline_error(self.name)
                 emitter.emit(EventType.BUDGET_STOP, which=exc.which, scope=exc.scope, reason=exc.message)
                 return finish(exc.stop_reason, detail=exc.message, scope=exc.scope)
+            except asyncio.CancelledError:
+                spent = Usage(requests=1, input_tokens=request.estimated_input_tokens())
+                state.usage = state.usage + spent
+                raise
             except MalformedResponseError as exc:
                 # The model answered, but not in the schema: count the call, then retry once.
                 spent = Usage(requests=1, input_tokens=request.estimated_input_tokens())
