@@ -439,3 +439,18 @@ def test_a_plain_question_about_one_value_is_recall_without_a_model_call() -> No
     assert found is not None and found.intent == "recall" and found.decided_by == "keywords"
     # a more specific cue still wins over the recall fallback
     assert keyword_classify("What is the difference between the two budgets?").intent == "mathematical"  # type: ignore[union-attr]
+
+
+def test_only_different_sources_disagree_and_formatting_is_not_a_disagreement() -> None:
+    from moot.teams.learning.specialists import conflicting_values
+
+    def fact(i: int, value: str, source: str) -> dict:
+        return {"id": i, "entity": "Marrow River Cleanup", "attribute": "budget", "value": value, "source": source}
+
+    # One article's two numbers under one loose attribute name: not sources disagreeing.
+    assert conflicting_values([fact(1, "1.2 million", "Gazette"), fact(2, "300,000", "Gazette")]) == []
+    # The same value written two ways by two sources: no disagreement either.
+    assert conflicting_values([fact(1, "$1,200,000", "Gazette"), fact(2, "1200000", "Courier")]) == []
+    # Two sources, two values: shown with both sources.
+    [line] = conflicting_values([fact(1, "1.2 million", "Gazette"), fact(2, "1.5 million", "Courier")])
+    assert "1.2 million (Gazette, #1)" in line and "1.5 million (Courier, #2)" in line

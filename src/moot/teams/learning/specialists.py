@@ -12,7 +12,6 @@ and it is what makes a 0.5B model usable.
 from __future__ import annotations
 
 import re
-
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -70,16 +69,29 @@ def render_facts(facts: list[Mapping[str, Any]]) -> str:
     return "\n".join(lines) or "(no facts)"
 
 
+def _value_key(value: Any) -> str:
+    """A value as compared for disagreement: "$1,200,000" and "1200000" are one value."""
+    text = " ".join(str(value).strip().lower().split())
+    return re.sub(r"(?<=\d),(?=\d{3})", "", text).replace("$", "").strip(" .")
+
+
 def conflicting_values(facts: list[Mapping[str, Any]]) -> list[str]:
-    """Current facts that give one entity/attribute different values: shown, never resolved silently."""
+    """Current facts in which *different sources* give one entity/attribute different values.
+
+    Shown, never resolved silently. Two values from the same source are not a disagreement
+    between sources: with a small model that is almost always one article's two numbers filed
+    under one loose attribute name ("budget": the total and the grant), and calling it a
+    contradiction misleads the answer.
+    """
     by_key: dict[tuple[str, str], dict[str, Mapping[str, Any]]] = {}
     for fact in facts:
         if fact.get("entity") and fact.get("attribute") and fact.get("is_current", True) and fact.get("value"):
             key = (str(fact["entity"]).lower(), str(fact["attribute"]).lower())
-            by_key.setdefault(key, {})[str(fact["value"]).strip().lower()] = fact
+            by_key.setdefault(key, {}).setdefault(_value_key(fact["value"]), fact)
     lines = []
     for values in by_key.values():
-        if len(values) > 1:
+        sources = {str(f.get("source") or "").strip().lower() for f in values.values()}
+        if len(values) > 1 and len(sources) > 1:
             parts = [f"{f['value']} ({f.get('source') or 'unknown source'}, #{f['id']})" for f in values.values()]
             first = next(iter(values.values()))
             lines.append(f"{first['entity']} {first['attribute']}: " + " vs ".join(parts))
