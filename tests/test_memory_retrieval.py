@@ -123,3 +123,20 @@ def test_strategy_can_be_forced_and_bad_input_is_refused(kb: KnowledgeBase) -> N
 def test_retrieval_serialises_for_traces(kb: KnowledgeBase) -> None:
     data = kb.retrieve("How many countries have gold medals?").to_dict()
     assert data["strategy"] == "aggregation" and data["groups"] and data["facts"][0]["source_date"]
+
+
+def test_a_question_naming_a_month_or_year_gets_the_history_not_only_the_current_value(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import datetime as dt
+
+    from moot.memory import Fact, KnowledgeBase
+
+    with KnowledgeBase.open(tmp_path / "kb.sqlite3") as kb:
+        kb.add_fact(Fact("Oxygen at Mill Bridge was 4.1 mg/L", entity="Mill Bridge", attribute="oxygen", value="4.1 mg/L",
+                         source_date=dt.date(2026, 1, 10)))
+        kb.add_fact(Fact("Oxygen at Mill Bridge was 6.3 mg/L", entity="Mill Bridge", attribute="oxygen", value="6.3 mg/L",
+                         source_date=dt.date(2026, 5, 12)))
+        found = kb.retrieve("What was the oxygen level at Mill Bridge in January 2026?")
+        current_only = kb.retrieve("What is the oxygen level at Mill Bridge?")
+    assert found.strategy == "temporal"
+    assert [f.value for f in found.facts] == ["4.1 mg/L", "6.3 mg/L"]  # the January value is there, superseded
+    assert [f.value for f in current_only.facts] == ["6.3 mg/L"]

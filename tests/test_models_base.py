@@ -113,3 +113,19 @@ def test_the_block_switch_refuses_real_requests_in_tests() -> None:
     with allow_real_requests():
         check_allowed("local")
     assert real_requests_blocked()
+
+
+def test_after_tool_results_the_small_model_is_asked_to_answer_the_question_in_words() -> None:
+    from moot.models.base import AssistantMessage, SystemMessage, ToolCall, ToolResultMessage, UserMessage
+    from moot.models.toolchoice import AFTER_TOOL_RESULTS, render_messages
+
+    asked = [SystemMessage(content="Answer."), UserMessage(content="How many tonnes are left? 120 - 95")]
+    assert AFTER_TOOL_RESULTS not in str(render_messages(asked))
+    with_result = [
+        *asked,
+        AssistantMessage(tool_calls=(ToolCall(id="c1", name="calculate", arguments={"expression": "120-95"}),)),
+        ToolResultMessage(tool_call_id="c1", name="calculate", content="25"),
+    ]
+    last = render_messages(with_result)[-1]
+    assert last["role"] == "user"
+    assert last["content"] == f"Tool calculate result: 25\n{AFTER_TOOL_RESULTS}"

@@ -11,7 +11,8 @@ were used:
 strategy       chosen when
 =============  ==========================================================================
 aggregation    "how many", "number of", "list all", "count the", "in total", …
-temporal       "when", "before", "after", "latest", "first", "changed", "history", …
+temporal       "when", "before", "after", "latest", "first", "changed", "history", …, or a
+               month or year ("in January 2026": the value then may since have changed)
 all_facts      every current fact fits within ``limit`` (a small knowledge base)
 entity         the question names a known entity
 keyword        otherwise, for short questions (≤ 3 search terms): BM25 top ``limit``
@@ -22,6 +23,7 @@ two_phase      otherwise: broad BM25 search, then rerank by word coverage, BM25,
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -152,6 +154,15 @@ def named_entities(question: str, known: dict[str, str]) -> list[str]:
     return kept
 
 
+_DATE_CUE = re.compile(
+    r" (january|february|march|april|may|june|july|august|september|october|november|december|"
+    r"jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|(?:19|20)\d\d) "
+)
+"""A month or a year in the question: it asks for the value *at a time*, which may since have
+been superseded, so it needs the history (temporal), not only current facts. ("may" the verb is
+rare in questions beside a date, and costs only a wider retrieval when it is one.)"""
+
+
 def _first_cue(question: str) -> tuple[Strategy, str] | None:
     padded = _padded(question)
     best: tuple[int, int, Strategy, str] | None = None
@@ -160,6 +171,9 @@ def _first_cue(question: str) -> tuple[Strategy, str] | None:
             at = padded.find(f" {cue} ")
             if at >= 0 and (best is None or (at, -len(cue)) < (best[0], best[1])):
                 best = (at, -len(cue), kind, cue)
+    date = _DATE_CUE.search(padded)
+    if date is not None and (best is None or date.start() < best[0]):
+        best = (date.start(), 0, Strategy.TEMPORAL, date.group(1))
     return (best[2], best[3]) if best else None
 
 

@@ -31,6 +31,7 @@ from moot.models.base import (
 )
 
 FINAL_ANSWER_KEY = "final_answer"
+AFTER_TOOL_RESULTS = "Use the result to answer the original question in words (a full sentence), or call another tool."
 
 
 @dataclass(frozen=True)
@@ -150,6 +151,10 @@ def render_messages(messages: Sequence[Message], *, extra_system: str = "") -> l
         previous_was_result = is_result
     if not system_done:
         rendered.insert(0, {"role": "system", "content": extra_system})
+    if messages and isinstance(messages[-1], ToolResultMessage):
+        # Without this a small model answers with the bare tool result ("24.44") instead of
+        # answering the question with it.
+        rendered[-1]["content"] += "\n" + AFTER_TOOL_RESULTS
     return rendered
 
 

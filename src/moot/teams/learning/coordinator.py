@@ -21,6 +21,7 @@ from moot.memory import KnowledgeBase
 from moot.models.base import Model, ModelSettings, Usage
 from moot.runtime import Budget, BudgetTracker, EventBus, RunStore, SubAgent, SubAgentTask, TaskGraph
 from moot.teams.learning.specialists import (
+    ARITHMETIC_INTENTS,
     MAX_FACTS,
     build_memory,
     build_reasoning,
@@ -200,7 +201,9 @@ async def answer_question(kb: KnowledgeBase, question: str, *, model: Model, mod
     fact_count = kb.count(include_superseded=False)
     used_mode, rule = choose_mode(mode, classification.intent, fact_count)
     tasks = plan(question, classification.intent, used_mode, relevant=recalled["relevant"], fact_count=fact_count)
-    agents = {"memory": memory, "single": build_single(model)}
+    # The baseline gets the calculator on the same rule as the reasoning specialist: offered it on
+    # every question, the small model "calculates" recall questions and answers with the result.
+    agents = {"memory": memory, "single": build_single(model, tools=classification.intent in ARITHMETIC_INTENTS)}
     builders = {
         "reasoning": lambda: build_reasoning(model, classification.intent),
         "research": lambda: build_research(model, kb),
