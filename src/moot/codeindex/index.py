@@ -1,0 +1,395 @@
+"""``CodeIndex``: build or open the index of one source tree, then search, resolve and read it."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from moot.codeindex import store
+from moot.codeindex.builder import BuildReport, ProgressCallback, build_into
+from moot.codeindex.results import CodeHit, SymbolInfo
+from moot.codeindex.sandbox import PathEscapeError, confine, relative
+from moot.codeindex.semantic import VectorTable, embed_missing, rrf
+from moot.codeindex.terms import match_query, query_terms
+from moot.codeindex.walk import decode, is_binary
+from moot.errors import MootError
+from moot.memory.embeddings import Embedder
+
+MODES = ("lexical", "semantic", "hybrid")
+BM25_WEIGHTS = (8.0, 2.0, 1.0)
+"""name, path, body: a chunk named like the query beats one that only mentions it."""
+FUSION_DEPTH = 50
+"""Candidates taken from each ranking before reciprocal rank fusion."""
+SNIPPET_LINES = 4
+MAX_READ_LINES = 150
+"""``read_file`` returns at most this many lines and says how to get the rest."""
+MAX_LIST = 50
+"""Callers, callees and references kept per symbol (the total is still reported by the tools)."""
+
+
+def check_root(root: str | os.PathLike[str]) -> Path:
+    """The resolved root directory, or a one-line error for a missing path or a file."""
+    path = Path(root).expanduser()
+    if not path.exists():
+        raise MootError(f"{root} does not exist", fix="pass the path of a source directory: moot index PATH")
+    if not path.is_dir():
+        raise MootError(
+            f"{root} is not a directory", fix="pass the folder that contains the code (the repository root), not a file"
+        )
+    return path.resolve()
+
+
+class CodeIndex:
+    """An open code index: one SQLite file for one source tree. Use :meth:`build` or :meth:`open`."""
+
+    def __init__(self, root: Path, db_path: Path, conn: sqlite3.Connection, embedder: Embedder | None = None) -> None:
+        self.root = root
+        """The indexed directory, resolved."""
+        self.db_path = db_path
+        self._conn = conn
+        self._lock = threading.RLock()
+        self._embedder = embedder
+        self._vectors: VectorTable | None = None
+
+    # --- life cycle ---------------------------------------------------------------------------
+
+    @classmethod
+    def build(
+        cls,
+        root: str | os.PathLike[str],
+        *,
+        db_path: str | os.PathLike[str] | None = None,
+        embeddings: bool | Embedder = False,
+        progress: ProgressCallback | None = None,
+        rebuild: bool = False,
+    ) -> CodeIndex:
+        """Index ``root`` (or bring its index up to date) and return the open index.
+
+        ``embeddings=True`` loads the optional default embedder (a one-line error when the extra
+        is missing); an :class:`~moot.memory.embeddings.Embedder` object is used as given.
+        ``rebuild=True`` deletes the index file first (the way out of a corrupt file).
+        """
+        resolved = check_root(root)
+        path = Path(db_path).expanduser().resolve() if db_path else store.default_db_path(resolved)
+        if rebuild:
+            store.remove(path)
+        embedder: Embedder | None = None
+        if embeddings is True:
+            from moot.memory.embeddings import load_default_embedder
+
+            embedder = load_default_embedder()
+        elif embeddings:
+            embedder = embeddings  # type: ignore[assignment]
+        conn = store.connect(path, resolved, create=True)
+        index = cls(resolved, path, conn, embedder)
+        try:
+            with index._guard():
+                report = build_into(conn, resolved, progress=progress)
+                has_files = conn.execute("SELECT 1 FROM files LIMIT 1").fetchone()
+                if not has_files:
+                    raise MootError(
+                        f"{resolved} has no files moot can index (Python, JavaScript, TypeScript, docs or config), "
+                        f"or all of them are ignored",
+                        fix="point moot index at a source tree; check its .gitignore",
+                    )
+                if embedder is not None:
+                    report.embedded_chunks = embed_missing(conn, embedder)
+                    index._set_meta("embedding_model", embedder.name)
+                index._set_meta("last_build", json.dumps(report.to_dict()))
+        except BaseException:
+            index.close()
+            raise
+        index.last_build = report
+        return index
+
+    @classmethod
+    def open(
+        cls, root: str | os.PathLike[str], *, db_path: str | os.PathLike[str] | None = None, embedder: Embedder | None = None
+    ) -> CodeIndex:
+        """Open an existing index; ``MootError`` naming ``moot index PATH`` when there is none."""
+        resolved = check_root(root)
+        path = Path(db_path).expanduser().resolve() if db_path else store.default_db_path(resolved)
+        conn = store.connect(path, resolved, create=False)
+        return cls(resolved, path, conn, embedder)
+
+    last_build: BuildReport | None = None
+    """What :meth:`build` just did (``None`` for an index from :meth:`open`)."""
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> CodeIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _guard(self) -> Iterator[sqlite3.Connection]:
+        """One thread at a time on the connection; damage found mid-query becomes the rebuild error."""
+        with self._lock:
+            try:
+                yield self._conn
+            except sqlite3.DatabaseError as exc:
+                if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+                    raise
+                raise store.corrupt_error(self.db_path, self.root, str(exc)) from None
+
+    def _meta(self, key: str) -> str | None:
+        row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self._conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    # --- search -------------------------------------------------------------------------------
+
+    def search(self, query: str, *, mode: str = "hybrid", limit: int = 10) -> list[CodeHit]:
+        """Chunks that match ``query``: ``lexical`` (BM25), ``semantic`` (embeddings) or ``hybrid`` (RRF of both).
+
+        ``hybrid`` is plain lexical search when the index has no embeddings.
+        """
+        if mode not in MODES:
+            raise MootError(f"unknown search mode {mode!r}", fix="use lexical, semantic or hybrid")
+        limit = max(1, min(int(limit), 100))
+        with self._guard() as conn:
+            if mode == "lexical" or (mode == "hybrid" and not self._semantic_ready(required=False)):
+                return self._lexical(conn, query, limit)
+            if mode == "semantic":
+                self._semantic_ready(required=True)
+                ranked = self._semantic(query, limit)
+                return self._hits(conn, ranked, query)
+            lexical = [hit_id for hit_id, _ in self._lexical_ids(conn, query, FUSION_DEPTH)]
+            semantic = [hit_id for hit_id, _ in self._semantic(query, FUSION_DEPTH)]
+            return self._hits(conn, rrf([lexical, semantic])[:limit], query)
+
+    def _lexical_ids(self, conn: sqlite3.Connection, query: str, limit: int) -> list[tuple[int, float]]:
+        match = match_query(query)
+        if match is None:
+            return []
+        rows = conn.execute(
+            f"SELECT rowid, bm25(chunks_fts, {', '.join(map(str, BM25_WEIGHTS))}) AS rank "
+            "FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?",
+            (match, limit),
+        ).fetchall()
+        return [(rowid, -rank) for rowid, rank in rows]
+
+    def _lexical(self, conn: sqlite3.Connection, query: str, limit: int) -> list[CodeHit]:
+        return self._hits(conn, self._lexical_ids(conn, query, limit), query)
+
+    def _semantic_ready(self, *, required: bool) -> bool:
+        model = self._meta("embedding_model")
+        if model is None:
+            if required:
+                raise MootError(
+                    f"the index of {self.root} has no embeddings", fix=f"run `moot index {self.root} --embeddings`"
+                )
+            return False
+        if self._embedder is None:
+            try:
+                from moot.memory.embeddings import DEFAULT_MODEL_NAME, load_default_embedder
+
+                if model != DEFAULT_MODEL_NAME:
+                    raise MootError(
+                        f"the index was embedded with {model!r}", fix="open it with CodeIndex.open(..., embedder=...)"
+                    )
+                self._embedder = load_default_embedder()
+            except MootError:
+                if required:
+                    raise
+                return False
+        if self._embedder.name != model:
+            if required:
+                raise MootError(
+                    f"the index was embedded with {model!r}, not {self._embedder.name!r}",
+                    fix=f"rebuild it: moot index {self.root} --rebuild --embeddings",
+                )
+            return False
+        return True
+
+    def _semantic(self, query: str, limit: int) -> list[tuple[int, float]]:
+        assert self._embedder is not None
+        if self._vectors is None:
+            self._vectors = VectorTable(self._conn, self._embedder.name)
+        vector = self._embedder.embed([query])[0]
+        return self._vectors.nearest(vector, limit)
+
+    def _hits(self, conn: sqlite3.Connection, ranked: list[tuple[int, float]], query: str) -> list[CodeHit]:
+        if not ranked:
+            return []
+        ids = [cid for cid, _ in ranked]
+        rows = conn.execute(
+            "SELECT c.id, f.path, c.start_line, c.end_line, c.kind, c.name, c.text FROM chunks c "
+            f"JOIN files f ON f.id = c.file_id WHERE c.id IN ({','.join('?' * len(ids))})",
+            ids,
+        ).fetchall()
+        by_id = {row[0]: row for row in rows}
+        terms = [t for t in query_terms(query) if len(t) >= 3] or query_terms(query)
+        hits = []
+        for cid, score in ranked:
+            row = by_id.get(cid)
+            if row is None:
+                continue
+            _, path, start, end, kind, name, text = row
+            hits.append(CodeHit(path, start, end, kind, name, snippet(text, start, terms, kind), round(score, 4)))
+        return hits
+
+    # --- symbols ------------------------------------------------------------------------------
+
+    def resolve_symbol(self, name: str, kind: str | None = None) -> list[SymbolInfo]:
+        """Definitions named ``name`` (or a qualified ``pkg.mod.Class.name``), with callers, callees and references.
+
+        Resolution is by name: every call of anything called ``name`` counts as a caller.
+        """
+        name = (name or "").strip()
+        if not name:
+            return []
+        with self._guard() as conn:
+            columns = "s.name, s.qualified_name, s.kind, f.path, s.start_line, s.end_line, s.signature, s.docstring, s.file_id"
+            base = f"SELECT {columns} FROM symbols s JOIN files f ON f.id = s.file_id WHERE "
+            kind_sql, kind_args = (" AND s.kind = ?", [kind]) if kind else ("", [])
+            attempts = [
+                ("s.qualified_name = ?", [name]),
+                ("s.name = ?", [name.rsplit(".", 1)[-1]]) if "." not in name else ("s.qualified_name LIKE ? ESCAPE '\\'", ["%." + _like(name)]),
+                ("s.name = ? COLLATE NOCASE", [name.rsplit(".", 1)[-1]]),
+            ]
+            rows: list[Any] = []
+            for where, args in attempts:
+                rows = conn.execute(base + where + kind_sql + " ORDER BY f.path, s.start_line LIMIT 20", [*args, *kind_args]).fetchall()
+                if rows:
+                    break
+            return [self._symbol(conn, row) for row in rows]
+
+    def _symbol(self, conn: sqlite3.Connection, row: Any) -> SymbolInfo:
+        name, qualified, kind, path, start, end, signature, docstring, file_id = row
+        callers = [r[0] for r in conn.execute(
+            "SELECT scope FROM refs WHERE name = ? AND is_call = 1 GROUP BY scope ORDER BY min(rowid) LIMIT ?",
+            (name, MAX_LIST),
+        )]
+        callees = [r[0] for r in conn.execute(
+            "SELECT name FROM refs WHERE scope = ? AND file_id = ? AND is_call = 1 GROUP BY name ORDER BY min(line) LIMIT ?",
+            (qualified, file_id, MAX_LIST),
+        )]
+        references = [f"{p}:{line}" for p, line in conn.execute(
+            "SELECT f.path, r.line FROM refs r JOIN files f ON f.id = r.file_id WHERE r.name = ? "
+            "GROUP BY f.path, r.line ORDER BY f.path, r.line LIMIT ?",
+            (name, MAX_LIST),
+        )]
+        return SymbolInfo(name, qualified, kind, path, start, end, signature, docstring, callers, callees, references)
+
+    def count_references(self, name: str) -> tuple[int, int]:
+        """(call sites, all uses) of a name, for tools that show a cut list with its total."""
+        with self._guard() as conn:
+            row = conn.execute(
+                "SELECT count(DISTINCT scope) FILTER (WHERE is_call = 1), count(DISTINCT file_id || ':' || line) FROM refs WHERE name = ?",
+                (name,),
+            ).fetchone()
+        return int(row[0] or 0), int(row[1] or 0)
+
+    # --- files and map ------------------------------------------------------------------------
+
+    def read_file(self, path: str, start: int | None = None, end: int | None = None) -> str:
+        """Numbered lines ``start``..``end`` of a file under the root (at most :data:`MAX_READ_LINES`)."""
+        real = confine(self.root, path)
+        rel = relative(self.root, real)
+        if real.is_dir():
+            raise MootError(f"{rel} is a directory", fix=f"call read_map with path={rel!r} to see what is in it")
+        if not real.is_file():
+            raise MootError(f"{rel} does not exist under the indexed root", fix="use a path from search_code or read_map")
+        data = real.read_bytes()
+        if is_binary(data):
+            raise MootError(f"{rel} is a binary file", fix="read a source or text file instead")
+        lines = decode(data).split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        total = len(lines)
+        first = max(1, int(start or 1))
+        if total == 0:
+            return f"{rel} (empty file)"
+        if first > total:
+            raise MootError(f"{rel} has {total} lines; start={first} is past the end", fix=f"use start between 1 and {total}")
+        last = total if end is None else max(first, min(int(end), total))
+        cut_at = first + MAX_READ_LINES - 1
+        shown_last = min(last, cut_at)
+        width = len(str(shown_last))
+        out = [f"{rel}:{first}-{shown_last} (of {total} lines)"]
+        out.extend(f"{n:>{width}}| {lines[n - 1].rstrip(chr(13))}" for n in range(first, shown_last + 1))
+        if shown_last < last:
+            out.append(f"… cut: {last - shown_last} more lines; call read_file with start={shown_last + 1}")
+        return "\n".join(out)
+
+    def read_map(self, path: str = ".", *, max_lines: int = 80) -> str:
+        """The directory tree under ``path`` with a short summary per directory (no model involved)."""
+        from moot.codeindex.repomap import render_map
+
+        real = confine(self.root, path)
+        rel = relative(self.root, real)
+        with self._guard() as conn:
+            return render_map(conn, rel, max_lines=max_lines)
+
+    def stats(self) -> dict[str, Any]:
+        """Counts (files, chunks, symbols, references), skipped files by reason, languages, the db path, the last build."""
+        with self._guard() as conn:
+            count = lambda table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]  # noqa: E731
+            languages = dict(conn.execute("SELECT language, count(*) FROM files GROUP BY language ORDER BY 2 DESC").fetchall())
+            skipped = dict(conn.execute("SELECT reason, count(*) FROM skipped GROUP BY reason ORDER BY reason").fetchall())
+            last = self._meta("last_build")
+            size = sum(os.path.getsize(p) for p in (str(self.db_path), f"{self.db_path}-wal") if os.path.exists(p))
+            return {
+                "root": str(self.root),
+                "db_path": str(self.db_path),
+                "db_bytes": size,
+                "files": count("files"),
+                "chunks": count("chunks"),
+                "symbols": count("symbols"),
+                "references": count("refs"),
+                "skipped": skipped,
+                "languages": languages,
+                "embedding_model": self._meta("embedding_model"),
+                "embedded_chunks": count("chunk_vectors"),
+                "last_build": json.loads(last) if last else None,
+                "seconds": json.loads(last)["seconds"] if last else None,
+            }
+
+
+def _like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def snippet(text: str, start_line: int, terms: list[str], kind: str) -> str:
+    """A few numbered lines: the first line of a definition, then lines with the query's terms."""
+    from moot.codeindex.terms import term_stream
+
+    lines = text.split("\n")
+    # Class and module chunks leave out nested bodies, so their line numbers are not contiguous;
+    # only number lines where the chunk's text is the file's text.
+    numbered = kind in ("function", "method", "text")
+    chosen: list[int] = [0] if kind != "text" and lines and lines[0].strip() else []
+    for i, line in enumerate(lines):
+        if len(chosen) >= SNIPPET_LINES:
+            break
+        if i in chosen or not line.strip():
+            continue
+        line_terms = term_stream(line)
+        if any(term in line_terms for term in terms):
+            chosen.append(i)
+    for i, line in enumerate(lines):  # pad with the first lines when few lines matched
+        if len(chosen) >= min(SNIPPET_LINES, 2):
+            break
+        if i not in chosen and line.strip():
+            chosen.append(i)
+    out = []
+    for i in sorted(chosen):
+        body = lines[i].strip()[:160]
+        out.append(f"{start_line + i}| {body}" if numbered else body)
+    return "\n".join(out)
+
+
+__all__ = ["MODES", "CodeIndex", "PathEscapeError", "check_root"]

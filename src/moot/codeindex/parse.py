@@ -1,0 +1,344 @@
+"""Turning one file into chunks, symbols and references (tree-sitter for code, windows for text).
+
+Code chunks follow definitions: one per function, class and method, plus one per module.
+A class chunk holds the class without its methods' bodies (they are chunks of their own), and
+a module chunk holds the top-level code outside definitions plus each definition's first
+line, so a word is indexed in the chunk that really says it and BM25 is not skewed by a
+class repeating every method.
+
+References are resolved by *name* only: a call to ``x.read()`` is recorded as a call to
+``read``, whatever ``x`` is. That is what an index without type inference can know, and it
+is stated in docs/codeindex.md.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import tree_sitter
+
+MAX_CHUNK_LINES = 2000
+"""Indexed text of one chunk is cut here (a generated 20,000-line function is not prose)."""
+TEXT_WINDOW = 50
+"""Lines per chunk for docs, config and other text files."""
+SKIP_NAMES = frozenset({"self", "cls", "this", "super", "_"})
+"""Names so common in every scope that recording their uses only adds noise."""
+
+
+@dataclass
+class Chunk:
+    kind: str
+    name: str
+    start_line: int
+    end_line: int
+    text: str
+
+
+@dataclass
+class Symbol:
+    name: str
+    qualified_name: str
+    kind: str
+    start_line: int
+    end_line: int
+    signature: str
+    docstring: str
+
+
+@dataclass(frozen=True)
+class Reference:
+    name: str
+    line: int
+    scope: str
+    """Qualified name of the enclosing definition, or of the module."""
+    is_call: bool
+
+
+@dataclass
+class ParsedFile:
+    """Everything the index stores about one file."""
+
+    chunks: list[Chunk] = field(default_factory=list)
+    symbols: list[Symbol] = field(default_factory=list)
+    references: list[Reference] = field(default_factory=list)
+    docstring: str = ""
+    """First line of the module docstring (Python) or leading comment (JS/TS)."""
+
+
+@lru_cache(maxsize=None)
+def _parser(language: str) -> tree_sitter.Parser:
+    if language == "python":
+        import tree_sitter_python as grammar
+
+        lang = tree_sitter.Language(grammar.language())
+    elif language == "javascript":
+        import tree_sitter_javascript as grammar_js
+
+        lang = tree_sitter.Language(grammar_js.language())
+    elif language in ("typescript", "tsx"):
+        import tree_sitter_typescript as grammar_ts
+
+        lang = tree_sitter.Language(
+            grammar_ts.language_tsx() if language == "tsx" else grammar_ts.language_typescript()
+        )
+    else:  # pragma: no cover - walk.py only sends the languages above
+        raise ValueError(f"no grammar for {language}")
+    return tree_sitter.Parser(lang)
+
+
+def module_name(rel: str, package: str = "") -> str:
+    """``pkg/sub/mod.py`` → ``pkg.sub.mod``; ``pkg/__init__.py`` → ``pkg``; ``src/a.ts`` → ``src.a``.
+
+    ``package`` is the root's own name when the root is itself a Python package (an installed
+    package in site-packages), so names read ``httpx._client.Client``, as in an import.
+    """
+    if package:
+        rel = f"{package}/{rel}"
+    stem = rel.rsplit(".", 1)[0] if "." in rel.rsplit("/", 1)[-1] else rel
+    parts = [p for p in stem.split("/") if p]
+    if len(parts) > 1 and parts[-1] in ("__init__", "index"):
+        parts.pop()
+    return ".".join(parts) or stem
+
+
+def parse(rel: str, language: str, text: str, *, package: str = "") -> ParsedFile:
+    """Chunks, symbols and references of one file's text (``package``: see :func:`module_name`)."""
+    if language == "text":
+        return _parse_text(rel, text)
+    return _CodeParser(rel, language, text, package).run()
+
+
+# --- text files -------------------------------------------------------------------------------
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$|^\[([^\]]+)\]\s*$")
+
+
+def _parse_text(rel: str, text: str) -> ParsedFile:
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    parsed = ParsedFile()
+    start = 0
+    n = len(lines)
+    heading = ""
+    while start < n:
+        end = min(start + TEXT_WINDOW, n)
+        # Markdown headings and TOML/INI sections start a new chunk, so a chunk is one topic.
+        for i in range(start + 5, end):
+            if _HEADING.match(lines[i]):
+                end = i
+                break
+        window = lines[start:end]
+        for line in window:
+            m = _HEADING.match(line)
+            if m:
+                heading = (m.group(2) or m.group(3) or "").strip()
+                break
+        name = f"{rel} § {heading}" if heading else rel
+        parsed.chunks.append(Chunk("text", name, start + 1, end, "\n".join(l.rstrip("\r") for l in window)))
+        start = end
+    if not parsed.chunks:
+        parsed.chunks.append(Chunk("text", rel, 1, 1, ""))
+    # Only prose has a first line worth showing in the repo map ("{" is not a summary).
+    if rel.lower().endswith((".md", ".markdown", ".rst", ".txt")) or "." not in rel.rsplit("/", 1)[-1]:
+        first = next((l.strip().lstrip("#").strip() for l in lines if l.strip()), "")
+        parsed.docstring = first[:120]
+    return parsed
+
+
+# --- code files -------------------------------------------------------------------------------
+
+_CLASS_TYPES = {
+    "class_definition", "class_declaration", "abstract_class_declaration",
+    "interface_declaration", "enum_declaration", "type_alias_declaration",
+}
+_FUNCTION_TYPES = {"function_definition", "function_declaration", "generator_function_declaration", "method_definition"}
+_FUNCTION_VALUES = {"arrow_function", "function_expression", "function", "generator_function"}
+_IDENTIFIERS = {"identifier", "property_identifier", "type_identifier", "shorthand_property_identifier"}
+_CALLS = {"call": "function", "call_expression": "function", "new_expression": "constructor"}
+_MEMBER_FIELDS = {"attribute": "attribute", "member_expression": "property"}
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        line = line.strip().strip("*").strip()
+        if line and not line.startswith("@"):
+            return line[:200]
+    return ""
+
+
+class _CodeParser:
+    def __init__(self, rel: str, language: str, text: str, package: str = "") -> None:
+        self.rel = rel
+        self.language = language
+        self.source = text.encode("utf-8", errors="surrogatepass")
+        self.lines = [line.rstrip("\r") for line in text.split("\n")]
+        if len(self.lines) > 1 and self.lines[-1] == "":
+            self.lines.pop()
+        self.module = module_name(rel, package)
+        self.parsed = ParsedFile()
+        self.definition_names: set[int] = set()
+        self.call_targets: set[int] = set()
+        self.top_level: list[tuple[int, int]] = []
+
+    def run(self) -> ParsedFile:
+        tree = _parser(self.language).parse(self.source)
+        root = tree.root_node
+        self.parsed.docstring = self._module_doc(root)
+        self._visit(root)
+        self._module_chunk()
+        return self.parsed
+
+    def _text(self, node: tree_sitter.Node) -> str:
+        return self.source[node.start_byte : node.end_byte].decode("utf-8", errors="replace")
+
+    def _module_doc(self, root: tree_sitter.Node) -> str:
+        for child in root.named_children:
+            if child.type == "comment":
+                return _first_line(re.sub(r"^(//+|/\*+|#!.*)", "", self._text(child)))
+            if child.type == "expression_statement" and child.named_children and child.named_children[0].type == "string":
+                return _first_line(self._string_value(child.named_children[0]))
+            return ""
+        return ""
+
+    def _string_value(self, node: tree_sitter.Node) -> str:
+        parts = [self._text(c) for c in node.named_children if c.type == "string_content"]
+        return "".join(parts) if parts else self._text(node).strip("\"'")
+
+    def _docstring(self, node: tree_sitter.Node, outer: tree_sitter.Node) -> str:
+        body = node.child_by_field_name("body")
+        if self.language == "python" and body is not None:
+            first = body.named_children[0] if body.named_children else None
+            if first is not None and first.type == "expression_statement" and first.named_children:
+                value = first.named_children[0]
+                if value.type == "string":
+                    return _first_line(self._string_value(value))
+            return ""
+        # JS/TS: the doc comment directly above the definition (or above its export/declaration).
+        anchor = outer
+        while anchor.parent is not None and anchor.parent.type in ("export_statement", "lexical_declaration", "variable_declaration"):
+            anchor = anchor.parent
+        prev = anchor.prev_named_sibling
+        if prev is not None and prev.type == "comment" and prev.end_point.row >= anchor.start_point.row - 1:
+            return _first_line(re.sub(r"^(//+|/\*+)|\*+/$", "", self._text(prev)))
+        return ""
+
+    def _signature(self, node: tree_sitter.Node, start: tree_sitter.Node) -> str:
+        body = node.child_by_field_name("body")
+        if node.type == "type_alias_declaration":
+            body = None
+        end = body.start_byte if body is not None else node.end_byte
+        head = self.source[start.start_byte : end].decode("utf-8", errors="replace")
+        return " ".join(head.split()).rstrip(" :{=>")[:200]
+
+    def _visit(self, root: tree_sitter.Node) -> None:
+        # Iterative, so deeply nested generated code cannot hit Python's recursion limit.
+        stack: list[tuple[tree_sitter.Node, str, str]] = [(root, self.module, "module")]
+        while stack:
+            node, scope, scope_kind = stack.pop()
+            kind, name_node, definition = self._definition(node, scope_kind)
+            child_scope, child_kind = scope, scope_kind
+            if kind is not None and name_node is not None:
+                child_scope, child_kind = self._define(node, definition, name_node, kind, scope, scope_kind)
+            elif node.type in _CALLS:
+                target = node.child_by_field_name(_CALLS[node.type])
+                if target is not None and target.type in _MEMBER_FIELDS:
+                    target = target.child_by_field_name(_MEMBER_FIELDS[target.type])
+                if target is not None:
+                    self.call_targets.add(target.id)
+            elif node.type in _IDENTIFIERS and node.id not in self.definition_names:
+                name = self._text(node)
+                if len(name) > 1 and name not in SKIP_NAMES:
+                    self.parsed.references.append(
+                        Reference(name, node.start_point.row + 1, scope, node.id in self.call_targets)
+                    )
+            for child in reversed(node.children):
+                stack.append((child, child_scope, child_kind))
+
+    def _definition(
+        self, node: tree_sitter.Node, scope_kind: str
+    ) -> tuple[str | None, tree_sitter.Node | None, tree_sitter.Node]:
+        t = node.type
+        if t in _CLASS_TYPES:
+            return "class", node.child_by_field_name("name"), node
+        if t in _FUNCTION_TYPES:
+            kind = "method" if scope_kind == "class" else "function"
+            return kind, node.child_by_field_name("name"), node
+        if t == "variable_declarator":
+            value = node.child_by_field_name("value")
+            if value is not None and value.type in _FUNCTION_VALUES:
+                kind = "method" if scope_kind == "class" else "function"
+                return kind, node.child_by_field_name("name"), value
+        return None, None, node
+
+    def _define(
+        self,
+        node: tree_sitter.Node,
+        definition: tree_sitter.Node,
+        name_node: tree_sitter.Node,
+        kind: str,
+        scope: str,
+        scope_kind: str,
+    ) -> tuple[str, str]:
+        self.definition_names.add(name_node.id)
+        name = self._text(name_node)
+        qualified = f"{scope}.{name}"
+        # Decorators belong to the definition: the chunk starts at the first one.
+        outer = node.parent if node.parent is not None and node.parent.type == "decorated_definition" else node
+        start_line = outer.start_point.row + 1
+        end_line = node.end_point.row + 1
+        if node.type == "variable_declarator" and node.parent is not None:
+            start_line = node.parent.start_point.row + 1
+        self.parsed.symbols.append(
+            Symbol(
+                name=name,
+                qualified_name=qualified,
+                kind=kind,
+                start_line=start_line,
+                end_line=end_line,
+                signature=self._signature(definition, node if node.type == "variable_declarator" else outer),
+                docstring=self._docstring(definition, node),
+            )
+        )
+        if scope_kind == "module":
+            self.top_level.append((start_line, end_line))
+        nested = self._nested_ranges(definition) if kind == "class" else []
+        lines = self._chunk_lines(start_line, end_line, nested)
+        self.parsed.chunks.append(Chunk(kind, qualified, start_line, end_line, lines))
+        return qualified, ("class" if kind == "class" else "function")
+
+    def _nested_ranges(self, class_node: tree_sitter.Node) -> list[tuple[int, int]]:
+        """Line ranges of the methods in a class body (their bodies are left out of the class chunk)."""
+        body = class_node.child_by_field_name("body")
+        ranges: list[tuple[int, int]] = []
+        for child in body.named_children if body is not None else ():
+            target = child.child_by_field_name("definition") if child.type == "decorated_definition" else child
+            if target is not None and (target.type in _FUNCTION_TYPES or target.type in _CLASS_TYPES):
+                ranges.append((child.start_point.row + 1, child.end_point.row + 1))
+        return ranges
+
+    def _chunk_lines(self, start: int, end: int, holes: list[tuple[int, int]]) -> str:
+        keep: list[str] = []
+        hole_iter = iter(sorted(holes))
+        hole = next(hole_iter, None)
+        line = start
+        while line <= end and len(keep) < MAX_CHUNK_LINES:
+            if hole is not None and hole[0] <= line <= hole[1]:
+                # Keep the nested definition's first line (its signature) and skip the rest.
+                keep.append(self._line(hole[0]))
+                line = hole[1] + 1
+                hole = next(hole_iter, None)
+                continue
+            keep.append(self._line(line))
+            line += 1
+        return "\n".join(keep)
+
+    def _line(self, number: int) -> str:
+        return self.lines[number - 1] if 0 < number <= len(self.lines) else ""
+
+    def _module_chunk(self) -> None:
+        n = max(len(self.lines), 1)
+        text = self._chunk_lines(1, n, self.top_level)
+        self.parsed.chunks.insert(0, Chunk("module", self.module, 1, n, text))

@@ -1,0 +1,173 @@
+"""Finding the files to index, one at a time: .gitignore, default skips, binary and huge files.
+
+The walk is a generator over ``os.scandir``: it never builds a list of the tree, so a
+repository of 50,000 files costs memory for one directory listing at a time, not for all of
+them. Ignore rules follow git: the root's ``.gitignore`` and every nested one, each applying
+below its own directory, plus ``.git/info/exclude``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+CODE_LANGUAGES: dict[str, str] = {
+    ".py": "python",
+    ".pyi": "python",
+    ".js": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".jsx": "javascript",
+    ".ts": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
+    ".tsx": "tsx",
+}
+"""Extensions parsed by tree-sitter into functions, classes and methods."""
+
+TEXT_EXTENSIONS = frozenset(
+    ".md .markdown .rst .txt .toml .cfg .ini .json .yaml .yml .sh .bash .go .rs .c .h .cc .cpp .hpp"
+    " .java .kt .rb .php .css .scss .html .sql .graphql .proto .vue .svelte".split()
+)
+"""Other files worth searching (docs, config, other languages), chunked by line windows."""
+
+TEXT_NAMES = frozenset({"README", "Makefile", "Dockerfile", "LICENSE", "CHANGELOG", "setup.cfg", "requirements.txt"})
+
+SKIP_DIRS = frozenset(
+    {
+        ".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox",
+        ".mypy_cache", ".pytest_cache", ".ruff_cache", ".cache", "build", "dist", ".eggs",
+        "site-packages", ".next", ".nuxt", "coverage", "htmlcov", ".idea", ".vscode", "target",
+    }
+)
+"""Directories that hold tools' output or other people's code, never the project's own source."""
+
+SKIP_SUFFIXES = (".egg-info", ".dist-info")
+
+MAX_CODE_BYTES = 1_000_000
+"""A source file above this is generated or vendored; it is skipped and counted as huge."""
+MAX_TEXT_BYTES = 256_000
+"""The same cap for docs and config: a 5 MB JSON fixture is data, not documentation."""
+SNIFF_BYTES = 8192
+"""A NUL byte in the first bytes marks a binary file (git uses the same test)."""
+
+
+@dataclass(frozen=True)
+class FoundFile:
+    """A file the walk wants indexed (or reports as skipped)."""
+
+    path: Path
+    """Absolute path."""
+    rel: str
+    """Relative to the root, forward slashes."""
+    language: str
+    """``python``, ``javascript``, ``typescript``, ``tsx`` or ``text``."""
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A file left out, and why (``huge``, ``binary``, ``symlink``, ``unreadable``)."""
+
+    rel: str
+    reason: str
+
+
+def language_of(name: str) -> str | None:
+    """The language a file is indexed as, or ``None`` when it is not indexed at all."""
+    suffix = os.path.splitext(name)[1].lower()
+    if suffix in CODE_LANGUAGES:
+        return CODE_LANGUAGES[suffix]
+    if suffix in TEXT_EXTENSIONS or name in TEXT_NAMES:
+        return "text"
+    return None
+
+
+def _read_spec(path: Path) -> pathspec.PathSpec | None:
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    lines = [line for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+
+
+def walk(root: Path) -> Iterator[FoundFile | Skipped]:
+    """Every indexable file under ``root`` in a stable order, and every file skipped with a reason."""
+    root = root.resolve()
+    specs: list[tuple[str, pathspec.PathSpec]] = []
+    exclude = _read_spec(root / ".git" / "info" / "exclude")
+    if exclude:
+        specs.append(("", exclude))
+    yield from _walk_dir(root, root, "", specs)
+
+
+def _ignored(rel: str, is_dir: bool, specs: list[tuple[str, pathspec.PathSpec]]) -> bool:
+    for base, spec in specs:
+        sub = rel[len(base) + 1 :] if base else rel
+        if spec.match_file(sub + "/" if is_dir else sub):
+            return True
+    return False
+
+
+def _walk_dir(
+    root: Path, directory: Path, rel_dir: str, specs: list[tuple[str, pathspec.PathSpec]]
+) -> Iterator[FoundFile | Skipped]:
+    local = _read_spec(directory / ".gitignore")
+    if local:
+        specs = [*specs, (rel_dir, local)]
+    try:
+        with os.scandir(directory) as listing:
+            entries = sorted(listing, key=lambda e: e.name)
+    except OSError:
+        return
+    subdirs: list[os.DirEntry[str]] = []
+    for entry in entries:
+        rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+        try:
+            is_link = entry.is_symlink()
+            is_dir = not is_link and entry.is_dir()
+        except OSError:
+            continue
+        if is_dir:
+            if entry.name in SKIP_DIRS or entry.name.endswith(SKIP_SUFFIXES) or _ignored(rel, True, specs):
+                continue
+            subdirs.append(entry)
+            continue
+        language = language_of(entry.name)
+        if language is None or _ignored(rel, False, specs):
+            continue
+        if is_link:
+            # A link may lead outside the root; its target, if inside, is indexed under its own path.
+            yield Skipped(rel, "symlink")
+            continue
+        try:
+            stat = entry.stat()
+        except OSError:
+            yield Skipped(rel, "unreadable")
+            continue
+        cap = MAX_TEXT_BYTES if language == "text" else MAX_CODE_BYTES
+        if stat.st_size > cap:
+            yield Skipped(rel, "huge")
+            continue
+        yield FoundFile(Path(entry.path), rel, language, stat.st_size, stat.st_mtime_ns)
+    for entry in subdirs:
+        rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+        yield from _walk_dir(root, Path(entry.path), rel, specs)
+
+
+def is_binary(data: bytes) -> bool:
+    """Whether file content looks binary (a NUL byte near the start)."""
+    return b"\x00" in data[:SNIFF_BYTES]
+
+
+def decode(data: bytes) -> str:
+    """File bytes as text: UTF-8 (a BOM is dropped), undecodable bytes replaced, never an error."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    return data.decode("utf-8", errors="replace")
