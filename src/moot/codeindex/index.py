@@ -295,8 +295,14 @@ class CodeIndex:
 
     # --- files and map ------------------------------------------------------------------------
 
-    def read_file(self, path: str, start: int | None = None, end: int | None = None) -> str:
-        """Numbered lines ``start``..``end`` of a file under the root (at most :data:`MAX_READ_LINES`)."""
+    def read_file(
+        self, path: str, start: int | None = None, end: int | None = None, *, max_chars: int | None = None
+    ) -> str:
+        """Numbered lines ``start``..``end`` of a file under the root (at most :data:`MAX_READ_LINES`).
+
+        ``max_chars`` cuts earlier, at a line boundary, so a tool output stays within a size;
+        either cut ends with a note naming the ``start`` to read on from.
+        """
         real = confine(self.root, path)
         rel = relative(self.root, real)
         if real.is_dir():
@@ -319,8 +325,16 @@ class CodeIndex:
         cut_at = first + MAX_READ_LINES - 1
         shown_last = min(last, cut_at)
         width = len(str(shown_last))
-        out = [f"{rel}:{first}-{shown_last} (of {total} lines)"]
-        out.extend(f"{n:>{width}}| {lines[n - 1].rstrip(chr(13))}" for n in range(first, shown_last + 1))
+        body: list[str] = []
+        used = 0
+        for n in range(first, shown_last + 1):
+            line = f"{n:>{width}}| {lines[n - 1].rstrip(chr(13))}"
+            used += len(line) + 1
+            if max_chars is not None and body and used > max_chars - 120:
+                shown_last = n - 1
+                break
+            body.append(line)
+        out = [f"{rel}:{first}-{shown_last} (of {total} lines)", *body]
         if shown_last < last:
             out.append(f"… cut: {last - shown_last} more lines; call read_file with start={shown_last + 1}")
         return "\n".join(out)
