@@ -98,18 +98,19 @@ def _store_file(conn: sqlite3.Connection, found: FoundFile, sha: str, text: str,
             (cur.lastrowid, term_stream(short), path_terms, term_stream(chunk.text)),
         )
     module = module_name(found.rel, package)
-    conn.executemany(
-        "INSERT INTO symbols (file_id, name, qualified_name, kind, top_level, start_line, end_line, signature, docstring) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [
+    conn.execute("UPDATE files SET module = ? WHERE id = ?", (module, file_id))
+    scope_ids: dict[str, int] = {}
+    for s in parsed.symbols:
+        cur = conn.execute(
+            "INSERT INTO symbols (file_id, name, qualified_name, kind, top_level, start_line, end_line, signature, docstring) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (file_id, s.name, s.qualified_name, s.kind, int(s.qualified_name == f"{module}.{s.name}"),
-             s.start_line, s.end_line, s.signature, s.docstring)
-            for s in parsed.symbols
-        ],
-    )
+             s.start_line, s.end_line, s.signature, s.docstring),
+        )
+        scope_ids.setdefault(s.qualified_name, cur.lastrowid)  # type: ignore[arg-type]
     conn.executemany(
-        "INSERT INTO refs (file_id, name, line, scope, is_call) VALUES (?, ?, ?, ?, ?)",
-        [(file_id, r.name, r.line, r.scope, int(r.is_call)) for r in dict.fromkeys(parsed.references)],
+        "INSERT INTO refs (file_id, name, line, scope_id, is_call) VALUES (?, ?, ?, ?, ?)",
+        [(file_id, r.name, r.line, scope_ids.get(r.scope), int(r.is_call)) for r in dict.fromkeys(parsed.references)],
     )
 
 

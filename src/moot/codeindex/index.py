@@ -252,7 +252,7 @@ class CodeIndex:
         if not name:
             return []
         with self._guard() as conn:
-            columns = "s.name, s.qualified_name, s.kind, f.path, s.start_line, s.end_line, s.signature, s.docstring, s.file_id"
+            columns = "s.name, s.qualified_name, s.kind, f.path, s.start_line, s.end_line, s.signature, s.docstring, s.id"
             base = f"SELECT {columns} FROM symbols s JOIN files f ON f.id = s.file_id WHERE "
             kind_sql, kind_args = (" AND s.kind = ?", [kind]) if kind else ("", [])
             attempts = [
@@ -268,14 +268,16 @@ class CodeIndex:
             return [self._symbol(conn, row) for row in rows]
 
     def _symbol(self, conn: sqlite3.Connection, row: Any) -> SymbolInfo:
-        name, qualified, kind, path, start, end, signature, docstring, file_id = row
+        name, qualified, kind, path, start, end, signature, docstring, symbol_id = row
         callers = [r[0] for r in conn.execute(
-            "SELECT scope FROM refs WHERE name = ? AND is_call = 1 GROUP BY scope ORDER BY min(rowid) LIMIT ?",
+            "SELECT coalesce(s.qualified_name, f.module) FROM refs r JOIN files f ON f.id = r.file_id "
+            "LEFT JOIN symbols s ON s.id = r.scope_id WHERE r.name = ? AND r.is_call = 1 "
+            "GROUP BY 1 ORDER BY min(r.rowid) LIMIT ?",
             (name, MAX_LIST),
         )]
         callees = [r[0] for r in conn.execute(
-            "SELECT name FROM refs WHERE scope = ? AND file_id = ? AND is_call = 1 GROUP BY name ORDER BY min(line) LIMIT ?",
-            (qualified, file_id, MAX_LIST),
+            "SELECT name FROM refs WHERE scope_id = ? AND is_call = 1 GROUP BY name ORDER BY min(line) LIMIT ?",
+            (symbol_id, MAX_LIST),
         )]
         references = [f"{p}:{line}" for p, line in conn.execute(
             "SELECT f.path, r.line FROM refs r JOIN files f ON f.id = r.file_id WHERE r.name = ? "
@@ -288,7 +290,8 @@ class CodeIndex:
         """(call sites, all uses) of a name, for tools that show a cut list with its total."""
         with self._guard() as conn:
             row = conn.execute(
-                "SELECT count(DISTINCT scope) FILTER (WHERE is_call = 1), count(DISTINCT file_id || ':' || line) FROM refs WHERE name = ?",
+                "SELECT count(DISTINCT coalesce(scope_id, -file_id)) FILTER (WHERE is_call = 1), "
+                "count(DISTINCT file_id || ':' || line) FROM refs WHERE name = ?",
                 (name,),
             ).fetchone()
         return int(row[0] or 0), int(row[1] or 0)

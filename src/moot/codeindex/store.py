@@ -29,6 +29,7 @@ CREATE TABLE files (
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
     lines INTEGER NOT NULL,
+    module TEXT NOT NULL DEFAULT '',
     docstring TEXT NOT NULL DEFAULT '',
     seen INTEGER NOT NULL DEFAULT 1
 );
@@ -65,12 +66,14 @@ CREATE TABLE refs (
     file_id INTEGER NOT NULL REFERENCES files (id) ON DELETE CASCADE,
     name TEXT NOT NULL,
     line INTEGER NOT NULL,
-    scope TEXT NOT NULL,
+    scope_id INTEGER,  -- the enclosing symbol; NULL at module level (then the file's module)
     is_call INTEGER NOT NULL
 );
 CREATE INDEX refs_by_file ON refs (file_id);
 CREATE INDEX refs_by_name ON refs (name, is_call);
-CREATE INDEX refs_by_scope ON refs (scope, is_call);
+-- Callees are looked up by the calling symbol; only calls need that index, and an integer
+-- key keeps it small (qualified-name text made it the largest structure in the file).
+CREATE INDEX refs_calls_by_scope ON refs (scope_id) WHERE is_call = 1 AND scope_id IS NOT NULL;
 CREATE TABLE skipped (path TEXT PRIMARY KEY, reason TEXT NOT NULL);
 CREATE TABLE chunk_vectors (
     chunk_id INTEGER PRIMARY KEY REFERENCES chunks (id) ON DELETE CASCADE,
