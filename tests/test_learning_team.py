@@ -454,3 +454,24 @@ def test_only_different_sources_disagree_and_formatting_is_not_a_disagreement() 
     # Two sources, two values: shown with both sources.
     [line] = conflicting_values([fact(1, "1.2 million", "Gazette"), fact(2, "1.5 million", "Courier")])
     assert "1.2 million (Gazette, #1)" in line and "1.5 million (Courier, #2)" in line
+
+
+ARTICLE = """# Ceremony guide
+
+The medal ceremony has three steps. First the anthem plays. Then the flags are raised.
+Finally the athletes pose for photographs.
+
+Tickets for the ceremony are sold at the Piazza kiosk from 9 am."""
+
+
+@pytest.mark.parametrize("mode", ["single", "multi"])
+def test_both_modes_see_the_source_paragraph_beside_the_facts(kb: KnowledgeBase, mode: str) -> None:
+    kb.add_episode(ARTICLE, source="Guide", published="2026-02-01")
+    router = Router()
+    team, model = make_team(kb, router)
+    team.ask_sync("What are the steps of the medal ceremony?", mode=mode)
+    answering = [r.messages[-1].content for r in model.requests if "Facts:" in r.messages[-1].content]
+    assert answering, "no agent was given the facts"
+    for prompt in answering:
+        assert "Source passages:\n(Guide, 2026-02-01) The medal ceremony has three steps. First the anthem plays." in prompt
+        assert "Piazza kiosk" not in prompt  # the other paragraph shares no words with the question

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from moot.memory import KnowledgeBase
+from moot.memory.passages import find_passages
 from moot.memory.search import query_terms
 from moot.models.base import ModelSettings, Usage
 from moot.runtime import AgentProgress, AgentResult, BudgetTracker, EventBus, EventType, SubAgent
@@ -35,6 +36,8 @@ from moot.teams.learning.tools import (
 )
 
 MAX_FACTS = 12
+MAX_PASSAGES = 2
+"""Source paragraphs shown beside the facts (see :mod:`moot.memory.passages`)."""
 _YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
 """Facts shown to a model: a 0.5B model loses track of more, and the best ones come first."""
 
@@ -105,14 +108,26 @@ def evidence(outputs: Mapping[str, Any]) -> dict[str, Any]:
     facts are united, and each specialist's note stays under its own task id.
     """
     facts: dict[int, dict[str, Any]] = {}
+    passages: dict[str, dict[str, Any]] = {}
     notes: dict[str, str] = {}
     for task_id, output in outputs.items():
         if isinstance(output, Mapping) and "facts" in output:
             for fact in output.get("facts") or []:
                 facts.setdefault(int(fact["id"]), dict(fact))
+            for passage in output.get("passages") or []:
+                passages.setdefault(str(passage["text"]), dict(passage))
         elif output is not None and str(output).strip():
             notes[task_id] = str(output).strip()
-    return {"facts": list(facts.values()), "notes": notes}
+    return {"facts": list(facts.values()), "passages": list(passages.values()), "notes": notes}
+
+
+def render_passages(passages: Sequence[Mapping[str, Any]]) -> str:
+    """Source passages for a prompt, each with its source and date."""
+    lines = []
+    for passage in passages[:MAX_PASSAGES]:
+        where = ", ".join(str(p) for p in (passage.get("source"), passage.get("published")) if p)
+        lines.append(f"({where}) {passage['text']}" if where else str(passage["text"]))
+    return "\n".join(lines)
 
 
 def _emit_tool(emitter: BoundEmitter, name: str, arguments: str, result: str, seconds: float) -> None:
@@ -158,10 +173,13 @@ class MemoryAgent(SubAgent):
             # "How much will it cost in 2027?" retrieves facts about the cost, but none of them is
             # about 2027: a small model would answer from them anyway, so say plainly it is unknown.
             facts, terms = [], missing_years
+        # Passages only beside facts: when no fact is about the question, the answer is "not known".
+        passages = find_passages(self.kb, question, limit=MAX_PASSAGES) if facts else []
         return {
             "strategy": str(retrieval.strategy),
             "note": retrieval.note,
             "facts": [fact_record(f) for f in facts[: MAX_FACTS * 2]],
+            "passages": [p.to_dict() for p in passages],
             "relevant": bool(facts),
             "terms": terms,
         }
@@ -204,8 +222,11 @@ class FactAgent(SubAgent):
     focus: str = ""
     """Extra instruction for this question (e.g. the one reasoning type it needs)."""
 
-    def build_task(self, question: str, facts: list[dict[str, Any]], notes: Mapping[str, str]) -> str:
+    def build_task(self, question: str, facts: list[dict[str, Any]], notes: Mapping[str, str],
+                   passages: Sequence[Mapping[str, Any]] = ()) -> str:
         parts = [f"Facts:\n{render_facts(facts)}"]
+        if passages:
+            parts.append(f"Source passages:\n{render_passages(passages)}")
         for task_id, note in notes.items():
             parts.append(f"Notes from {task_id}:\n{note[:1200]}")
         if self.focus:
@@ -217,7 +238,8 @@ class FactAgent(SubAgent):
                   budget: Any = None, bus: EventBus | None = None, progress: AgentProgress | None = None,
                   run_id: str | None = None, task_id: str | None = None) -> AgentResult:
         merged = evidence(context) if context and "facts" not in context else dict(context or {})
-        message = self.build_task(task, list(merged.get("facts") or []), dict(merged.get("notes") or {}))
+        message = self.build_task(task, list(merged.get("facts") or []), dict(merged.get("notes") or {}),
+                                  list(merged.get("passages") or []))
         return await SubAgent.run(self, message, None, budget=budget, bus=bus, progress=progress,
                                   run_id=run_id, task_id=task_id)
 
@@ -226,8 +248,11 @@ class FactAgent(SubAgent):
 class ReasoningAgent(FactAgent):
     """Temporal, causal, counterfactual, mathematical and contradiction reasoning, one focus at a time."""
 
-    def build_task(self, question: str, facts: list[dict[str, Any]], notes: Mapping[str, str]) -> str:
+    def build_task(self, question: str, facts: list[dict[str, Any]], notes: Mapping[str, str],
+                   passages: Sequence[Mapping[str, Any]] = ()) -> str:
         parts = [f"Facts:\n{render_facts(facts)}"]
+        if passages:
+            parts.append(f"Source passages:\n{render_passages(passages)}")
         worksheet = render_worksheet(temporal_worksheet(facts))
         if worksheet:
             parts.append(f"Worksheet (computed exactly):\n{worksheet}")
@@ -393,4 +418,5 @@ __all__ = [
     "evidence",
     "load_team_prompt",
     "render_facts",
+    "render_passages",
 ]

@@ -1,0 +1,99 @@
+"""Source passages: the paragraphs of stored episodes that best match a question.
+
+Facts are what a knowledge base reasons with, but a small extraction model loses things on the
+way: the order of a procedure's steps, which of two sources said which number, the "because" of
+a causal sentence. The episodes (the raw text facts were extracted from) still hold them, so a
+question can be given the one or two paragraphs that share the most informative words with it,
+next to its facts. Scoring is lexical and deterministic: each question word found in a paragraph
+adds its inverse paragraph frequency, so rare words ("Tannery", "filter") count more than common
+ones ("river"). No model call, no index: episodes are few next to facts, and only the most
+recent :data:`MAX_EPISODES` are read.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from moot.memory.facts import content_tokens
+
+if TYPE_CHECKING:
+    from moot.memory.knowledge_base import KnowledgeBase
+
+MAX_EPISODES = 300
+"""Episodes read per question (the most recent); beyond that a knowledge base relies on facts."""
+
+MAX_PASSAGE_CHARS = 700
+"""A paragraph longer than this is split into windows of whole sentences."""
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """A paragraph of a stored episode, with where it came from and how well it matched."""
+
+    source: str
+    published: str | None
+    text: str
+    score: float
+    episode_id: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "published": self.published, "text": self.text,
+                "score": round(self.score, 3), "episode_id": self.episode_id}
+
+
+def split_paragraphs(text: str, *, max_chars: int = MAX_PASSAGE_CHARS) -> list[str]:
+    """Blank-line paragraphs (a Markdown title line stays with nothing); long ones cut at sentences."""
+    pieces: list[str] = []
+    for block in re.split(r"\n\s*\n", text):
+        block = " ".join(block.split())
+        if not block or block.startswith("#") and len(block) < 120:
+            continue
+        if len(block) <= max_chars:
+            pieces.append(block)
+            continue
+        window = ""
+        for sentence in _SENTENCE_END.split(block):
+            if window and len(window) + 1 + len(sentence) > max_chars:
+                pieces.append(window)
+                window = sentence
+            else:
+                window = f"{window} {sentence}".strip()
+        if window:
+            pieces.append(window)
+    return pieces
+
+
+def find_passages(kb: KnowledgeBase, question: str, *, limit: int = 2) -> list[Passage]:
+    """The ``limit`` paragraphs that share the most informative words with the question, best first.
+
+    A paragraph must share at least two question words (or the question's only word), so a
+    passage is never added for one stray common word.
+    """
+    wanted = content_tokens(question)
+    if not wanted or limit <= 0:
+        return []
+    episodes = kb.episodes()[-MAX_EPISODES:]
+    candidates: list[tuple[Any, str, frozenset[str]]] = []
+    for episode in episodes:
+        for paragraph in split_paragraphs(episode.text):
+            candidates.append((episode, paragraph, content_tokens(paragraph)))
+    if not candidates:
+        return []
+    frequency = {word: sum(word in tokens for _, _, tokens in candidates) for word in wanted}
+    total = len(candidates)
+    weight = {word: math.log(1 + total / count) for word, count in frequency.items() if count}
+    needed = min(2, len(wanted))
+    scored: list[Passage] = []
+    for episode, paragraph, tokens in candidates:
+        shared = [word for word in weight if word in tokens]
+        if len(shared) < needed:
+            continue
+        published = episode.published.isoformat() if episode.published else None
+        scored.append(Passage(episode.source, published, paragraph, sum(weight[w] for w in shared), episode.id))
+    scored.sort(key=lambda p: (-p.score, len(p.text), p.episode_id))
+    return scored[:limit]
