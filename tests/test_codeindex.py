@@ -371,3 +371,37 @@ def test_an_installed_package_is_indexed_with_import_style_names(tmp_path: Path)
         assert any(h.name.endswith("user_data_dir") for h in top)
         assert idx.stats()["languages"]["python"] >= 5
     assert sys.modules["platformdirs"]  # the package itself was only read, never imported by the index
+
+
+def test_batches_are_committed_as_they_go_so_an_interrupted_build_keeps_its_progress(tmp_path: Path) -> None:
+    from moot.codeindex.builder import BATCH_FILES
+
+    root = tmp_path / "many"
+    for i in range(BATCH_FILES * 2 + 50):
+        folder = root / f"pkg{i // 100}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"mod{i}.py").write_text(f"def function_{i}():\n    return {i}\n")
+    db = tmp_path / "many.sqlite3"
+    seen_committed: list[int] = []
+
+    def interrupt_late(event):  # type: ignore[no-untyped-def]
+        if event.done == BATCH_FILES * 2 + 10:
+            # Another process (a research run) reads what is committed so far.
+            with sqlite3.connect(db) as reader:
+                seen_committed.append(reader.execute("SELECT count(*) FROM files").fetchone()[0])
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        CodeIndex.build(root, db_path=db, progress=interrupt_late)
+    assert seen_committed == [BATCH_FILES * 2]
+    with CodeIndex.build(root, db_path=db) as idx:
+        assert idx.last_build is not None
+        assert (idx.last_build.unchanged, idx.last_build.parsed) == (BATCH_FILES * 2, 50)
+        assert idx.resolve_symbol(f"function_{BATCH_FILES * 2 + 49}")[0].path.endswith(f"mod{BATCH_FILES * 2 + 49}.py")
+
+
+def test_progress_reports_the_total_before_indexing(repo: Path, tmp_path: Path) -> None:
+    events = []
+    CodeIndex.build(repo, db_path=tmp_path / "p.sqlite3", progress=lambda e: events.append((e.done, e.total))).close()
+    assert events[0] == (0, None)  # counting
+    assert events[-1] == (11, 11)  # 8 indexed + binary, huge and symlink skipped
