@@ -47,6 +47,14 @@ COMMAND_ALLOW_LIST: frozenset[str] = frozenset(
 PROTECTED_DIRS = ("tasks", "agents")
 """Board internals under the workspace that agents may not write."""
 
+DOCUMENT_DIRS = ("context", "results")
+"""Where a board's documents live: inputs under context/, deliverables under results/."""
+
+PATH_TOOLS = frozenset({"read_file", "write_file", "list_files", "search_documents"})
+"""Tools that take workspace paths; an agent with any of them is shown the workspace's files."""
+
+MAX_LISTED_FILES = 40
+
 TEXT_SUFFIXES = {".txt", ".md", ".rst", ".json", ".csv", ".tsv", ".yaml", ".yml", ".toml", ".html", ".py", ".log"}
 MAX_READ_BYTES = 200_000
 MAX_WRITE_BYTES = 200_000
@@ -93,6 +101,40 @@ def confine(workspace: Path, relative: str, *, for_write: bool = False) -> Path:
         if not inner or inner[0] in PROTECTED_DIRS:
             raise WorkspaceEscapeError(f"path {text!r} is the board's own storage; agents may not write there")
     return resolved
+
+
+def document_files(workspace: Path) -> list[str]:
+    """Relative paths of the files under context/ and results/ (hidden and escaping files left out)."""
+    root = workspace.resolve()
+    found: list[str] = []
+    for folder in DOCUMENT_DIRS:
+        base = workspace / folder
+        if not base.is_dir():
+            continue
+        for path in sorted(base.rglob("*")):
+            if path.name.startswith(".") or not path.is_file() or not path.resolve().is_relative_to(root):
+                continue
+            found.append(path.relative_to(workspace).as_posix())
+    return found
+
+
+def workspace_listing(workspace: Path) -> str:
+    """The document files an agent can use, one line per folder, for the executor's context."""
+    files = document_files(workspace)
+    lines = []
+    for folder in DOCUMENT_DIRS:
+        names = [f for f in files if f.startswith(folder + "/")]
+        shown = ", ".join(names[:MAX_LISTED_FILES]) + (f" (+{len(names) - MAX_LISTED_FILES} more)" if len(names) > MAX_LISTED_FILES else "")
+        lines.append(f"{folder}/: {shown or '(no files)'}")
+    return "\n".join(lines) + "\nUse these exact paths; inputs are under context/, deliverables go under results/."
+
+
+def same_name_elsewhere(workspace: Path, wanted: str) -> list[str]:
+    """Files under context/ and results/ with the name ``wanted`` asked for (case-insensitive)."""
+    name = Path(wanted.strip()).name.lower()
+    if not name:
+        return []
+    return [f for f in document_files(workspace) if Path(f).name.lower() == name]
 
 
 def _tokens(text: str) -> set[str]:
@@ -163,14 +205,14 @@ def file_tools(workspace: Path) -> dict[str, Tool]:
     """``read_file``, ``write_file`` and ``list_files``, confined to ``workspace``."""
 
     def read_file(path: str) -> str:
-        """Read a text file inside the workspace.
+        """Read a text file inside the workspace (inputs are under context/, results under results/).
 
         Args:
-            path: A path relative to the workspace, like results/notes.md.
+            path: A path relative to the workspace, like context/notes.md.
         """
         target = confine(workspace, path)
         if not target.is_file():
-            return f"no file {path!r} in the workspace"
+            return _missing_file(workspace, path)
         data = target.read_bytes()[:MAX_READ_BYTES]
         return data.decode("utf-8", errors="replace")
 
@@ -204,6 +246,25 @@ def file_tools(workspace: Path) -> dict[str, Tool]:
         return "\n".join(names[:200]) or "(empty)"
 
     return {t.name: t for t in (Tool.from_function(f) for f in (read_file, write_file, list_files))}
+
+
+def _missing_file(workspace: Path, path: str) -> str:
+    """Path help for a file that is not there: the same name elsewhere, else what does exist.
+
+    Small models guess folders (``results/wind.md`` for ``context/wind.md``). When exactly one
+    file of that name exists under context/ or results/, reading it is what was meant, so it is
+    read and the answer says so; with several, they are listed to choose from.
+    """
+    matches = [m for m in same_name_elsewhere(workspace, path) if m != Path(path).as_posix()]
+    if len(matches) == 1:
+        target = confine(workspace, matches[0])
+        text = target.read_bytes()[:MAX_READ_BYTES].decode("utf-8", errors="replace")
+        return f"[{path} does not exist; this is {matches[0]}, the only file of that name]\n{text}"
+    if matches:
+        return f"no file {path!r}; files of that name: {', '.join(matches)} — read one of those paths"
+    existing = document_files(workspace)
+    shown = ", ".join(existing[:MAX_LISTED_FILES]) or "none"
+    return f"no file {path!r} in the workspace; files under context/ and results/: {shown}"
 
 
 def calculate_tool() -> Tool:
@@ -293,11 +354,16 @@ def build_tools(
 
 __all__ = [
     "COMMAND_ALLOW_LIST",
+    "DOCUMENT_DIRS",
+    "PATH_TOOLS",
     "TERMINAL_ENV",
     "TOOL_ALLOW_LIST",
     "WorkspaceEscapeError",
     "build_tools",
     "confine",
     "terminal_enabled",
+    "document_files",
+    "same_name_elsewhere",
     "validate_command",
+    "workspace_listing",
 ]

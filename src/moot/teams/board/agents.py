@@ -17,9 +17,15 @@ out of free text, which a small model gets wrong and a large one gets wrong some
 Decisions are cached per task and attempt, so a worker that polls the same pending task again
 does not spend the goal's model calls twice.
 
-``process`` runs the executor (with the spec's allow-listed tools), then checks the result
-against the task's original goal (``GoalCheck``) and raises :class:`ResultRejected` when it
-does not advance it.
+``process`` runs the executor (with the spec's allow-listed tools), then validates the result
+against the task's original goal in two steps: first deterministically
+(:func:`moot.teams.board.result_check.failure_reason`: an empty result, or one that reports a
+failure such as ``no file …`` / ``not found`` / ``cannot …``, is rejected without a model call),
+then with metacognition's ``GoalCheck``. A rejected result raises :class:`ResultRejected`, which
+is retryable: the worker puts the task back to pending with the reason in ``error`` until its
+``max_attempts`` are spent, then fails it with that reason. The retry's executor is told why the
+previous attempt was rejected, and agents with file or search tools see the workspace's
+``context/`` and ``results/`` files, so a retry can do better than repeat the mistake.
 """
 
 from __future__ import annotations
@@ -37,9 +43,10 @@ from pydantic import BaseModel, Field
 from moot.errors import ConfigError, MootError
 from moot.models.base import Model, ModelSettings
 from moot.runtime.agent import SubAgent
-from moot.teams.board.agent_tools import build_tools, terminal_enabled
+from moot.teams.board.agent_tools import PATH_TOOLS, build_tools, terminal_enabled, workspace_listing
 from moot.teams.board.backend import AgentSpec, BoardBackend
 from moot.teams.board.goal_budget import GoalBudgetExceeded, charge, check_budget, read_budget
+from moot.teams.board.result_check import failure_reason
 from moot.teams.board.task import BoardTask
 
 T = TypeVar("T", bound=BaseModel)
@@ -79,9 +86,13 @@ class GoalCheck(BaseModel):
 
 
 class ResultRejected(MootError):
-    """The executor's result did not advance the original goal (or the executor failed)."""
+    """The executor's result did not advance the original goal (or the executor failed).
+
+    Retryable: the worker returns the task to pending (reason in ``error``) while attempts are left.
+    """
 
     fix = "reword the goal more concretely, or run a larger model with --model"
+    retryable = True
 
 
 @lru_cache(maxsize=None)
@@ -202,6 +213,11 @@ class BaseAgent:
         key = (task.id, task.attempts)
         if key in self._decisions:
             return self._decisions[key]
+        if any(self._decisions.get((task.id, n)) for n in range(task.attempts)):
+            # A retry of a task I took before (its result was rejected, or its lease expired):
+            # the fit has not changed, so the goal's model calls are not spent deciding again.
+            self._decisions[key] = True
+            return True
         try:
             decision = await self._should_handle(task, board)
         except GoalBudgetExceeded:
@@ -244,7 +260,12 @@ class BaseAgent:
     async def process(self, task: BoardTask, board: BoardBackend) -> Any:
         check_budget(board, task)
         self.recent_actions.append(task.description[:120])
-        output = await self.execute(task, board)
+        note = f"a previous attempt ended with: {task.error}" if task.attempts > 1 and task.error else None
+        output = await self.execute(task, board, note=note)
+        failed = failure_reason(output)
+        if failed is not None:
+            # Deterministic and free: a result that reports its own failure never reaches the model check.
+            raise ResultRejected(f"{failed}; it does not advance the original goal")
         verdict = await self.validate_goal_progress(task, output, board)
         if verdict is not None and not verdict.advances_goal:
             raise ResultRejected(f"the result does not advance the original goal: {verdict.reason or 'no reason given'}")
@@ -266,6 +287,9 @@ class BaseAgent:
             settings=ModelSettings(max_tokens=400, temperature=0.0),
         )
         context: dict[str, Any] = {}
+        if PATH_TOOLS & set(self.spec.tools):
+            # Real paths in front of the model: it asked for results/wind.md when the file was context/wind.md.
+            context["workspace files"] = workspace_listing(self.workspace or workspace_for(board))
         if task.original_goal != task.description:
             context["original goal"] = task.original_goal
         if note:

@@ -15,14 +15,16 @@ Loop prevention, from the seed, each with a stop reason a user can read on the t
 - **the goal's budget** (:mod:`moot.teams.board.goal_budget`): no subtask beyond the goal's
   task limit, no model call beyond its call limit.
 
+Step coverage (:mod:`moot.teams.board.steps`): a goal that spells out its steps ("summarise
+a, summarise b, then compare them") gets every one of them: a step the planner dropped is added
+as a subtask, deterministically, before de-duplication (``context.added_by`` says so).
+
 Self-extension: a subtask whose needed capability no agent has gets a drafted, validated,
 registered :class:`AgentSpec` (see :mod:`moot.teams.board.extension`).
 """
 
 from __future__ import annotations
 
-import difflib
-import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -42,6 +44,8 @@ from moot.teams.board.extension import (
 )
 from moot.teams.board.goal_budget import charge, check_budget, root_of
 from moot.teams.board.protocol import AWAITING_SUBTASKS
+from moot.teams.board.similarity import content_tokens, content_words, similarity
+from moot.teams.board.steps import MAX_STEPS, missing_steps, step_description
 from moot.teams.board.task import MAX_DEPTH, BoardTask, TaskStatus
 
 BREAKDOWN_SPEC = AgentSpec(
@@ -64,41 +68,11 @@ PARENT_SIMILARITY = 0.95
 RECENT_TASKS = 50
 EQUILIBRIUM_WINDOW = 3
 
-_STOP_WORDS = frozenset(
-    "a an the and or of to in on for with by from at as is are be it its this that these those "
-    "into about over all any each some then than so do does".split()
-)
-_WORD = re.compile(r"[a-z0-9]+")
-
-
 class DuplicateCheck(BaseModel):
     """The model's verdict on a borderline pair."""
 
     duplicate: bool
     reason: str = ""
-
-
-def content_words(text: str) -> list[str]:
-    """Lower-cased words in order, without stop words, plurals folded (``tasks`` → ``task``)."""
-    words = (w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in _WORD.findall(text.lower()))
-    return [w for w in words if w not in _STOP_WORDS]
-
-
-def content_tokens(text: str) -> set[str]:
-    return set(content_words(text))
-
-
-def similarity(a: str, b: str) -> float:
-    """The larger of token Jaccard and ``difflib``'s ratio over the word sequences (0-1).
-
-    Words, not characters: character similarity calls "collect grooming advice" and "collect
-    feeding advice" near-identical, which is exactly the pair a model should judge.
-    """
-    wa, wb = content_words(a), content_words(b)
-    ta, tb = set(wa), set(wb)
-    jaccard = len(ta & tb) / len(ta | tb) if ta | tb else 1.0
-    ratio = difflib.SequenceMatcher(None, wa, wb, autojunk=False).ratio()
-    return max(jaccard, ratio)
 
 
 def plan_type(capabilities: list[str]) -> type[BaseModel]:
@@ -147,12 +121,16 @@ class TaskBreakdownAgent(BaseAgent):
         if stop:
             return await self._direct(task, board, stop)
         specs = known_specs(board, allow_terminal=self.allow_terminal)
-        drafts = await self.plan(task, board, specs)
+        drafts, added = self.cover_steps(task, await self.plan(task, board, specs))
         unique = await self.deduplicate(drafts, task, board)
         if not unique:
             return await self._direct(task, board, "equilibrium: every proposed subtask duplicates existing work")
         check_budget(board, task, new_tasks=len(unique))
         subtasks = [await self._subtask(task, board, draft, specs) for draft in unique]
+        for index, subtask in enumerate(subtasks):
+            if subtask.description in added:
+                note = "step check: the planner missed this explicit step of the goal"
+                subtasks[index] = subtask.model_copy(update={"context": {**subtask.context, "added_by": note}})
         for subtask in subtasks:
             board.submit(subtask)
         charge(board, task, tasks=len(subtasks))
@@ -200,6 +178,19 @@ class TaskBreakdownAgent(BaseAgent):
             raise MootError(f"the breakdown planner gave no valid plan: {result.detail or result.stop_reason}")
         pairs = [(s.description.strip(), s.capability) for s in result.output.subtasks if s.description.strip()]
         return pairs[:5]
+
+    def cover_steps(self, task: BoardTask, drafts: list[tuple[str, str]]) -> tuple[list[tuple[str, str]], set[str]]:
+        """The plan plus each explicit step of the goal it does not cover, and the added ones (no model call).
+
+        An added step takes the capability of the planned subtask most like it (a comparison of
+        two summaries goes where the summaries went): the planner already chose among real ones.
+        """
+        missing = missing_steps(task.description, [d for d, _ in drafts])
+        added: list[tuple[str, str]] = []
+        for step in missing[: max(0, MAX_STEPS - len(drafts))]:
+            closest = max(drafts, key=lambda d: similarity(step, d[0]))[1] if drafts else NEW_CAPABILITY
+            added.append((step_description(step), closest))
+        return [*drafts, *added], {d for d, _ in added}
 
     async def deduplicate(self, drafts: list[tuple[str, str]], task: BoardTask, board: BoardBackend) -> list[tuple[str, str]]:
         """Drop drafts that restate the parent, repeat a sibling, or duplicate recent board work."""

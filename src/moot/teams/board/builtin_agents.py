@@ -33,7 +33,11 @@ SEARCH_SPEC = AgentSpec(
 FILE_SPEC = AgentSpec(
     name="file",
     capabilities=["file_operations"],
-    instructions="Read, write and list files inside the workspace; write deliverables under results/.",
+    instructions=(
+        "Read, write and list files inside the workspace. Input documents are under context/, "
+        "deliverables go under results/: use the exact paths from 'workspace files', and list_files "
+        "when unsure. Answer with what the files say, not with the path."
+    ),
     tools=["read_file", "write_file", "list_files"],
     threshold=6,
 )
