@@ -68,7 +68,7 @@ class ParsedFile:
 
 
 @lru_cache(maxsize=None)
-def _parser(language: str) -> tree_sitter.Parser:
+def _grammar(language: str) -> tuple[tree_sitter.Parser, tree_sitter.Query]:
     if language == "python":
         import tree_sitter_python as grammar
 
@@ -85,7 +85,29 @@ def _parser(language: str) -> tree_sitter.Parser:
         )
     else:  # pragma: no cover - walk.py only sends the languages above
         raise ValueError(f"no grammar for {language}")
-    return tree_sitter.Parser(lang)
+    return tree_sitter.Parser(lang), tree_sitter.Query(lang, _query_source(lang))
+
+
+def _query_source(lang: tree_sitter.Language) -> str:
+    """One query for definitions, call targets and identifiers, with the node kinds this grammar has.
+
+    Matching runs in C: walking every node from Python was most of the indexing time.
+    """
+    known = lambda kind: lang.id_for_node_kind(kind, True) is not None  # noqa: E731
+    definitions = [t for t in (*_CLASS_TYPES, *_FUNCTION_TYPES, "variable_declarator") if known(t)]
+    identifiers = [t for t in _IDENTIFIERS if known(t)]
+    parts = [f"[{' '.join(f'({t})' for t in definitions)}] @def", f"[{' '.join(f'({t})' for t in identifiers)}] @ref"]
+    if known("call"):
+        parts.append("(call function: [(identifier) @call (attribute attribute: (identifier) @call)])")
+    if known("call_expression"):
+        parts.append(
+            "(call_expression function: [(identifier) @call (member_expression property: (property_identifier) @call)])"
+        )
+    if known("new_expression"):
+        parts.append(
+            "(new_expression constructor: [(identifier) @call (member_expression property: (property_identifier) @call)])"
+        )
+    return "\n".join(parts)
 
 
 def module_name(rel: str, package: str = "") -> str:
@@ -180,14 +202,15 @@ class _CodeParser:
         self.module = module_name(rel, package)
         self.parsed = ParsedFile()
         self.definition_names: set[int] = set()
-        self.call_targets: set[int] = set()
         self.top_level: list[tuple[int, int]] = []
 
     def run(self) -> ParsedFile:
-        tree = _parser(self.language).parse(self.source)
-        root = tree.root_node
+        parser, query = _grammar(self.language)
+        root = parser.parse(self.source).root_node
         self.parsed.docstring = self._module_doc(root)
-        self._visit(root)
+        captures = tree_sitter.QueryCursor(query).captures(root)
+        scopes = self._definitions(captures.get("def", []))
+        self._references(captures.get("ref", []), captures.get("call", []), scopes)
         self._module_chunk()
         return self.parsed
 
@@ -233,29 +256,45 @@ class _CodeParser:
         head = self.source[start.start_byte : end].decode("utf-8", errors="replace")
         return " ".join(head.split()).rstrip(" :{=>")[:200]
 
-    def _visit(self, root: tree_sitter.Node) -> None:
-        # Iterative, so deeply nested generated code cannot hit Python's recursion limit.
-        stack: list[tuple[tree_sitter.Node, str, str]] = [(root, self.module, "module")]
-        while stack:
-            node, scope, scope_kind = stack.pop()
+    def _definitions(self, nodes: list[tree_sitter.Node]) -> list[tuple[int, int, str]]:
+        """Define every symbol, innermost scope known from byte ranges; returns (start, end, qualified) scopes."""
+        scopes: list[tuple[int, int, str]] = []
+        open_: list[tuple[int, str, str]] = []  # (end byte, qualified name, scope kind) of enclosing definitions
+        for node in sorted(nodes, key=lambda n: (n.start_byte, -n.end_byte)):
+            while open_ and open_[-1][0] <= node.start_byte:
+                open_.pop()
+            scope, scope_kind = (open_[-1][1], open_[-1][2]) if open_ else (self.module, "module")
             kind, name_node, definition = self._definition(node, scope_kind)
-            child_scope, child_kind = scope, scope_kind
-            if kind is not None and name_node is not None:
-                child_scope, child_kind = self._define(node, definition, name_node, kind, scope, scope_kind)
-            elif node.type in _CALLS:
-                target = node.child_by_field_name(_CALLS[node.type])
-                if target is not None and target.type in _MEMBER_FIELDS:
-                    target = target.child_by_field_name(_MEMBER_FIELDS[target.type])
-                if target is not None:
-                    self.call_targets.add(target.id)
-            elif node.type in _IDENTIFIERS and node.id not in self.definition_names:
-                name = self._text(node)
-                if len(name) > 1 and name not in SKIP_NAMES:
-                    self.parsed.references.append(
-                        Reference(name, node.start_point.row + 1, scope, node.id in self.call_targets)
-                    )
-            for child in reversed(node.children):
-                stack.append((child, child_scope, child_kind))
+            if kind is None or name_node is None:
+                continue
+            qualified, child_kind = self._define(node, definition, name_node, kind, scope, scope_kind)
+            open_.append((node.end_byte, qualified, child_kind))
+            scopes.append((node.start_byte, node.end_byte, qualified))
+        return scopes
+
+    def _references(
+        self, refs: list[tree_sitter.Node], calls: list[tree_sitter.Node], scopes: list[tuple[int, int, str]]
+    ) -> None:
+        call_starts = {n.start_byte for n in calls}
+        open_: list[tuple[int, str]] = []
+        pending = iter(scopes)  # already sorted by start byte
+        upcoming = next(pending, None)
+        source = self.source
+        out = self.parsed.references
+        for node in sorted(refs, key=lambda n: n.start_byte):
+            start = node.start_byte
+            if start in self.definition_names:
+                continue
+            while upcoming is not None and upcoming[0] <= start:
+                while open_ and open_[-1][0] <= upcoming[0]:
+                    open_.pop()
+                open_.append((upcoming[1], upcoming[2]))
+                upcoming = next(pending, None)
+            while open_ and open_[-1][0] <= start:
+                open_.pop()
+            name = source[start : node.end_byte].decode("utf-8", errors="replace")
+            if len(name) > 1 and name not in SKIP_NAMES:
+                out.append(Reference(name, node.start_point.row + 1, open_[-1][1] if open_ else self.module, start in call_starts))
 
     def _definition(
         self, node: tree_sitter.Node, scope_kind: str
@@ -282,7 +321,7 @@ class _CodeParser:
         scope: str,
         scope_kind: str,
     ) -> tuple[str, str]:
-        self.definition_names.add(name_node.id)
+        self.definition_names.add(name_node.start_byte)
         name = self._text(name_node)
         qualified = f"{scope}.{name}"
         # Decorators belong to the definition: the chunk starts at the first one.
