@@ -30,7 +30,7 @@ def board(tmp_path: Path) -> FolderBoard:
 
 
 def work(board: FolderBoard, agent: Any, **options: Any) -> Worker:
-    worker = Worker(board, agent, poll_s=0.02, stop_when_idle=True, **options)
+    worker = Worker(board, agent, poll_s=0.02, stop_when_idle=True, **{"idle_grace_s": 0.2, **options})
     asyncio.run(worker.run())
     return worker
 

@@ -196,7 +196,10 @@ def worker(directory: Optional[Path] = typer.Argument(None, help=_DIR_HELP),
            concurrency: int = typer.Option(1, "--concurrency", "-c", min=1, help="Tasks worked on at once."),
            lease: float = typer.Option(30.0, "--lease", min=0.5, help="Lease seconds (heartbeat every third)."),
            max_tasks: Optional[int] = typer.Option(None, "--max-tasks", min=1, help="Stop after claiming N tasks."),
-           until_idle: bool = typer.Option(False, "--until-idle", help="Stop when nothing is pending or active."),
+           until_idle: bool = typer.Option(False, "--until-idle", help="Stop when no work can come this worker's way (see --idle-grace)."),
+           idle_grace: float = typer.Option(120.0, "--idle-grace", min=0.0,
+                                            help="With --until-idle: seconds the board must stand still, with only "
+                                                 "tasks for other agents pending, before the worker stops."),
            model: Optional[str] = typer.Option(None, "--model", "-m", help="The model for model-driven agents."),
            worker_id: Optional[str] = typer.Option(None, "--worker-id", help="Name this worker (default: type-host-pid)."),
            as_json: bool = typer.Option(False, "--json", help="Print what the worker did as one JSON object.")) -> None:
@@ -206,7 +209,7 @@ def worker(directory: Optional[Path] = typer.Argument(None, help=_DIR_HELP),
     board = _open(directory, db)
     instance = _build_agent(agent, model, board)
     runner = Worker(board, instance, worker_id=worker_id, lease_s=lease, concurrency=concurrency,
-                    max_tasks=max_tasks, stop_when_idle=until_idle)
+                    max_tasks=max_tasks, stop_when_idle=until_idle, idle_grace_s=idle_grace)
     if not as_json:
         stdout.print(f"worker {runner.worker_id} ({agent}) on {board.location} — Ctrl-C to stop")
     started = time.monotonic()

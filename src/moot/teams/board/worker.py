@@ -8,11 +8,24 @@ has to stay alive for a breakdown to finish.
 
 Every loop is bounded: ``max_tasks``, ``stop_when_idle``, and a stop on SIGTERM/Ctrl-C that
 releases the tasks in hand so nothing waits for a lease to expire.
+
+``stop_when_idle`` (``moot board worker --until-idle``) stops a worker only when no work can
+come its way any more:
+
+- a pending task it has not declined, or any task held by a live lease (someone may still split
+  it into subtasks for this agent), keeps it working;
+- when nothing is pending or active, it stops at once;
+- when the only pending tasks are ones it declined (a specialist started before the breakdown
+  agent took the goal, or subtasks for another agent type), another worker may still turn them
+  into work for it, so it stops only after the board has stood still — no task added, claimed,
+  charged or finished — for ``idle_grace_s`` (``--idle-grace``, default 120 s). Every model
+  call another agent makes on a goal is charged to it, so a slow model deciding counts as movement.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import os
 import random
@@ -31,6 +44,8 @@ log = logging.getLogger(__name__)
 
 SCAN_WINDOW = 32
 """How many pending tasks a worker looks at per scan (oldest, highest priority first)."""
+IDLE_GRACE_S = 120.0
+"""How long the board must stand still, with only declined work left, before ``stop_when_idle`` stops."""
 
 
 @dataclass
@@ -126,6 +141,7 @@ class Worker:
         max_tasks: int | None = None,
         stop_when_idle: bool = False,
         recover_every_s: float | None = None,
+        idle_grace_s: float = IDLE_GRACE_S,
     ) -> None:
         if lease_s <= 0 or concurrency < 1:
             raise ValueError("lease_s must be > 0 and concurrency >= 1")
@@ -138,6 +154,7 @@ class Worker:
         self.poll_s = poll_s
         self.max_tasks = max_tasks
         self.stop_when_idle = stop_when_idle
+        self.idle_grace_s = max(0.0, idle_grace_s)
         self.recover_every_s = recover_every_s if recover_every_s is not None else min(lease_s / 2, 5.0)
         self.stats = WorkerStats(self.worker_id)
         self._stop = asyncio.Event()
@@ -146,6 +163,8 @@ class Worker:
         self._in_hand: dict[str, asyncio.Task[Any]] = {}
         self._last_recover = 0.0
         self._idle_slots = 0
+        self._still_since: tuple[str, float] | None = None
+        """The board's fingerprint and since when it has not changed (for the idle grace)."""
 
     def stop(self, reason: str = "stopped") -> None:
         """Stop claiming; tasks in hand are cancelled and released back to pending."""
@@ -189,8 +208,9 @@ class Worker:
             await self._maybe_recover()
             task = await self._next_task()
             if task is None:
-                if self.stop_when_idle and await self._board_idle():
-                    self.stop("idle: nothing pending or active")
+                idle = await self._board_idle() if self.stop_when_idle else None
+                if idle:
+                    self.stop(idle)
                     return
                 await self._wait(self.poll_s)
                 continue
@@ -236,19 +256,33 @@ class Worker:
                 return claimed
         return None
 
-    async def _board_idle(self) -> bool:
-        """Idle = nothing pending this agent would take and nothing held by a live lease."""
+    async def _board_idle(self) -> str | None:
+        """Why this worker may stop now, or ``None`` while work may still come its way."""
         await self._maybe_recover(force=True)
         pending = await asyncio.to_thread(self.board.list, TaskStatus.PENDING)
         if any(t.id not in self._declined for t in pending):
-            return False
+            return None
         active = await asyncio.to_thread(self.board.list, TaskStatus.ACTIVE)
         working = [t for t in active if t.claimed_by != AWAITING_OWNER]
         if working or self._in_hand:
-            return False
+            self._still_since = None
+            return None
         self.stats.parents_settled += len(await asyncio.to_thread(settle_parents, self.board))
-        # What is left parked waits only on subtasks this agent declined: idle for this worker.
-        return True
+        if not pending:
+            # Nothing pending, nothing held: what is left parked settles by itself.
+            return "idle: nothing pending or active"
+        # Only tasks this agent declined are pending. Another agent may take one and split it
+        # into subtasks for this one, so wait until the board has stood still for the grace.
+        fingerprint = _fingerprint([*pending, *active])
+        now = time.monotonic()
+        if self._still_since is None or self._still_since[0] != fingerprint:
+            self._still_since = (fingerprint, now)
+        if now - self._still_since[1] < self.idle_grace_s:
+            return None
+        return (
+            f"idle: only {len(pending)} pending task(s) for other agents, "
+            f"unchanged for {self.idle_grace_s:g}s"
+        )
 
     async def _heartbeat(self, task_id: str, work: asyncio.Task[Any]) -> None:
         while True:
@@ -331,10 +365,18 @@ class Worker:
         self.board.update(current.model_copy(update={"claimed_by": AWAITING_OWNER, "lease_expires_at": None}))
 
 
+def _fingerprint(tasks: list[BoardTask]) -> str:
+    """A digest of the open tasks' state: it changes with every claim, charge, subtask or result."""
+    digest = hashlib.sha256()
+    for task in sorted(tasks, key=lambda t: t.id):
+        digest.update(task.model_dump_json().encode("utf-8"))
+    return digest.hexdigest()
+
+
 def run_worker(board: BoardBackend, agent: BoardAgent, **options: Any) -> WorkerStats:
     """Run a worker to the end in a fresh event loop, with SIGTERM/Ctrl-C handled gracefully."""
     worker = Worker(board, agent, **options)
     return asyncio.run(worker.run(handle_signals=True))
 
 
-__all__ = ["SCAN_WINDOW", "Worker", "WorkerStats", "default_worker_id", "run_worker", "settle_parents"]
+__all__ = ["IDLE_GRACE_S", "SCAN_WINDOW", "Worker", "WorkerStats", "default_worker_id", "run_worker", "settle_parents"]
