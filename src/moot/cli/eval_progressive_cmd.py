@@ -1,9 +1,166 @@
-"""`moot eval progressive`: being built; this module only reserves the subcommand's place."""
+"""`moot eval progressive` (run the L1–L12 suite) and `moot eval report RESULTS.json` (re-render).
+
+A progress bar follows levels and answers; at the end a per-level table is printed and the
+results JSON, the Markdown report and the chart are written (atomically) to disk.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import datetime as _dt
+from pathlib import Path
+from typing import Any, Optional
+
 import typer
+
+from moot.cli._output import print_json, stderr, stdout
+from moot.errors import MootError
+
+_MODES = {"single": ["single"], "multi": ["multi"], "both": ["single", "multi"]}
 
 
 def register(eval_app: typer.Typer) -> None:
-    """Registers nothing yet: the subcommand is added together with its implementation."""
+    eval_app.command("progressive")(progressive)
+    eval_app.command("report")(report)
+
+
+def progressive(
+    levels: Optional[str] = typer.Option(None, "--levels", help="Levels to run, e.g. L1,L3 (default: all)."),
+    mode: str = typer.Option("both", "--mode", help="single, multi or both."),
+    runs: int = typer.Option(1, "--runs", help="Runs per question; runs differ only by the sampling seed."),
+    model: Optional[str] = typer.Option(None, "--model", "-m", help="Model string (default: $MOOT_MODEL, else the embedded model)."),
+    judge: Optional[str] = typer.Option(None, "--judge", help="Also grade with an LLM judge on this model string."),
+    judge_votes: int = typer.Option(3, "--judge-votes", help="Judge votes per answer (median score, majority pass)."),
+    temperature: Optional[float] = typer.Option(
+        None, "--temperature",
+        help="Sampling temperature of the answers (default: the team's own, 0, for one run; 0.7 when --runs > 1, "
+             "since runs at temperature 0 are identical).",
+    ),
+    seed: int = typer.Option(0, "--seed", help="Base seed: run N uses seed+N."),
+    json_out: Optional[Path] = typer.Option(
+        None, "--json",
+        help="Write the full results JSON here (everything the report is rebuilt from) and print a summary JSON object on stdout.",
+    ),
+    report_dir: Optional[Path] = typer.Option(None, "--report", help="Folder for progressive.md and progressive.png "
+                                              "(default: next to --json, else ./moot-eval-<time>)."),
+    suite: Optional[Path] = typer.Option(None, "--suite", help="A folder of level files (default: the bundled suite)."),
+    teaching_rounds: int = typer.Option(4, "--teaching-rounds", help="Teaching rounds in L7."),
+) -> None:
+    """Run the progressive L1–L12 suite on the learning team: each level in a fresh knowledge base."""
+    from moot.eval.levels import load_suite
+
+    if mode not in _MODES:
+        raise MootError(f"unknown mode {mode!r}", fix="use --mode single, multi or both")
+    if runs < 1:
+        raise MootError(f"--runs must be at least 1 (got {runs})", fix="pass --runs 1 or more")
+    if judge_votes < 1:
+        raise MootError(f"--judge-votes must be at least 1 (got {judge_votes})", fix="pass --judge-votes 1 or more")
+    if temperature is not None and not 0 <= temperature <= 2:
+        raise MootError(f"--temperature {temperature} is out of range", fix="pass a temperature between 0 and 2")
+    wanted = [v for v in (levels or "").split(",") if v.strip()] or None
+    suite_levels = load_suite(suite, wanted)  # unknown levels and bad files fail here, before any model loads
+    if temperature is None and runs > 1:
+        temperature = 0.7
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    out_dir = report_dir or (json_out.parent if json_out is not None else Path(f"moot-eval-{stamp}"))
+    results_path = json_out or out_dir / "progressive.json"
+    results = asyncio.run(_run(suite_levels, _MODES[mode], runs, model, judge, judge_votes, temperature, seed,
+                               results_path, teaching_rounds, show=json_out is None))  # fmt: skip
+    from moot.eval.report import summary_json, write_report
+
+    md, png = write_report(results, out_dir)
+    if json_out is not None:
+        print_json({**summary_json(results), "results": str(results_path), "report": str(md), "chart": str(png)})
+        return
+    _print_table(results)
+    stdout.print(f"results: {results_path}\nreport:  {md}\nchart:   {png}")
+
+
+async def _run(levels: list[Any], modes: list[str], runs: int, model: str | None, judge: str | None, votes: int,
+               temperature: float | None, seed: int, results_path: Path, teaching_rounds: int, *, show: bool) -> Any:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from moot.eval.judge import LLMJudge
+    from moot.eval.runner import RunProgress, questions_per_level, run_progressive
+    from moot.models.registry import infer_model
+    from moot.teams.learning.eval_adapter import learning_team_factory
+
+    llm = infer_model(model)
+    judge_llm = infer_model(judge) if judge else None
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=stderr, transient=True, disable=not show)  # fmt: skip
+    try:
+        with bar:
+            levels_bar = bar.add_task("levels", total=len(levels))
+            answers_bar = bar.add_task("answers", total=None)
+            started: list[str] = []
+
+            def on_progress(event: RunProgress) -> None:
+                if event.kind == "level":
+                    if started:
+                        bar.advance(levels_bar)
+                    started.append(event.level)
+                    bar.update(levels_bar, description=f"levels · {event.level} {event.text}")
+                    bar.update(answers_bar, description="learning", completed=0, total=event.total)
+                elif event.kind == "learn":
+                    bar.update(answers_bar, description=f"learning {event.done}/{event.total} {Path(event.text).name}")
+                elif event.kind == "question":
+                    bar.update(answers_bar, description=f"answers · {event.text}", completed=event.done, total=event.total)
+                elif event.kind == "done":
+                    bar.update(levels_bar, completed=len(levels))
+
+            return await run_progressive(
+                levels, learning_team_factory(llm, temperature=temperature, teaching_rounds=teaching_rounds),
+                modes=modes, runs=runs, base_seed=seed, judge=LLMJudge(judge_llm, votes=votes) if judge_llm else None,
+                agent_name="learning team", model_name=model or llm.name, temperature=temperature, judge_model=judge,
+                progress=on_progress, save_to=results_path,
+            )  # fmt: skip
+    finally:
+        await llm.aclose()
+        if judge_llm is not None:
+            await judge_llm.aclose()
+
+
+def _print_table(results: Any) -> None:
+    from rich.table import Table
+
+    from moot.eval.report import stage_counts, summarise_level
+
+    table = Table(title=f"progressive · {results.model} · {results.runs} run(s) · {results.seconds / 60:.1f} min")
+    for column in ("level", "single pass", "multi pass", "Δ", "teaching", "calls/q", "s/q"):
+        table.add_column(column)
+    for level in results.levels:
+        s = summarise_level(level)
+        single, multi, teach = s.modes.get("single"), s.modes.get("multi"), s.modes.get("teaching")
+        cost = multi or single
+        table.add_row(
+            f"{s.level} {s.name}",
+            f"{single.pass_rate:.0%}" if single else "–",
+            f"{multi.pass_rate:.0%}" if multi else "–",
+            f"{s.delta * 100:+.0f}" if s.delta is not None else "–",
+            f"{teach.pass_rate:.0%}" if teach else (s.teaching or "–"),
+            f"{cost.calls_per_question:.1f}" if cost else "–",
+            f"{cost.seconds_per_question:.1f}" if cost else "–",
+        )
+    stdout.print(table)
+    counts = stage_counts(results)["all"]
+    if counts:
+        stdout.print("failed answers by stage: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+
+
+def report(
+    results_file: Path = typer.Argument(..., help="A results JSON written by `moot eval progressive`."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Folder for the Markdown and PNG (default: next to the JSON)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object."),
+) -> None:
+    """Re-render the Markdown report and chart from a progressive results JSON."""
+    from moot.eval.report import summary_json, write_report
+    from moot.eval.results import EvalResults
+
+    results = EvalResults.load(results_file)
+    md, png = write_report(results, out or results_file.parent)
+    if as_json:
+        print_json({**summary_json(results), "report": str(md), "chart": str(png)})
+        return
+    _print_table(results)
+    stdout.print(f"report: {md}\nchart:  {png}")

@@ -1,0 +1,135 @@
+"""Error analysis: for each failed answer, which stage failed, with a one-line reason.
+
+The stages, checked in the order a fact travels (the first place it is lost is the stage):
+
+1. **learning** — the missing fact is nowhere in what the agent learned (its knowledge base);
+2. **retrieval** — it was learned but is not among the facts retrieved for the question;
+3. **routing** — the facts were there but the coordinator chose a plan that does not fit the
+   question's need (multi mode only; e.g. a causal question answered as plain recall);
+4. **synthesis** — a sub-agent's output contained it, the final answer dropped it (read from
+   the run store by run id);
+5. **reasoning** — the facts reached the answering step, the answer is still wrong
+   (arithmetic, order, a wrong value chosen, a forbidden value stated);
+6. **metacognition** — the sources do not hold the answer and the agent answered anyway.
+
+"The fact" is a rubric required group: found in a text when any of its alternatives matches.
+Without a knowledge-base view or a run id the analysis says what it could not check.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel
+
+from moot.eval.levels import Question
+from moot.eval.rubric import grade_question, matches
+
+STAGES = ("learning", "retrieval", "routing", "synthesis", "reasoning", "metacognition", "unknown")
+
+LEVEL_NEEDS: dict[str, frozenset[str]] = {
+    "L2": frozenset({"multi_source", "mathematical", "temporal", "contradiction", "causal"}),
+    "L3": frozenset({"temporal", "mathematical"}),
+    "L4": frozenset({"procedural"}),
+    "L5": frozenset({"contradiction", "multi_source"}),
+    "L6": frozenset({"temporal", "recall"}),
+    "L9": frozenset({"causal"}),
+    "L10": frozenset({"counterfactual", "causal"}),
+    "L11": frozenset({"mathematical", "procedural"}),
+    "L12": frozenset({"causal", "counterfactual", "multi_source"}),
+}
+"""The question kinds (the learning team's intents) whose plans fit each level's need; a level
+not listed fits any plan. Harness knowledge only: the agent is never told its level."""
+
+SINK_TASKS = ("synthesize", "single", "teaching")
+"""Tasks whose output is the final answer (else: the task that finished last)."""
+
+
+class StageVerdict(BaseModel):
+    """Where an answer went wrong."""
+
+    stage: str
+    reason: str
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _found(group: list[str], text: str) -> bool:
+    return bool(text) and any(matches(alt, text) for alt in group)
+
+
+def _split_run(run: dict[str, Any] | None) -> tuple[str, str]:
+    """(retrieved facts text, sub-agent outputs text) from a run's task results."""
+    if not run:
+        return "", ""
+    finished = [r for r in run.values() if isinstance(r, dict)]
+    sink = next((t for t in SINK_TASKS if t in run), None)
+    if sink is None and finished:
+        sink = max(finished, key=lambda r: r.get("finished_at") or 0).get("id")
+    retrieved, said = [], []
+    for task_id, result in run.items():
+        if task_id == sink or not isinstance(result, dict):
+            continue
+        output = result.get("output")
+        if isinstance(output, dict) and "facts" in output:
+            retrieved.append(_text(output.get("facts")))
+            rest = {k: v for k, v in output.items() if k != "facts"}
+            if rest:
+                said.append(_text(rest))
+        elif output is not None:
+            said.append(_text(output))
+    return "\n".join(retrieved), "\n".join(said)
+
+
+def attribute_failure(
+    *,
+    level: str,
+    question: Question,
+    answer: str,
+    mode: str,
+    trace: dict[str, Any] | None = None,
+    run: dict[str, Any] | None = None,
+    knowledge: str | None = None,
+) -> StageVerdict:
+    """The stage where a failed answer went wrong. ``run`` = task results from the run store,
+    ``knowledge`` = everything the agent learned as text (None: not available)."""
+    grade = grade_question(answer, question)
+    rubric = question.rubric
+    if rubric.expects_unknown:
+        if not grade.said_unknown:
+            return StageVerdict(stage="metacognition", reason="the sources do not say, but the answer gives a value anyway")
+        return StageVerdict(stage="reasoning", reason=f"said it does not know but also stated {grade.forbidden_hit[:1]}")
+    trace = trace or {}
+    retrieved, said = _split_run(run)
+    retrieved += "\n" + _text(trace.get("facts") or "")
+    missing = [rubric.required[i] for i in grade.missing]
+    if mode == "teaching":
+        if missing and knowledge is not None and not all(_found(g, knowledge) for g in missing):
+            lost = next(g for g in missing if not _found(g, knowledge))
+            return StageVerdict(stage="learning", reason=f"the teacher's knowledge base never held {lost[0]!r}, so it could not be taught")
+        return StageVerdict(stage="synthesis", reason="the teacher knew it but the student's answer lacks it (lost in teaching)")
+    for group in missing:
+        if knowledge is not None and not _found(group, knowledge):
+            return StageVerdict(stage="learning", reason=f"no learned fact contains {group[0]!r}: extraction missed it")
+    for group in missing:
+        if not _found(group, retrieved):
+            where = "" if knowledge is not None else " (the knowledge base was not inspected)"
+            return StageVerdict(stage="retrieval", reason=f"{group[0]!r} is not in the facts retrieved for the question{where}")
+    intent = trace.get("intent")
+    needs = LEVEL_NEEDS.get(level)
+    if mode == "multi" and needs and intent and intent not in needs:
+        return StageVerdict(stage="routing", reason=f"planned as {intent!r}; this question needs {' or '.join(sorted(needs))}")
+    for group in missing:
+        if _found(group, said):
+            return StageVerdict(stage="synthesis", reason=f"a sub-agent's output had {group[0]!r}; the final answer dropped it")
+    if grade.forbidden_hit:
+        return StageVerdict(stage="reasoning", reason=f"the facts were retrieved but the answer states a wrong value ({grade.forbidden_hit[0]})")
+    if missing:
+        return StageVerdict(stage="reasoning", reason=f"the facts were retrieved but the answer lacks {missing[0][0]!r} (wrong value, order or arithmetic)")
+    return StageVerdict(stage="unknown", reason="the answer failed but no stage could be singled out")
+
+
+__all__ = ["LEVEL_NEEDS", "STAGES", "StageVerdict", "attribute_failure"]

@@ -1,0 +1,100 @@
+"""The LLM judge: a second, optional grader, reported next to the rubric with their agreement.
+
+Any model string works. Each answer gets ``votes`` structured verdicts {score, pass, reason};
+the judge's score is the median of the scores and its pass is the majority of the votes.
+Votes differ by seed (and temperature, when more than one is asked for), so they are real
+votes, not copies.
+"""
+
+from __future__ import annotations
+
+import statistics
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from moot.eval.sampling import SeededModel
+from moot.models.base import Model, ModelSettings, Usage
+from moot.runtime import SubAgent
+
+
+class JudgeVerdict(BaseModel):
+    """One vote of the judge."""
+
+    score: float = Field(ge=0.0, le=1.0, description="share of the expected facts the answer gets right")
+    passed: bool = Field(alias="pass", description="true only if the answer is fully right")
+    reason: str = Field(max_length=300, description="one sentence")
+
+    model_config = {"populate_by_name": True}
+
+
+class JudgeResult(BaseModel):
+    """The judge's verdict on one answer: the median of its votes."""
+
+    score: float
+    passed: bool
+    reason: str
+    votes: list[dict] = Field(default_factory=list)
+    """Each vote: {score, pass, reason}, or {error} for a vote that failed."""
+    usage: dict = Field(default_factory=dict)
+
+
+@lru_cache(maxsize=None)
+def _prompt() -> str:
+    return (Path(__file__).parent / "prompts" / "judge.md").read_text(encoding="utf-8").strip()
+
+
+def judge_task(question: str, expected: str, answer: str, *, expects_unknown: bool) -> str:
+    note = "\n(The sources do not give this answer: only a plain 'I don't know' is right.)" if expects_unknown else ""
+    return f"Question: {question}\nExpected answer: {expected}{note}\nAnswer to grade: {answer or '(empty)'}"
+
+
+class LLMJudge:
+    """Grades answers with a model: ``votes`` verdicts per answer, median score, majority pass."""
+
+    def __init__(self, model: Model, *, votes: int = 3, temperature: float | None = None) -> None:
+        if votes < 1:
+            from moot.errors import MootError
+
+            raise MootError("the judge needs at least one vote", fix="pass --judge-votes 1 or more")
+        self.model = model
+        self.votes = votes
+        # One vote: the model's default (temperature 0). Several: sample, or they are copies.
+        self.temperature = temperature if temperature is not None else (None if votes == 1 else 0.7)
+
+    async def grade(self, question: str, expected: str, answer: str, *, expects_unknown: bool = False) -> JudgeResult:
+        task = judge_task(question, expected, answer, expects_unknown=expects_unknown)
+        verdicts: list[JudgeVerdict] = []
+        votes: list[dict] = []
+        usage = Usage()
+        for i in range(self.votes):
+            model = SeededModel(self.model, seed=i + 1, temperature=self.temperature)
+            agent = SubAgent("judge", "grades answers", _prompt(), model=model, output_type=JudgeVerdict,
+                             max_turns=2, settings=ModelSettings(max_tokens=160, temperature=0))  # fmt: skip
+            result = await agent.run(task)
+            usage = usage + result.usage
+            if result.ok and isinstance(result.output, JudgeVerdict):
+                verdicts.append(result.output)
+                votes.append(result.output.model_dump(by_alias=True))
+            else:
+                votes.append({"error": result.detail or result.stop_reason})
+        if not verdicts:
+            return JudgeResult(score=0.0, passed=False, reason="every judge vote failed", votes=votes,
+                               usage=usage.model_dump())  # fmt: skip
+        score = float(statistics.median(v.score for v in verdicts))
+        passed = sum(v.passed for v in verdicts) * 2 > len(verdicts)
+        # The reason of the vote closest to the median, so the reason matches the score.
+        closest = min(verdicts, key=lambda v: abs(v.score - score))
+        return JudgeResult(score=round(score, 4), passed=passed, reason=closest.reason, votes=votes,
+                           usage=usage.model_dump())  # fmt: skip
+
+
+def agreement(pairs: list[tuple[bool, bool]]) -> float | None:
+    """Share of answers where the rubric's pass and the judge's pass agree (None without pairs)."""
+    if not pairs:
+        return None
+    return round(sum(a == b for a, b in pairs) / len(pairs), 4)
+
+
+__all__ = ["JudgeResult", "JudgeVerdict", "LLMJudge", "agreement", "judge_task"]

@@ -1,0 +1,240 @@
+"""The progressive runner: each level in a fresh knowledge base, both modes, N runs, graded.
+
+Per level: a new temporary folder and a new agent (nothing carries over between levels);
+the level's articles are learned ONCE, and that knowledge is reused by every mode and run of
+the level — so the learning cost is counted once per level, apart from the answering cost.
+Then every question is asked in each mode, ``runs`` times (the runs differ only by the
+sampling seed), graded by the rubric (and the judge, when given), and every failure is
+attributed to a stage while the agent's memory still exists.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as _dt
+import os
+import platform
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from moot.errors import MootError
+from moot.eval.adapter import AgentAnswer, AgentFactory, close_agent, supports_teaching
+from moot.eval.analysis import attribute_failure
+from moot.eval.judge import LLMJudge
+from moot.eval.levels import Level, Question
+from moot.eval.results import EvalResults, LearnCost, LevelResult, QuestionRecord
+from moot.eval.rubric import grade_question
+
+MODES = ("single", "multi")
+
+
+@dataclass
+class RunProgress:
+    """What the runner is doing, for a progress bar."""
+
+    kind: str
+    """``level`` (a level starts), ``learn`` (an article), ``question`` (an answer graded), ``done``."""
+    level: str
+    done: int = 0
+    total: int = 0
+    text: str = ""
+
+
+def questions_per_level(level: Level, modes: list[str], runs: int, *, teaching: bool = True) -> int:
+    """How many answers a level produces (for progress totals)."""
+    count = len(level.questions) * len(modes) * runs
+    if teaching and level.teaching is not None:
+        count += len(level.teaching.quiz) * runs
+    return count
+
+
+def _seed(base: int, run: int) -> int:
+    return base + run
+
+
+async def _call_factory(factory: AgentFactory, folder: Path) -> Any:
+    agent = factory(folder)
+    if asyncio.iscoroutine(agent):
+        agent = await agent
+    return agent
+
+
+def _record(level: Level, question: Question, *, mode: str, run: int, seed: int | None, reply: AgentAnswer | None,
+            error: str | None, seconds: float) -> QuestionRecord:
+    text = reply.text if reply is not None else ""
+    grade = grade_question(text, question)
+    usage = reply.usage if reply is not None else None
+    return QuestionRecord(
+        level=level.level, question_id=question.id, question=question.question, expected=question.expected,
+        mode=mode, run=run, seed=seed, answer=text, score=grade.score, passed=grade.passed,
+        reason=grade.reason if error is None else f"the agent failed: {error}",
+        input_tokens=usage.input_tokens if usage else 0, output_tokens=usage.output_tokens if usage else 0,
+        model_calls=usage.requests if usage else 0,
+        seconds=round(reply.seconds if reply is not None and reply.seconds is not None else seconds, 3),
+        run_id=reply.run_id if reply is not None else None, error=error,
+        trace=reply.trace if reply is not None else None,
+    )  # fmt: skip
+
+
+def _analyse(record: QuestionRecord, level: Level, question: Question, agent: Any) -> None:
+    if record.passed:
+        return
+    if record.error is not None:
+        record.stage, record.stage_reason = "unknown", f"the agent raised: {record.error}"
+        return
+    knowledge = None
+    run = None
+    if callable(getattr(agent, "knowledge_text", None)):
+        knowledge = agent.knowledge_text()
+    if record.run_id and callable(getattr(agent, "run_details", None)):
+        run = agent.run_details(record.run_id)
+    verdict = attribute_failure(level=level.level, question=question, answer=record.answer, mode=record.mode,
+                                trace=record.trace, run=run, knowledge=knowledge)  # fmt: skip
+    record.stage, record.stage_reason = verdict.stage, verdict.reason
+
+
+async def _judge(record: QuestionRecord, question: Question, judge: LLMJudge | None) -> None:
+    if judge is None:
+        return
+    verdict = await judge.grade(question.question, question.expected, record.answer,
+                                expects_unknown=question.rubric.expects_unknown)  # fmt: skip
+    record.judge = verdict.model_dump()
+
+
+async def run_level(
+    level: Level,
+    factory: AgentFactory,
+    *,
+    modes: list[str],
+    runs: int,
+    base_seed: int = 0,
+    judge: LLMJudge | None = None,
+    progress: Callable[[RunProgress], None] | None = None,
+    workdir: Path | None = None,
+) -> LevelResult:
+    """Run one level in a fresh folder: learn once, then every question, mode and run."""
+    notify = progress or (lambda _p: None)
+    started = time.perf_counter()
+    result = LevelResult(level=level.level, name=level.name, about=level.about, questions=len(level.questions))
+    with tempfile.TemporaryDirectory(prefix=f"moot-eval-{level.level}-", dir=workdir) as folder:
+        agent = await _call_factory(factory, Path(folder))
+        try:
+            learn_started = time.perf_counter()
+            cost = LearnCost(articles=len(level.articles))
+            for n, article in enumerate(level.articles, 1):
+                notify(RunProgress("learn", level.level, n, len(level.articles), article.file))
+                content = level.article_path(article).read_text(encoding="utf-8")
+                try:
+                    usage = await agent.learn(content, source=article.source, published=article.published)
+                except MootError as exc:
+                    # A failed article is reported, and the questions still run on what was learned.
+                    cost.error = f"{article.file}: {exc.one_line()}"
+                    continue
+                if usage is not None:
+                    cost.input_tokens += usage.input_tokens
+                    cost.output_tokens += usage.output_tokens
+                    cost.model_calls += usage.requests
+            cost.seconds = round(time.perf_counter() - learn_started, 3)
+            result.learn = cost
+            total = questions_per_level(level, modes, runs, teaching=supports_teaching(agent))
+            done = 0
+            for run in range(1, runs + 1):
+                seed = _seed(base_seed, run)
+                for mode in modes:
+                    for question in level.questions:
+                        t0 = time.perf_counter()
+                        reply, error = None, None
+                        try:
+                            reply = await agent.answer(question.question, mode=mode, seed=seed)
+                        except MootError as exc:
+                            error = exc.one_line()
+                        record = _record(level, question, mode=mode, run=run, seed=seed, reply=reply, error=error,
+                                         seconds=time.perf_counter() - t0)  # fmt: skip
+                        _analyse(record, level, question, agent)
+                        await _judge(record, question, judge)
+                        result.records.append(record)
+                        done += 1
+                        notify(RunProgress("question", level.level, done, total, f"{mode} {question.id}"))
+                if level.teaching is not None:
+                    if not supports_teaching(agent):
+                        result.teaching = "not supported"
+                        continue
+                    quiz = [level.question(qid) for qid in level.teaching.quiz]
+                    t0 = time.perf_counter()
+                    replies: list[AgentAnswer | None]
+                    error = None
+                    try:
+                        replies = list(await agent.teach_and_quiz(level.teaching.topic, [q.question for q in quiz], seed=seed))
+                    except MootError as exc:
+                        error, replies = exc.one_line(), []
+                    replies += [None] * (len(quiz) - len(replies))
+                    each = (time.perf_counter() - t0) / max(1, len(quiz))
+                    for question, reply in zip(quiz, replies):
+                        record = _record(level, question, mode="teaching", run=run, seed=seed, reply=reply,
+                                         error=error if reply is None else None, seconds=each)  # fmt: skip
+                        _analyse(record, level, question, agent)
+                        await _judge(record, question, judge)
+                        result.records.append(record)
+                        done += 1
+                        notify(RunProgress("question", level.level, done, total, f"teaching {question.id}"))
+                    result.teaching = "ran"
+        finally:
+            await close_agent(agent)
+    result.seconds = round(time.perf_counter() - started, 3)
+    return result
+
+
+async def run_progressive(
+    levels: list[Level],
+    factory: AgentFactory,
+    *,
+    modes: list[str] | tuple[str, ...] = MODES,
+    runs: int = 1,
+    base_seed: int = 0,
+    judge: LLMJudge | None = None,
+    agent_name: str = "",
+    model_name: str = "",
+    temperature: float | None = None,
+    judge_model: str | None = None,
+    progress: Callable[[RunProgress], None] | None = None,
+    save_to: str | Path | None = None,
+    workdir: Path | None = None,
+) -> EvalResults:
+    """Run the levels and return (and, with ``save_to``, keep saving after each level) the results."""
+    modes = list(modes)
+    bad = [m for m in modes if m not in MODES]
+    if bad or not modes:
+        raise MootError(f"unknown mode {', '.join(bad) or '(none)'}", fix="use --mode single, multi or both")
+    if runs < 1:
+        raise MootError("--runs must be at least 1", fix="pass --runs 1 or more")
+    started = time.perf_counter()
+    results = EvalResults(
+        agent=agent_name, model=model_name, modes=modes, runs=runs, temperature=temperature,
+        seeds=[_seed(base_seed, r) for r in range(1, runs + 1)], judge_model=judge_model,
+        judge_votes=judge.votes if judge is not None else None,
+        started_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        machine={"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
+                 "load_at_start": list(os.getloadavg()) if hasattr(os, "getloadavg") else None},
+        notes=["learning is counted once per level: the knowledge base learned for a level is reused by every mode and run"],
+    )  # fmt: skip
+    for level in levels:
+        if progress is not None:
+            progress(RunProgress("level", level.level, 0, questions_per_level(level, modes, runs), level.name))
+        results.levels.append(await run_level(level, factory, modes=modes, runs=runs, base_seed=base_seed, judge=judge,
+                                              progress=progress, workdir=workdir))  # fmt: skip
+        results.seconds = round(time.perf_counter() - started, 3)
+        if save_to is not None:
+            results.save(save_to)  # a long run that is interrupted keeps its finished levels
+    results.seconds = round(time.perf_counter() - started, 3)
+    if save_to is not None:
+        results.save(save_to)
+    if progress is not None:
+        progress(RunProgress("done", "", 0, 0, f"{len(levels)} levels in {results.seconds:.0f}s"))
+    return results
+
+
+__all__ = ["MODES", "RunProgress", "questions_per_level", "run_level", "run_progressive"]

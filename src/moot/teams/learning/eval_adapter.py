@@ -1,0 +1,125 @@
+"""The learning team as an agent of the progressive evaluation (``moot.eval``).
+
+One :class:`LearningTeamAgent` per level, over a fresh knowledge base in the folder the
+runner gives it: learning goes through the team's ``learn`` (no budget: an article is learned
+whole or not at all), answers through ``LearningTeam.ask`` with the team's ``standard`` budget
+per question, and L7 through a real teaching session whose student — starting from an empty
+memory — then answers the level's quiz from its own notes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from moot.errors import MootError
+from moot.eval.adapter import AgentAnswer
+from moot.eval.sampling import SeededModel
+from moot.memory import KnowledgeBase
+from moot.models.base import Model, Usage
+from moot.runtime import RunStore, SubAgent
+
+
+class LearningTeamAgent:
+    """Adapter: ``learn`` / ``answer`` / ``teach_and_quiz`` over one knowledge base."""
+
+    name = "learning team"
+
+    def __init__(self, folder: Path, *, model: Model, temperature: float | None = None,
+                 budget: str = "standard", store: RunStore | None = None, teaching_rounds: int = 4) -> None:  # fmt: skip
+        self.folder = Path(folder)
+        self.kb = KnowledgeBase.open(self.folder / "kb.sqlite3")
+        self.model = model
+        self.temperature = temperature
+        self.budget = budget
+        self.store = store if store is not None else RunStore()
+        self._own_store = store is None
+        self.teaching_rounds = teaching_rounds
+
+    def _model_for(self, seed: int | None) -> Model:
+        return SeededModel(self.model, seed=seed, temperature=self.temperature)
+
+    async def learn(self, content: str, *, source: str, published: str | None) -> Usage:
+        from moot.teams.learning.learning import learn
+
+        report = await learn(self.kb, content, source=source, published=published, model=self.model, store=self.store)
+        return report.usage
+
+    async def answer(self, question: str, *, mode: str, seed: int | None) -> AgentAnswer:
+        from moot.teams.learning.team import LearningTeam
+
+        team = LearningTeam(self.kb, model=self._model_for(seed), budget=self.budget, store=self.store)
+        reply = await team.ask(question, mode=mode)
+        trace = {
+            "intent": reply.intent,
+            "mode": reply.mode,
+            "sub_agents": reply.sub_agents,
+            "facts": [f.content for f in reply.trace.facts],
+            "notes": reply.trace.notes,
+            "knows": reply.knows,
+            "confidence": reply.confidence,
+        }
+        return AgentAnswer(text=reply.answer, usage=reply.usage, run_id=reply.run_id, trace=trace, seconds=reply.seconds)
+
+    async def teach_and_quiz(self, topic: str, questions: list[str], *, seed: int | None) -> list[AgentAnswer]:
+        """Teach ``topic`` to a new student, then the student alone answers ``questions``.
+
+        The session's own cost (rounds of teaching) is spread evenly over the quiz answers,
+        so the per-question cost of L7 includes the teaching.
+        """
+        from moot.teams.learning.student import QUIZ_SETTINGS, QuizAnswer, answer_task
+        from moot.teams.learning.teaching import load_prompt, run_teaching_session
+
+        model = self._model_for(seed)
+        student_path = self.folder / f"student-{seed}.sqlite3"
+        student_path.unlink(missing_ok=True)
+        report = await run_teaching_session(self.kb, topic, model=model, rounds=self.teaching_rounds, quiz_size=1,
+                                            store=self.store, student_kb=student_path)  # fmt: skip
+        share = Usage(
+            input_tokens=report.usage.input_tokens // max(1, len(questions)),
+            output_tokens=report.usage.output_tokens // max(1, len(questions)),
+            requests=round(report.usage.requests / max(1, len(questions))),
+            cost_usd=report.usage.cost_usd / max(1, len(questions)),
+        )
+        student = SubAgent("student", "student", load_prompt("student"), model=model, output_type=QuizAnswer,
+                           max_turns=2, settings=QUIZ_SETTINGS)  # fmt: skip
+        answers: list[AgentAnswer] = []
+        with KnowledgeBase.open(student_path) as notes_kb:
+            for question in questions:
+                notes = [f.content for f in notes_kb.retrieve(question, limit=8).facts] if notes_kb.count() else []
+                result = await student.run(answer_task(question, notes, self_explain=False))
+                text = result.output.answer if result.ok and isinstance(result.output, QuizAnswer) else ""
+                answers.append(AgentAnswer(
+                    text=text, usage=result.usage + share, run_id=report.run_id,
+                    trace={"student_notes": notes, "teaching_status": report.status, "stop_reason": report.stop_reason},
+                ))  # fmt: skip
+        return answers
+
+    def knowledge_text(self) -> str:
+        """Every fact learned (superseded ones too: they were learned), as text."""
+        return "\n".join(f"{f.content} {f.value}" for f in self.kb.facts(include_superseded=True))
+
+    def run_details(self, run_id: str) -> dict[str, Any] | None:
+        try:
+            return self.store.get_run(run_id).results
+        except MootError:
+            return None
+
+    async def aclose(self) -> None:
+        self.kb.close()
+        if self._own_store:
+            self.store.close()
+
+
+def learning_team_factory(model: Model, *, temperature: float | None = None, budget: str = "standard",
+                          store: RunStore | None = None, teaching_rounds: int = 4) -> Any:  # fmt: skip
+    """The runner's factory: a fresh :class:`LearningTeamAgent` in each level's folder."""
+
+    def make(folder: Path) -> LearningTeamAgent:
+        return LearningTeamAgent(folder, model=model, temperature=temperature, budget=budget, store=store,
+                                 teaching_rounds=teaching_rounds)  # fmt: skip
+
+    return make
+
+
+__all__ = ["LearningTeamAgent", "learning_team_factory"]
