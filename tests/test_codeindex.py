@@ -232,7 +232,8 @@ def test_repo_map_summarises_directories(index: CodeIndex) -> None:
     demo = next(line for line in text.splitlines() if line.strip().startswith("demo/"))
     assert "storage.py: Storage helpers for the demo app." in demo
     assert "classes: ConfigLoader" in demo and "read_file" in demo
-    assert "web/" in text and "renderUserList" in text
+    web = next(line for line in text.splitlines() if line.strip().startswith("web/"))
+    assert "ui.js: Renders the user list." in web and "*/" not in web and "renderUserList" in web
     assert index.read_map("web").splitlines()[0] == "map of web (2 files; call read_map with a directory path for more detail)"
 
 

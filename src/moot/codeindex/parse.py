@@ -183,6 +183,11 @@ _CALLS = {"call": "function", "call_expression": "function", "new_expression": "
 _MEMBER_FIELDS = {"attribute": "attribute", "member_expression": "property"}
 
 
+def _comment_text(comment: str) -> str:
+    """A comment without its markers: ``/** Adds. */`` → ``Adds.``."""
+    return re.sub(r"^\s*(#!.*|//+|/\*+)|\*+/\s*$", "", comment)
+
+
 def _first_line(text: str) -> str:
     for line in text.splitlines():
         line = line.strip().strip("*").strip()
@@ -220,7 +225,7 @@ class _CodeParser:
     def _module_doc(self, root: tree_sitter.Node) -> str:
         for child in root.named_children:
             if child.type == "comment":
-                return _first_line(re.sub(r"^(//+|/\*+|#!.*)", "", self._text(child)))
+                return _first_line(_comment_text(self._text(child)))
             if child.type == "expression_statement" and child.named_children and child.named_children[0].type == "string":
                 return _first_line(self._string_value(child.named_children[0]))
             return ""
@@ -245,7 +250,7 @@ class _CodeParser:
             anchor = anchor.parent
         prev = anchor.prev_named_sibling
         if prev is not None and prev.type == "comment" and prev.end_point.row >= anchor.start_point.row - 1:
-            return _first_line(re.sub(r"^(//+|/\*+)|\*+/$", "", self._text(prev)))
+            return _first_line(_comment_text(self._text(prev)))
         return ""
 
     def _signature(self, node: tree_sitter.Node, start: tree_sitter.Node) -> str:
