@@ -406,3 +406,25 @@ def test_progress_reports_the_total_before_indexing(repo: Path, tmp_path: Path) 
     CodeIndex.build(repo, db_path=tmp_path / "p.sqlite3", progress=lambda e: events.append((e.done, e.total))).close()
     assert events[0] == (0, None)  # counting
     assert events[-1] == (11, 11)  # 8 indexed + binary, huge and symlink skipped
+
+
+def test_snippets_of_class_and_module_chunks_carry_real_line_numbers(index: CodeIndex) -> None:
+    # A class chunk leaves out its methods' bodies, so its text lines are not the file's lines.
+    hits = index.search("default_name reload", mode="lexical", limit=20)
+    klass = next(h for h in hits if h.kind == "class")
+    assert '15| default_name = "settings.toml"' in klass.snippet
+    assert "21| def reload(self):" in klass.snippet
+    module = next(h for h in index.search("parse settings", mode="lexical", limit=20) if h.kind == "module")
+    assert "25| def parse_settings(text):" in module.snippet
+
+
+def test_an_index_from_an_older_moot_is_rebuilt_by_build_and_refused_by_open(repo: Path, tmp_path: Path) -> None:
+    db = tmp_path / "old.sqlite3"
+    CodeIndex.build(repo, db_path=db).close()
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA user_version = 1")
+    with pytest.raises(MootError) as err:
+        CodeIndex.open(repo, db_path=db)
+    assert "older moot" in err.value.message and "moot index" in err.value.fix
+    with CodeIndex.build(repo, db_path=db) as idx:
+        assert idx.last_build is not None and idx.last_build.parsed == 8

@@ -14,6 +14,7 @@ deleted at the end with their chunks, symbols and references.
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 import time
 from collections.abc import Callable
@@ -89,8 +90,9 @@ def _store_file(conn: sqlite3.Connection, found: FoundFile, sha: str, text: str,
     path_terms = term_stream(found.rel)
     for chunk in parsed.chunks:
         cur = conn.execute(
-            "INSERT INTO chunks (file_id, kind, name, start_line, end_line, text) VALUES (?, ?, ?, ?, ?, ?)",
-            (file_id, chunk.kind, chunk.name, chunk.start_line, chunk.end_line, chunk.text),
+            "INSERT INTO chunks (file_id, kind, name, start_line, end_line, text, line_map) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (file_id, chunk.kind, chunk.name, chunk.start_line, chunk.end_line, chunk.text,
+             json.dumps(chunk.line_map) if chunk.line_map else ""),
         )
         short = chunk.name.rsplit(".", 1)[-1] if chunk.kind != "text" else chunk.name
         conn.execute(

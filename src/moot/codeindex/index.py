@@ -86,7 +86,11 @@ class CodeIndex:
             embedder = load_default_embedder()
         elif embeddings:
             embedder = embeddings  # type: ignore[assignment]
-        conn = store.connect(path, resolved, create=True)
+        try:
+            conn = store.connect(path, resolved, create=True)
+        except store.StaleIndexError:
+            store.remove(path)
+            conn = store.connect(path, resolved, create=True)
         index = cls(resolved, path, conn, embedder)
         try:
             with index._guard():
@@ -226,7 +230,7 @@ class CodeIndex:
             return []
         ids = [cid for cid, _ in ranked]
         rows = conn.execute(
-            "SELECT c.id, f.path, c.start_line, c.end_line, c.kind, c.name, c.text FROM chunks c "
+            "SELECT c.id, f.path, c.start_line, c.end_line, c.kind, c.name, c.text, c.line_map FROM chunks c "
             f"JOIN files f ON f.id = c.file_id WHERE c.id IN ({','.join('?' * len(ids))})",
             ids,
         ).fetchall()
@@ -237,8 +241,9 @@ class CodeIndex:
             row = by_id.get(cid)
             if row is None:
                 continue
-            _, path, start, end, kind, name, text = row
-            hits.append(CodeHit(path, start, end, kind, name, snippet(text, start, terms, kind), round(score, 4)))
+            _, path, start, end, kind, name, text, line_map = row
+            jumps = json.loads(line_map) if line_map else []
+            hits.append(CodeHit(path, start, end, kind, name, snippet(text, start, terms, kind, jumps), round(score, 4)))
         return hits
 
     # --- symbols ------------------------------------------------------------------------------
@@ -380,14 +385,12 @@ def _like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def snippet(text: str, start_line: int, terms: list[str], kind: str) -> str:
+def snippet(text: str, start_line: int, terms: list[str], kind: str, line_map: list[list[int]] | None = None) -> str:
     """A few numbered lines: the first line of a definition, then lines with the query's terms."""
+    from moot.codeindex.parse import line_number
     from moot.codeindex.terms import term_stream
 
     lines = text.split("\n")
-    # Class and module chunks leave out nested bodies, so their line numbers are not contiguous;
-    # only number lines where the chunk's text is the file's text.
-    numbered = kind in ("function", "method", "text")
     chosen: list[int] = [0] if kind != "text" and lines and lines[0].strip() else []
     for i, line in enumerate(lines):
         if len(chosen) >= SNIPPET_LINES:
@@ -402,11 +405,8 @@ def snippet(text: str, start_line: int, terms: list[str], kind: str) -> str:
             break
         if i not in chosen and line.strip():
             chosen.append(i)
-    out = []
-    for i in sorted(chosen):
-        body = lines[i].strip()[:160]
-        out.append(f"{start_line + i}| {body}" if numbered else body)
-    return "\n".join(out)
+    # Class and module chunks skip nested bodies; the line map gives each line its real number.
+    return "\n".join(f"{line_number(line_map or [], start_line, i)}| {lines[i].strip()[:160]}" for i in sorted(chosen))
 
 
 __all__ = ["MODES", "CodeIndex", "PathEscapeError", "check_root"]

@@ -34,6 +34,9 @@ class Chunk:
     start_line: int
     end_line: int
     text: str
+    line_map: list[tuple[int, int]] = field(default_factory=list)
+    """Where the text skips lines (class and module chunks leave out nested bodies): pairs of
+    (index of a text line, its line number in the file) at each jump; empty when contiguous."""
 
 
 @dataclass
@@ -132,6 +135,26 @@ def parse(rel: str, language: str, text: str, *, package: str = "") -> ParsedFil
     return _CodeParser(rel, language, text, package).run()
 
 
+def _simplify(jumps: list[tuple[int, int]], start: int) -> list[tuple[int, int]]:
+    """Drop jumps that do not jump (the text just goes on), so contiguous chunks have an empty map."""
+    out: list[tuple[int, int]] = []
+    for index, line in jumps:
+        previous_index, previous_line = out[-1] if out else (0, start)
+        if line - previous_line != index - previous_index:
+            out.append((index, line))
+    return out
+
+
+def line_number(line_map: list[tuple[int, int]] | list[list[int]], start_line: int, index: int) -> int:
+    """The file line of text line ``index`` of a chunk (0-based) given its line map."""
+    base_index, base_line = 0, start_line
+    for jump_index, jump_line in line_map:
+        if jump_index > index:
+            break
+        base_index, base_line = jump_index, jump_line
+    return base_line + (index - base_index)
+
+
 # --- text files -------------------------------------------------------------------------------
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$|^\[([^\]]+)\]\s*$")
@@ -207,7 +230,7 @@ class _CodeParser:
         self.module = module_name(rel, package)
         self.parsed = ParsedFile()
         self.definition_names: set[int] = set()
-        self.top_level: list[tuple[int, int]] = []
+        self.top_level: list[tuple[int, int, int]] = []
 
     def run(self) -> ParsedFile:
         parser, query = _grammar(self.language)
@@ -347,42 +370,54 @@ class _CodeParser:
             )
         )
         if scope_kind == "module":
-            self.top_level.append((start_line, end_line))
-        nested = self._nested_ranges(definition) if kind == "class" else []
-        lines = self._chunk_lines(start_line, end_line, nested)
-        self.parsed.chunks.append(Chunk(kind, qualified, start_line, end_line, lines))
+            self.top_level.append((start_line, end_line, definition.start_point.row + 1 if node is definition else start_line))
+        nested: list[tuple[int, int, int]] = self._nested_ranges(definition) if kind == "class" else []
+        text, line_map = self._chunk_lines(start_line, end_line, nested)
+        self.parsed.chunks.append(Chunk(kind, qualified, start_line, end_line, text, line_map))
         return qualified, ("class" if kind == "class" else "function")
 
-    def _nested_ranges(self, class_node: tree_sitter.Node) -> list[tuple[int, int]]:
+    def _nested_ranges(self, class_node: tree_sitter.Node) -> list[tuple[int, int, int]]:
         """Line ranges of the methods in a class body (their bodies are left out of the class chunk)."""
         body = class_node.child_by_field_name("body")
         ranges: list[tuple[int, int]] = []
         for child in body.named_children if body is not None else ():
             target = child.child_by_field_name("definition") if child.type == "decorated_definition" else child
             if target is not None and (target.type in _FUNCTION_TYPES or target.type in _CLASS_TYPES):
-                ranges.append((child.start_point.row + 1, child.end_point.row + 1))
+                ranges.append((child.start_point.row + 1, child.end_point.row + 1, target.start_point.row + 1))
         return ranges
 
-    def _chunk_lines(self, start: int, end: int, holes: list[tuple[int, int]]) -> str:
+    def _chunk_lines(
+        self, start: int, end: int, holes: list[tuple[int, int, int]]
+    ) -> tuple[str, list[tuple[int, int]]]:
+        """The text of lines ``start``..``end`` without the holes' bodies, and its line map.
+
+        A hole is (first line, last line, line kept): the nested definition's ``def`` line
+        stays, so the outer chunk still says what it contains.
+        """
         keep: list[str] = []
+        jumps: list[tuple[int, int]] = []
         hole_iter = iter(sorted(holes))
         hole = next(hole_iter, None)
         line = start
         while line <= end and len(keep) < MAX_CHUNK_LINES:
+            while hole is not None and hole[1] < line:
+                hole = next(hole_iter, None)
             if hole is not None and hole[0] <= line <= hole[1]:
-                # Keep the nested definition's first line (its signature) and skip the rest.
-                keep.append(self._line(hole[0]))
+                jumps.append((len(keep), hole[2]))
+                keep.append(self._line(hole[2]))
                 line = hole[1] + 1
                 hole = next(hole_iter, None)
+                if line <= end:
+                    jumps.append((len(keep), line))
                 continue
             keep.append(self._line(line))
             line += 1
-        return "\n".join(keep)
+        return "\n".join(keep), _simplify(jumps, start)
 
     def _line(self, number: int) -> str:
         return self.lines[number - 1] if 0 < number <= len(self.lines) else ""
 
     def _module_chunk(self) -> None:
         n = max(len(self.lines), 1)
-        text = self._chunk_lines(1, n, self.top_level)
-        self.parsed.chunks.insert(0, Chunk("module", self.module, 1, n, text))
+        text, line_map = self._chunk_lines(1, n, self.top_level)
+        self.parsed.chunks.insert(0, Chunk("module", self.module, 1, n, text, line_map))

@@ -15,7 +15,7 @@ from pathlib import Path
 from moot import config
 from moot.errors import MootError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 FORMAT_MARK = "moot-code-index"
 BUSY_TIMEOUT_S = 10.0
 
@@ -40,7 +40,8 @@ CREATE TABLE chunks (
     name TEXT NOT NULL,
     start_line INTEGER NOT NULL,
     end_line INTEGER NOT NULL,
-    text TEXT NOT NULL
+    text TEXT NOT NULL,
+    line_map TEXT NOT NULL DEFAULT ''  -- JSON [[text index, file line], ...] where the text skips lines
 );
 CREATE INDEX chunks_by_file ON chunks (file_id);
 CREATE VIRTUAL TABLE chunks_fts USING fts5 (
@@ -90,6 +91,10 @@ def default_db_path(root: Path) -> Path:
     return config.home() / "codeindex" / f"{name}-{digest}.sqlite3"
 
 
+class StaleIndexError(MootError):
+    """The index was written by an older moot; it is a cache, so ``build`` simply starts it again."""
+
+
 def corrupt_error(path: Path, root: Path | str, detail: str) -> MootError:
     return MootError(
         f"the code index {path} is corrupt or not a moot code index ({detail})",
@@ -132,6 +137,11 @@ def connect(path: Path, root: Path, *, create: bool) -> sqlite3.Connection:
         mark = conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
         if not mark or mark[0] != FORMAT_MARK:
             raise corrupt_error(path, root, "no moot code index mark")
+        if version < SCHEMA_VERSION:
+            raise StaleIndexError(
+                f"the code index {path} was written by an older moot (schema {version})",
+                fix=f"run `moot index {root}` (it re-indexes from scratch)",
+            )
         if version > SCHEMA_VERSION:
             raise MootError(
                 f"the code index {path} was written by a newer moot (schema {version})",
