@@ -299,6 +299,48 @@ def test_four_worker_processes_complete_200_tasks_exactly_once(board: PostgresBo
     assert all(t.attempts == 1 for t in board.list(TaskStatus.COMPLETED))
 
 
+def _proc_echo_worker(url: str, delay_s: float, lease_s: float, out: Any) -> None:
+    """A real worker process: the echo agent, a short lease, stops when the board is done."""
+    import asyncio
+
+    from moot.teams.board.echo import EchoAgent
+    from moot.teams.board.worker import Worker
+
+    worker = Worker(PostgresBoard(url), EchoAgent(delay_s=delay_s), lease_s=lease_s, poll_s=0.05, stop_when_idle=True)
+    stats = asyncio.run(worker.run())
+    out.put((worker.worker_id, stats.completed_ids))
+
+
+def test_kill_9_of_one_of_two_worker_processes_loses_nothing(board: PostgresBoard, db_url: str) -> None:
+    import signal
+    import time
+
+    ids = [board.submit(BoardTask(id=f"kill{i:02d}", description=f"job {i}")).id for i in range(20)]
+    out = SPAWN.Queue()
+    doomed, survivor = (SPAWN.Process(target=_proc_echo_worker, args=(db_url, 0.5, 2.0, out)) for _ in range(2))
+    doomed.start()
+    survivor.start()
+    marker = f"-{doomed.pid}-"  # worker ids are <type>-<host>-<pid>-<random>
+    deadline = time.monotonic() + 120
+    victim = None
+    while victim is None and time.monotonic() < deadline:
+        victim = next((t for t in board.list(TaskStatus.ACTIVE) if marker in (t.claimed_by or "")), None)
+        time.sleep(0.02)
+    assert victim is not None, "the first worker never claimed a task"
+    os.kill(doomed.pid, signal.SIGKILL)  # mid-task: the echo agent takes 0.5 s per task
+    doomed.join(30)
+    survivor_id, survivor_done = out.get(timeout=120)
+    survivor.join(60)
+    assert survivor.exitcode == 0 and doomed.exitcode == -signal.SIGKILL
+    tasks = {t.id: t for t in board.list()}
+    assert all(tasks[i].status is TaskStatus.COMPLETED for i in ids)  # nothing lost
+    by_doomed = {i for i in ids if marker in (tasks[i].claimed_by or "")}
+    assert sorted(by_doomed | set(survivor_done)) == sorted(ids) and not by_doomed & set(survivor_done)  # none twice
+    rescued = tasks[victim.id]
+    assert rescued.attempts == 2 and rescued.claimed_by == survivor_id and rescued.result == {"echo": victim.description}
+    assert board.stats().pending == board.stats().active == board.stats().failed == 0
+
+
 def test_two_machines_share_one_board(board: PostgresBoard, other_machine: PostgresBoard) -> None:
     for i in range(4):
         board.submit(BoardTask(id=f"t{i}", description=f"task {i}", created_at=1000.0 + i))
