@@ -97,6 +97,17 @@ def test_read_file_output_is_cut_by_size_too(tmp_path: Path) -> None:
     assert last.startswith("… cut: ") and "call read_file with start=" in last
 
 
+@pytest.mark.parametrize("path", ["secret_notes.py", ".env", ".git/config", "node_modules/lib/index.js", "blob.py"])
+def test_read_file_reads_only_what_the_index_holds(repo: Path, tmp_path: Path, path: str) -> None:
+    (repo / ".env").write_text("API_KEY=sk-very-secret\n")
+    (repo / ".git").mkdir()
+    (repo / ".git" / "config").write_text("[credential]\n  helper = store\n")
+    with CodeIndex.build(repo, db_path=tmp_path / "i.sqlite3") as idx:
+        text, is_error = call(idx, "read_file", path=path)
+    assert is_error and "is not in the index" in text
+    assert "hunter2" not in text and "sk-very-secret" not in text and "credential" not in text
+
+
 def test_read_file_on_a_directory_or_missing_file_names_the_fix(index: CodeIndex) -> None:
     text, is_error = call(index, "read_file", path="demo")
     assert is_error and "read_map" in text

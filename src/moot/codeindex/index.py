@@ -317,6 +317,15 @@ class CodeIndex:
             raise MootError(f"{rel} is a directory", fix=f"call read_map with path={rel!r} to see what is in it")
         if not real.is_file():
             raise MootError(f"{rel} does not exist under the indexed root", fix="use a path from search_code or read_map")
+        with self._guard() as conn:
+            indexed = conn.execute("SELECT 1 FROM files WHERE path = ?", (rel,)).fetchone()
+        if not indexed:
+            # Only what the index holds can be read: an ignored file, `.env` or `.git/config` may
+            # hold secrets that the .gitignore (or the default skips) kept out on purpose.
+            raise MootError(
+                f"{rel} is not in the index (ignored, skipped, or not a source or text file)",
+                fix=f"read a file shown by search_code or read_map; if it is new, run `moot index {self.root}`",
+            )
         data = real.read_bytes()
         if is_binary(data):
             raise MootError(f"{rel} is a binary file", fix="read a source or text file instead")
