@@ -65,7 +65,9 @@ def _split_run(run: dict[str, Any] | None) -> tuple[str, str]:
     """(retrieved facts text, sub-agent outputs text) from a run's task results."""
     if not run:
         return "", ""
-    finished = [r for r in run.values() if isinstance(r, dict)]
+    # A retrieval step (an output with "facts") is never the answering one.
+    finished = [r for r in run.values() if isinstance(r, dict)
+                and not (isinstance(r.get("output"), dict) and "facts" in r["output"])]
     sink = next((t for t in SINK_TASKS if t in run), None)
     if sink is None and finished:
         sink = max(finished, key=lambda r: r.get("finished_at") or 0).get("id")
@@ -75,10 +77,8 @@ def _split_run(run: dict[str, Any] | None) -> tuple[str, str]:
             continue
         output = result.get("output")
         if isinstance(output, dict) and "facts" in output:
-            retrieved.append(_text(output.get("facts")))
-            rest = {k: v for k, v in output.items() if k != "facts"}
-            if rest:
-                said.append(_text(rest))
+            # A retrieval step (its other keys restate the same facts): retrieved, not "said".
+            retrieved.append(_text(output))
         elif output is not None:
             said.append(_text(output))
     return "\n".join(retrieved), "\n".join(said)

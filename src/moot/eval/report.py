@@ -134,8 +134,8 @@ def render_markdown(results: EvalResults, *, chart: str | None = "progressive.pn
     out += [f"- {n}" for n in results.notes]
     out += ["", "## Per level", "",
             "Pass rate = median over runs of the share of questions passed (min–max over runs in brackets); "
-            "score = median of the mean rubric score; cost columns are per answered question, in the multi mode when it ran "
-            "(else single). Learning is counted once per level.", ""]  # fmt: skip
+            "score = median of the mean rubric score; tokens, model calls and seconds are means per answered question "
+            "(single / multi). Learning is counted once per level (its seconds and model calls are the last column).", ""]  # fmt: skip
     out.append("| level | single pass | single score | multi pass | multi score | Δ multi−single | tokens/q (single / multi) | calls/q | s/q | learning (s, calls) |")
     out.append("|---|---|---|---|---|---|---|---|---|---|")
     for s in levels:
@@ -162,12 +162,12 @@ def render_markdown(results: EvalResults, *, chart: str | None = "progressive.pn
     if not counts["all"]:
         out.append("No failed answers.")
     else:
-        modes = [m for m in MODE_ORDER if m in counts]
+        modes = [m for m in MODE_ORDER if m in counts or m in results.modes]
         out.append("| stage | " + " | ".join(modes) + " | all |")
         out.append("|---|" + "---|" * (len(modes) + 1))
         for stage in STAGES:
             if counts["all"].get(stage):
-                out.append(f"| {stage} | " + " | ".join(str(counts[m].get(stage, 0)) for m in modes) + f" | {counts['all'][stage]} |")
+                out.append(f"| {stage} | " + " | ".join(str(counts.get(m, {}).get(stage, 0)) for m in modes) + f" | {counts['all'][stage]} |")
         out += ["", "<details><summary>Every failed answer</summary>", ""]
         for lv in results.levels:
             for r in lv.records:

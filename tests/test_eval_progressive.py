@@ -1,0 +1,277 @@
+"""The progressive evaluation harness: level files, rubric, judge, runner, report, error analysis.
+
+Agents here are real adapters (a small notebook agent a user could write, and the learning
+team) over FunctionModels; knowledge bases and run stores are real SQLite files.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from moot.errors import MootError
+from moot.eval.adapter import AgentAnswer, EvalAgent
+from moot.eval.analysis import attribute_failure
+from moot.eval.judge import LLMJudge, agreement
+from moot.eval.levels import Question, Rubric, load_level, load_suite
+from moot.eval.report import render_markdown, summarise_level, summary_json, write_report
+from moot.eval.results import EvalResults
+from moot.eval.rubric import grade, grade_question, says_unknown
+from moot.eval.runner import run_progressive
+from moot.models.base import ModelRequest, ModelSettings, Usage, UserMessage
+from moot.models.testing import FunctionModel
+
+ARTICLE = """# Kestrel footbridge opens
+
+Dunmore, 5 March 2024. The Kestrel footbridge over the Dun river opened today. It is 214 metres
+long and cost 4,200,000 crowns. The engineer was Mara Olsen.
+"""
+
+
+def write_level(folder: Path, number: int = 1, **overrides: Any) -> Path:
+    """A small level file in the shared format, with its article."""
+    (folder / "articles" / f"L{number:02d}").mkdir(parents=True, exist_ok=True)
+    (folder / "articles" / f"L{number:02d}" / "kestrel.md").write_text(ARTICLE, encoding="utf-8")
+    level = {
+        "level": f"L{number}",
+        "name": "direct recall",
+        "about": "recall of single facts",
+        "articles": [{"file": f"L{number:02d}/kestrel.md", "source": "Dunmore Courier", "published": "2024-03-05"}],
+        "questions": [
+            {"id": f"L{number}.1", "question": "How long is the Kestrel footbridge?", "expected": "It is 214 metres long.",
+             "rubric": {"required": [["214"], ["metre", "meter", "re:\\bm\\b"]], "forbidden": ["re:\\b(241|124)\\b"],
+                        "expects_unknown": False}},
+            {"id": f"L{number}.2", "question": "Who painted the Kestrel footbridge?",
+             "expected": "The articles do not say who painted it.",
+             "rubric": {"required": [], "forbidden": ["Olsen"], "expects_unknown": True}},
+        ],
+    }
+    level.update(overrides)
+    path = folder / f"L{number:02d}.json"
+    path.write_text(json.dumps(level), encoding="utf-8")
+    return path
+
+
+# --------------------------------------------------------------------------- rubric
+
+
+RUBRIC = Rubric(required=[["214"], ["metre", "meter", "re:\\bm\\b"]], forbidden=["re:\\b(241|124)\\b"])
+
+
+@pytest.mark.parametrize("answer", [
+    "It is 214 metres long.",
+    "The  footbridge\nspans 214 m.",
+    "Two hundred and fourteen? No: 214 METERS.",
+])
+def test_paraphrases_with_the_required_facts_pass(answer: str) -> None:
+    result = grade(answer, RUBRIC)
+    assert result.passed and result.score == 1.0
+
+
+def test_half_the_groups_scores_half_and_fails() -> None:
+    result = grade("It is 214 long.", RUBRIC)
+    assert result.score == 0.5 and not result.passed
+    assert "metre" in result.reason
+
+
+def test_a_forbidden_value_fails_even_with_the_right_one() -> None:
+    result = grade("It was planned at 241 metres, built at 214 metres.", RUBRIC)
+    assert result.score == 0.0 and not result.passed and result.forbidden_hit
+
+
+def test_thousands_separators_and_dollar_signs_are_normalised() -> None:
+    cost = Rubric(required=[["4200000"], ["$12"]])
+    assert grade("It cost 4,200,000 crowns, tickets $12.", cost).passed
+    assert grade("It cost 4200000 crowns, tickets 12 each.", cost).passed
+    assert not grade("It cost 4,300,000 crowns.", cost).passed
+
+
+def test_expects_unknown_passes_only_a_plain_i_dont_know() -> None:
+    unknown = Rubric(required=[], forbidden=["Olsen"], expects_unknown=True)
+    for answer in ("I don't know.", "The articles do not say who painted it.", "That is not mentioned in the sources.",
+                   "I don’t know: the knowledge base holds no facts about painting."):
+        assert grade(answer, unknown).passed, answer
+    assert not grade("Mara Olsen painted it.", unknown).passed
+    assert not grade("It was painted by a local firm.", unknown).passed
+    # Saying it does not know, then guessing a forbidden value anyway, fails.
+    assert not grade("The sources do not say; probably Olsen.", unknown).passed
+    assert says_unknown("Nothing in the facts: cannot be determined.")
+
+
+def test_pass_threshold_lowers_the_bar_for_one_question() -> None:
+    question = Question(id="X.1", question="q", expected="214 m", rubric=RUBRIC, pass_threshold=0.5)
+    assert grade_question("214", question).passed
+    assert not grade_question("124", question).passed
+
+
+# --------------------------------------------------------------------------- level files
+
+
+def test_a_valid_level_loads_with_its_articles(tmp_path: Path) -> None:
+    level = load_level(write_level(tmp_path))
+    assert level.level == "L1" and len(level.questions) == 2
+    assert "214 metres" in level.article_path(level.articles[0]).read_text()
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"questions": [{"id": "L1.1", "question": "q", "expected": "e", "rubric": {"required": [], "forbidden": []}}]},
+     "required groups"),
+    ({"level": "level one"}, "L1 … L12"),
+    ({"articles": [{"file": "L01/missing.md", "source": "x"}]}, "missing or empty"),
+    ({"questions": [{"id": "L1.1", "question": "q", "expected": "e", "rubric": {"required": [["re:("]]}}]},
+     "not a valid regex"),
+    ({"teaching": {"topic": "bridges", "quiz": ["L1.9"]}}, "unknown question ids"),
+])
+def test_a_bad_level_file_is_one_line_naming_the_file(tmp_path: Path, change: dict, message: str) -> None:
+    path = write_level(tmp_path, **change)
+    with pytest.raises(MootError) as info:
+        load_level(path)
+    line = info.value.one_line()
+    assert str(path) in line and message in line and "\n" not in line
+
+
+def test_not_json_and_unknown_levels_are_one_line_errors(tmp_path: Path) -> None:
+    write_level(tmp_path)
+    (tmp_path / "L02.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(MootError, match="L02.json: is not valid JSON"):
+        load_suite(tmp_path, ["L2"])
+    with pytest.raises(MootError, match="unknown level L7"):
+        load_suite(tmp_path, ["L1", "L7"])
+    assert [lv.level for lv in load_suite(tmp_path, ["l01"])] == ["L1"]
+
+
+# --------------------------------------------------------------------------- judge
+
+
+def test_judge_takes_the_median_score_and_the_majority_pass() -> None:
+    votes = iter([(0.2, False, "misses the length"), (1.0, True, "right"), (0.9, True, "right, in other words")])
+    seen_seeds: list[int | None] = []
+
+    def judge_model(request: ModelRequest) -> Any:
+        seen_seeds.append(request.settings.seed)
+        assert "Expected answer: It is 214 metres long." in request.messages[-1].content
+        score, passed, reason = next(votes)
+        return {"score": score, "pass": passed, "reason": reason}
+
+    judge = LLMJudge(FunctionModel(judge_model), votes=3)
+    verdict = asyncio.run(judge.grade("How long?", "It is 214 metres long.", "214 m"))
+    assert verdict.score == 0.9 and verdict.passed and verdict.reason == "right, in other words"
+    assert len(verdict.votes) == 3 and verdict.usage["requests"] == 3
+    assert seen_seeds == [1, 2, 3]  # each vote samples differently
+
+
+def test_judge_with_every_vote_failing_says_so() -> None:
+    judge = LLMJudge(FunctionModel(lambda r: "not json at all"), votes=2)
+    verdict = asyncio.run(judge.grade("q", "e", "a"))
+    assert not verdict.passed and "every judge vote failed" in verdict.reason
+
+
+def test_agreement_rate() -> None:
+    assert agreement([(True, True), (False, True), (False, False), (True, True)]) == 0.75
+    assert agreement([]) is None
+
+
+# --------------------------------------------------------------------------- runner, with a user's own agent
+
+
+class NotebookAgent:
+    """The ~15-line agent of docs/eval.md: keeps articles as notes, asks a model with them."""
+
+    def __init__(self, folder: Path, model: FunctionModel) -> None:
+        self.notes: list[str] = []
+        self.model = model
+        self.folder = folder
+
+    async def learn(self, content: str, *, source: str, published: str | None) -> Usage:
+        self.notes.append(content)
+        return Usage(input_tokens=len(content) // 4, output_tokens=0, requests=1)
+
+    async def answer(self, question: str, *, mode: str, seed: int | None) -> AgentAnswer:
+        prompt = f"Notes:\n{''.join(self.notes)}\nMode: {mode}\nQuestion: {question}"
+        reply = await self.model.request(ModelRequest(messages=(UserMessage(content=prompt),),
+                                                      settings=ModelSettings(seed=seed)))
+        return AgentAnswer(text=reply.text, usage=reply.usage, trace={"facts": self.notes})
+
+    def knowledge_text(self) -> str:
+        return "\n".join(self.notes)
+
+
+def scripted_answers(request: ModelRequest) -> str:
+    """multi always right; single right on seed 1, wrong (a forbidden value, a guess) on seed 2."""
+    text = request.messages[-1].content
+    multi = "Mode: multi" in text
+    if "How long" in text:
+        return "The footbridge is 214 metres long." if multi or request.settings.seed == 1 else "It is 241 metres."
+    return "The articles do not say who painted it." if multi else "Mara Olsen painted it."
+
+
+def test_runner_end_to_end_records_medians_spread_report_and_rerender(tmp_path: Path) -> None:
+    write_level(tmp_path / "suite", 1)
+    write_level(tmp_path / "suite", 2, name="second level")
+    levels = load_suite(tmp_path / "suite")
+    model = FunctionModel(scripted_answers)
+    folders: list[Path] = []
+
+    def factory(folder: Path) -> NotebookAgent:
+        folders.append(folder)
+        assert not any(folder.iterdir())  # a fresh, empty folder per level
+        return NotebookAgent(folder, model)
+
+    assert isinstance(NotebookAgent(tmp_path, model), EvalAgent)
+    results = asyncio.run(run_progressive(levels, factory, modes=["single", "multi"], runs=2, base_seed=0,
+                                          model_name="function", save_to=tmp_path / "out" / "results.json"))
+    assert len(folders) == 2 and folders[0] != folders[1] and not folders[0].exists()  # removed afterwards
+    level = results.levels[0]
+    assert level.learn.articles == 1 and level.learn.model_calls == 1  # learned once, not per mode or run
+    assert len(level.records) == 2 * 2 * 2  # questions × modes × runs
+    record = next(r for r in level.records if r.mode == "single" and r.run == 2 and r.question_id == "L1.1")
+    assert record.answer == "It is 241 metres." and not record.passed and record.seed == 2
+    assert record.stage == "reasoning" and "241" in record.stage_reason
+    guess = next(r for r in level.records if r.mode == "single" and r.question_id == "L1.2")
+    assert guess.stage == "metacognition"
+
+    summary = summarise_level(level)
+    single, multi = summary.modes["single"], summary.modes["multi"]
+    assert (single.pass_min, single.pass_max, single.pass_rate) == (0.0, 0.5, 0.25)  # run 1: 1/2, run 2: 0/2
+    assert multi.pass_rate == 1.0 and summary.delta == 0.75
+    assert multi.calls_per_question == 1.0
+
+    md, png = write_report(results, tmp_path / "report")
+    text = md.read_text()
+    assert "| L1 direct recall | 25% (0%–50%) | 0.25 | 100% (100%–100%) | 1.00 | +75 pts |" in text
+    assert "| reasoning | 2 | 0 | 2 |" in text and "| metacognition | 4 | 0 | 4 |" in text
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
+
+    reloaded = EvalResults.load(tmp_path / "out" / "results.json")
+    assert render_markdown(reloaded, chart=png.name) == text  # the JSON alone rebuilds the report
+    assert summary_json(reloaded)["overall"]["multi"]["pass_rate"] == 1.0
+
+
+def test_an_agent_without_teaching_gets_l7_marked_not_supported(tmp_path: Path) -> None:
+    write_level(tmp_path, 7, teaching={"topic": "the Kestrel footbridge", "quiz": ["L7.1", "L7.2"]})
+    results = asyncio.run(run_progressive(load_suite(tmp_path), lambda f: NotebookAgent(f, FunctionModel(scripted_answers)),
+                                          modes=["multi"], runs=1))
+    level = results.levels[0]
+    assert level.teaching == "not supported"
+    assert all(r.mode == "multi" for r in level.records)  # no zero-scored teaching records
+    assert "not supported by this agent" in render_markdown(results)
+
+
+def test_runner_refuses_bad_modes_and_runs(tmp_path: Path) -> None:
+    levels = [load_level(write_level(tmp_path))]
+    with pytest.raises(MootError, match="unknown mode"):
+        asyncio.run(run_progressive(levels, lambda f: NotebookAgent(f, FunctionModel(scripted_answers)), modes=["both"]))
+    with pytest.raises(MootError, match="at least 1"):
+        asyncio.run(run_progressive(levels, lambda f: NotebookAgent(f, FunctionModel(scripted_answers)), runs=0))
+
+
+def test_report_of_a_file_that_is_not_results_is_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "r.json"
+    bad.write_text('{"levels": 3}', encoding="utf-8")
+    with pytest.raises(MootError, match="not a progressive results file"):
+        EvalResults.load(bad)
