@@ -166,6 +166,9 @@ def test_search_finds_identifiers_by_their_words(index: CodeIndex) -> None:
     assert index.search("config loader")[0].name == "demo.storage.ConfigLoader"
     assert index.search("fetch_json_document")[0].name == "web.api.fetchJsonDocument"
     assert index.search("render user list")[0].name == "web.ui.renderUserList"
+    # A query that is exactly a name puts its definition first, however common the word.
+    assert index.search("load")[0].name == "demo.storage.ConfigLoader.load"
+    assert index.search("storage.read_file")[0].name == "demo.storage.read_file"
 
 
 def test_docs_and_config_are_searchable_as_text(index: CodeIndex) -> None:

@@ -22,8 +22,9 @@ from moot.errors import MootError
 from moot.memory.embeddings import Embedder
 
 MODES = ("lexical", "semantic", "hybrid")
-BM25_WEIGHTS = (8.0, 2.0, 1.0)
-"""name, path, body: a chunk named like the query beats one that only mentions it."""
+BM25_WEIGHTS = (3.0, 1.0, 1.0)
+"""name, path, body: a chunk named like the query beats one that only mentions it (higher name
+weights let one common word in a long name, "handle", outrank the subject of the question)."""
 FUSION_DEPTH = 50
 """Candidates taken from each ranking before reciprocal rank fusion."""
 SNIPPET_LINES = 4
@@ -183,7 +184,34 @@ class CodeIndex:
             "FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?",
             (match, limit),
         ).fetchall()
-        return [(rowid, -rank) for rowid, rank in rows]
+        ranked = [(rowid, -rank) for rowid, rank in rows]
+        exact = self._exact_definitions(conn, query)
+        if not exact:
+            return ranked
+        # A query that is exactly a symbol's name ("Stream") wants its definition first, even when
+        # the name is so common that BM25 gives it almost no weight.
+        top = (ranked[0][1] if ranked else 0.0) + 1.0
+        boosted = [(cid, round(top + (len(exact) - i) * 0.01, 4)) for i, cid in enumerate(exact)]
+        chosen = {cid for cid, _ in boosted}
+        return (boosted + [(cid, score) for cid, score in ranked if cid not in chosen])[:limit]
+
+    def _exact_definitions(self, conn: sqlite3.Connection, query: str) -> list[int]:
+        """Chunks defining a symbol named exactly like the query (an identifier or a dotted name)."""
+        text = query.strip()
+        if not text or not all(part.isidentifier() for part in text.split(".")):
+            return []
+        name = text.rsplit(".", 1)[-1]
+        rows = conn.execute(
+            "SELECT c.id, s.name = ? AS same_case, s.qualified_name FROM symbols s "
+            "JOIN chunks c ON c.file_id = s.file_id AND c.name = s.qualified_name AND c.start_line = s.start_line "
+            "WHERE s.name = ? COLLATE NOCASE LIMIT 50",
+            (name, name),
+        ).fetchall()
+        if "." in text:
+            rows = [r for r in rows if r[2] == text or r[2].endswith("." + text)] or rows
+        # Exact case first, then shorter qualified names (public, top-level definitions).
+        rows.sort(key=lambda r: (not r[1], r[2].count("._"), len(r[2])))
+        return [r[0] for r in rows[:5]]
 
     def _lexical(self, conn: sqlite3.Connection, query: str, limit: int) -> list[CodeHit]:
         return self._hits(conn, self._lexical_ids(conn, query, limit), query)

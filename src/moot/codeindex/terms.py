@@ -19,10 +19,12 @@ MAX_QUERY_TERMS = 24
 """A longer query keeps its first terms: more adds cost and no precision."""
 
 STOPWORDS = frozenset(
-    """a an and are as at be by do does for from how i if in into is it its of on or so that the
-    their then there these this to was what when where which who why will with""".split()
+    """a an and are as at be by can could do does done for from happen happens handled how i if in
+    into is it its implemented of on or should so that the their then there these this to was
+    what when where which who why will with work works""".split()
 )
-"""English words that carry nothing in a code query ("where is the file read")."""
+"""Words that carry nothing in a question about code ("how are retries handled", "where does
+the config work"): dropped from queries, so BM25 ranks by the words that name the subject."""
 
 
 def identifier_parts(word: str) -> list[str]:
@@ -60,8 +62,23 @@ def query_terms(text: str, *, max_terms: int = MAX_QUERY_TERMS) -> list[str]:
     """The distinct terms of a query, stop words dropped unless nothing else is left."""
     terms = term_stream(text).split()
     kept = [t for t in terms if t not in STOPWORDS] or terms
+    # A short query of plain words is often an identifier spelled out: "user data dir" also
+    # searches "userdatadir", "userdata" and "datadir", the joined forms that the index holds for
+    # user_data_dir / userDataDir. Those are rare terms, so the definition so named ranks first.
+    # Longer questions are left alone: their word pairs ("rate limit") would outweigh the subject.
+    words = [w.lower() for w in _WORD.findall(text) if w.lower() not in STOPWORDS]
+    joined = (
+        [
+            "".join(words[i : i + n])
+            for n in (3, 2)
+            for i in range(len(words) - n + 1)
+            if all(w.isalpha() for w in words[i : i + n])
+        ]
+        if len(words) <= 3
+        else []
+    )
     seen: dict[str, None] = {}
-    for term in kept:
+    for term in [*kept, *joined]:
         seen.setdefault(term, None)
         if len(seen) >= max_terms:
             break
