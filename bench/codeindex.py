@@ -13,7 +13,10 @@ What it measures, each index in a fresh temporary file:
    it, in the same run, is what a tool without an index does: a Python regex scan of every
    file for the query's words (20 queries, p50 ms) — the ratio is the point of an index.
 5. **resolve_symbol**: 200 lookups (p50/p99 ms), with callers, callees and references.
-6. ``--files N`` (not in ``--quick``): a synthetic tree of N small Python files (50,000 for
+6. **Ranking** (openai and rich only): questions whose answering definition is known, written
+   by hand; hit@1, hit@5 and mean reciprocal rank of the first hit whose qualified name
+   contains the expected text (top 20 looked at), plus each question's rank.
+7. ``--files N`` (not in ``--quick``): a synthetic tree of N small Python files (50,000 for
    the issue's bad-input case) indexed in a child process, reporting its wall time, files/s
    and peak RSS, to show memory stays bounded (one batch at a time, never the whole tree).
 
@@ -83,6 +86,49 @@ def queries(idx: CodeIndex, n: int, rng: random.Random) -> list[str]:
     return out
 
 
+RANKING_CASES: dict[str, dict[str, str]] = {
+    "openai": {
+        "how are retries handled": "retr",
+        "api key from environment variable": "openai._client.OpenAI.__init__",
+        "Stream": "openai._streaming.Stream",
+        "retry request after rate limit": "retr",
+        "parse json response into pydantic model": "_parse",
+        "upload a file in parts": "upload",
+        "OpenAI": "openai._client.OpenAI",
+        "max_retries": "max_retries",
+        "sse decoder": "SSEDecoder",
+        "should retry": "_should_retry",
+    },
+    "rich": {
+        "Console": "rich.console.Console",
+        "progress bar": "ProgressBar",
+        "render markdown": "rich.markdown",
+        "table column width": "rich.table",
+        "syntax highlighting": "rich.syntax",
+        "pretty print traceback": "rich.traceback",
+        "live display refresh": "rich.live",
+        "export html": "export_html",
+        "measure text width": "measure",
+        "emoji": "rich.emoji",
+    },
+}
+
+
+def ranking(idx: CodeIndex, cases: dict[str, str]) -> dict:
+    ranks: dict[str, int | None] = {}
+    for question, expected in cases.items():
+        hits = idx.search(question, mode="lexical", limit=20)
+        ranks[question] = next((i + 1 for i, h in enumerate(hits) if expected in h.name), None)
+    found = [r for r in ranks.values() if r is not None]
+    return {
+        "questions": len(cases),
+        "hit_at_1": sum(r == 1 for r in found),
+        "hit_at_5": sum(r <= 5 for r in found),
+        "mrr": round(sum(1 / r for r in found) / len(cases), 3),
+        "ranks": ranks,
+    }
+
+
 def scan_baseline(root: Path, query: str) -> int:
     """What a search without an index costs: read every file and look for the query's words."""
     words = [re.escape(w) for w in re.findall(r"\w+", query.lower()) if len(w) > 2] or [re.escape(query)]
@@ -124,6 +170,7 @@ def bench_package(name: str, workdir: Path, n_queries: int, rng: random.Random) 
     touched = CodeIndex.build(root, db_path=db)
     touched_s = time.perf_counter() - started
     assert touched.last_build is not None and touched.last_build.parsed == 0
+    touched_mb = touched.last_build.bytes_read / 1e6
 
     qs = queries(touched, n_queries, rng)
     latencies = []
@@ -143,6 +190,7 @@ def bench_package(name: str, workdir: Path, n_queries: int, rng: random.Random) 
         t = time.perf_counter()
         scan_baseline(root, q)
         baseline.append(time.perf_counter() - t)
+    quality = ranking(touched, RANKING_CASES[name]) if name in RANKING_CASES else None
     touched.close()
     search_p50 = statistics.median(latencies)
     return {
@@ -158,6 +206,7 @@ def bench_package(name: str, workdir: Path, n_queries: int, rng: random.Random) 
         "db_mb": round(stats["db_bytes"] / 1e6, 1),
         "reindex_unchanged_s": round(unchanged_s, 3),
         "reindex_touched_s": round(touched_s, 3),
+        "reindex_touched_read_mb": round(touched_mb, 2),
         "search_queries": len(qs),
         "search_empty": empty,
         "search_p50_ms": ms(search_p50),
@@ -167,6 +216,7 @@ def bench_package(name: str, workdir: Path, n_queries: int, rng: random.Random) 
         "resolve_p99_ms": ms(percentile(resolve, 99)),
         "scan_baseline_p50_ms": ms(statistics.median(baseline)),
         "search_speedup_vs_scan": round(statistics.median(baseline) / search_p50, 1),
+        "ranking": quality,
     }
 
 
