@@ -431,3 +431,20 @@ def test_an_index_from_an_older_moot_is_rebuilt_by_build_and_refused_by_open(rep
     assert "older moot" in err.value.message and "moot index" in err.value.fix
     with CodeIndex.build(repo, db_path=db) as idx:
         assert idx.last_build is not None and idx.last_build.parsed == 8
+
+
+def test_nested_gitignore_files_apply_below_their_own_folder(tmp_path: Path) -> None:
+    root = tmp_path / "nested"
+    (root / "a").mkdir(parents=True)
+    (root / "b").mkdir()
+    (root / ".gitignore").write_text("*.log\n")
+    (root / "a" / ".gitignore").write_text("*.js\n!keep.js\n")
+    (root / "a" / "drop.js").write_text("function droppedInA() {}\n")
+    (root / "a" / "keep.js").write_text("function keptInA() {}\n")
+    (root / "b" / "also.js").write_text("function keptInB() {}\n")
+    (root / "b" / "notes.txt").write_text("notes\n")
+    with CodeIndex.build(root, db_path=tmp_path / "n.sqlite3") as idx:
+        assert idx.resolve_symbol("droppedInA") == []
+        assert idx.resolve_symbol("keptInA")[0].path == "a/keep.js"
+        assert idx.resolve_symbol("keptInB")[0].path == "b/also.js"
+        assert idx.stats()["files"] == 3
