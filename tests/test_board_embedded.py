@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +18,7 @@ from moot.teams.board.builtin_agents import SearchAgent
 from moot.teams.board.folder import FolderBoard
 from moot.teams.board.goal_budget import read_budget
 from moot.teams.board.protocol import AWAITING_SUBTASKS
+from moot.teams.board.result_check import failure_reason
 
 NOTES = """Cats need fresh water every day.
 Adult cats eat meat-based food twice a day.
@@ -51,3 +56,29 @@ def test_a_goal_is_broken_down_and_completed_on_the_embedded_model(local_model, 
     assert all(s.status is TaskStatus.COMPLETED and s.result["output"] for s in subtasks)
     assert all(s.depth == 1 and s.root_id == root.id and s.context["original_goal"] == root.description for s in subtasks)
     assert read_budget(board, root).model_calls >= 1 + len(subtasks)
+
+
+def _moot(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    return subprocess.run([sys.executable, "-m", "moot", *args], capture_output=True, text=True, env=env, timeout=timeout)
+
+
+@pytest.mark.embedded
+def test_a_model_worker_in_a_subprocess_completes_a_task(tmp_path: Path) -> None:
+    """`moot board worker DIR --agent search --model local --until-idle` as a person runs it."""
+    ws = tmp_path / "ws"
+    assert _moot("board", "init", str(ws)).returncode == 0
+    (ws / "context" / "wind.md").write_text("Wind turbines\n\nA modern wind turbine lasts about 20 to 25 years.\n")
+    submitted = _moot("board", "submit", str(ws), "Find how many years a wind turbine lasts",
+                      "--requires", "document_search", "--id", "wind")
+    assert submitted.returncode == 0, submitted.stderr
+    worker = _moot("board", "worker", str(ws), "--agent", "search", "--model", "local", "--until-idle",
+                   "--lease", "120", "--json")
+    assert worker.returncode == 0, worker.stderr
+    summary = json.loads(worker.stdout.strip().splitlines()[-1])
+    assert summary["agent"] == "search" and summary["claimed"] >= 1 and summary["stop_reason"].startswith("idle")
+    task = FolderBoard(ws).get("wind")
+    assert task.status is TaskStatus.COMPLETED, task.error
+    assert task.claimed_by == summary["worker_id"] and task.result["agent"] == "search"
+    assert failure_reason(task.result["output"]) is None  # a real answer, not "no file …"
+    assert read_budget(FolderBoard(ws), task).model_calls >= 3  # metacognition, fitness, executor
