@@ -28,7 +28,7 @@ def index_command(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object with the index's stats."),
 ) -> None:
     """Index code (Python, JavaScript, TypeScript) and docs for `moot research` and search; incremental."""
-    from moot.codeindex import CodeIndex, IndexProgress
+    from moot.codeindex import CodeIndex
 
     with _progress_bar(enabled=not as_json) as on_progress:
         index = CodeIndex.build(path, db_path=db, embeddings=embeddings, progress=on_progress, rebuild=rebuild)
