@@ -240,6 +240,25 @@ def test_repo_map_summarises_directories(index: CodeIndex) -> None:
     assert index.read_map("web").splitlines()[0] == "map of web (2 files; call read_map with a directory path for more detail)"
 
 
+def test_repo_map_shows_folders_that_only_hold_folders(tmp_path: Path) -> None:
+    root = tmp_path / "deep"
+    (root / "src" / "pkg" / "core").mkdir(parents=True)
+    (root / "src" / "pkg" / "core" / "engine.py").write_text('"""The engine."""\n\nclass Engine:\n    pass\n')
+    for depth in range(1, 6):
+        folder = root / "src" / "pkg" / "/".join(f"d{i}" for i in range(depth))
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"m{depth}.py").write_text(f"def f{depth}():\n    pass\n")
+    with CodeIndex.build(root, db_path=tmp_path / "d.sqlite3") as idx:
+        lines = idx.read_map(".").splitlines()
+    assert lines[1] == "./ — 6 files in subfolders"
+    assert lines[2] == "  src/ — 6 files in subfolders"
+    assert lines[3] == "    src/pkg/ — 6 files in subfolders"
+    engine = next(line for line in lines if "src/pkg/core/" in line)
+    assert "1 file (python)" in engine and "engine.py: The engine." in engine and "classes: Engine" in engine
+    # Folders deeper than three levels below the asked path are folded into their ancestor.
+    assert any("src/pkg/d0/ — 1 file (python), 4 more in deeper folders" in line for line in lines)
+
+
 def test_reindex_skips_unchanged_files_replaces_changed_and_removes_deleted(repo: Path, tmp_path: Path) -> None:
     db = tmp_path / "index.sqlite3"
     CodeIndex.build(repo, db_path=db).close()

@@ -28,6 +28,8 @@ class _Dir:
     functions: list[tuple[int, str]] = field(default_factory=list)
     below: int = 0
     """Files in subdirectories deeper than MAX_DEPTH."""
+    total: int = 0
+    """Files here and in every folder below."""
 
 
 def _prefix_filter(rel: str) -> tuple[str, list[str]]:
@@ -74,8 +76,16 @@ def render_map(conn: sqlite3.Connection, rel: str, *, max_lines: int = 80) -> st
         target = dirs[key].classes if kind == "class" else dirs[key].functions
         target.append((size, name))
 
+    # Folders that hold only folders still get a line, so the tree has no gaps.
+    for key in list(dirs):
+        parts = key.split("/") if key else []
+        for i in range(len(parts)):
+            dirs.setdefault("/".join(parts[:i]), _Dir())
+    for key, entry in dirs.items():
+        for ancestor in _ancestors(key):
+            dirs[ancestor].total += entry.files
     total = sum(d.files for d in dirs.values())
-    lines = [f"map of {rel} ({total} files; call read_map with a directory path for more detail)"]
+    lines = [f"map of {rel} ({_files(total)}; call read_map with a directory path for more detail)"]
     ordered = sorted(dirs)
     for shown, key in enumerate(ordered):
         if len(lines) >= max_lines:
@@ -87,13 +97,25 @@ def render_map(conn: sqlite3.Connection, rel: str, *, max_lines: int = 80) -> st
     return "\n".join(lines)
 
 
+def _files(n: int) -> str:
+    return f"{n} file" if n == 1 else f"{n} files"
+
+
+def _ancestors(key: str) -> list[str]:
+    """``a/b/c`` → ``["a/b/c", "a/b", "a", ""]`` (the folder itself and every folder above it)."""
+    parts = key.split("/") if key else []
+    return ["/".join(parts[:i]) for i in range(len(parts), -1, -1)]
+
+
 def _describe(base: str, key: str, entry: _Dir) -> str:
     depth = key.count("/") + 1 if key else 0
     name = (base + key + "/") if key else (base or "./")
     langs = ", ".join(lang for lang, _ in entry.languages.most_common(3))
-    parts = [f"{'  ' * depth}{name} — {entry.files} files ({langs})"]
+    if entry.files == entry.below:  # nothing directly here (deeper files are folded in)
+        return f"{'  ' * depth}{name} — {_files(entry.total)} in subfolders"
+    parts = [f"{'  ' * depth}{name} — {_files(entry.files - entry.below)} ({langs})"]
     if entry.below:
-        parts[0] += f", {entry.below} in deeper folders"
+        parts[0] += f", {entry.below} more in deeper folders"
     mains = sorted(entry.modules, key=lambda m: (-m[0], m[1]))[:MAIN_FILES]
     described = [f"{n}: {doc[:70]}" if doc else n for _, n, doc in mains]
     if described:
