@@ -45,6 +45,7 @@ def progressive(
                                               "(default: next to --json, else ./moot-eval-<time>)."),
     suite: Optional[Path] = typer.Option(None, "--suite", help="A folder of level files (default: the bundled suite)."),
     teaching_rounds: int = typer.Option(4, "--teaching-rounds", help="Teaching rounds in L7."),
+    budget: str = typer.Option("standard", "--budget", help="Budget per question: quick, standard (the team's default) or deep."),
 ) -> None:
     """Run the progressive L1–L12 suite on the learning team: each level in a fresh knowledge base."""
     from moot.eval.levels import load_suite
@@ -55,6 +56,10 @@ def progressive(
         raise MootError(f"--runs must be at least 1 (got {runs})", fix="pass --runs 1 or more")
     if judge_votes < 1:
         raise MootError(f"--judge-votes must be at least 1 (got {judge_votes})", fix="pass --judge-votes 1 or more")
+    from moot.runtime import PRESETS
+
+    if budget not in PRESETS:
+        raise MootError(f"unknown budget {budget!r}", fix="use --budget " + ", ".join(PRESETS))
     if temperature is not None and not 0 <= temperature <= 2:
         raise MootError(f"--temperature {temperature} is out of range", fix="pass a temperature between 0 and 2")
     wanted = [v for v in (levels or "").split(",") if v.strip()] or None
@@ -65,7 +70,7 @@ def progressive(
     out_dir = report_dir or (json_out.parent if json_out is not None else Path(f"moot-eval-{stamp}"))
     results_path = json_out or out_dir / "progressive.json"
     results = asyncio.run(_run(suite_levels, _MODES[mode], runs, model, judge, judge_votes, temperature, seed,
-                               results_path, teaching_rounds, show=json_out is None))  # fmt: skip
+                               results_path, teaching_rounds, budget))  # fmt: skip
     from moot.eval.report import summary_json, write_report
 
     md, png = write_report(results, out_dir)
@@ -77,7 +82,7 @@ def progressive(
 
 
 async def _run(levels: list[Any], modes: list[str], runs: int, model: str | None, judge: str | None, votes: int,
-               temperature: float | None, seed: int, results_path: Path, teaching_rounds: int, *, show: bool) -> Any:
+               temperature: float | None, seed: int, results_path: Path, teaching_rounds: int, budget: str) -> Any:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from moot.eval.judge import LLMJudge
@@ -88,7 +93,9 @@ async def _run(levels: list[Any], modes: list[str], runs: int, model: str | None
     llm = infer_model(model)
     judge_llm = infer_model(judge) if judge else None
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   console=stderr, transient=True, disable=not show)  # fmt: skip
+                   console=stderr, transient=True)  # fmt: skip
+    # Without a terminal (a background run, CI) the bar cannot redraw: log one line per step instead.
+    log = not stderr.is_terminal
     try:
         with bar:
             levels_bar = bar.add_task("levels", total=len(levels))
@@ -96,6 +103,8 @@ async def _run(levels: list[Any], modes: list[str], runs: int, model: str | None
             started: list[str] = []
 
             def on_progress(event: RunProgress) -> None:
+                if log and event.kind in ("level", "learn", "question", "done"):
+                    stderr.print(f"[{_dt.datetime.now():%H:%M:%S}] {event.kind} {event.level} {event.done}/{event.total} {event.text}")
                 if event.kind == "level":
                     if started:
                         bar.advance(levels_bar)
@@ -110,9 +119,9 @@ async def _run(levels: list[Any], modes: list[str], runs: int, model: str | None
                     bar.update(levels_bar, completed=len(levels))
 
             return await run_progressive(
-                levels, learning_team_factory(llm, temperature=temperature, teaching_rounds=teaching_rounds),
+                levels, learning_team_factory(llm, temperature=temperature, teaching_rounds=teaching_rounds, budget=budget),
                 modes=modes, runs=runs, base_seed=seed, judge=LLMJudge(judge_llm, votes=votes) if judge_llm else None,
-                agent_name="learning team", model_name=model or llm.name, temperature=temperature, judge_model=judge,
+                agent_name="learning team", model_name=model or llm.name, temperature=temperature, judge_model=judge, budget=budget,
                 progress=on_progress, save_to=results_path,
             )  # fmt: skip
     finally:

@@ -130,6 +130,7 @@ def render_markdown(results: EvalResults, *, chart: str | None = "progressive.pn
     out += [f"- modes: {', '.join(results.modes)}; runs: {results.runs} (seeds {', '.join(map(str, results.seeds))}; sampling: {temp})",
             f"- started {results.started_at}; took {results.seconds / 60:.1f} min; machine: {results.machine.get('cpus')} CPUs, "
             f"load at start {', '.join(f'{x:.2f}' for x in (results.machine.get('load_at_start') or []))}",
+            f"- budget per question: {results.budget or 'set by the agent'}",
             f"- grading: rubric (deterministic){f'; LLM judge `{results.judge_model}`, {results.judge_votes} votes' if results.judge_model else ''}"]  # fmt: skip
     out += [f"- {n}" for n in results.notes]
     out += ["", "## Per level", "",
@@ -147,6 +148,11 @@ def render_markdown(results: EvalResults, *, chart: str | None = "progressive.pn
         secs = " / ".join(f"{m.seconds_per_question:.1f}" if m else "–" for m in (single, multi))
         delta = "–" if s.delta is None else f"{s.delta * 100:+.0f} pts"
         out.append(f"| {s.level} {s.name} | {sp} | {ss} | {mp} | {ms} | {delta} | {tok} | {calls} | {secs} | {s.learn_seconds:.0f}, {s.learn_calls} |")
+    stopped = [r for lv in results.levels for r in lv.records if (r.trace or {}).get("run_status") == "stopped"]
+    if stopped:
+        modes_hit = Counter(r.mode for r in stopped)
+        out += ["", f"{len(stopped)} answers were cut short by the per-question budget ("
+                + ", ".join(f"{m} {n}" for m, n in modes_hit.items()) + "); they are graded as they stand."]
     teaching = [s for s in levels if s.teaching]
     if teaching:
         out += ["", "## Teaching (L7: the student answers after being taught, from an empty memory)", ""]

@@ -90,6 +90,8 @@ class EvalResults(BaseModel):
     temperature: float | None = None
     """The sampling temperature of the answers (None: the agent's own, temperature 0 for moot)."""
     seeds: list[int] = Field(default_factory=list)
+    budget: str | None = None
+    """The per-question budget preset the agent answered under."""
     judge_model: str | None = None
     judge_votes: int | None = None
     started_at: str = ""

@@ -200,6 +200,7 @@ async def run_progressive(
     model_name: str = "",
     temperature: float | None = None,
     judge_model: str | None = None,
+    budget: str | None = None,
     progress: Callable[[RunProgress], None] | None = None,
     save_to: str | Path | None = None,
     workdir: Path | None = None,
@@ -214,7 +215,7 @@ async def run_progressive(
     started = time.perf_counter()
     results = EvalResults(
         agent=agent_name, model=model_name, modes=modes, runs=runs, temperature=temperature,
-        seeds=[_seed(base_seed, r) for r in range(1, runs + 1)], judge_model=judge_model,
+        seeds=[_seed(base_seed, r) for r in range(1, runs + 1)], judge_model=judge_model, budget=budget,
         judge_votes=judge.votes if judge is not None else None,
         started_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         machine={"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),

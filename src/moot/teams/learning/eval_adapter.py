@@ -58,6 +58,8 @@ class LearningTeamAgent:
             "notes": reply.trace.notes,
             "knows": reply.knows,
             "confidence": reply.confidence,
+            # "stopped" = the budget (calls or deadline) ended the answer early; the report counts these.
+            "run_status": self._run_status(reply.run_id),
         }
         return AgentAnswer(text=reply.answer, usage=reply.usage, run_id=reply.run_id, trace=trace, seconds=reply.seconds)
 
@@ -94,6 +96,12 @@ class LearningTeamAgent:
                     trace={"student_notes": notes, "teaching_status": report.status, "stop_reason": report.stop_reason},
                 ))  # fmt: skip
         return answers
+
+    def _run_status(self, run_id: str) -> str | None:
+        try:
+            return self.store.get_run(run_id).status
+        except MootError:
+            return None
 
     def knowledge_text(self) -> str:
         """Every fact learned (superseded ones too: they were learned), as text."""

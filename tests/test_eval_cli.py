@@ -1,0 +1,131 @@
+"""`moot eval progressive` and `moot eval report` in a real subprocess.
+
+The model is an OpenAI-compatible server on loopback (a real HTTP server, a model string a
+user could type), so the whole path — CLI, registry, provider, learning team, harness,
+report — runs as it does for a user.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+MOOT = [sys.executable, "-m", "moot"]
+ARTICLE = "# Kestrel footbridge\n\nThe Kestrel footbridge opened today. The Kestrel footbridge is 214 metres long.\n"
+
+
+def answer(body: dict[str, Any]) -> str:
+    """The fake model: extracts sentences as facts, then answers from the facts it is shown."""
+    messages = body["messages"]
+    system, task = messages[0]["content"], messages[-1]["content"]
+    if system.startswith("You extract facts"):
+        text = task.split("Text:", 1)[1]
+        facts = [{"content": s.strip(), "entity": "Kestrel footbridge", "attribute": f"detail {i}", "value": s.strip()}
+                 for i, s in enumerate(re.split(r"(?<=\.)\s+", text)) if "Kestrel" in s]
+        return json.dumps({"facts": facts})
+    if "response_format" in body:  # a classification or plan: plain recall
+        return json.dumps({"intent": "recall", "entities": ["Kestrel footbridge"]})
+    if system.startswith("Summarise"):
+        return "A footbridge opened."
+    return "The Kestrel footbridge is 214 metres long [#1]." if "214" in json.dumps(messages) else "I don't know."
+
+
+class Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+        payload = json.dumps({
+            "id": "c1", "object": "chat.completion", "created": 0, "model": "m",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": answer(body)}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 40, "completion_tokens": 12, "total_tokens": 52},
+        }).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+
+@pytest.fixture
+def model_string() -> Iterator[str]:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"openai-compatible:http://127.0.0.1:{httpd.server_address[1]}/v1#m"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture
+def suite(tmp_path: Path) -> Path:
+    folder = tmp_path / "suite"
+    (folder / "articles" / "L01").mkdir(parents=True)
+    (folder / "articles" / "L01" / "kestrel.md").write_text(ARTICLE, encoding="utf-8")
+    (folder / "L01.json").write_text(json.dumps({
+        "level": "L1", "name": "direct recall",
+        "articles": [{"file": "L01/kestrel.md", "source": "Dunmore Courier", "published": "2024-03-05"}],
+        "questions": [
+            {"id": "L1.1", "question": "How long is the Kestrel footbridge?", "expected": "214 metres.",
+             "rubric": {"required": [["214"], ["metre"]]}},
+            {"id": "L1.2", "question": "Who painted the Kestrel footbridge?", "expected": "The articles do not say.",
+             "rubric": {"required": [], "forbidden": ["re:painted by"], "expects_unknown": True}},
+        ],
+    }), encoding="utf-8")
+    return folder
+
+
+def moot(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "MOOT_HOME": str(home), "MOOT_RUNS_DB": str(home / "runs.sqlite3")}
+    env.pop("MOOT_MODEL", None)
+    return subprocess.run([*MOOT, *args], capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_progressive_cli_writes_results_report_and_chart_then_rerenders(tmp_path: Path, suite: Path, model_string: str) -> None:
+    out = tmp_path / "out"
+    run = moot("eval", "progressive", "--suite", str(suite), "--model", model_string, "--mode", "both", "--runs", "2",
+               "--json", str(out / "results.json"), home=tmp_path / "home")
+    assert run.returncode == 0, run.stderr
+    summary = json.loads(run.stdout.strip().splitlines()[-1])
+    assert summary["runs"] == 2 and summary["modes"] == ["single", "multi"]
+    assert summary["overall"]["single"]["answers"] == 4 and summary["overall"]["multi"]["answers"] == 4
+    assert summary["levels"][0]["modes"]["single"]["calls_per_question"] > 0
+    results = json.loads((out / "results.json").read_text())
+    assert results["temperature"] == 0.7 and results["seeds"] == [1, 2]  # runs > 1 sample, with distinct seeds
+    records = results["levels"][0]["records"]
+    length = [r for r in records if r["question_id"] == "L1.1"]
+    assert all(r["passed"] and "214" in r["answer"] and r["run_id"] for r in length)
+    markdown = (out / "progressive.md").read_text()
+    assert "| L1 direct recall |" in markdown and (out / "progressive.png").read_bytes()[:4] == b"\x89PNG"
+
+    again = moot("eval", "report", str(out / "results.json"), "--out", str(tmp_path / "again"), home=tmp_path / "home")
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "again" / "progressive.md").read_text() == markdown
+    assert "L1 direct recall" in again.stdout
+
+    shown = moot("runs", "show", length[0]["run_id"][:12], "--json", home=tmp_path / "home")
+    assert shown.returncode == 0 and "memory" in shown.stdout  # each answer is a run the user can inspect
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["eval", "progressive", "--levels", "L13"], "error: unknown level L13"),
+    (["eval", "progressive", "--levels", "L1", "--mode", "triple"], "error: unknown mode 'triple'"),
+    (["eval", "progressive", "--runs", "0"], "error: --runs must be at least 1"),
+    (["eval", "report", "nowhere.json"], "error: no results file at nowhere.json"),
+])
+def test_user_mistakes_are_one_line_errors(tmp_path: Path, args: list[str], message: str) -> None:
+    result = moot(*args, home=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip().startswith(message) and "fix:" in result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
