@@ -15,7 +15,7 @@ from pathlib import Path
 from moot import config
 from moot.errors import MootError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 FORMAT_MARK = "moot-code-index"
 BUSY_TIMEOUT_S = 10.0
 
@@ -61,7 +61,8 @@ CREATE TABLE symbols (
     docstring TEXT NOT NULL
 );
 CREATE INDEX symbols_by_file ON symbols (file_id);
-CREATE INDEX symbols_by_name ON symbols (name COLLATE NOCASE);
+CREATE INDEX symbols_by_name ON symbols (name);
+CREATE INDEX symbols_by_name_nocase ON symbols (name COLLATE NOCASE);
 CREATE INDEX symbols_by_qualified ON symbols (qualified_name);
 CREATE TABLE refs (
     file_id INTEGER NOT NULL REFERENCES files (id) ON DELETE CASCADE,
