@@ -1,0 +1,32 @@
+"""The code research team (seed 001): planner → parallel researchers → synthesizer → verifier.
+
+See docs/code-research.md.
+"""
+
+from __future__ import annotations
+
+from moot.teams.research.models import (
+    EvidenceBundle,
+    Finding,
+    MultiAgentResult,
+    PhaseUsage,
+    ResearchPlan,
+    SubQuestion,
+    VerificationResult,
+)
+from moot.teams.research.routing import Route, route
+from moot.teams.research.team import ResearchConfig, ResearchTeam
+
+__all__ = [
+    "EvidenceBundle",
+    "Finding",
+    "MultiAgentResult",
+    "PhaseUsage",
+    "ResearchConfig",
+    "ResearchPlan",
+    "ResearchTeam",
+    "Route",
+    "SubQuestion",
+    "VerificationResult",
+    "route",
+]

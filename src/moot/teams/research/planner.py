@@ -1,0 +1,50 @@
+"""Phase 1, the planner: one structured call that splits the question into sub-questions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from moot.models.base import ModelSettings
+from moot.runtime import SubAgent
+from moot.teams.research.models import ResearchPlan, SubQuestion
+
+PROMPTS = Path(__file__).parent / "prompts"
+MAX_SUB_QUESTIONS = 5
+
+
+class PlannerOutput(BaseModel):
+    """The planner's structured answer (the grammar keeps the small model inside it)."""
+
+    sub_questions: list[SubQuestion] = Field(min_length=1, max_length=MAX_SUB_QUESTIONS)
+
+
+def prompt(name: str) -> str:
+    return (PROMPTS / f"{name}.md").read_text(encoding="utf-8")
+
+
+def planner_agent(model: object, repo_map: str) -> SubAgent:
+    return SubAgent(
+        "planner",
+        "splits a question about code into sub-questions, one per subsystem",
+        prompt("planner").replace("{repo_map}", repo_map[:1500]),
+        model=model,  # type: ignore[arg-type]
+        output_type=PlannerOutput,
+        max_turns=2,  # one answer plus the one schema retry
+        settings=ModelSettings(max_tokens=600),
+    )
+
+
+def to_plan(question: str, output: object) -> ResearchPlan:
+    """The validated plan: blank and duplicate sub-questions dropped, at most five kept."""
+    if not isinstance(output, PlannerOutput):
+        return ResearchPlan(original_question=question, note=f"the planner gave no plan ({str(output)[:120]})")
+    seen: set[str] = set()
+    kept: list[SubQuestion] = []
+    for sq in output.sub_questions:
+        key = " ".join(sq.question.lower().split())
+        if key and key not in seen:
+            seen.add(key)
+            kept.append(sq)
+    return ResearchPlan(original_question=question, sub_questions=kept[:MAX_SUB_QUESTIONS])

@@ -1,0 +1,148 @@
+"""Phase 2, a researcher: one sub-question, a fresh context, the code tools and its own budget.
+
+Before the model's first turn the researcher searches the index for its sub-question and puts
+the top hits in its task: a 0.5B model that starts from real code locations reports real
+locations. The model then either reports at once (evidence sufficient: it stops early) or
+calls a tool to look further. Every location it reports is checked against the index, and
+the code shown in the evidence is read from the index, never taken from the model's text.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from moot.codeindex import CodeIndex
+from moot.models.base import ModelSettings
+from moot.runtime import AgentProgress, AgentResult, EventBus, EventType, SubAgent
+from moot.runtime.events import BoundEmitter, summarize
+from moot.teams.research.citations import file_lines
+from moot.teams.research.models import EvidenceBundle, Finding, SubQuestion
+from moot.teams.research.planner import prompt
+
+SEED_HITS = 3
+SNIPPET_CHARS = 500
+
+
+class ReportedLocation(BaseModel):
+    path: str = Field(description="file path as shown in a result")
+    start_line: int
+    end_line: int
+    note: str = Field(default="", max_length=200, description="what this code does for the question")
+
+
+class ResearcherReport(BaseModel):
+    """The researcher's structured report."""
+
+    findings: list[ReportedLocation] = Field(default_factory=list, max_length=5)
+    coverage_note: str = Field(default="", max_length=300)
+    sufficient: bool = Field(default=True, description="whether the evidence answers the sub-question")
+
+
+def seed_findings(index: CodeIndex, sub: SubQuestion, limit: int = SEED_HITS) -> list[Finding]:
+    """The top search hits for the sub-question (and its first actions), as findings."""
+    queries = [sub.question, *sub.initial_actions[:1]]
+    found: list[Finding] = []
+    seen: set[tuple[str, int]] = set()
+    for query in queries:
+        for hit in index.search(_plain(query), limit=limit):
+            if (hit.path, hit.start_line) in seen or hit.kind == "module" and len(found) >= 1:
+                continue
+            seen.add((hit.path, hit.start_line))
+            found.append(Finding(
+                tool="search_code", args={"query": query}, result_summary=hit.header(),
+                relevant_code=hit.snippet[:SNIPPET_CHARS], file_path=hit.path,
+                line_range=(hit.start_line, hit.end_line),
+            ))  # fmt: skip
+            if len(found) >= limit:
+                return found
+    return found
+
+
+def _plain(query: str) -> str:
+    # initial actions often look like "search_code('file watcher')": keep the words only
+    for junk in ("search_code", "resolve_symbol", "read_file", "(", ")", "'", '"', "mode=", "semantic", "lexical"):
+        query = query.replace(junk, " ")
+    return " ".join(query.split())[:200] or "main"
+
+
+def render_findings(findings: list[Finding]) -> str:
+    return "\n".join(f"[{n}] {f.result_summary or f.location()}\n{f.relevant_code}" for n, f in enumerate(findings, 1))
+
+
+def checked_findings(index: CodeIndex, report: ResearcherReport) -> tuple[list[Finding], int]:
+    """The reported locations that exist in the index, with their code; and how many did not."""
+    kept, dropped = [], 0
+    for loc in report.findings:
+        path = loc.path.strip().strip("`").lstrip("./")
+        lines = file_lines(index, path)
+        if lines is None or not 1 <= loc.start_line <= lines:
+            dropped += 1
+            continue
+        end = min(max(loc.end_line, loc.start_line), lines, loc.start_line + 40)
+        code = index.read_file(path, loc.start_line, min(end, loc.start_line + 12))
+        kept.append(Finding(
+            tool="report", args={}, result_summary=loc.note, relevant_code=code[:SNIPPET_CHARS],
+            file_path=path, line_range=(loc.start_line, end),
+        ))  # fmt: skip
+    return kept, dropped
+
+
+@dataclass
+class ResearcherAgent(SubAgent):
+    """A :class:`SubAgent` whose task is one sub-question and whose output is an EvidenceBundle."""
+
+    index: CodeIndex | None = None
+    sub_question: SubQuestion = field(default_factory=lambda: SubQuestion(question=""))
+
+    async def run(self, task: str, context: Mapping[str, Any] | None = None, *,
+                  budget: Any = None, bus: EventBus | None = None, progress: AgentProgress | None = None,
+                  run_id: str | None = None, task_id: str | None = None) -> AgentResult:
+        # ``context`` is ignored on purpose: a researcher sees only its own sub-question
+        # (context isolation is the point of the pipeline), even when run after another.
+        assert self.index is not None
+        emitter = BoundEmitter(bus, {"run_id": run_id, "task_id": task_id, "agent": self.name})
+        started = time.perf_counter()
+        seeded = seed_findings(self.index, self.sub_question)
+        emitter.emit(EventType.TOOL_CALL, tool="search_code", arguments=summarize(self.sub_question.question),
+                     result=f"{len(seeded)} hits (seeded before the first turn)", error=None, ok=True,
+                     seconds=round(time.perf_counter() - started, 4))
+        sq = self.sub_question
+        message = (f"Search results:\n{render_findings(seeded) or 'none'}\n\n"
+                   f"Your question: {sq.question}" + (f"\nLook in: {sq.target_area}" if sq.target_area else ""))
+        outcome = await SubAgent.run(self, message, None, budget=budget, bus=bus, progress=progress,
+                                     run_id=run_id, task_id=task_id)
+        report = outcome.output if isinstance(outcome.output, ResearcherReport) else None
+        reported, dropped = checked_findings(self.index, report) if report else ([], 0)
+        findings = _dedupe(reported + seeded)
+        note = report.coverage_note if report else f"no report ({outcome.stop_reason}); the seeded search hits are kept"
+        if dropped:
+            note += f" [{dropped} reported location(s) not in the repository were dropped]"
+        bundle = EvidenceBundle(sub_question=sq.question, findings=findings, coverage_note=note.strip(),
+                                researcher=self.name, stop_reason=outcome.stop_reason, turns=outcome.turns)
+        return AgentResult(agent=self.name, output=bundle.model_dump(mode="json"), text=outcome.text,
+                           usage=outcome.usage, transcript=outcome.transcript, stop_reason=outcome.stop_reason,
+                           turns=outcome.turns, detail=outcome.detail, budget_scope=outcome.budget_scope)
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    out: list[Finding] = []
+    for f in findings:
+        if any(g.file_path == f.file_path and g.line_range and f.line_range
+               and g.line_range[0] <= f.line_range[0] <= g.line_range[1] for g in out):
+            continue
+        out.append(f)
+    return out[:6]
+
+
+def researcher_agent(name: str, model: object, index: CodeIndex, tools: list[Any], sub: SubQuestion,
+                     *, max_turns: int, budget: Any) -> ResearcherAgent:
+    return ResearcherAgent(
+        name, f"gathers evidence for: {sub.question[:80]}", prompt("researcher"), tools=tools,
+        model=model, output_type=ResearcherReport, max_turns=max_turns,  # type: ignore[arg-type]
+        settings=ModelSettings(max_tokens=400), budget=budget, index=index, sub_question=sub,
+    )  # fmt: skip

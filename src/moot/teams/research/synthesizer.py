@@ -1,0 +1,40 @@
+"""Phase 3, the synthesizer: one call, no tools, evidence in, an answer citing path:line out."""
+
+from __future__ import annotations
+
+from moot.models.base import ModelSettings
+from moot.runtime import SubAgent
+from moot.teams.research.models import EvidenceBundle
+from moot.teams.research.planner import prompt
+
+BUNDLE_CHARS = 1400
+"""Per researcher: the small model's context is shared by parallel requests, so evidence is cut."""
+
+
+def synthesizer_agent(model: object) -> SubAgent:
+    return SubAgent("synthesizer", "writes the answer from the evidence, citing path:line", prompt("synthesizer"),
+                    model=model, max_turns=1, settings=ModelSettings(max_tokens=500))  # type: ignore[arg-type]
+
+
+def render_evidence(question: str, bundles: list[EvidenceBundle]) -> str:
+    parts = [f"Question: {question}", ""]
+    for n, bundle in enumerate(bundles, 1):
+        block = [f"Evidence from researcher {n} (sub-question: {bundle.sub_question})"]
+        for f in bundle.findings:
+            note = f" — {f.result_summary}" if f.result_summary and f.tool == "report" else ""
+            block.append(f"* {f.location()}{note}\n{f.relevant_code}")
+        if bundle.coverage_note:
+            block.append(f"Coverage: {bundle.coverage_note}")
+        parts.append("\n".join(block)[:BUNDLE_CHARS])
+    parts.append("Write the answer now, citing path:line.")
+    return "\n\n".join(parts)
+
+
+def sources_line(bundles: list[EvidenceBundle], limit: int = 6) -> str:
+    """A list of the evidence locations, added when the answer cites none (it says so)."""
+    locs: list[str] = []
+    for bundle in bundles:
+        for f in bundle.findings:
+            if f.line_range and f.location() not in locs:
+                locs.append(f.location())
+    return ("Evidence locations (added by moot: the answer cited none): " + ", ".join(locs[:limit])) if locs else ""

@@ -1,0 +1,227 @@
+"""``ResearchTeam``: ask a question about a repository, get an answer that cites file:line.
+
+```python
+from moot.teams.research import ResearchTeam
+team = ResearchTeam("path/to/repo", model="local")
+result = team.ask_sync("How does the client send a request?", mode="auto")
+print(result.answer, result.mode, result.routing_rule)
+```
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from moot.codeindex import CodeIndex
+from moot.codeindex.tools import code_tools
+from moot.errors import MootError
+from moot.models.base import ModelSettings, Usage
+from moot.runtime import Budget, EventBus, RunStore, SubAgent
+from moot.teams.research.models import (
+    EvidenceBundle,
+    Mode,
+    MultiAgentResult,
+    PhaseUsage,
+    ResearchPlan,
+    SubQuestion,
+    VerificationResult,
+)
+from moot.teams.research.pipeline import PipelineRun
+from moot.teams.research.planner import planner_agent, prompt, to_plan
+from moot.teams.research.researcher import render_findings, researcher_agent, seed_findings
+from moot.teams.research.routing import route
+from moot.teams.research.synthesizer import render_evidence, sources_line, synthesizer_agent
+from moot.teams.research.verifier import (
+    MAX_MODEL_CLAIMS,
+    apply_model_verdicts,
+    check_citations,
+    model_task,
+    revise,
+    split_claims,
+    verifier_agent,
+)
+from moot.teams.research.citations import find_citations, exists
+
+
+@dataclass
+class ResearchConfig:
+    """Limits per phase (seed 001: 6–8 turns per researcher, 4–6 for the verifier, 14 for one agent)."""
+
+    researcher_calls: int = 4
+    """Model calls one researcher may make (its own budget; it stops early when it has enough)."""
+    single_calls: int = 6
+    max_calls: int = 40
+    """Model calls for the whole run."""
+    deadline_s: float | None = None
+    parallel: bool = True
+    """Researchers at the same time (False chains them: only for the benchmark)."""
+    verify_with_model: bool = True
+
+
+class ResearchTeam:
+    """Planner → parallel researchers → synthesizer → verifier over a code index (seed 001)."""
+
+    def __init__(self, repo: str | Path, *, model: Any = None, store: RunStore | None = None,
+                 index: CodeIndex | None = None, config: ResearchConfig | None = None,
+                 db_path: str | Path | None = None) -> None:
+        self.repo = Path(repo)
+        self.config = config or ResearchConfig()
+        self.store = store
+        self._index = index
+        self._db_path = db_path
+        if model is None or isinstance(model, str):
+            from moot.models.registry import infer_model
+
+            model = infer_model(model)
+        self.model = model
+
+    # ------------------------------------------------------------------ index
+
+    def index(self, progress: Any = None) -> CodeIndex:
+        """The open index for the repository, built (or brought up to date) on first use."""
+        if self._index is None:
+            if not self.repo.exists():
+                raise MootError(f"{self.repo} does not exist", fix="pass --repo with the path of a source folder")
+            if not self.repo.is_dir():
+                raise MootError(f"{self.repo} is not a folder", fix="pass --repo with the path of a source folder")
+            self._index = CodeIndex.build(self.repo, db_path=self._db_path, progress=progress)
+        return self._index
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+
+    # ------------------------------------------------------------------ asking
+
+    def ask_sync(self, question: str, *, mode: Mode = "auto", **kwargs: Any) -> MultiAgentResult:
+        return asyncio.run(self.ask(question, mode=mode, **kwargs))
+
+    async def ask(self, question: str, *, mode: Mode = "auto", bus: EventBus | None = None,
+                  run_id: str | None = None) -> MultiAgentResult:
+        """Answer ``question``; ``mode`` is ``single``, ``multi`` or ``auto`` (routed by the question's shape)."""
+        question = " ".join(question.split())
+        if not question:
+            raise MootError("the question is empty", fix="pass a question about the code")
+        if mode not in ("auto", "single", "multi"):
+            raise MootError(f"unknown mode {mode!r}", fix="use auto, single or multi")
+        index = self._index if self._index is not None else await asyncio.to_thread(self.index)
+        if mode == "auto":
+            r = route(question)
+            chosen, rule = r.mode, f"{r.rule}: {r.reason}"
+        else:
+            chosen, rule = mode, "requested"
+        cfg = self.config
+        run = PipelineRun(f"research ({chosen}): {question[:60]}", Budget(max_calls=cfg.max_calls, deadline_s=cfg.deadline_s),
+                          bus, self.store, run_id=run_id)
+        started = time.perf_counter()
+        run.start([{"id": "planner" if chosen == "multi" else "single-agent", "agent": "planner" if chosen == "multi" else "single-agent",
+                    "depends_on": [], "on_failure": "skip"}])
+        try:
+            if chosen == "multi":
+                result = await self._multi(question, index, run, rule, mode)
+            else:
+                result = await self._single(question, index, run, rule, mode)
+        except asyncio.CancelledError:
+            await run.finish("cancelled", "the research run was cancelled; partial results kept")
+            raise
+        except BaseException:
+            await run.finish("failed", "the research run crashed inside moot; partial results kept")
+            raise
+        status = "stopped" if run.stopped else "completed"
+        reason = str(run.tracker.run_stop) if run.stopped else f"answered in {chosen} mode"
+        recorded = await run.finish(status, reason)
+        result.usage = recorded.usage
+        result.seconds = round(time.perf_counter() - started, 3)
+        result.run_id, result.status, result.stop_reason = run.run_id, status, reason
+        return result
+
+    # ------------------------------------------------------------------ single agent (the baseline)
+
+    async def _single(self, question: str, index: CodeIndex, run: PipelineRun, rule: str, requested: Mode,
+                      note: str = "") -> MultiAgentResult:
+        seeded = seed_findings(index, SubQuestion(question=question))
+        agent = SubAgent("single-agent", "answers with the code tools in one conversation", prompt("single"),
+                         tools=code_tools(index), model=self.model, max_turns=self.config.single_calls,
+                         settings=ModelSettings(max_tokens=500))
+        outcome = await run.step("single-agent", agent, f"Search results:\n{render_findings(seeded) or 'none'}\n\nQuestion: {question}")
+        answer = (outcome.text if outcome else "") or "(no answer: the budget stopped the run)"
+        bundle = EvidenceBundle(sub_question=question, findings=seeded, coverage_note="the seeded search hits",
+                                researcher="single-agent", stop_reason=outcome.stop_reason if outcome else "not_started",
+                                turns=outcome.turns if outcome else 0)
+        return MultiAgentResult(
+            question=question, answer=answer, draft_answer=answer, mode="single", requested_mode=requested,
+            routing_rule=rule + (f" ({note})" if note else ""), evidence=[bundle],
+            usage_by_phase=self._phases(run, {"single-agent": ["single-agent"]}),
+        )  # fmt: skip
+
+    # ------------------------------------------------------------------ the pipeline
+
+    async def _multi(self, question: str, index: CodeIndex, run: PipelineRun, rule: str, requested: Mode) -> MultiAgentResult:
+        cfg = self.config
+        repo_map = await asyncio.to_thread(index.read_map, ".")
+        outcome = await run.step("planner", planner_agent(self.model, repo_map), f"Question: {question}")
+        plan = to_plan(question, outcome.output if outcome else None)
+        if len(plan.sub_questions) < 2:
+            # seed 001: fewer than two sub-questions is a single-agent question
+            why = plan.note or f"the planner found {len(plan.sub_questions)} sub-question(s); fell back to single"
+            result = await self._single(question, index, run, rule, requested, note=why)
+            result.plan = plan
+            result.usage_by_phase = self._phases(run, {"planner": ["planner"], "single-agent": ["single-agent"]})
+            return result
+        tools = code_tools(index)
+        researchers = [researcher_agent(f"researcher-{i}", self.model, index, tools, sq,
+                                        max_turns=cfg.researcher_calls + 1, budget=Budget(max_calls=cfg.researcher_calls))
+                       for i, sq in enumerate(plan.sub_questions, 1)]
+        graph = await run.graph(researchers, parallel=cfg.parallel, per_agent_calls=cfg.researcher_calls)
+        bundles = []
+        for r, sq in zip(researchers, plan.sub_questions):
+            out = graph.results[r.name].output
+            bundles.append(EvidenceBundle.model_validate(out) if isinstance(out, dict)
+                           else EvidenceBundle(sub_question=sq.question, coverage_note=f"researcher {graph.results[r.name].status}",
+                                               researcher=r.name, stop_reason=graph.results[r.name].stop_reason or ""))
+        outcome = await run.step("synthesizer", synthesizer_agent(self.model), render_evidence(question, bundles),
+                                 depends_on=[r.name for r in researchers])
+        draft = (outcome.text.strip() if outcome else "") or "(no answer: the synthesizer did not answer)"
+        if not any(exists(index, c) for c in find_citations(draft)) and (extra := sources_line(bundles)):
+            draft = f"{draft}\n\n{extra}"
+        answer, verification = await self._verify(draft, index, run, plan)
+        return MultiAgentResult(
+            question=question, answer=answer, draft_answer=draft, mode="multi", requested_mode=requested, routing_rule=rule,
+            plan=plan, evidence=bundles, verification=verification,
+            usage_by_phase=self._phases(run, {"planner": ["planner"], "researchers": [r.name for r in researchers],
+                                              "synthesizer": ["synthesizer"], "verifier": ["verifier"]}),
+        )  # fmt: skip
+
+    async def _verify(self, draft: str, index: CodeIndex, run: PipelineRun,
+                      plan: ResearchPlan) -> tuple[str, list[VerificationResult]]:
+        claims = split_claims(draft)
+        verdicts, replace, left = check_citations(index, claims)
+        to_model, rest = left[:MAX_MODEL_CLAIMS], left[MAX_MODEL_CLAIMS:]
+        if to_model and self.config.verify_with_model and not run.stopped:
+            hints = "; ".join(sq.verification_hint for sq in plan.sub_questions if sq.verification_hint)
+            task = model_task(index, to_model) + (f"\nPlanner's hints: {hints[:400]}" if hints else "")
+            outcome = await run.step("verifier", verifier_agent(self.model, code_tools(index)), task,
+                                     depends_on=["synthesizer"])
+            model_verdicts, model_replace = apply_model_verdicts(to_model, outcome.output if outcome else None)
+            verdicts += model_verdicts
+            replace.update(model_replace)
+        else:
+            rest = left
+        verdicts += [VerificationResult(claim=c.text, status="UNVERIFIABLE", citation=c.citations[0].text if c.citations else "",
+                                        correction="not checked (beyond the verifier's claim limit)") for c in rest]
+        return revise(draft, replace), verdicts
+
+    @staticmethod
+    def _phases(run: PipelineRun, phases: dict[str, list[str]]) -> dict[str, PhaseUsage]:
+        by_agent = run.usage_by_agent()
+        out = {}
+        for phase, agents in phases.items():
+            usage = sum((by_agent.get(a, Usage()) for a in agents), Usage())
+            seconds = run.phase_seconds.get("researchers" if phase == "researchers" else agents[0], 0.0)
+            out[phase] = PhaseUsage(phase=phase, usage=usage, seconds=round(seconds, 3))
+        return out

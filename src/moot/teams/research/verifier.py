@@ -1,0 +1,171 @@
+"""Phase 4, the verifier: every claim of the answer checked against the code.
+
+Two checks, cheapest first:
+
+1. **Citations, mechanically** (no model): a claim citing ``path:line`` that is not an indexed
+   file, or a line past its end, is CORRECTED — the citation is moved to where the symbol the
+   claim names is really defined, or removed when there is no such place. A claim naming a
+   symbol that is not in the cited lines but is defined elsewhere is CORRECTED the same way.
+2. **The verifier agent** (the model, with the code tools) judges the remaining claims against
+   the cited code it is shown: VERIFIED, CORRECTED (with a correction) or UNVERIFIABLE. Only a
+   CORRECTED verdict with a correction changes the answer: the claim is replaced by it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pydantic import BaseModel, Field
+
+from moot.codeindex import CodeIndex
+from moot.models.base import ModelSettings
+from moot.runtime import SubAgent
+from moot.teams.research.citations import Citation, exists, file_lines, find_citations
+from moot.teams.research.models import VerificationResult
+from moot.teams.research.planner import prompt
+
+MAX_MODEL_CLAIMS = 5
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*-])|\n+")
+_IDENT = re.compile(r"`([A-Za-z_][\w.]*)(?:\(\))?`|\b([a-z]+_[a-z0-9_]+|[A-Z][a-z0-9]+[A-Z]\w*)\b")
+
+
+@dataclass
+class Claim:
+    text: str
+    citations: list[Citation]
+
+    def names(self) -> list[str]:
+        out = []
+        for m in _IDENT.finditer(_strip_citations(self.text)):
+            name = (m.group(1) or m.group(2)).rsplit(".", 1)[-1]
+            if name and name not in out:
+                out.append(name)
+        return out
+
+
+def _strip_citations(text: str) -> str:
+    for c in find_citations(text):
+        text = text.replace(c.text, " ")
+    return text
+
+
+def split_claims(answer: str) -> list[Claim]:
+    """Sentences and list items that say something checkable (a citation or a code name)."""
+    claims = []
+    for piece in _SENTENCE.split(answer):
+        piece = piece.strip()
+        if len(piece) < 8 or piece.startswith("Evidence locations (added by moot"):
+            continue
+        cites = find_citations(piece)
+        claim = Claim(piece, cites)
+        if cites or claim.names():
+            claims.append(claim)
+    return claims
+
+
+class ClaimVerdict(BaseModel):
+    claim: int = Field(description="the claim's number")
+    status: str = Field(pattern="^(VERIFIED|CORRECTED|UNVERIFIABLE)$")
+    correction: str = Field(default="", max_length=300)
+
+
+class VerifierOutput(BaseModel):
+    verdicts: list[ClaimVerdict] = Field(default_factory=list, max_length=MAX_MODEL_CLAIMS)
+
+
+def verifier_agent(model: object, tools: list[object]) -> SubAgent:
+    return SubAgent("verifier", "checks each claim of the answer against the code", prompt("verifier"),
+                    tools=tools, model=model, output_type=VerifierOutput, max_turns=3,  # type: ignore[arg-type]
+                    settings=ModelSettings(max_tokens=500))
+
+
+def _defined_at(index: CodeIndex, names: list[str]) -> str | None:
+    for name in names:
+        found = index.resolve_symbol(name)
+        if found:
+            s = found[0]
+            return f"{s.path}:{s.start_line}"
+    return None
+
+
+def check_citations(index: CodeIndex, claims: list[Claim]) -> tuple[list[VerificationResult], dict[str, str], list[Claim]]:
+    """Mechanical verdicts, the text replacements they imply, and the claims left for the model."""
+    verdicts: list[VerificationResult] = []
+    replace: dict[str, str] = {}
+    left: list[Claim] = []
+    for claim in claims:
+        bad = [c for c in claim.citations if not exists(index, c)]
+        if bad:
+            moved = _defined_at(index, claim.names())
+            fixed = claim.text
+            for c in bad:
+                fixed = fixed.replace(c.text, moved or "").replace("()", "()")
+            fixed = re.sub(r"\(\s*\)|`\s*`|\[\s*\]", "", fixed).replace("  ", " ").strip()
+            replace[claim.text] = fixed
+            what = ", ".join(c.text for c in bad)
+            verdicts.append(VerificationResult(
+                claim=claim.text, status="CORRECTED", citation=what, method="citation",
+                correction=(f"{what} does not exist in the repository; cited {moved} instead" if moved
+                            else f"{what} does not exist in the repository; citation removed"),
+            ))  # fmt: skip
+            continue
+        if claim.citations and claim.names():
+            names = claim.names()
+            shown = "\n".join(_cited_code(index, c, pad=3) for c in claim.citations)
+            if not any(n in shown for n in names):
+                moved = _defined_at(index, names)
+                if moved and all(moved != f"{c.path}:{c.start}" for c in claim.citations):
+                    fixed = claim.text
+                    for c in claim.citations:
+                        fixed = fixed.replace(c.text, moved)
+                    replace[claim.text] = fixed
+                    verdicts.append(VerificationResult(
+                        claim=claim.text, status="CORRECTED", citation=claim.citations[0].text, method="citation",
+                        correction=f"{names[0]} is not at {claim.citations[0].text}; it is defined at {moved}",
+                    ))  # fmt: skip
+                    continue
+        left.append(claim)
+    return verdicts, replace, left
+
+
+def _cited_code(index: CodeIndex, c: Citation, pad: int = 0) -> str:
+    n = file_lines(index, c.path) or c.end
+    start, end = max(1, c.start - pad), min(n, max(c.end, c.start) + pad, c.start + 30)
+    try:
+        return index.read_file(c.path, start, end)
+    except Exception:
+        return ""
+
+
+def model_task(index: CodeIndex, claims: list[Claim]) -> str:
+    parts = []
+    for n, claim in enumerate(claims, 1):
+        code = "\n".join(_cited_code(index, c, pad=2)[:600] for c in claim.citations) or "(no citation: use a tool)"
+        parts.append(f"Claim {n}: {claim.text}\nCode:\n{code}")
+    return "\n\n".join(parts) + "\n\nGive a verdict for every claim."
+
+
+def apply_model_verdicts(claims: list[Claim], output: object) -> tuple[list[VerificationResult], dict[str, str]]:
+    verdicts, replace = [], {}
+    by_number = {v.claim: v for v in output.verdicts} if isinstance(output, VerifierOutput) else {}
+    for n, claim in enumerate(claims, 1):
+        v = by_number.get(n)
+        cite = claim.citations[0].text if claim.citations else ""
+        if v is None:
+            verdicts.append(VerificationResult(claim=claim.text, status="UNVERIFIABLE", citation=cite, method="model",
+                                               correction="the verifier gave no verdict"))
+            continue
+        status = v.status if v.status != "CORRECTED" or v.correction.strip() else "UNVERIFIABLE"
+        verdicts.append(VerificationResult(claim=claim.text, status=status, correction=v.correction.strip(),  # type: ignore[arg-type]
+                                           citation=cite, method="model"))
+        if status == "CORRECTED":
+            kept = " ".join(c.text for c in claim.citations if c.text not in v.correction)
+            replace[claim.text] = v.correction.strip() + (f" ({kept})" if kept else "")
+    return verdicts, replace
+
+
+def revise(answer: str, replace: dict[str, str]) -> str:
+    for old, new in replace.items():
+        answer = answer.replace(old, new)
+    return answer

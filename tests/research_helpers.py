@@ -1,0 +1,123 @@
+"""Shared set-up for the research tests: a tiny real repository and a scripted research model."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from moot.models.base import ModelRequest
+from moot.models.testing import FunctionModel
+
+APP = '''"""A tiny web app: routes requests to handlers."""
+
+
+def parse_request(raw):
+    """Split a raw request into method and path."""
+    method, path = raw.split(" ", 1)
+    return method, path
+
+
+def route_request(method, path):
+    """Pick the handler for a path."""
+    if path == "/":
+        return index_handler
+    return not_found
+
+
+def index_handler():
+    return "hello"
+
+
+def not_found():
+    return "404"
+'''
+
+STORE = '''"""Keeps sessions in memory."""
+
+
+class SessionStore:
+    """Stores sessions by id."""
+
+    def __init__(self):
+        self.sessions = {}
+
+    def save_session(self, sid, data):
+        self.sessions[sid] = data
+
+    def load_session(self, sid):
+        return self.sessions.get(sid)
+'''
+
+
+def make_repo(root: Path) -> Path:
+    (root / "app").mkdir(parents=True)
+    (root / "app" / "server.py").write_text(APP)
+    (root / "app" / "store.py").write_text(STORE)
+    (root / "README.md").write_text("# tiny\nA web app with a session store.\n")
+    return root
+
+
+def system(request: ModelRequest) -> str:
+    return str(request.messages[0].content)
+
+
+def user(request: ModelRequest) -> str:
+    return str(request.messages[1].content)
+
+
+class ResearchScript:
+    """Answers each phase's request by looking at the system prompt; records what happened."""
+
+    def __init__(self, plan: list[dict[str, Any]], *, synth: str, verdicts: list[dict[str, Any]] | None = None,
+                 barrier: asyncio.Barrier | None = None, researcher_tool_loops: int = 0) -> None:
+        self.plan = plan
+        self.synth = synth
+        self.verdicts = verdicts or []
+        self.barrier = barrier
+        self.researcher_tool_loops = researcher_tool_loops
+        self.researcher_tasks: list[str] = []
+        self.log: list[tuple[str, str]] = []
+
+    async def __call__(self, request: ModelRequest) -> Any:
+        s = system(request)
+        if s.startswith("You plan research"):
+            self.log.append(("planner", ""))
+            return {"sub_questions": self.plan}
+        if s.startswith("You research ONE"):
+            task = user(request)
+            self.log.append(("researcher-start", task))
+            if len(request.messages) == 2:
+                self.researcher_tasks.append(task)
+                if self.barrier is not None:  # every researcher must be in flight at once to pass
+                    await asyncio.wait_for(self.barrier.wait(), 10)
+            if self.researcher_tool_loops:
+                from moot.models.testing import tool_call
+                return tool_call("search_code", query="session")
+            return {"findings": [{"path": "app/store.py", "start_line": 9, "end_line": 10, "note": "saves a session"},
+                                 {"path": "app/ghost.py", "start_line": 3, "end_line": 4, "note": "invented"}],
+                    "coverage_note": "found the store", "sufficient": True}
+        if s.startswith("You write the answer"):
+            self.log.append(("synthesizer", user(request)))
+            return self.synth
+        if s.startswith("You check claims"):
+            self.log.append(("verifier", user(request)))
+            return {"verdicts": self.verdicts}
+        if s.startswith("You answer a question"):
+            self.log.append(("single", user(request)))
+            return "Requests are parsed by `parse_request` in app/server.py:4."
+        raise AssertionError(f"unexpected request: {s[:60]}")
+
+
+def model_for(script: ResearchScript) -> FunctionModel:
+    return FunctionModel(script)
+
+
+PLAN_3 = [
+    {"question": "How is a request parsed?", "target_area": "app/server.py", "initial_actions": ["parse_request"],
+     "verification_hint": "check the split"},
+    {"question": "How is a handler chosen for a path?", "target_area": "app/server.py", "initial_actions": ["route_request"],
+     "verification_hint": ""},
+    {"question": "Where are sessions kept?", "target_area": "app/store.py", "initial_actions": ["SessionStore"],
+     "verification_hint": ""},
+]

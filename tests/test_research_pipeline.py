@@ -1,0 +1,162 @@
+"""The research pipeline with function models over a real index: plan, parallel researchers,
+synthesis, verification, fallbacks and budgets, as a user of ``ResearchTeam`` sees them."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from moot.codeindex import CodeIndex
+from moot.runtime import EventBus, RunStore
+from moot.teams.research import ResearchConfig, ResearchTeam, route
+from research_helpers import PLAN_3, ResearchScript, make_repo, model_for
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo")
+
+
+def team_for(repo: Path, script: ResearchScript, tmp_path: Path, **config: object) -> ResearchTeam:
+    return ResearchTeam(repo, model=model_for(script), store=RunStore(tmp_path / "runs.db"),
+                        db_path=tmp_path / "index.db", config=ResearchConfig(**config))  # type: ignore[arg-type]
+
+
+GOOD = ("Requests are split by `parse_request` (app/server.py:4). "
+        "Handlers are chosen by `route_request` (app/server.py:10). "
+        "Sessions are saved by `save_session` in app/store.py:9.")
+
+
+def test_multi_mode_runs_every_phase_and_records_one_run(repo: Path, tmp_path: Path) -> None:
+    script = ResearchScript(PLAN_3, synth=GOOD, verdicts=[{"claim": 1, "status": "VERIFIED"}])
+    team = team_for(repo, script, tmp_path)
+    result = team.ask_sync("How does the app handle a request end-to-end?", mode="multi")
+    assert result.mode == "multi" and result.status == "completed"
+    assert [sq.question for sq in result.plan.sub_questions] == [p["question"] for p in PLAN_3]
+    assert len(result.evidence) == 3
+    # each researcher saw its own sub-question only, seeded with real search hits
+    assert sorted(t.split("Your question: ")[1].split("\n")[0] for t in script.researcher_tasks) == sorted(
+        p["question"] for p in PLAN_3)
+    assert all("Search results:\n[1] app/" in t for t in script.researcher_tasks)
+    for bundle in result.evidence:
+        paths = {f.file_path for f in bundle.findings}
+        assert "app/ghost.py" not in paths  # an invented location never becomes evidence
+        assert "dropped" in bundle.coverage_note
+    assert set(result.usage_by_phase) == {"planner", "researchers", "synthesizer", "verifier"}
+    assert result.usage_by_phase["researchers"].usage.requests == 3
+    assert result.usage.requests == 6
+    assert "app/server.py:4" in result.answer
+    record = RunStore(tmp_path / "runs.db").get_run(result.run_id)
+    assert record.status == "completed"
+    assert {"planner", "researcher-1", "researcher-2", "researcher-3", "synthesizer", "verifier"} <= set(record.results)
+
+
+def test_researchers_really_run_at_the_same_time(repo: Path, tmp_path: Path) -> None:
+    # The barrier opens only when all three researchers are waiting in a model call at once;
+    # run one after another, the first would wait alone and time out.
+    async def main() -> None:
+        script = ResearchScript(PLAN_3, synth=GOOD, barrier=asyncio.Barrier(3))
+        result = await team_for(repo, script, tmp_path).ask("How does the app work end-to-end?", mode="multi")
+        assert all(b.stop_reason == "completed" for b in result.evidence)
+        events = RunStore(tmp_path / "runs.db").events(result.run_id)
+        starts = {e.task_id: e.ts for e in events if e.type.value == "task_started" and str(e.task_id).startswith("researcher")}
+        ends = {e.task_id: e.ts for e in events if e.type.value == "task_finished" and str(e.task_id).startswith("researcher")}
+        assert len(starts) == 3 and max(starts.values()) < min(ends.values())  # every bar overlaps every other
+
+    asyncio.run(main())
+
+
+def test_sequential_researchers_do_not_overlap_and_do_not_see_each_other(repo: Path, tmp_path: Path) -> None:
+    script = ResearchScript(PLAN_3, synth=GOOD)
+    result = team_for(repo, script, tmp_path, parallel=False).ask_sync("How does the app work end-to-end?", mode="multi")
+    events = RunStore(tmp_path / "runs.db").events(result.run_id)
+    spans = {}
+    for e in events:
+        if str(e.task_id).startswith("researcher") and e.type.value in ("task_started", "task_finished"):
+            spans.setdefault(e.task_id, []).append(e.ts)
+    ordered = sorted(spans.values())
+    assert all(a[1] <= b[0] for a, b in zip(ordered, ordered[1:]))
+    assert not any("Results from earlier tasks" in t for t in script.researcher_tasks)
+
+
+def test_fewer_than_two_sub_questions_falls_back_to_single(repo: Path, tmp_path: Path) -> None:
+    script = ResearchScript(PLAN_3[:1], synth=GOOD)
+    result = team_for(repo, script, tmp_path).ask_sync("How is a request parsed?", mode="multi")
+    assert result.mode == "single"
+    assert "fell back to single" in result.routing_rule
+    assert [name for name, _ in script.log] == ["planner", "single"]
+    assert "app/server.py:4" in result.answer
+
+
+def test_researcher_budget_stops_only_that_researcher(repo: Path, tmp_path: Path) -> None:
+    script = ResearchScript(PLAN_3, synth=GOOD, researcher_tool_loops=1)  # researchers never stop calling tools
+    result = team_for(repo, script, tmp_path, researcher_calls=2).ask_sync("How does it work end-to-end?", mode="multi")
+    assert [b.stop_reason for b in result.evidence] == ["budget:calls"] * 3
+    assert all(b.findings for b in result.evidence)  # the seeded hits are kept as partial evidence
+    assert result.usage_by_phase["researchers"].usage.requests == 6
+    assert result.answer.startswith("Requests are split")  # the synthesizer still ran
+    record = RunStore(tmp_path / "runs.db").get_run(result.run_id)
+    assert record.results["researcher-1"]["status"] == "stopped"
+
+
+def test_verifier_corrected_revises_the_answer(repo: Path, tmp_path: Path) -> None:
+    script = ResearchScript(PLAN_3, synth=GOOD, verdicts=[
+        {"claim": 1, "status": "VERIFIED"},
+        {"claim": 2, "status": "CORRECTED", "correction": "Handlers are chosen by `route_request`, which returns `not_found` for unknown paths"},
+    ])
+    result = team_for(repo, script, tmp_path).ask_sync("How does the app handle a request end-to-end?", mode="multi")
+    statuses = [(v.status, v.method) for v in result.verification]
+    assert ("CORRECTED", "model") in statuses and ("VERIFIED", "model") in statuses
+    assert "returns `not_found` for unknown paths" in result.answer
+    assert "returns `not_found`" not in result.draft_answer
+    # the verifier was shown the cited code, read from the index
+    verifier_task = next(t for name, t in script.log if name == "verifier")
+    assert "def parse_request(raw):" in verifier_task
+
+
+def test_invented_citations_are_corrected_or_removed(repo: Path, tmp_path: Path) -> None:
+    bad = ("Sessions are saved by `save_session` (app/session_saver.py:12). "
+           "The app also has a cache in lib/cache.py:40 that stores pages.")
+    script = ResearchScript(PLAN_3, synth=bad)
+    result = team_for(repo, script, tmp_path).ask_sync("How does the app work end-to-end?", mode="multi")
+    corrected = [v for v in result.verification if v.status == "CORRECTED" and v.method == "citation"]
+    assert len(corrected) == 2
+    assert "app/session_saver.py" not in result.answer and "lib/cache.py" not in result.answer
+    assert "app/store.py:10" in result.answer  # moved to where save_session is really defined
+    assert "citation removed" in corrected[1].correction
+
+
+def test_auto_routing_is_used_and_reported(repo: Path, tmp_path: Path) -> None:
+    assert route("Where is parse_request defined?").rule == "symbol-lookup"
+    assert route("How does the request flow from the socket to the handler?").mode == "multi"
+    assert route("Why are sessions kept in memory?").rule == "how-why"
+    assert route("What does the readme say?").mode == "single"
+    script = ResearchScript(PLAN_3, synth=GOOD)
+    team = team_for(repo, script, tmp_path)
+    single = team.ask_sync("Where is parse_request defined?")
+    assert single.mode == "single" and single.routing_rule.startswith("symbol-lookup")
+    multi = team.ask_sync("What is the architecture of the app?")
+    assert multi.mode == "multi" and multi.routing_rule.startswith("architecture-word")
+
+
+def test_events_name_phases_and_researchers(repo: Path, tmp_path: Path) -> None:
+    seen = []
+    bus = EventBus()
+    bus.subscribe(lambda e: seen.append((e.type.value, e.task_id)))
+    script = ResearchScript(PLAN_3, synth=GOOD)
+    team_for(repo, script, tmp_path).ask_sync("How does it work end-to-end?", mode="multi", bus=bus)
+    started = [t for kind, t in seen if kind == "task_started"]
+    assert started == ["planner", "researcher-1", "researcher-2", "researcher-3", "synthesizer", "verifier"] or (
+        started[0] == "planner" and set(started[1:4]) == {"researcher-1", "researcher-2", "researcher-3"})
+    assert ("tool_call", "researcher-1") in seen
+    assert [kind for kind, _ in seen].count("run_started") == 1 and seen[-1][0] == "run_finished"
+
+
+def test_bad_repo_path_is_a_user_error(tmp_path: Path) -> None:
+    from moot.errors import MootError
+
+    script = ResearchScript(PLAN_3, synth=GOOD)
+    with pytest.raises(MootError, match="does not exist"):
+        ResearchTeam(tmp_path / "nope", model=model_for(script)).ask_sync("How?")
