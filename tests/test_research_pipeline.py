@@ -11,7 +11,7 @@ import pytest
 from moot.codeindex import CodeIndex
 from moot.runtime import EventBus, RunStore
 from moot.teams.research import ResearchConfig, ResearchTeam, route
-from research_helpers import PLAN_3, ResearchScript, make_repo, model_for
+from test_research_support import PLAN_3, ResearchScript, make_repo, model_for
 
 
 @pytest.fixture
