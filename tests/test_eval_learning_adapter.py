@@ -149,3 +149,8 @@ def test_routing_is_not_blamed_in_single_mode() -> None:
     verdict = attribute_failure(level="L9", question=_q([["150"]]), answer="flour", mode="single",
                                 knowledge="150", run=MEMORY, trace={"intent": "recall"})
     assert verdict.stage == "reasoning"
+
+
+def test_an_agent_that_shows_nothing_is_not_blamed_on_a_guessed_stage() -> None:
+    verdict = attribute_failure(level="L1", question=_q([["150"]]), answer="I don't know.", mode="single")
+    assert verdict.stage == "unknown" and "exposes no knowledge" in verdict.reason

@@ -57,6 +57,12 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
+def _show(group: list[str]) -> str:
+    """A required group as a reader sees it: its first alternative, without the ``re:`` marker."""
+    first = group[0]
+    return repr(first[3:] if first.startswith("re:") else first)
+
+
 def _found(group: list[str], text: str) -> bool:
     return bool(text) and any(matches(alt, text) for alt in group)
 
@@ -103,32 +109,34 @@ def attribute_failure(
             return StageVerdict(stage="metacognition", reason="the sources do not say, but the answer gives a value anyway")
         return StageVerdict(stage="reasoning", reason=f"said it does not know but also stated {grade.forbidden_hit[:1]}")
     trace = trace or {}
+    if knowledge is None and not run and not trace.get("facts"):
+        return StageVerdict(stage="unknown", reason="the agent exposes no knowledge, trace or run to look into")
     retrieved, said = _split_run(run)
     retrieved += "\n" + _text(trace.get("facts") or "")
     missing = [rubric.required[i] for i in grade.missing]
     if mode == "teaching":
         if missing and knowledge is not None and not all(_found(g, knowledge) for g in missing):
             lost = next(g for g in missing if not _found(g, knowledge))
-            return StageVerdict(stage="learning", reason=f"the teacher's knowledge base never held {lost[0]!r}, so it could not be taught")
+            return StageVerdict(stage="learning", reason=f"the teacher's knowledge base never held {_show(lost)}, so it could not be taught")
         return StageVerdict(stage="synthesis", reason="the teacher knew it but the student's answer lacks it (lost in teaching)")
     for group in missing:
         if knowledge is not None and not _found(group, knowledge):
-            return StageVerdict(stage="learning", reason=f"no learned fact contains {group[0]!r}: extraction missed it")
+            return StageVerdict(stage="learning", reason=f"no learned fact contains {_show(group)}: extraction missed it")
     for group in missing:
         if not _found(group, retrieved):
             where = "" if knowledge is not None else " (the knowledge base was not inspected)"
-            return StageVerdict(stage="retrieval", reason=f"{group[0]!r} is not in the facts retrieved for the question{where}")
+            return StageVerdict(stage="retrieval", reason=f"{_show(group)} is not in the facts retrieved for the question{where}")
     intent = trace.get("intent")
     needs = LEVEL_NEEDS.get(level)
     if mode == "multi" and needs and intent and intent not in needs:
         return StageVerdict(stage="routing", reason=f"planned as {intent!r}; this question needs {' or '.join(sorted(needs))}")
     for group in missing:
         if _found(group, said):
-            return StageVerdict(stage="synthesis", reason=f"a sub-agent's output had {group[0]!r}; the final answer dropped it")
+            return StageVerdict(stage="synthesis", reason=f"a sub-agent's output had {_show(group)}; the final answer dropped it")
     if grade.forbidden_hit:
         return StageVerdict(stage="reasoning", reason=f"the facts were retrieved but the answer states a wrong value ({grade.forbidden_hit[0]})")
     if missing:
-        return StageVerdict(stage="reasoning", reason=f"the facts were retrieved but the answer lacks {missing[0][0]!r} (wrong value, order or arithmetic)")
+        return StageVerdict(stage="reasoning", reason=f"the facts were retrieved but the answer lacks {_show(missing[0])} (wrong value, order or arithmetic)")
     return StageVerdict(stage="unknown", reason="the answer failed but no stage could be singled out")
 
 
