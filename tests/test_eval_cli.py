@@ -33,6 +33,9 @@ def answer(body: dict[str, Any]) -> str:
         facts = [{"content": s.strip(), "entity": "Kestrel footbridge", "attribute": f"detail {i}", "value": s.strip()}
                  for i, s in enumerate(re.split(r"(?<=\.)\s+", text)) if "Kestrel" in s]
         return json.dumps({"facts": facts})
+    if system.startswith("You grade one answer"):  # the judge: right when the answer has the length
+        right = "214" in task.split("Answer to grade:", 1)[1]
+        return json.dumps({"score": 1.0 if right else 0.0, "pass": right, "reason": "checked the length"})
     if "response_format" in body:  # a classification or plan: plain recall
         return json.dumps({"intent": "recall", "entities": ["Kestrel footbridge"]})
     if system.startswith("Summarise"):
@@ -95,7 +98,7 @@ def moot(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
 def test_progressive_cli_writes_results_report_and_chart_then_rerenders(tmp_path: Path, suite: Path, model_string: str) -> None:
     out = tmp_path / "out"
     run = moot("eval", "progressive", "--suite", str(suite), "--model", model_string, "--mode", "both", "--runs", "2",
-               "--json", str(out / "results.json"), home=tmp_path / "home")
+               "--judge", model_string, "--judge-votes", "2", "--json", str(out / "results.json"), home=tmp_path / "home")
     assert run.returncode == 0, run.stderr
     summary = json.loads(run.stdout.strip().splitlines()[-1])
     assert summary["runs"] == 2 and summary["modes"] == ["single", "multi"]
@@ -106,7 +109,14 @@ def test_progressive_cli_writes_results_report_and_chart_then_rerenders(tmp_path
     records = results["levels"][0]["records"]
     length = [r for r in records if r["question_id"] == "L1.1"]
     assert all(r["passed"] and "214" in r["answer"] and r["run_id"] for r in length)
+    assert all(r["judge"]["passed"] and len(r["judge"]["votes"]) == 2 for r in length)
+    # The fake judge passes exactly the answers that state the length, whatever the question: it
+    # agrees with the rubric on the length question and disagrees on the painter one.
+    expected_agreement = sum(("214" in r["answer"]) == r["passed"] for r in records) / len(records)
+    assert 0 < expected_agreement < 1
+    assert summary["judge_agreement"] == pytest.approx(expected_agreement, abs=1e-4)
     markdown = (out / "progressive.md").read_text()
+    assert "The LLM judge and the rubric agree" in markdown
     assert "| L1 direct recall |" in markdown and (out / "progressive.png").read_bytes()[:4] == b"\x89PNG"
 
     again = moot("eval", "report", str(out / "results.json"), "--out", str(tmp_path / "again"), home=tmp_path / "home")
