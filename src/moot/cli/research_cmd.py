@@ -1,9 +1,131 @@
-"""`moot research`: being built (issue #6); this module only reserves the command's place."""
+"""`moot research "QUESTION" --repo PATH`: answer a question about a codebase, citing file:line.
+
+The repository is indexed first when needed (with a progress bar). While the run goes, a live
+table driven by the run's event bus shows each phase and each researcher: status, turns, tool
+calls and tokens — so parallel researchers are visibly parallel and a slow model never looks
+hung. ``--json`` prints one object instead.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
 import typer
+from rich.live import Live
+from rich.markup import escape
+from rich.table import Table
+
+from moot.cli._output import print_json, stderr, stdout, usage_line
+from moot.errors import MootError
 
 
 def register(app: typer.Typer) -> None:
-    """Registers nothing yet: the command is added together with its implementation."""
+    app.command("research")(research_command)
+
+
+def research_command(
+    question: str = typer.Argument(..., help="A question about the code, e.g. \"How is a request sent?\""),
+    repo: Path = typer.Option(Path("."), "--repo", "-r", help="The repository (or installed package) to research."),
+    mode: str = typer.Option("auto", "--mode", help="auto (routed by the question's shape), single or multi."),
+    model: Optional[str] = typer.Option(
+        None, "--model", "-m", help="Model string (default: $MOOT_MODEL, else the embedded model)."
+    ),
+    db: Optional[Path] = typer.Option(None, "--db", help="Index file; default: one file per root in the moot home."),
+    sequential: bool = typer.Option(False, "--sequential", help="Run researchers one after another (for comparison)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object: answer, evidence, verification, usage."),
+) -> None:
+    """Research a codebase: planner → parallel researchers → synthesizer → verifier (or one agent)."""
+    from moot.cli.index_cmd import _progress_bar
+    from moot.runtime import EventBus, RunStore
+    from moot.teams.research import ResearchConfig, ResearchTeam
+
+    if mode not in ("auto", "single", "multi"):
+        raise MootError(f"unknown mode {mode!r}", fix="use --mode auto, single or multi")
+    if not repo.exists() or not repo.is_dir():
+        raise MootError(f"{repo} is not a folder", fix="pass --repo with the path of a source folder")
+    team = ResearchTeam(repo, model=model, store=RunStore(), db_path=db, config=ResearchConfig(parallel=not sequential))
+    with _progress_bar(enabled=not as_json) as on_progress:
+        team.index(progress=on_progress)
+    bus = EventBus()
+    board = _Board()
+    bus.subscribe(board.on_event)
+    try:
+        if as_json:
+            result = asyncio.run(team.ask(question, mode=mode, bus=bus))  # type: ignore[arg-type]
+        else:
+            with Live(board.render(), console=stderr, refresh_per_second=4, transient=False) as live:
+                board.live = live
+                result = asyncio.run(team.ask(question, mode=mode, bus=bus))  # type: ignore[arg-type]
+                live.update(board.render())
+    finally:
+        team.close()
+    if as_json:
+        print_json(result.to_json())
+        return
+    stdout.print(f"[dim]mode: {result.mode} ({escape(result.routing_rule)})[/]")
+    stdout.print(escape(result.answer))
+    if result.verification:
+        counts: dict[str, int] = {}
+        for v in result.verification:
+            counts[v.status] = counts.get(v.status, 0) + 1
+        stdout.print("[dim]verification: " + ", ".join(f"{n} {s.lower()}" for s, n in counts.items()) + "[/]")
+        for v in result.verification:
+            if v.status == "CORRECTED":
+                stdout.print(f"[yellow]corrected:[/] {escape(v.correction)}")
+    stdout.print(f"[dim]{usage_line(result.usage, result.seconds)} · run {result.run_id[:12]} "
+                 f"(moot runs show {result.run_id[:12]})[/]")
+
+
+@dataclass
+class _Row:
+    status: str = "waiting"
+    turns: int = 0
+    tools: int = 0
+    tokens: int = 0
+    last: str = ""
+    started: float | None = None
+    finished: float | None = None
+
+
+@dataclass
+class _Board:
+    """The live table: one row per phase or researcher, updated from events."""
+
+    rows: dict[str, _Row] = field(default_factory=dict)
+    live: Any = None
+
+    def on_event(self, event: Any) -> None:
+        kind = event.type.value
+        if not event.task_id:
+            return
+        row = self.rows.setdefault(event.task_id, _Row())
+        p = event.payload
+        if kind == "task_started":
+            row.status, row.started = "running", event.ts
+        elif kind == "model_response":
+            row.turns = p.get("turn", row.turns)
+            row.tokens += int(p.get("input_tokens", 0)) + int(p.get("output_tokens", 0))
+        elif kind == "tool_call":
+            row.tools += 1
+            row.last = f"{p.get('tool')}({p.get('arguments', '')[:40]})"
+        elif kind in ("task_finished", "task_failed"):
+            row.status = p.get("status") or ("failed" if kind == "task_failed" else "done")
+            row.finished = event.ts
+        if self.live is not None:
+            self.live.update(self.render())
+
+    def render(self) -> Table:
+        table = Table(title="research", expand=False, show_edge=False)
+        for col in ("phase", "status", "turns", "tools", "tokens", "time", "last tool call"):
+            table.add_column(col)
+        now = time.time()
+        for name, row in self.rows.items():
+            secs = ((row.finished or now) - row.started) if row.started else 0.0
+            colour = {"running": "cyan", "completed": "green", "stopped": "yellow", "failed": "red"}.get(row.status, "")
+            table.add_row(name, f"[{colour}]{row.status}[/]" if colour else row.status, str(row.turns), str(row.tools),
+                          str(row.tokens), f"{secs:.1f}s", escape(row.last))
+        return table

@@ -1,9 +1,44 @@
-"""`moot serve`: being built (issue #6); this module only reserves the command's place."""
+"""`moot serve`: the HTTP API (code research queries, background runs, progress over SSE).
+
+Bound to loopback by default. Any other address needs a bearer token (``--token`` or
+``MOOT_SERVE_TOKEN``); the server refuses to start without one.
+"""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+from typing import Optional
+
 import typer
+
+from moot.cli._output import stderr
 
 
 def register(app: typer.Typer) -> None:
-    """Registers nothing yet: the command is added together with its implementation."""
+    app.command("serve")(serve_command)
+
+
+def serve_command(
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (non-loopback needs --token)."),
+    port: int = typer.Option(8765, "--port", help="Port to listen on."),
+    token: Optional[str] = typer.Option(None, "--token", help="Bearer token required on /api (default: $MOOT_SERVE_TOKEN)."),
+    model: Optional[str] = typer.Option(
+        None, "--model", "-m", help="Model string for every run (default: $MOOT_MODEL, else the embedded model)."
+    ),
+    max_concurrent: int = typer.Option(2, "--max-concurrent", min=1, help="Research runs at the same time."),
+    max_body: int = typer.Option(65536, "--max-body", min=1024, help="Largest request body in bytes (413 above)."),
+    repo_root: list[Path] = typer.Option([], "--repo-root", help="Only allow repositories under this folder (repeatable)."),
+) -> None:
+    """Serve the research API: POST /api/query, POST /api/runs, GET /api/runs/{id}/events (SSE), /docs."""
+    import uvicorn
+
+    from moot.server import ServerSettings, create_app
+    from moot.server.security import check_bind
+
+    token = token or os.environ.get("MOOT_SERVE_TOKEN") or None
+    check_bind(host, token)
+    settings = ServerSettings(model=model, token=token, max_body_bytes=max_body, max_concurrent=max_concurrent,
+                              repo_roots=list(repo_root))
+    stderr.print(f"moot serve on http://{host}:{port} (docs: /docs){' · token required' if token else ''}")
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")

@@ -1,0 +1,179 @@
+"""Research runs inside the server: started, limited in number, streamed, kept.
+
+Each run's runtime events are turned into a short list of progress events (phase, researcher
+index, tool calls, usage, ``done``) kept in memory for its stream, while the run store keeps
+the full record (``moot runs show ID`` works for API runs too). A stream only reads: a client
+that disconnects just drops its queue, and the run finishes on its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from moot.errors import MootError
+from moot.runtime import Event, EventBus, RunStore
+
+MAX_KEPT_RUNS = 200
+"""Finished runs kept in memory for GET /api/runs/{id}; older ones are still in the run store."""
+
+
+@dataclass
+class ServerRun:
+    """A run the server started: its state, its progress events and its result."""
+
+    id: str
+    prompt: str
+    repo: str
+    mode: str
+    status: str = "queued"
+    """``queued`` (waiting for a slot), ``running``, ``completed``, ``stopped``, ``failed``, ``cancelled``."""
+    created: float = field(default_factory=time.time)
+    finished: float | None = None
+    events: list[dict[str, Any]] = field(default_factory=list)
+    result: dict[str, Any] | None = None
+    error: str | None = None
+    task: asyncio.Task[Any] | None = None
+    listeners: set[asyncio.Queue[dict[str, Any] | None]] = field(default_factory=set)
+
+    @property
+    def done(self) -> bool:
+        return self.status not in ("queued", "running")
+
+    def push(self, name: str, data: dict[str, Any]) -> None:
+        item = {"event": name, "id": len(self.events) + 1, "data": data}
+        self.events.append(item)
+        for queue in list(self.listeners):
+            queue.put_nowait(item)
+
+    def summary(self) -> dict[str, Any]:
+        return {"run_id": self.id, "status": self.status, "prompt": self.prompt, "repo": self.repo, "mode": self.mode,
+                "created": self.created, "finished": self.finished, "events": len(self.events),
+                "error": self.error, "result": self.result}
+
+
+def _phase(task_id: str | None) -> tuple[str, int | None]:
+    if not task_id:
+        return "run", None
+    if task_id.startswith("researcher-"):
+        return "researchers", int(task_id.rsplit("-", 1)[1])
+    return task_id, None
+
+
+def progress_event(event: Event) -> tuple[str, dict[str, Any]] | None:
+    """The stream's view of one runtime event (``None``: not streamed)."""
+    kind, p = event.type.value, event.payload
+    phase, researcher = _phase(event.task_id)
+    base = {"phase": phase, "researcher": researcher, "task_id": event.task_id, "ts": event.ts}
+    if kind == "task_started":
+        return "phase", {**base, "status": "started"}
+    if kind in ("task_finished", "task_failed", "task_skipped"):
+        return "phase", {**base, "status": p.get("status") or kind.split("_")[1], "error": p.get("error")}
+    if kind == "tool_call":
+        return "tool_call", {**base, "tool": p.get("tool"), "arguments": p.get("arguments"), "ok": p.get("ok", True)}
+    if kind == "model_response":
+        return "usage", {**base, "input_tokens": p.get("input_tokens", 0), "output_tokens": p.get("output_tokens", 0),
+                         "requests": p.get("requests", 0), "cost_usd": p.get("cost_usd", 0.0)}
+    if kind in ("budget_warning", "budget_stop"):
+        return kind, {**base, "reason": p.get("reason") or p.get("detail")}
+    return None
+
+
+class RunManager:
+    """Starts research runs with one shared model, at most ``max_concurrent`` at a time."""
+
+    def __init__(self, model: Any, store: RunStore, *, max_concurrent: int = 2,
+                 repo_roots: list[Path] | None = None, team_options: dict[str, Any] | None = None) -> None:
+        self.model = model
+        self.store = store
+        self.slots = asyncio.Semaphore(max_concurrent)
+        self.max_concurrent = max_concurrent
+        self.repo_roots = [r.resolve() for r in repo_roots or []]
+        self.team_options = team_options or {}
+        self.runs: dict[str, ServerRun] = {}
+        self.open_streams = 0
+
+    def check_repo(self, repo: str) -> Path:
+        path = Path(repo).expanduser()
+        if not path.is_dir():
+            raise MootError(f"repo {repo!r} is not a folder on the server", fix="send the path of a source folder")
+        resolved = path.resolve()
+        if self.repo_roots and not any(resolved.is_relative_to(root) for root in self.repo_roots):
+            raise MootError(f"repo {repo!r} is outside the folders this server may read",
+                            fix="use a repo under " + ", ".join(map(str, self.repo_roots)))
+        return resolved
+
+    def start(self, prompt: str, repo: str, mode: str) -> ServerRun:
+        path = self.check_repo(repo)
+        run = ServerRun(id=uuid.uuid4().hex, prompt=prompt, repo=str(path), mode=mode)
+        self.runs[run.id] = run
+        run.task = asyncio.create_task(self._execute(run, path), name=f"research {run.id}")
+        self._forget_old()
+        return run
+
+    async def _execute(self, run: ServerRun, path: Path) -> None:
+        from moot.teams.research import ResearchTeam
+
+        bus = EventBus()
+
+        def forward(event: Event) -> None:
+            if event.run_id != run.id:
+                return
+            mapped = progress_event(event)
+            if mapped is not None:
+                run.push(*mapped)
+
+        bus.subscribe(forward)
+        try:
+            async with self.slots:
+                run.status = "running"
+                run.push("status", {"status": "running"})
+                team = ResearchTeam(path, model=self.model, store=self.store, **self.team_options)
+                try:
+                    result = await team.ask(run.prompt, mode=run.mode, bus=bus, run_id=run.id)  # type: ignore[arg-type]
+                finally:
+                    await asyncio.to_thread(team.close)
+            run.result = result.to_json()
+            run.status = result.status
+        except asyncio.CancelledError:
+            run.status, run.error = "cancelled", "the run was cancelled"
+            raise
+        except MootError as exc:
+            run.status, run.error = "failed", exc.one_line()
+        except Exception as exc:  # a bug must end this run, not the server
+            run.status, run.error = "failed", f"{type(exc).__name__}: {exc}"
+        finally:
+            run.finished = time.time()
+            done: dict[str, Any] = {"status": run.status, "run_id": run.id, "error": run.error}
+            if run.result is not None:
+                done.update(answer=run.result["answer"], mode=run.result["mode"], usage=run.result["usage"],
+                            seconds=run.result["seconds"])
+            run.push("done", done)
+            for queue in list(run.listeners):
+                queue.put_nowait(None)
+
+    def get(self, run_id: str) -> ServerRun:
+        run = self.runs.get(run_id)
+        if run is None:
+            raise KeyError(run_id)
+        return run
+
+    @property
+    def active(self) -> int:
+        return sum(1 for r in self.runs.values() if r.task is not None and not r.task.done())
+
+    def _forget_old(self) -> None:
+        finished = [r for r in self.runs.values() if r.done]
+        for run in sorted(finished, key=lambda r: r.created)[: max(0, len(finished) - MAX_KEPT_RUNS)]:
+            self.runs.pop(run.id, None)
+
+    async def shutdown(self) -> None:
+        """Cancel what still runs (each is recorded as cancelled in the run store)."""
+        tasks = [r.task for r in self.runs.values() if r.task is not None and not r.task.done()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)

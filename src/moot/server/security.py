@@ -1,0 +1,106 @@
+"""Who may call the API and how much they may send: a bearer token and a body size limit.
+
+Both are plain ASGI middleware, so they apply before FastAPI parses anything: an oversized
+body is refused (413) without being read into memory, and a request without the token never
+reaches a handler.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import json
+from typing import Any
+
+from moot.errors import MootError
+
+Scope = dict[str, Any]
+
+OPEN_PATHS = ("/docs", "/openapi.json", "/redoc", "/api/health")
+"""Readable without the token: the API's description, and a liveness check."""
+
+
+def is_loopback(host: str) -> bool:
+    if host in ("localhost", "localhost.localdomain"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(host: str, token: str | None) -> None:
+    """Refuse to serve a non-loopback address without a token (anyone on the network could run models)."""
+    if not is_loopback(host) and not token:
+        raise MootError(f"refusing to listen on {host} without a token: anyone who can reach it could run models "
+                        "and read indexed code", fix="pass --token T (or set MOOT_SERVE_TOKEN), or bind to 127.0.0.1")
+
+
+async def _send_json(send: Any, status: int, detail: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    body = json.dumps({"detail": detail}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                            *(headers or [])]})
+    await send({"type": "http.response.body", "body": body})
+
+
+class TokenMiddleware:
+    """Requires ``Authorization: Bearer <token>`` on every path but :data:`OPEN_PATHS`."""
+
+    def __init__(self, app: Any, token: str | None) -> None:
+        self.app = app
+        self.token = token
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or not self.token or scope["path"].startswith(OPEN_PATHS):
+            await self.app(scope, receive, send)
+            return
+        given = dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")
+        if not hmac.compare_digest(given.encode(), f"Bearer {self.token}".encode()):
+            await _send_json(send, 401, "missing or wrong bearer token (send Authorization: Bearer <token>)",
+                             [(b"www-authenticate", b"Bearer")])
+            return
+        await self.app(scope, receive, send)
+
+
+class BodyLimitMiddleware:
+    """Refuses request bodies over ``max_bytes`` with 413, by Content-Length or while streaming."""
+
+    def __init__(self, app: Any, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = dict(scope.get("headers") or []).get(b"content-length")
+        if length is not None and length.isdigit() and int(length) > self.max_bytes:
+            await _send_json(send, 413, f"request body of {int(length)} bytes is over the limit of {self.max_bytes}")
+            return
+        # Without a Content-Length (chunked upload) the body is read here, at most max_bytes
+        # of it, before the app sees anything; the limit is small, so buffering it is cheap.
+        chunks: list[bytes] = []
+        seen = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                break
+            chunks.append(message.get("body", b""))
+            seen += len(chunks[-1])
+            if seen > self.max_bytes:
+                await _send_json(send, 413, f"request body is over the limit of {self.max_bytes} bytes")
+                return
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
