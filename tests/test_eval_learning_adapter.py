@@ -154,3 +154,74 @@ def test_routing_is_not_blamed_in_single_mode() -> None:
 def test_an_agent_that_shows_nothing_is_not_blamed_on_a_guessed_stage() -> None:
     verdict = attribute_failure(level="L1", question=_q([["150"]]), answer="I don't know.", mode="single")
     assert verdict.stage == "unknown" and "exposes no knowledge" in verdict.reason
+
+
+# --------------------------------------------------------------------------- L7: teaching
+
+MILL_FACTS = [
+    ("The Sorrel Bay tide mill grinds 150 kilograms of flour an hour.", "flour per hour", "150 kilograms"),
+    ("The waterwheel of the Sorrel Bay tide mill is 6 metres wide.", "waterwheel width", "6 metres"),
+    ("The Sorrel Bay tide mill was built in 1791.", "year built", "1791"),
+]
+
+
+def _items(text: str, header: str) -> list[str]:
+    after = text.split(header, 1)[1] if header in text else ""
+    return [line[2:] for line in after.splitlines()[1:] if line.startswith("- ")]
+
+
+def classroom(request: ModelRequest) -> Any:
+    """Teacher repeats its facts; the student notes sentences and answers with its best note."""
+    task = str(request.messages[-1].content)
+    name = request.output.name if request.output else ""
+    system = str(request.messages[0].content)
+    if system.startswith("You extract facts"):
+        return {"facts": [{"content": text, "entity": "Sorrel Bay tide mill", "attribute": attr, "value": value}
+                          for text, attr, value in MILL_FACTS if text in task]}
+    if system.startswith("Summarise"):
+        return "A tide mill."
+    if name == "TeacherTurn":
+        facts = _items(task, "Facts to teach:")
+        return {"explanation": " ".join(facts), "check_question": "What did you learn about the mill?"}
+    if name == "StudentNotes":
+        said = task.split("Your teacher said:\n", 1)[1].split("\n\nWrite your notes", 1)[0]
+        return {"notes": [s for s in re.split(r"(?<=\.)\s+", said) if s.strip()][:4]}
+    lines = _items(task, "Your notes:") or _items(task, "Your facts:")
+    question = task.split("uestion: ", 1)[1].split("\n", 1)[0].lower()
+    words = {w for w in re.findall(r"[a-z]+", question) if len(w) > 3} - {"sorrel", "tide", "mill"}
+    best = max(lines, key=lambda l: len(words & set(re.findall(r"[a-z]+", l.lower()))), default="I don't know")
+    if name == "CheckAnswer":
+        return {"answer": best, "own_words": "the teacher said so"}
+    return {"answer": best}
+
+
+def test_l7_the_taught_student_answers_the_quiz_from_its_own_notes(tmp_path: Path, store: RunStore) -> None:
+    suite = tmp_path / "suite"
+    (suite / "articles" / "L07").mkdir(parents=True)
+    (suite / "articles" / "L07" / "mill.md").write_text("# The mill\n\n" + " ".join(f for f, _, _ in MILL_FACTS))
+    questions = [
+        {"id": "L7.1", "question": "How much flour does the Sorrel Bay tide mill grind an hour?", "expected": "150 kilograms.",
+         "rubric": {"required": [["150"]]}},
+        {"id": "L7.2", "question": "How wide is the waterwheel of the Sorrel Bay tide mill?", "expected": "6 metres.",
+         "rubric": {"required": [["re:\\b6\\b"]]}},
+    ]
+    (suite / "L07.json").write_text(json.dumps({
+        "level": "L7", "name": "teaching", "articles": [{"file": "L07/mill.md", "source": "Trust", "published": "2024-05-03"}],
+        "questions": questions, "teaching": {"topic": "Sorrel Bay tide mill", "quiz": ["L7.1", "L7.2"]},
+    }))
+
+    factory = learning_team_factory(FunctionModel(classroom), store=store, teaching_rounds=3)
+    results = asyncio.run(run_progressive(load_suite(suite), factory, modes=["single"], runs=1))
+    level = results.levels[0]
+    assert level.teaching == "ran"
+    taught = [r for r in level.records if r.mode == "teaching"]
+    assert [r.question_id for r in taught] == ["L7.1", "L7.2"]
+    assert all(r.run_id and store.get_run(r.run_id).name.startswith("teach:") for r in taught)
+    assert all(r.model_calls >= 1 for r in taught)  # the quiz answer plus a share of the teaching
+    # The student knows only its notes, and every note came from the teacher's words.
+    for record in taught:
+        notes = record.trace["student_notes"]
+        assert all(any(note in fact for fact, _, _ in MILL_FACTS) for note in notes)
+        if record.passed:
+            assert any(value.split()[0] in note for note in notes for _, _, value in MILL_FACTS)
+    assert any(r.passed for r in taught)
