@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,6 @@ import pytest
 
 from moot.errors import MootError
 from moot.eval.adapter import AgentAnswer, EvalAgent
-from moot.eval.analysis import attribute_failure
 from moot.eval.judge import LLMJudge, agreement
 from moot.eval.levels import Question, Rubric, load_level, load_suite
 from moot.eval.report import render_markdown, summarise_level, summary_json, write_report

@@ -86,7 +86,7 @@ async def _run(levels: list[Any], modes: list[str], runs: int, model: str | None
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from moot.eval.judge import LLMJudge
-    from moot.eval.runner import RunProgress, questions_per_level, run_progressive
+    from moot.eval.runner import RunProgress, run_progressive
     from moot.models.registry import infer_model
     from moot.teams.learning.eval_adapter import learning_team_factory
 

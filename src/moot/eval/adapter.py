@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, Union, runtime_checkable
 
 from moot.models.base import Usage
 
@@ -68,7 +68,7 @@ class Inspectable(Protocol):
         ...
 
 
-AgentFactory = Callable[[Path], "EvalAgent | Awaitable[EvalAgent]"]
+AgentFactory = Callable[[Path], Union[EvalAgent, Awaitable[EvalAgent]]]
 """Makes a fresh agent whose memory lives in the given (empty, temporary) folder."""
 
 

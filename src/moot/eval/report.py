@@ -185,7 +185,7 @@ def render_markdown(results: EvalResults, *, chart: str | None = "progressive.pn
     agree = judge_agreement(results)
     if agree is not None:
         n = sum(1 for lv in results.levels for r in lv.records if r.judge is not None)
-        out += ["", f"## Judge", "", f"The LLM judge and the rubric agree on pass/fail for {_pct(agree)} of {n} answers."]
+        out += ["", "## Judge", "", f"The LLM judge and the rubric agree on pass/fail for {_pct(agree)} of {n} answers."]
     if chart:
         out += ["", "## Chart", "", f"![pass rate per level]({chart})"]
     return "\n".join(out) + "\n"
