@@ -162,3 +162,26 @@ def test_a_sub_agent_uses_the_tools_and_a_refused_path_does_not_end_its_run(inde
     assert tool_messages[1].is_error and "top secret" not in tool_messages[1].content
     final_read = [m for m in model.requests[2].messages if getattr(m, "name", None) == "read_file"][-1]
     assert "17|     def load(self, path):" in final_read.content
+
+
+def test_parallel_researchers_share_one_index(index: CodeIndex) -> None:
+    # The research team runs its researchers at once; their tool calls reach the one index
+    # from several worker threads at the same time.
+    queries = ["read file", "config loader", "render user list", "fetch json document", "parse settings", "api client"]
+
+    def researcher(n: int) -> SubAgent:
+        script: list = [[tool_call("search_code", query=q) for q in queries] + [tool_call("read_map"), tool_call("resolve_symbol", name="load")]]
+        script.append(f"researcher {n} done")
+        return SubAgent(f"r{n}", "reads code", "Answer from the code.", tools=code_tools(index), model=ScriptedModel(script))
+
+    agents = [researcher(n) for n in range(4)]
+
+    async def run_all():  # type: ignore[no-untyped-def]
+        return await asyncio.gather(*(a.run("Find the config code.") for a in agents))
+
+    results = asyncio.run(run_all())
+    assert [r.output for r in results] == [f"researcher {n} done" for n in range(4)]
+    for agent in agents:
+        tool_results = [m for m in agent.model.requests[1].messages if getattr(m, "name", None) == "search_code"]  # type: ignore[union-attr]
+        assert len(tool_results) == len(queries) and not any(m.is_error for m in tool_results)
+        assert "demo/storage.py:6-9 function demo.storage.read_file" in tool_results[0].content
