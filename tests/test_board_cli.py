@@ -57,6 +57,20 @@ def test_init_submit_work_and_status(app: typer.Typer, tmp_path: Path) -> None:
     assert "completed 3" in frame
 
 
+def test_until_idle_waits_out_the_grace_on_work_for_other_agents(app: typer.Typer, tmp_path: Path) -> None:
+    ws = str(tmp_path / "ws")
+    run(app, "board", "init", ws)
+    run(app, "board", "submit", ws, "say hello", "--requires", "echo", "--id", "hello")
+    # the breakdown agent declines it by the requirements pre-check (no model is loaded) and,
+    # with only someone else's task on the board, stops once the board stood still for the grace
+    summary = json.loads(run(app, "board", "worker", ws, "--agent", "breakdown", "--until-idle",
+                             "--idle-grace", "0.3", "--json"))
+    assert summary["claimed"] == 0
+    assert summary["stop_reason"] == "idle: only 1 pending task(s) for other agents, unchanged for 0.3s"
+    status = json.loads(run(app, "board", "status", ws, "--json"))
+    assert status["counts"]["pending"] == 1 and status["tasks"][0]["attempts"] == 0
+
+
 def test_worker_max_tasks(app: typer.Typer, tmp_path: Path) -> None:
     ws = str(tmp_path / "ws")
     run(app, "board", "init", ws)
