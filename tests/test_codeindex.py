@@ -467,3 +467,16 @@ def test_nested_gitignore_files_apply_below_their_own_folder(tmp_path: Path) -> 
         assert idx.resolve_symbol("keptInA")[0].path == "a/keep.js"
         assert idx.resolve_symbol("keptInB")[0].path == "b/also.js"
         assert idx.stats()["files"] == 3
+
+
+def test_src_layout_names_read_as_imports_and_front_matter_is_not_a_summary(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    (root / "src" / "shop").mkdir(parents=True)
+    (root / "src" / "shop" / "cart.py").write_text("def add_item(cart, item):\n    cart.append(item)\n")
+    (root / "docs").mkdir()
+    (root / "docs" / "guide.md").write_text("---\ntitle: Shopping guide\ndate: 2024-01-01\n---\n\n# Intro\n")
+    (root / "docs" / "faq.md").write_text("---\ndate: 2024-01-01\n---\n\n# Questions people ask\n")
+    with CodeIndex.build(root, db_path=tmp_path / "p.sqlite3") as idx:
+        assert idx.resolve_symbol("add_item")[0].qualified_name == "shop.cart.add_item"
+        docs = next(line for line in idx.read_map(".").splitlines() if line.strip().startswith("docs/"))
+        assert "guide.md: Shopping guide" in docs and "faq.md: Questions people ask" in docs and "---" not in docs

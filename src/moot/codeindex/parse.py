@@ -114,13 +114,18 @@ def _query_source(lang: tree_sitter.Language) -> str:
 
 
 def module_name(rel: str, package: str = "") -> str:
-    """``pkg/sub/mod.py`` → ``pkg.sub.mod``; ``pkg/__init__.py`` → ``pkg``; ``src/a.ts`` → ``src.a``.
+    """``pkg/sub/mod.py`` → ``pkg.sub.mod``; ``pkg/__init__.py`` → ``pkg``; ``web/a.ts`` → ``web.a``.
+
+    Python files under a top-level ``src/`` lose it (``src/pkg/mod.py`` → ``pkg.mod``), as imports do.
 
     ``package`` is the root's own name when the root is itself a Python package (an installed
     package in site-packages), so names read ``httpx._client.Client``, as in an import.
     """
     if package:
         rel = f"{package}/{rel}"
+    elif rel.startswith("src/") and rel.endswith((".py", ".pyi")):
+        # The src layout: src/moot/config.py is imported as moot.config.
+        rel = rel[len("src/"):]
     stem = rel.rsplit(".", 1)[0] if "." in rel.rsplit("/", 1)[-1] else rel
     parts = [p for p in stem.split("/") if p]
     if len(parts) > 1 and parts[-1] in ("__init__", "index"):
@@ -188,7 +193,12 @@ def _parse_text(rel: str, text: str) -> ParsedFile:
         parsed.chunks.append(Chunk("text", rel, 1, 1, ""))
     # Only prose has a first line worth showing in the repo map ("{" is not a summary).
     if rel.lower().endswith((".md", ".markdown", ".rst", ".txt")) or "." not in rel.rsplit("/", 1)[-1]:
-        first = next((l.strip().lstrip("#").strip() for l in lines if l.strip()), "")
+        body = lines
+        if lines and lines[0].strip() == "---":  # YAML front matter: a title beats "---"
+            end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), 0)
+            title = next((l.split(":", 1)[1].strip().strip("\"'") for l in lines[1:end] if l.lower().startswith("title:")), "")
+            body = [title, *lines[end + 1 :]] if title else lines[end + 1 :]
+        first = next((l.strip().lstrip("#").strip() for l in body if l.strip()), "")
         parsed.docstring = first[:120]
     return parsed
 
