@@ -1,0 +1,68 @@
+"""Research eval scoring on fixed answers, against the real installed httpx package."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from moot.eval.research import ResearchAnswer, load_set, run_research_eval, score_answer
+
+
+@pytest.fixture(scope="module")
+def qset():  # type: ignore[no-untyped-def]
+    return load_set()
+
+
+def question(qset, qid: str):  # type: ignore[no-untyped-def]
+    return next(q for q in qset.questions if q.id == qid)
+
+
+GOOD_REDIRECTS = (
+    "Redirects are only followed when `follow_redirects=True` (it defaults to False, httpx/_client.py:197). "
+    "The loop in `_send_handling_redirects` (_client.py:964) checks `has_redirect_location` and raises "
+    "TooManyRedirects once `max_redirects` (20) is exceeded. `_redirect_method` (_client.py:494) turns a 303 See Other "
+    "and a 302 into GET. `_redirect_headers` (_client.py:546) strips the Authorization header when the redirect "
+    "goes to another origin and updates the Host header."
+)
+WRONG_REDIRECTS = (
+    "httpx follows redirects by default. A 303 keeps the POST method unchanged. See httpx/redirects.py:12 "
+    "and _client.py:99999."
+)
+
+
+def test_the_set_has_six_questions_with_ground_truth(qset) -> None:  # type: ignore[no-untyped-def]
+    assert len(qset.questions) >= 6
+    for q in qset.questions:
+        assert len(q.subsystems) >= 3 and len(q.claims) >= 3 and len(q.anti_claims) >= 1
+    assert (qset.repo() / "_client.py").is_file()  # httpx as installed from PyPI
+
+
+def test_good_answer_scores_high(qset) -> None:  # type: ignore[no-untyped-def]
+    s = score_answer(question(qset, "redirects"), ResearchAnswer(GOOD_REDIRECTS), qset.repo())
+    assert s.coverage == 1.0 and s.claim_recall == 1.0 and s.anti_claim_avoidance == 1.0
+    assert s.citations == 4 and s.citation_precision == 1.0
+    assert s.overall == 1.0
+
+
+def test_anti_claim_answer_scores_low(qset) -> None:  # type: ignore[no-untyped-def]
+    s = score_answer(question(qset, "redirects"), ResearchAnswer(WRONG_REDIRECTS), qset.repo())
+    assert s.anti_claim_avoidance == 0.0 and len(s.anti_claims_made) == 2
+    assert s.citation_precision == 0.0  # one invented file, one line past the end
+    assert s.overall < 0.3
+
+
+def test_citation_in_an_irrelevant_file_is_not_precise(qset) -> None:  # type: ignore[no-untyped-def]
+    s = score_answer(question(qset, "timeouts"), ResearchAnswer("The default is 5 seconds (_decoders.py:10)."), qset.repo())
+    assert s.citations == 1 and s.citation_precision == 0.0 and "The default timeout is 5 seconds." in s.claims_made
+
+
+def test_runner_scores_an_agent_per_mode(qset) -> None:  # type: ignore[no-untyped-def]
+    class Fixed:
+        async def answer(self, question: str, repo: Path, *, mode: str) -> ResearchAnswer:
+            return ResearchAnswer(GOOD_REDIRECTS if mode == "multi" else "I am not sure.", mode=mode)
+
+    result = asyncio.run(run_research_eval(Fixed(), modes=["single", "multi"], only=["redirects"]))
+    assert result["summary"]["multi"]["overall"] == 1.0
+    assert result["summary"]["single"]["coverage"] == 0.0 and result["summary"]["single"]["citation_precision"] is None
