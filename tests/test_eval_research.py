@@ -66,3 +66,27 @@ def test_runner_scores_an_agent_per_mode(qset) -> None:  # type: ignore[no-untyp
     result = asyncio.run(run_research_eval(Fixed(), modes=["single", "multi"], only=["redirects"]))
     assert result["summary"]["multi"]["overall"] == 1.0
     assert result["summary"]["single"]["coverage"] == 0.0 and result["summary"]["single"]["citation_precision"] is None
+
+
+def test_eval_research_cli_with_a_loopback_model(tmp_path: Path) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from test_research_support import fake_openai_server
+
+    env = {**os.environ, "MOOT_HOME": str(tmp_path / "home")}
+    env.pop("MOOT_MODEL", None)
+    with fake_openai_server() as model:
+        out = subprocess.run([sys.executable, "-m", "moot", "eval", "research", "--mode", "both", "--questions", "redirects",
+                              "--model", model, "--json", str(tmp_path / "r.json")],
+                             capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout.strip().splitlines()[-1])["summary"]
+    assert summary["single"]["answers"] == 1 and summary["multi"]["answers"] == 1
+    records = json.loads((tmp_path / "r.json").read_text())["records"]
+    assert {r["answered_mode"] for r in records} == {"single", "multi"} and all(r["run_id"] for r in records)
+    bad = subprocess.run([sys.executable, "-m", "moot", "eval", "research", "--questions", "nope"],
+                         capture_output=True, text=True, env=env, timeout=60)
+    assert bad.returncode == 2 and "unknown question id" in bad.stderr

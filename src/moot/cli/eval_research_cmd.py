@@ -1,9 +1,101 @@
-"""`moot eval research`: being built; this module only reserves the subcommand's place."""
+"""`moot eval research`: score the code research team on questions about httpx (installed from PyPI).
+
+The eval layer knows nothing of teams; this command wires the research team in through the
+``ResearchAgent`` adapter protocol of :mod:`moot.eval.research`.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Optional
+
 import typer
+
+from moot.cli._output import print_json, stderr, stdout
+from moot.errors import MootError
+
+_MODES = {"single": ["single"], "multi": ["multi"], "both": ["single", "multi"], "auto": ["auto"]}
 
 
 def register(eval_app: typer.Typer) -> None:
-    """Registers nothing yet: the subcommand is added together with its implementation."""
+    eval_app.command("research")(research_eval)
+
+
+class TeamAgent:
+    """The research team as a :class:`moot.eval.research.ResearchAgent` (one index, one model)."""
+
+    def __init__(self, model: Any, store: Any) -> None:
+        self.model = model
+        self.store = store
+        self.teams: dict[Path, Any] = {}
+
+    async def answer(self, question: str, repo: Path, *, mode: str) -> Any:
+        from moot.eval.research import ResearchAnswer
+        from moot.teams.research import ResearchTeam
+
+        team = self.teams.get(repo)
+        if team is None:
+            team = self.teams[repo] = ResearchTeam(repo, model=self.model, store=self.store)
+            await asyncio.to_thread(team.index)
+        result = await team.ask(question, mode=mode)  # type: ignore[arg-type]
+        return ResearchAnswer(text=result.answer, citations=result.citations(), usage=result.usage,
+                              seconds=result.seconds, run_id=result.run_id, mode=result.mode)
+
+    def close(self) -> None:
+        for team in self.teams.values():
+            team.close()
+
+
+def research_eval(
+    mode: str = typer.Option("both", "--mode", help="single, multi, both or auto."),
+    model: Optional[str] = typer.Option(None, "--model", "-m", help="Model string (default: $MOOT_MODEL, else the embedded model)."),
+    questions: Optional[str] = typer.Option(None, "--questions", help="Only these question ids, e.g. redirects,auth."),
+    judge: Optional[str] = typer.Option(None, "--judge", help="Also grade with an LLM judge on this model string."),
+    judge_votes: int = typer.Option(3, "--judge-votes", help="Judge votes per answer (median score)."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the full results JSON here; print a summary JSON on stdout."),
+) -> None:
+    """Ask the research team questions about httpx and score coverage, claims, citations and anti-claims."""
+    from moot.eval.research import load_set, render_table, run_research_eval
+    from moot.models.registry import infer_model
+    from moot.runtime import RunStore
+
+    if mode not in _MODES:
+        raise MootError(f"unknown mode {mode!r}", fix="use --mode single, multi, both or auto")
+    qset = load_set()
+    only = [q.strip() for q in questions.split(",")] if questions else None
+    if only and (unknown := set(only) - {q.id for q in qset.questions}):
+        raise MootError(f"unknown question id(s): {', '.join(sorted(unknown))}",
+                        fix="use ids from: " + ", ".join(q.id for q in qset.questions))
+    judge_obj = None
+    if judge:
+        from moot.eval.judge import LLMJudge
+
+        judge_obj = LLMJudge(infer_model(judge), votes=judge_votes)
+    agent = TeamAgent(infer_model(model), RunStore())
+
+    def on_answer(record: dict[str, Any]) -> None:
+        stderr.print(f"[dim]{record['mode']:>6} {record['question_id']:<10} overall {record['overall']:.2f} "
+                     f"({record['seconds']}s, {record['usage']['requests']} calls)[/]")
+
+    try:
+        result = asyncio.run(run_research_eval(agent, modes=_MODES[mode], questions=qset, only=only,
+                                               judge=judge_obj, on_answer=on_answer))
+    finally:
+        agent.close()
+    if json_out is not None:
+        _write_atomic(json_out, json.dumps(result, indent=2, default=str))
+        print_json({"summary": result["summary"], "results": str(json_out)})
+        return
+    stdout.print(render_table(result))
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
