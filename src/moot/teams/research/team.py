@@ -102,8 +102,12 @@ class ResearchTeam:
         return asyncio.run(self.ask(question, mode=mode, **kwargs))
 
     async def ask(self, question: str, *, mode: Mode = "auto", bus: EventBus | None = None,
-                  run_id: str | None = None) -> MultiAgentResult:
-        """Answer ``question``; ``mode`` is ``single``, ``multi`` or ``auto`` (routed by the question's shape)."""
+                  run_id: str | None = None, plan: ResearchPlan | None = None) -> MultiAgentResult:
+        """Answer ``question``; ``mode`` is ``single``, ``multi`` or ``auto`` (routed by the question's shape).
+
+        ``plan`` skips the planner and uses these sub-questions (multi mode): to re-run a
+        question with an edited plan, or to compare runs on the same plan.
+        """
         question = " ".join(question.split())
         if not question:
             raise MootError("the question is empty", fix="pass a question about the code")
@@ -123,7 +127,7 @@ class ResearchTeam:
                     "depends_on": [], "on_failure": "skip"}])
         try:
             if chosen == "multi":
-                result = await self._multi(question, index, run, rule, mode)
+                result = await self._multi(question, index, run, rule, mode, plan)
             else:
                 result = await self._single(question, index, run, rule, mode)
         except asyncio.CancelledError:
@@ -149,23 +153,33 @@ class ResearchTeam:
                          tools=code_tools(index), model=self.model, max_turns=self.config.single_calls,
                          settings=ModelSettings(max_tokens=500))
         outcome = await run.step("single-agent", agent, f"Search results:\n{render_findings(seeded) or 'none'}\n\nQuestion: {question}")
-        answer = (outcome.text if outcome else "") or "(no answer: the budget stopped the run)"
+        draft = (outcome.text.strip() if outcome else "") or "(no answer: the budget stopped the run)"
         bundle = EvidenceBundle(sub_question=question, findings=seeded, coverage_note="the seeded search hits",
                                 researcher="single-agent", stop_reason=outcome.stop_reason if outcome else "not_started",
                                 turns=outcome.turns if outcome else 0)
+        # The baseline gets the same cheap, model-free help as the pipeline: invented citations
+        # are corrected or removed, and evidence locations are listed when it cites nothing.
+        verdicts, replace, _ = check_citations(index, split_claims(draft))
+        answer = revise(draft, replace)
+        if not any(exists(index, c) for c in find_citations(answer)) and (extra := sources_line([bundle])):
+            answer = f"{answer}\n\n{extra}"
         return MultiAgentResult(
-            question=question, answer=answer, draft_answer=answer, mode="single", requested_mode=requested,
-            routing_rule=rule + (f" ({note})" if note else ""), evidence=[bundle],
+            question=question, answer=answer, draft_answer=draft, mode="single", requested_mode=requested,
+            routing_rule=rule + (f" ({note})" if note else ""), evidence=[bundle], verification=verdicts,
             usage_by_phase=self._phases(run, {"single-agent": ["single-agent"]}),
         )  # fmt: skip
 
     # ------------------------------------------------------------------ the pipeline
 
-    async def _multi(self, question: str, index: CodeIndex, run: PipelineRun, rule: str, requested: Mode) -> MultiAgentResult:
+    async def _multi(self, question: str, index: CodeIndex, run: PipelineRun, rule: str, requested: Mode,
+                     given_plan: ResearchPlan | None = None) -> MultiAgentResult:
         cfg = self.config
-        repo_map = await asyncio.to_thread(index.read_map, ".")
-        outcome = await run.step("planner", planner_agent(self.model, repo_map), f"Question: {question}")
-        plan = to_plan(question, outcome.output if outcome else None)
+        if given_plan is not None:
+            plan = given_plan.model_copy(update={"note": given_plan.note or "plan given by the caller"})
+        else:
+            repo_map = await asyncio.to_thread(index.read_map, ".")
+            outcome = await run.step("planner", planner_agent(self.model, repo_map), f"Question: {question}")
+            plan = to_plan(question, outcome.output if outcome else None)
         if len(plan.sub_questions) < 2:
             # seed 001: fewer than two sub-questions is a single-agent question
             why = plan.note or f"the planner found {len(plan.sub_questions)} sub-question(s); fell back to single"

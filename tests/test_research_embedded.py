@@ -1,0 +1,27 @@
+"""One short end-to-end research run on the embedded model over a tiny real repository."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from moot.runtime import RunStore
+from moot.teams.research import ResearchConfig, ResearchTeam
+from moot.teams.research.citations import exists, find_citations
+from test_research_support import make_repo
+
+
+def test_embedded_model_answer_cites_a_real_location(tmp_path: Path, local_model) -> None:  # type: ignore[no-untyped-def]
+    repo = make_repo(tmp_path / "repo")
+    team = ResearchTeam(repo, model=local_model, store=RunStore(tmp_path / "runs.db"), db_path=tmp_path / "index.db",
+                        config=ResearchConfig(single_calls=2))
+    try:
+        result = team.ask_sync("Where is parse_request defined?")
+        index = team.index()
+        cited = find_citations(result.answer)
+        assert result.mode == "single" and result.routing_rule.startswith("symbol-lookup")
+        assert cited, result.answer
+        assert all(exists(index, c) for c in cited), result.answer  # invented ones were corrected or removed
+        assert any(c.path == "app/server.py" and c.start <= 4 <= c.end or c.start == 4 for c in cited), result.answer
+        assert RunStore(tmp_path / "runs.db").get_run(result.run_id).status == "completed"
+    finally:
+        team.close()
