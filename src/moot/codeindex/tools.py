@@ -60,7 +60,7 @@ def code_tools(index: CodeIndex) -> list[Tool]:
 
     @_model_errors
     def search_code(query: str, mode: Literal["lexical", "semantic", "hybrid"] = "hybrid") -> str:
-        """Search the code and docs of the repository; returns matching functions, classes and text with line ranges.
+        """Find code by words or names (start here): returns matching functions, classes and docs with path:line ranges.
 
         Args:
             query: Words or identifiers to look for, e.g. "parse config file" or "read_file".
@@ -102,7 +102,7 @@ def code_tools(index: CodeIndex) -> list[Tool]:
 
     @_model_errors
     def read_file(path: str, start: int | None = None, end: int | None = None) -> str:
-        """Read numbered lines of a file in the repository (at most 150 lines per call).
+        """Read numbered lines of one file whose path you know from search_code or read_map (not for searching).
 
         Args:
             path: The file's path relative to the repository root, as shown by search_code.
