@@ -160,3 +160,31 @@ def test_bad_repo_path_is_a_user_error(tmp_path: Path) -> None:
     script = ResearchScript(PLAN_3, synth=GOOD)
     with pytest.raises(MootError, match="does not exist"):
         ResearchTeam(tmp_path / "nope", model=model_for(script)).ask_sync("How?")
+
+
+def test_plan_parsing_drops_blank_and_duplicate_sub_questions() -> None:
+    from moot.teams.research.planner import PlannerOutput, to_plan
+
+    out = PlannerOutput.model_validate({"sub_questions": [
+        {"question": "How is a request parsed?"}, {"question": "  how is a   REQUEST parsed? "},
+        {"question": " "}, {"question": "Where are sessions kept?", "target_area": "app/store.py"}]})
+    plan = to_plan("q", out)
+    assert [sq.question for sq in plan.sub_questions] == ["How is a request parsed?", "Where are sessions kept?"]
+    assert plan.sub_questions[1].target_area == "app/store.py"
+    with pytest.raises(Exception):
+        PlannerOutput.model_validate({"sub_questions": [{"question": str(i)} for i in range(6)]})
+
+
+def test_a_planner_that_never_gives_a_valid_plan_falls_back_to_single(repo: Path, tmp_path: Path) -> None:
+    class BadPlanner(ResearchScript):
+        async def __call__(self, request):  # type: ignore[no-untyped-def]
+            if str(request.messages[0].content).startswith("You plan research"):
+                self.log.append(("planner", ""))
+                return {"steps": "not a plan"}
+            return await super().__call__(request)
+
+    script = BadPlanner(PLAN_3, synth=GOOD)
+    result = team_for(repo, script, tmp_path).ask_sync("How does the app work end-to-end?", mode="multi")
+    assert result.mode == "single" and "the planner gave no plan" in result.routing_rule
+    assert [name for name, _ in script.log] == ["planner", "planner", "single"]  # one schema retry, then fallback
+    assert result.usage_by_phase["planner"].usage.requests == 2
