@@ -480,3 +480,49 @@ def test_src_layout_names_read_as_imports_and_front_matter_is_not_a_summary(tmp_
         assert idx.resolve_symbol("add_item")[0].qualified_name == "shop.cart.add_item"
         docs = next(line for line in idx.read_map(".").splitlines() if line.strip().startswith("docs/"))
         assert "guide.md: Shopping guide" in docs and "faq.md: Questions people ask" in docs and "---" not in docs
+
+
+def test_two_overlapping_builds_of_one_tree_keep_every_file(repo: Path, tmp_path: Path) -> None:
+    # Two research runs may index the same repository at the same moment. Here the first build
+    # is two batches ahead when the second starts; the second pauses after its first batch
+    # while the first one finishes, then finishes too. Neither may delete the other's files.
+    import threading
+
+    from moot.codeindex.builder import BATCH_FILES
+
+    db = tmp_path / "shared.sqlite3"
+    for i in range(BATCH_FILES * 3):
+        (repo / "demo" / f"gen_{i:03d}.py").write_text(f"def generated_{i}():\n    return {i}\n")
+    CodeIndex.build(repo, db_path=db).close()
+    (repo / "demo" / "extra.py").write_text("def extra_helper():\n    return 1\n")
+    (repo / "demo" / "gen_000.py").unlink()
+    expected = 8 + BATCH_FILES * 3  # the repo's 8 and the generated ones, one added, one deleted
+    second_paused, first_done = threading.Event(), threading.Event()
+    second_files: list[int] = []
+
+    def second_build() -> None:
+        def pause_after_first_batch(event):  # type: ignore[no-untyped-def]
+            if event.done == BATCH_FILES:
+                second_paused.set()
+                assert first_done.wait(60)
+
+        with CodeIndex.build(repo, db_path=db, progress=pause_after_first_batch) as other:
+            second_files.append(other.stats()["files"])
+
+    thread = threading.Thread(target=second_build)
+
+    def start_second_two_batches_in(event):  # type: ignore[no-untyped-def]
+        if event.done == BATCH_FILES * 2 and not thread.is_alive() and not second_files:
+            thread.start()
+            assert second_paused.wait(60)
+
+    with CodeIndex.build(repo, db_path=db, progress=start_second_two_batches_in) as first:
+        assert first.stats()["files"] == expected
+        assert first.resolve_symbol("extra_helper")[0].path == "demo/extra.py"
+        assert first.resolve_symbol("generated_0") == []
+        assert first.resolve_symbol(f"generated_{BATCH_FILES + 50}")[0].start_line == 1
+    first_done.set()
+    thread.join(60)
+    assert second_files == [expected]
+    with CodeIndex.open(repo, db_path=db) as after:
+        assert after.stats()["files"] == expected

@@ -8,7 +8,8 @@ skips those files as unchanged.
 
 A file is unchanged when its size and modification time match the index (no read at all), or
 else when its SHA-256 matches (it is then not parsed again). Files missing from the walk are
-deleted at the end with their chunks, symbols and references.
+deleted at the end with their chunks, symbols and references (by generation number, so two
+overlapping builds of one tree cannot delete each other's files).
 """
 
 from __future__ import annotations
@@ -76,15 +77,18 @@ def package_name(root: Path) -> str:
     return root.name if (root / "__init__.py").is_file() and root.name.isidentifier() else ""
 
 
-def _store_file(conn: sqlite3.Connection, found: FoundFile, sha: str, text: str, parsed: ParsedFile, package: str) -> None:
-    old = conn.execute("SELECT id FROM files WHERE path = ?", (found.rel,)).fetchone()
+def _store_file(
+    conn: sqlite3.Connection, found: FoundFile, sha: str, text: str, parsed: ParsedFile, package: str, generation: int
+) -> None:
+    old = conn.execute("SELECT id, seen FROM files WHERE path = ?", (found.rel,)).fetchone()
     if old:
         _delete_file(conn, old[0])
+        generation = max(generation, old[1])  # a later, overlapping build has seen it too
     lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
     cur = conn.execute(
         "INSERT INTO files (path, language, sha256, size, mtime_ns, lines, docstring, seen) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, 1)",
-        (found.rel, found.language, sha, found.size, found.mtime_ns, lines, parsed.docstring),
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (found.rel, found.language, sha, found.size, found.mtime_ns, lines, parsed.docstring, generation),
     )
     file_id = cur.lastrowid
     path_terms = term_stream(found.rel)
@@ -131,32 +135,42 @@ def build_into(conn: sqlite3.Connection, root: Path, *, progress: ProgressCallba
         progress(state)
         state.total = count_files(root)
         progress(state)
+    # Each build marks the files it finds with a new generation number and, at the end, removes
+    # those with an older one. Unlike a shared "seen" flag reset at the start, this stays right
+    # when two builds of one tree overlap (two research runs starting at once): a file marked by
+    # the later build is never deleted by the earlier one.
     conn.execute("BEGIN IMMEDIATE")
-    conn.execute("UPDATE files SET seen = 0")
+    row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+    generation = int(row[0]) + 1 if row else 1
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('generation', ?)", (str(generation),))
     conn.execute("DELETE FROM skipped")
     conn.execute("COMMIT")
 
     package = package_name(root)
     batch_files = 0
     batch_bytes = 0
-    conn.execute("BEGIN IMMEDIATE")
     try:
         for item in walk(root):
+            if not conn.in_transaction:
+                conn.execute("BEGIN IMMEDIATE")
             state.done += 1
             state.path = item.rel
             if isinstance(item, Skipped):
                 _skip(conn, report, state, item.rel, item.reason)
             else:
-                read = _index_file(conn, report, state, item, package)
+                read = _index_file(conn, report, state, item, package, generation)
                 batch_bytes += read
             batch_files += 1
             if batch_files >= BATCH_FILES or batch_bytes >= BATCH_BYTES:
+                # Between batches no lock is held, so another build or a reader is never kept
+                # waiting for more than one batch (nor for the progress display).
                 conn.execute("COMMIT")
-                conn.execute("BEGIN IMMEDIATE")
                 batch_files = batch_bytes = 0
             if progress is not None:
                 progress(state)
-        gone = conn.execute("SELECT id FROM files WHERE seen = 0").fetchall()
+        if not conn.in_transaction:
+            conn.execute("BEGIN IMMEDIATE")
+        gone = conn.execute("SELECT id FROM files WHERE seen < ?", (generation,)).fetchall()
         for (file_id,) in gone:
             _delete_file(conn, file_id)
         report.removed = len(gone)
@@ -176,11 +190,11 @@ def _skip(conn: sqlite3.Connection, report: BuildReport, state: IndexProgress, r
 
 
 def _index_file(
-    conn: sqlite3.Connection, report: BuildReport, state: IndexProgress, found: FoundFile, package: str
+    conn: sqlite3.Connection, report: BuildReport, state: IndexProgress, found: FoundFile, package: str, generation: int
 ) -> int:
     row = conn.execute("SELECT id, size, mtime_ns, sha256 FROM files WHERE path = ?", (found.rel,)).fetchone()
     if row and row[1] == found.size and row[2] == found.mtime_ns:
-        conn.execute("UPDATE files SET seen = 1 WHERE id = ?", (row[0],))
+        conn.execute("UPDATE files SET seen = max(seen, ?) WHERE id = ?", (generation, row[0]))
         report.unchanged += 1
         state.unchanged += 1
         return 0
@@ -196,12 +210,15 @@ def _index_file(
     sha = hashlib.sha256(data).hexdigest()
     if row and row[3] == sha:
         # Touched but not changed: remember the new time so the next run needs no read.
-        conn.execute("UPDATE files SET seen = 1, mtime_ns = ?, size = ? WHERE id = ?", (found.mtime_ns, found.size, row[0]))
+        conn.execute(
+            "UPDATE files SET seen = max(seen, ?), mtime_ns = ?, size = ? WHERE id = ?",
+            (generation, found.mtime_ns, found.size, row[0]),
+        )
         report.unchanged += 1
         state.unchanged += 1
         return len(data)
     text = decode(data)
-    _store_file(conn, found, sha, text, parse(found.rel, found.language, text, package=package), package)
+    _store_file(conn, found, sha, text, parse(found.rel, found.language, text, package=package), package, generation)
     report.parsed += 1
     state.parsed += 1
     return len(data)

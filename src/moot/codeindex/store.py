@@ -15,7 +15,7 @@ from pathlib import Path
 from moot import config
 from moot.errors import MootError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 FORMAT_MARK = "moot-code-index"
 BUSY_TIMEOUT_S = 10.0
 
@@ -31,7 +31,7 @@ CREATE TABLE files (
     lines INTEGER NOT NULL,
     module TEXT NOT NULL DEFAULT '',
     docstring TEXT NOT NULL DEFAULT '',
-    seen INTEGER NOT NULL DEFAULT 1
+    seen INTEGER NOT NULL DEFAULT 0  -- the generation of the last build that found the file
 );
 CREATE TABLE chunks (
     id INTEGER PRIMARY KEY,
