@@ -185,3 +185,11 @@ def test_parallel_researchers_share_one_index(index: CodeIndex) -> None:
         tool_results = [m for m in agent.model.requests[1].messages if getattr(m, "name", None) == "search_code"]  # type: ignore[union-attr]
         assert len(tool_results) == len(queries) and not any(m.is_error for m in tool_results)
         assert "demo/storage.py:6-9 function demo.storage.read_file" in tool_results[0].content
+
+
+def test_line_count_answers_only_for_indexed_files(index: CodeIndex) -> None:
+    assert index.line_count("demo/storage.py") == 26
+    assert index.line_count("./demo/storage.py") == 26
+    assert index.line_count("long.md") == 400
+    for path in ("demo", "secret_notes.py", "../repo-outside/private/keys.txt", "/etc/passwd", "nope.py"):
+        assert index.line_count(path) is None, path

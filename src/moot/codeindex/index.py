@@ -384,6 +384,17 @@ class CodeIndex:
             out.append(f"… cut: {last - shown_last} more lines; call read_file with start={shown_last + 1}")
         return "\n".join(out)
 
+    def line_count(self, path: str) -> int | None:
+        """Lines of an indexed file as of the last build; ``None`` for anything else (outside the
+        root, not indexed, a folder). Cheaper than reading the file, for checking a citation."""
+        try:
+            rel = relative(self.root, confine(self.root, path))
+        except MootError:
+            return None
+        with self._guard() as conn:
+            row = conn.execute("SELECT lines FROM files WHERE path = ?", (rel,)).fetchone()
+        return int(row[0]) if row else None
+
     def read_map(self, path: str = ".", *, max_lines: int = 80) -> str:
         """The directory tree under ``path`` with a short summary per directory (no model involved)."""
         from moot.codeindex.repomap import render_map
