@@ -83,3 +83,12 @@ def test_embeddings_without_the_extra_is_a_one_line_error(repo: Path, tmp_path: 
     result = moot("index", str(repo), "--embeddings", home=tmp_path / "home")
     assert result.returncode == 2
     assert "moot[embeddings]" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_db_path_that_cannot_be_a_file_is_a_one_line_error(repo: Path, tmp_path: Path) -> None:
+    (tmp_path / "a_folder").mkdir()
+    (tmp_path / "a_file").write_text("x")
+    for db, message in ((tmp_path / "a_folder", "is a folder"), (tmp_path / "a_file" / "index.sqlite3", "cannot open or create")):
+        result = moot("index", str(repo), "--db", str(db), home=tmp_path / "home")
+        assert result.returncode == 2 and "Traceback" not in result.stderr
+        assert message in result.stderr and "--db" in result.stderr

@@ -111,13 +111,20 @@ def _configure(conn: sqlite3.Connection) -> None:
 
 def connect(path: Path, root: Path, *, create: bool) -> sqlite3.Connection:
     """An open, checked connection; creates the schema when ``create`` and the file is new."""
+    if path.is_dir():
+        raise MootError(f"the index path {path} is a folder", fix="pass --db a file path, e.g. index.sqlite3")
     exists = path.exists()
     if not exists and not create:
         raise MootError(f"{root} is not indexed (no index at {path})", fix=f"run `moot index {root}`")
-    if not exists:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    # Worker threads (tools run in asyncio.to_thread) share this connection under a lock.
-    conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+    try:
+        if not exists:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        # Worker threads (tools run in asyncio.to_thread) share this connection under a lock.
+        conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+    except (OSError, sqlite3.OperationalError) as exc:
+        raise MootError(
+            f"cannot open or create the index file {path} ({exc})", fix="pass --db a writable file path"
+        ) from None
     try:
         _configure(conn)
         version = conn.execute("PRAGMA user_version").fetchone()[0]
