@@ -188,3 +188,14 @@ def test_a_planner_that_never_gives_a_valid_plan_falls_back_to_single(repo: Path
     assert result.mode == "single" and "the planner gave no plan" in result.routing_rule
     assert [name for name, _ in script.log] == ["planner", "planner", "single"]  # one schema retry, then fallback
     assert result.usage_by_phase["planner"].usage.requests == 2
+
+
+def test_the_run_budget_covers_every_phase(repo: Path, tmp_path: Path) -> None:
+    # 1 planner call + 3 researcher calls leave nothing for the synthesizer under max_calls=4.
+    script = ResearchScript(PLAN_3, synth=GOOD)
+    result = team_for(repo, script, tmp_path, max_calls=4).ask_sync("How does it work end-to-end?", mode="multi")
+    assert result.status == "stopped" and "4 model calls" in result.stop_reason
+    assert result.usage.requests == 4
+    assert "synthesizer" not in [name for name, _ in script.log]
+    record = RunStore(tmp_path / "runs.db").get_run(result.run_id)
+    assert record.status == "stopped" and record.results["synthesizer"]["status"] == "not_started"

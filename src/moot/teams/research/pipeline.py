@@ -41,8 +41,9 @@ class PipelineRun:
         self.bus = bus if bus is not None else EventBus()
         self.store = store
         self.budget = budget
-        self.tracker = BudgetTracker(budget, on_warning=lambda scope, which, detail: self.bus.emit(
-            EventType.BUDGET_WARNING, run_id=self.run_id, scope=scope, which=which, detail=detail))
+        self.tracker = self._tracker(budget)
+        self.stop_message: str | None = None
+        """Why the run's budget stopped it, when a phase before the current tracker was stopped."""
         self.results: dict[str, TaskResult] = {}
         self.extra_usage: dict[str, Usage] = {}
         """Usage spent inside the researchers' graph (its own tracker), by agent."""
@@ -57,9 +58,47 @@ class PipelineRun:
         self.bus.emit(EventType.RUN_STARTED, run_id=self.run_id, name=self.name, tasks=graph,
                       budget=self.budget.describe())
 
+    def _tracker(self, budget: Budget) -> BudgetTracker:
+        return BudgetTracker(budget, on_warning=lambda scope, which, detail: self.bus.emit(
+            EventType.BUDGET_WARNING, run_id=self.run_id, scope=scope, which=which, detail=detail))
+
     @property
     def stopped(self) -> bool:
-        return self.tracker.run_stop is not None
+        return self.stop_message is not None or self.tracker.run_stop is not None
+
+    @property
+    def stop_reason(self) -> str | None:
+        stop = self.tracker.run_stop
+        if stop is None:
+            return self.stop_message
+        if self.tracker.budget is self.budget:
+            return str(stop)
+        # a tracker started on what was left: say it in terms of the budget the user set
+        used = self.usage
+        if stop.which == "calls":
+            return f"the run's budget of {self.budget.max_calls} model calls would be exceeded ({used.requests} calls already made)"
+        return f"the run's {stop.which} budget is spent ({used.requests} calls, {used.input_tokens + used.output_tokens} tokens made)"
+
+    def _rebase(self) -> None:
+        """Book the researchers' usage against the run: later phases get only what is left.
+
+        The researchers' graph has its own tracker, so the run's limits are carried over by
+        starting a fresh tracker on the remaining budget (calls, tokens, dollars, time).
+        """
+        for agent, usage in self.tracker.usage_by_agent.items():
+            self.extra_usage[agent] = self.extra_usage.get(agent, Usage()) + usage
+        if self.tracker.run_stop is not None and self.stop_message is None:
+            self.stop_message = str(self.tracker.run_stop)
+        spent = sum(self.extra_usage.values(), Usage())
+        b = self.budget
+        self.tracker = self._tracker(Budget(
+            max_calls=None if b.max_calls is None else max(0, b.max_calls - spent.requests),
+            max_tokens=None if b.max_tokens is None else max(0, b.max_tokens - spent.input_tokens - spent.output_tokens),
+            max_cost_usd=None if b.max_cost_usd is None else max(0.0, b.max_cost_usd - spent.cost_usd),
+            deadline_s=self.tracker.time_left(), warn_at=b.warn_at))
+        if self.stop_message is None and b.max_calls is not None and spent.requests >= b.max_calls:
+            self.stop_message = (f"the run's budget of {b.max_calls} model calls would be exceeded "
+                                 f"({spent.requests} calls already made)")
 
     def usage_by_agent(self) -> dict[str, Usage]:
         merged = dict(self.tracker.usage_by_agent)
@@ -70,9 +109,6 @@ class PipelineRun:
     @property
     def usage(self) -> Usage:
         return sum(self.usage_by_agent().values(), Usage())
-
-    def spent_calls(self) -> int:
-        return self.usage.requests
 
     async def step(self, task_id: str, agent: SubAgent, task: str, *, depends_on: list[str] | None = None) -> AgentResult | None:
         """Run one agent call as task ``task_id``; ``None`` when the run's budget already stopped it."""
@@ -106,10 +142,8 @@ class PipelineRun:
         """Run the researchers as a task graph under this run's id (parallel, or one after another)."""
         tasks = [SubAgentTask(a.name, a.name, depends_on=[] if parallel or i == 0 else [agents[i - 1].name],
                               on_failure="skip") for i, a in enumerate(agents)]
-        left = None if self.budget.max_calls is None else max(0, self.budget.max_calls - self.spent_calls())
-        budget = Budget(max_calls=left, max_tokens=self.budget.max_tokens, max_cost_usd=self.budget.max_cost_usd,
-                        deadline_s=self.tracker.time_left(),
-                        per_agent={a.name: Budget(max_calls=per_agent_calls) for a in agents})
+        self._rebase()
+        budget = self.tracker.budget.override(per_agent={a.name: Budget(max_calls=per_agent_calls) for a in agents})
         inner = EventBus(record_content=self.bus.record_content)
 
         def bridge(event: Any) -> None:  # same run id, fresh sequence numbers; the graph's own run events dropped
@@ -124,6 +158,9 @@ class PipelineRun:
         self.results.update(result.results)
         for agent, usage in result.usage_by_agent.items():
             self.extra_usage[agent] = self.extra_usage.get(agent, Usage()) + usage
+        if result.status == "stopped" and self.stop_message is None:
+            self.stop_message = result.stop_reason
+        self._rebase()
         return result
 
     async def finish(self, status: str, reason: str) -> RunResult:

@@ -137,7 +137,7 @@ class ResearchTeam:
             await run.finish("failed", "the research run crashed inside moot; partial results kept")
             raise
         status = "stopped" if run.stopped else "completed"
-        reason = str(run.tracker.run_stop) if run.stopped else f"answered in {chosen} mode"
+        reason = (run.stop_reason or "stopped by the budget") if run.stopped else f"answered in {chosen} mode"
         recorded = await run.finish(status, reason)
         result.usage = recorded.usage
         result.seconds = round(time.perf_counter() - started, 3)
