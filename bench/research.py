@@ -10,7 +10,7 @@ the same process:
 2. **Embedded model** (``local``): the same question, repository and plan, researchers in
    parallel then one after another. The plan comes from the planner in the full run (run
    once, then reused, so both runs research the same sub-questions); ``--quick`` uses a fixed
-   two-sub-question plan, one model call per researcher and no verifier model call. On 2
+   two-sub-question plan, two model calls per researcher (a tool call, then the report) and no verifier model call. On 2
    cores the engine's parallel slots share the CPU, so expect far less than the seed's 3x.
 
 Run::
@@ -127,7 +127,7 @@ async def main() -> dict[str, Any]:
             from moot.models.registry import infer_model
             local = infer_model("local")
             if args.quick:
-                question, repo_e, config = QUICK_QUESTION, repo, {"researcher_calls": 1, "verify_with_model": False}
+                question, repo_e, config = QUICK_QUESTION, repo, {"researcher_calls": 2, "verify_with_model": False}
                 plan_e: ResearchPlan | None = ResearchPlan(original_question=question, sub_questions=QUICK_PLAN)
             else:
                 question, config = FULL_QUESTION, {}
