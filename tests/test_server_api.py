@@ -193,3 +193,22 @@ def test_cancel_a_running_run(repo: Path, tmp_path: Path) -> None:
         assert httpx.delete(f"{srv.url}/api/runs/{run_id}").json()["status"] == "cancelled"
         assert RunStore(tmp_path / "runs.db").get_run(run_id).status == "cancelled"
         assert httpx.get(f"{srv.url}/api/health").json()["active_runs"] == 0
+
+
+def test_runs_beyond_the_limit_wait_queued(repo: Path, tmp_path: Path) -> None:
+    gate = threading.Event()
+    with Server(settings(tmp_path, SlowScript(gate), max_concurrent=1)) as srv:
+        body = {"prompt": "How does it flow?", "repo": str(repo), "mode": "multi"}
+        first = httpx.post(f"{srv.url}/api/runs", json=body).json()["run_id"]
+        second = httpx.post(f"{srv.url}/api/runs", json=body).json()["run_id"]
+        deadline = time.monotonic() + 30
+        while httpx.get(f"{srv.url}/api/runs/{first}").json()["status"] != "running":
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert httpx.get(f"{srv.url}/api/runs/{second}").json()["status"] == "queued"
+        gate.set()
+        for run_id in (first, second):
+            while httpx.get(f"{srv.url}/api/runs/{run_id}").json()["status"] in ("queued", "running"):
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            assert httpx.get(f"{srv.url}/api/runs/{run_id}").json()["status"] == "completed"

@@ -95,6 +95,7 @@ class RunManager:
         self.repo_roots = [r.resolve() for r in repo_roots or []]
         self.team_options = team_options or {}
         self.runs: dict[str, ServerRun] = {}
+        self._build_locks: dict[str, asyncio.Lock] = {}
         self.open_streams = 0
 
     def check_repo(self, repo: str) -> Path:
@@ -133,6 +134,10 @@ class RunManager:
                 run.status = "running"
                 run.push("status", {"status": "running"})
                 team = ResearchTeam(path, model=self.model, store=self.store, **self.team_options)
+                # One (incremental) index build per repository at a time: two runs on the same
+                # repo would otherwise write the same index file at once.
+                async with self._build_locks.setdefault(str(path), asyncio.Lock()):
+                    await asyncio.to_thread(team.index)
                 try:
                     result = await team.ask(run.prompt, mode=run.mode, bus=bus, run_id=run.id)  # type: ignore[arg-type]
                 finally:
