@@ -102,12 +102,18 @@ def ratio(seq: dict[str, Any], par: dict[str, Any], key: str) -> float | None:
     return round(a / b, 2) if a and b else None
 
 
+def _median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    return sorted(runs, key=lambda r: r["seconds"])[len(runs) // 2]
+
+
 async def main() -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--latency", type=float, default=0.5)
     parser.add_argument("--no-embedded", action="store_true")
+    parser.add_argument("--rounds", type=int, default=None, help="timed runs per setting (default: 1 quick, 2 full)")
     args = parser.parse_args()
+    args.rounds = args.rounds or (1 if args.quick else 2)
     out: dict[str, Any] = {"bench": "research", "quick": args.quick, "cpus": os.cpu_count(),
                            "python": platform.python_version(), "load_before": os.getloadavg()[0]}
     with tempfile.TemporaryDirectory() as tmp:
@@ -139,12 +145,23 @@ async def main() -> dict[str, Any]:
                         SubQuestion(question="How do researchers gather evidence?", target_area="researcher.py"),
                         SubQuestion(question="How is the answer verified?", target_area="verifier.py")])
                 out["embedded_planner_run"] = {k: v for k, v in first.items() if k != "plan"}
-            par_e = await one(repo_e, work, local, question, parallel=True, plan=plan_e, config=config)
-            print(json.dumps({"embedded_parallel": {k: v for k, v in par_e.items() if k != "plan"}}), file=sys.stderr)
-            seq_e = await one(repo_e, work, local, question, parallel=False, plan=plan_e, config=config)
-            out["embedded"] = {"question": question, "researchers": par_e["researchers"],
+            # A discarded warm-up run loads the weights and fills the engine's prompt cache, so
+            # every timed run starts from the same state; then the two orders alternate.
+            warm = await one(repo_e, work, local, question, parallel=True, plan=plan_e, config=config)
+            print(json.dumps({"embedded_warmup_s": warm["seconds"]}), file=sys.stderr)
+            runs: dict[bool, list[dict[str, Any]]] = {True: [], False: []}
+            for _ in range(args.rounds):
+                for parallel in (False, True):
+                    r = await one(repo_e, work, local, question, parallel=parallel, plan=plan_e, config=config)
+                    runs[parallel].append(r)
+                    print(json.dumps({"embedded": {k: v for k, v in r.items() if k != "plan"}}), file=sys.stderr)
+            par_e, seq_e = _median_run(runs[True]), _median_run(runs[False])
+            out["embedded"] = {"question": question, "researchers": par_e["researchers"], "rounds": args.rounds,
                                "sub_questions": [q.question for q in plan_e.sub_questions] if plan_e else [],
+                               "warmup_s": warm["seconds"],
                                "parallel_s": par_e["seconds"], "sequential_s": seq_e["seconds"],
+                               "parallel_runs_s": [r["seconds"] for r in runs[True]],
+                               "sequential_runs_s": [r["seconds"] for r in runs[False]],
                                "researchers_parallel_s": par_e["phase_seconds"].get("researchers"),
                                "researchers_sequential_s": seq_e["phase_seconds"].get("researchers"),
                                "researchers_ratio": ratio(seq_e, par_e, "researchers"),
