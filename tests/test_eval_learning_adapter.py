@@ -126,6 +126,8 @@ MEMORY = {"memory": {"id": "memory", "output": {"facts": [{"id": 1, "content": "
     ("never learned", dict(knowledge="The mill is 6 metres wide.", run=MEMORY), "learning"),
     ("learned, not retrieved", dict(knowledge="The mill grinds 150 kilograms an hour.",
                                     run={"memory": {"output": {"facts": []}}}), "retrieval"),
+    ("stopped by the budget", dict(knowledge="150 kilograms", run=MEMORY, trace={"run_status": "stopped", "intent": "causal"},
+                                   level="L9"), "budget"),
     ("wrong plan", dict(level="L9", mode="multi", knowledge="150 kilograms", run=MEMORY,
                         trace={"intent": "recall"}), "routing"),
     ("dropped in synthesis", dict(knowledge="150 kilograms", run={**MEMORY, "reasoning": {"output": "Result: 150 kg"},

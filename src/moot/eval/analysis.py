@@ -4,13 +4,15 @@ The stages, checked in the order a fact travels (the first place it is lost is t
 
 1. **learning** — the missing fact is nowhere in what the agent learned (its knowledge base);
 2. **retrieval** — it was learned but is not among the facts retrieved for the question;
-3. **routing** — the facts were there but the coordinator chose a plan that does not fit the
+3. **budget** — retrieved, but the per-question budget (calls or deadline) stopped the run
+   before the answer was complete (the run's status is ``stopped``);
+4. **routing** — the facts were there but the coordinator chose a plan that does not fit the
    question's need (multi mode only; e.g. a causal question answered as plain recall);
-4. **synthesis** — a sub-agent's output contained it, the final answer dropped it (read from
+5. **synthesis** — a sub-agent's output contained it, the final answer dropped it (read from
    the run store by run id);
-5. **reasoning** — the facts reached the answering step, the answer is still wrong
+6. **reasoning** — the facts reached the answering step, the answer is still wrong
    (arithmetic, order, a wrong value chosen, a forbidden value stated);
-6. **metacognition** — the sources do not hold the answer and the agent answered anyway.
+7. **metacognition** — the sources do not hold the answer and the agent answered anyway.
 
 "The fact" is a rubric required group: found in a text when any of its alternatives matches.
 Without a knowledge-base view or a run id the analysis says what it could not check.
@@ -26,7 +28,7 @@ from pydantic import BaseModel
 from moot.eval.levels import Question
 from moot.eval.rubric import grade_question, matches
 
-STAGES = ("learning", "retrieval", "routing", "synthesis", "reasoning", "metacognition", "unknown")
+STAGES = ("learning", "retrieval", "budget", "routing", "synthesis", "reasoning", "metacognition", "unknown")
 
 LEVEL_NEEDS: dict[str, frozenset[str]] = {
     "L2": frozenset({"multi_source", "mathematical", "temporal", "contradiction", "causal"}),
@@ -126,6 +128,9 @@ def attribute_failure(
         if not _found(group, retrieved):
             where = "" if knowledge is not None else " (the knowledge base was not inspected)"
             return StageVerdict(stage="retrieval", reason=f"{_show(group)} is not in the facts retrieved for the question{where}")
+    if trace.get("run_status") == "stopped":
+        # The facts were there; the per-question budget (calls or deadline) ended the run first.
+        return StageVerdict(stage="budget", reason="the per-question budget stopped the run before a full answer")
     intent = trace.get("intent")
     needs = LEVEL_NEEDS.get(level)
     if mode == "multi" and needs and intent and intent not in needs:

@@ -47,7 +47,7 @@ class QuestionRecord(BaseModel):
     error: str | None = None
     """Set when the agent raised instead of answering (graded as a wrong, empty answer)."""
     stage: str | None = None
-    """Error analysis, for failed answers: learning, retrieval, routing, reasoning, synthesis,
+    """Error analysis, for failed answers: learning, retrieval, budget, routing, synthesis, reasoning,
     metacognition or unknown."""
     stage_reason: str | None = None
     trace: dict[str, Any] | None = None
