@@ -273,3 +273,19 @@ def test_report_of_a_file_that_is_not_results_is_one_line(tmp_path: Path) -> Non
     bad.write_text('{"levels": 3}', encoding="utf-8")
     with pytest.raises(MootError, match="not a progressive results file"):
         EvalResults.load(bad)
+
+
+def test_report_counts_answers_the_budget_cut_short_and_those_that_passed_anyway() -> None:
+    from moot.eval.results import LevelResult, QuestionRecord
+
+    def record(qid: str, passed: bool, status: str) -> QuestionRecord:
+        return QuestionRecord(level="L1", question_id=qid, question="q", expected="e", mode="multi", run=1,
+                              answer="I could not complete an answer; the most relevant facts are: 214 m", score=float(passed),
+                              passed=passed, stage=None if passed else "budget", trace={"run_status": status})
+
+    results = EvalResults(modes=["multi"], runs=1, levels=[LevelResult(level="L1", name="recall", questions=3, records=[
+        record("L1.1", True, "stopped"), record("L1.2", False, "stopped"), record("L1.3", True, "completed")])])
+    text = render_markdown(results, chart=None)
+    assert "2 answers were cut short by the per-question budget (multi 2)" in text
+    assert "1 of them passed only because the team's fallback lists the retrieved facts" in text
+    assert "| budget | 1 | 1 |" in text
