@@ -287,6 +287,7 @@ __all__ = [
     "NEW_CAPABILITY",
     "TaskBreakdownAgent",
     "content_tokens",
+    "content_words",
     "plan_type",
     "similarity",
 ]
