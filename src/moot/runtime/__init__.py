@@ -32,12 +32,14 @@ from moot.runtime.graph import (
     run_graph,
 )
 from moot.runtime.prompts import load_prompt
+from moot.runtime.recorded import RecordedRun
 from moot.runtime.reducers import ReducerConflict, collect, concat_text, merge_dicts_strict, merge_lists
 from moot.runtime.store import RunRecord, RunStore
 from moot.runtime.tools import Tool, tool
 
 __all__ = [
     "PRESETS",
+    "RecordedRun",
     "AgentProgress",
     "AgentResult",
     "BoundEmitter",

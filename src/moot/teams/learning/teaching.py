@@ -28,7 +28,6 @@ import asyncio
 import re
 import tempfile
 import time
-import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +39,7 @@ from moot.errors import ConfigError, MootError
 from moot.memory import KnowledgeBase, StoredFact
 from moot.memory.facts import normalise_key
 from moot.models.base import Model, ModelSettings, Usage
-from moot.runtime import AgentResult, Budget, BudgetTracker, EventBus, EventType, RunResult, RunStore, SubAgent, TaskResult
+from moot.runtime import AgentResult, Budget, EventBus, RecordedRun, RunStore, SubAgent
 from moot.teams.learning.curriculum import PlannedFact, QuizItem, build_quiz, fact_difficulty, plan_material, question_for
 from moot.teams.learning.student import (
     CHECK_SETTINGS,
@@ -137,86 +136,6 @@ class TeacherTurn(BaseModel):
 
     explanation: str = Field(max_length=500, description="2-4 short sentences for the student")
     check_question: str = Field(max_length=200, description="one short question to check understanding")
-
-
-# --------------------------------------------------------------------------- the recorded run
-
-
-class _SessionRun:
-    """Records the session as one run: every agent call is a task on a shared budget and bus."""
-
-    def __init__(self, name: str, budget: Budget, bus: EventBus | None, store: RunStore | None) -> None:
-        self.name = name
-        self.run_id = uuid.uuid4().hex
-        self.bus = bus if bus is not None else EventBus()
-        self.store = store
-        self.budget = budget
-        self.tracker = BudgetTracker(
-            budget,
-            on_warning=lambda scope, which, detail: self.bus.emit(
-                EventType.BUDGET_WARNING, run_id=self.run_id, scope=scope, which=which, detail=detail
-            ),
-        )
-        self.results: dict[str, TaskResult] = {}
-        self.failures: list[str] = []
-        self.started_at = time.time()
-        self._unsubscribe: Callable[[], None] | None = None
-
-    def start(self) -> None:
-        if self.store is not None:
-            self.store.start_run(self.run_id, self.name, graph=[], budget=self.budget.describe())
-            self._unsubscribe = self.bus.subscribe(self.store.record_event)
-        self.bus.emit(EventType.RUN_STARTED, run_id=self.run_id, name=self.name, tasks=[], budget=self.budget.describe())
-
-    @property
-    def stopped(self) -> bool:
-        return self.tracker.run_stop is not None
-
-    async def step(self, task_id: str, agent: SubAgent, task: str) -> AgentResult | None:
-        """Run one agent call as task ``task_id``; ``None`` when the budget already stopped the run."""
-        if self.stopped:
-            return None
-        result = self.results[task_id] = TaskResult(id=task_id, agent=agent.name, status="running", started_at=time.time())
-        self.bus.emit(EventType.TASK_STARTED, run_id=self.run_id, task_id=task_id, agent=agent.name, depends_on=[])
-        outcome = await agent.run(task, budget=self.tracker, bus=self.bus, run_id=self.run_id, task_id=task_id)
-        result.usage, result.turns, result.text = outcome.usage, outcome.turns, outcome.text
-        result.stop_reason, result.transcript, result.finished_at = outcome.stop_reason, outcome.transcript, time.time()
-        result.output = outcome.output
-        if outcome.ok or outcome.stop_reason.startswith("budget:"):
-            result.status = "completed" if outcome.ok else "stopped"
-            result.error = None if outcome.ok else outcome.detail
-            self.bus.emit(
-                EventType.TASK_FINISHED, run_id=self.run_id, task_id=task_id, agent=agent.name,
-                status=result.status, stop_reason=outcome.stop_reason, **result.usage.model_dump(),
-            )  # fmt: skip
-        else:
-            result.status, result.error = "failed", outcome.detail or outcome.stop_reason
-            self.failures.append(f"{task_id}: {result.error}")
-            self.bus.emit(
-                EventType.TASK_FAILED, run_id=self.run_id, task_id=task_id, agent=agent.name, error=result.error, policy="skip"
-            )
-        return outcome
-
-    @property
-    def usage(self) -> Usage:
-        return sum(self.tracker.usage_by_agent.values(), Usage())
-
-    async def finish(self, status: str, reason: str) -> RunResult:
-        result = RunResult(
-            run_id=self.run_id, name=self.name, status=status,  # type: ignore[arg-type]
-            stop_reason=reason, results=self.results, usage=self.usage,
-            usage_by_agent=dict(self.tracker.usage_by_agent), started_at=self.started_at, finished_at=time.time(),
-        )  # fmt: skip
-        kind = EventType.RUN_FAILED if status == "failed" else EventType.RUN_FINISHED
-        self.bus.emit(kind, run_id=self.run_id, status=status, stop_reason=reason, **result.usage.model_dump())
-        try:
-            await self.bus.flush()
-        finally:
-            if self._unsubscribe is not None:
-                self._unsubscribe()
-            if self.store is not None:
-                self.store.finish_run(result)
-        return result
 
 
 # --------------------------------------------------------------------------- the session
@@ -352,7 +271,7 @@ async def run_teaching_session(
         return SubAgent("student", "student", student_prompt, model=student_llm, output_type=output_type,
                         max_turns=2, settings=settings)  # fmt: skip
 
-    session = _SessionRun(
+    session = RecordedRun(
         f"teach: {topic}", budget or default_budget(rounds, len(quiz_items), teacher_quiz=teacher_answer is None), bus, store
     )
     student_state = StudentModel()
@@ -409,7 +328,7 @@ def _score(flags: Any) -> float:
 
 
 async def _teach(
-    session: _SessionRun,
+    session: RecordedRun,
     plan: list[PlannedFact],
     topic: str,
     rounds: int,
@@ -495,7 +414,7 @@ def _ended(who: str, number: int, outcome: AgentResult | None) -> str:
 
 
 async def _quiz_one(
-    session: _SessionRun,
+    session: RecordedRun,
     n: int,
     item: QuizItem,
     kb: KnowledgeBase,
