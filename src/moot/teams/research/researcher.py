@@ -33,14 +33,14 @@ class ReportedLocation(BaseModel):
     path: str = Field(description="file path as shown in a result")
     start_line: int
     end_line: int
-    note: str = Field(default="", max_length=200, description="what this code does for the question")
+    note: str = Field(default="", description="what this code does for the question, in a few words")
 
 
 class ResearcherReport(BaseModel):
     """The researcher's structured report."""
 
     findings: list[ReportedLocation] = Field(default_factory=list, max_length=5)
-    coverage_note: str = Field(default="", max_length=300)
+    coverage_note: str = Field(default="", description="one sentence: what was found, what is missing")
     sufficient: bool = Field(default=True, description="whether the evidence answers the sub-question")
 
 
@@ -87,7 +87,7 @@ def checked_findings(index: CodeIndex, report: ResearcherReport) -> tuple[list[F
         end = min(max(loc.end_line, loc.start_line), lines, loc.start_line + 40)
         code = index.read_file(path, loc.start_line, min(end, loc.start_line + 12))
         kept.append(Finding(
-            tool="report", args={}, result_summary=loc.note, relevant_code=code[:SNIPPET_CHARS],
+            tool="report", args={}, result_summary=loc.note[:200], relevant_code=code[:SNIPPET_CHARS],
             file_path=path, line_range=(loc.start_line, end),
         ))  # fmt: skip
     return kept, dropped
@@ -120,7 +120,7 @@ class ResearcherAgent(InlineSchemaAgent):
         report = outcome.output if isinstance(outcome.output, ResearcherReport) else None
         reported, dropped = checked_findings(self.index, report) if report else ([], 0)
         findings = _dedupe(reported + seeded)
-        note = report.coverage_note if report else f"no report ({outcome.stop_reason}); the seeded search hits are kept"
+        note = report.coverage_note[:300] if report else f"no report ({outcome.stop_reason}); the seeded search hits are kept"
         if dropped:
             note += f" [{dropped} reported location(s) not in the repository were dropped]"
         bundle = EvidenceBundle(sub_question=sq.question, findings=findings, coverage_note=note.strip(),

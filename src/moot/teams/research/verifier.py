@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -67,8 +68,8 @@ def split_claims(answer: str) -> list[Claim]:
 
 class ClaimVerdict(BaseModel):
     claim: int = Field(description="the claim's number")
-    status: str = Field(pattern="^(VERIFIED|CORRECTED|UNVERIFIABLE)$")
-    correction: str = Field(default="", max_length=300)
+    status: Literal["VERIFIED", "CORRECTED", "UNVERIFIABLE"]
+    correction: str = Field(default="", description="the right statement, for CORRECTED only")
 
 
 class VerifierOutput(BaseModel):
