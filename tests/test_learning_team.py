@@ -234,6 +234,8 @@ def test_no_answer_from_any_agent_still_shows_the_facts(kb: KnowledgeBase) -> No
     team, _ = make_team(kb, Router(single=broken))
     answer = team.ask_sync("Norway gold medals", mode="single")
     assert "could not complete an answer" in answer.answer and "Norway has 14 gold medals" in answer.answer
+    assert answer.answered is False and answer.to_json()["answered"] is False  # a partial result, said so
+    assert team.ask_sync("Norway gold medals", mode="multi").answered is True
 
 
 # --------------------------------------------------------------------------- metacognition

@@ -122,6 +122,9 @@ class Answer(BaseModel):
     confidence: float
     knows: bool
     """False when the knowledge base does not hold the answer (the answer says so plainly)."""
+    answered: bool = True
+    """False when no agent produced an answer (the budget ran out, or every agent failed) and the
+    text only lists the most relevant facts: a partial result, not an answer."""
     trace: AnswerTrace
     usage: Usage
     seconds: float
@@ -136,6 +139,7 @@ class Answer(BaseModel):
             "facts_used": [f.model_dump() for f in self.facts_used],
             "confidence": self.confidence,
             "knows": self.knows,
+            "answered": self.answered,
             "intent": self.intent,
             "usage": {"input_tokens": self.usage.input_tokens, "output_tokens": self.usage.output_tokens,
                       "requests": self.usage.requests, "cost_usd": round(self.usage.cost_usd, 6)},
@@ -193,7 +197,8 @@ def build_answer(*, question: str, classification: Any, mode: str, rule: str, re
         about = ", ".join(recalled.get("terms") or []) or "this question"
         notes.append(f"the knowledge base holds no facts about {about}")
         text = f"I don't know: the knowledge base holds no facts about {about}."
-    elif not text:
+    answered = bool(text) or not recalled["relevant"]
+    if not text and recalled["relevant"]:
         notes.append(f"no specialist produced an answer ({run.stop_reason}); showing the retrieved facts")
         text = "I could not complete an answer; the most relevant facts are: " + "; ".join(
             f"[#{f['id']}] {f['content']}" for f in facts[:3])
@@ -243,7 +248,7 @@ def build_answer(*, question: str, classification: Any, mode: str, rule: str, re
                         retrieval_strategy=recalled["strategy"], retrieval_note=recalled["note"],
                         facts=facts_used, sub_agents=steps, confidence=confidence, notes=notes)
     return Answer(question=question, answer=text, mode=mode, intent=classification.intent, sub_agents=sub_agents,
-                  facts_used=facts_used, confidence=confidence, knows=knows, trace=trace,
+                  facts_used=facts_used, confidence=confidence, knows=knows, answered=answered, trace=trace,
                   usage=run.usage + extra_usage, seconds=seconds, run_id=run.run_id)
 
 
