@@ -289,3 +289,20 @@ def test_report_counts_answers_the_budget_cut_short_and_those_that_passed_anyway
     assert "2 answers were cut short by the per-question budget (multi 2)" in text
     assert "1 of them passed only because the team's fallback lists the retrieved facts" in text
     assert "| budget | 1 | 1 |" in text
+
+
+class GivingUpAgent(NotebookAgent):
+    """Answers with the notes themselves and says it gave up, as a team out of budget would."""
+
+    async def answer(self, question: str, *, mode: str, seed: int | None) -> AgentAnswer:
+        return AgentAnswer(text="I could not complete an answer; notes: " + " ".join(self.notes), complete=False)
+
+
+def test_a_partial_result_fails_even_when_the_listed_facts_hold_the_answer(tmp_path: Path) -> None:
+    write_level(tmp_path, 1)
+    results = asyncio.run(run_progressive(load_suite(tmp_path), lambda f: GivingUpAgent(f, FunctionModel(scripted_answers)),
+                                          modes=["single"], runs=1))
+    record = next(r for r in results.levels[0].records if r.question_id == "L1.1")
+    assert "214" in record.answer  # the rubric alone would pass it
+    assert (record.passed, record.score) == (False, 0.0)
+    assert record.reason.startswith("no answer: the agent returned a partial result")

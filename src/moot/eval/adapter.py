@@ -29,6 +29,10 @@ class AgentAnswer:
     ``mode`` are read by the error analysis when present."""
     seconds: float | None = None
     """Wall time, when the agent measured it (else the runner's measurement is used)."""
+    complete: bool = True
+    """False when the agent gave up and returned a partial result instead of an answer (for
+    example only the facts it found, after its budget ran out). Graded as a failure whatever the
+    text contains: a list of retrieved facts can hold the right number without answering."""
 
 
 @runtime_checkable

@@ -67,11 +67,15 @@ def _record(level: Level, question: Question, *, mode: str, run: int, seed: int 
             error: str | None, seconds: float) -> QuestionRecord:
     text = reply.text if reply is not None else ""
     grade = grade_question(text, question)
+    score, passed, reason = grade.score, grade.passed, grade.reason
+    if error is not None:
+        reason = f"the agent failed: {error}"
+    elif reply is not None and not reply.complete:
+        score, passed, reason = 0.0, False, "no answer: the agent returned a partial result (it gave up)"
     usage = reply.usage if reply is not None else None
     return QuestionRecord(
         level=level.level, question_id=question.id, question=question.question, expected=question.expected,
-        mode=mode, run=run, seed=seed, answer=text, score=grade.score, passed=grade.passed,
-        reason=grade.reason if error is None else f"the agent failed: {error}",
+        mode=mode, run=run, seed=seed, answer=text, score=score, passed=passed, reason=reason,
         input_tokens=usage.input_tokens if usage else 0, output_tokens=usage.output_tokens if usage else 0,
         model_calls=usage.requests if usage else 0,
         seconds=round(reply.seconds if reply is not None and reply.seconds is not None else seconds, 3),

@@ -61,7 +61,8 @@ class LearningTeamAgent:
             # "stopped" = the budget (calls or deadline) ended the answer early; the report counts these.
             "run_status": self._run_status(reply.run_id),
         }
-        return AgentAnswer(text=reply.answer, usage=reply.usage, run_id=reply.run_id, trace=trace, seconds=reply.seconds)
+        return AgentAnswer(text=reply.answer, usage=reply.usage, run_id=reply.run_id, trace=trace, seconds=reply.seconds,
+                           complete=reply.answered)
 
     async def teach_and_quiz(self, topic: str, questions: list[str], *, seed: int | None) -> list[AgentAnswer]:
         """Teach ``topic`` to a new student, then the student alone answers ``questions``.
