@@ -306,3 +306,23 @@ def test_a_partial_result_fails_even_when_the_listed_facts_hold_the_answer(tmp_p
     assert "214" in record.answer  # the rubric alone would pass it
     assert (record.passed, record.score) == (False, 0.0)
     assert record.reason.startswith("no answer: the agent returned a partial result")
+
+
+def test_a_run_killed_mid_level_keeps_the_answers_it_had(tmp_path: Path) -> None:
+    write_level(tmp_path / "suite")
+
+    class DiesOnSecondQuestion(NotebookAgent):
+        async def answer(self, question: str, *, mode: str, seed: int | None) -> AgentAnswer:
+            if "painted" in question:
+                raise KeyboardInterrupt  # what Ctrl-C or a kill looks like to the runner
+            return await super().answer(question, mode=mode, seed=seed)
+
+    out = tmp_path / "results.json"
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(run_progressive(load_suite(tmp_path / "suite"), lambda f: DiesOnSecondQuestion(f, FunctionModel(scripted_answers)),
+                                    modes=["multi"], save_to=out))
+    saved = EvalResults.load(out)
+    level = saved.levels[0]
+    assert not level.complete and [r.question_id for r in level.records] == ["L1.1"]
+    assert level.records[0].passed
+    assert "| L1 direct recall (interrupted) | – | – | 100% |" in render_markdown(saved, chart=None)

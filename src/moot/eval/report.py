@@ -147,7 +147,8 @@ def render_markdown(results: EvalResults, *, chart: str | None = "progressive.pn
         calls = " / ".join(f"{m.calls_per_question:.1f}" if m else "–" for m in (single, multi))
         secs = " / ".join(f"{m.seconds_per_question:.1f}" if m else "–" for m in (single, multi))
         delta = "–" if s.delta is None else f"{s.delta * 100:+.0f} pts"
-        out.append(f"| {s.level} {s.name} | {sp} | {ss} | {mp} | {ms} | {delta} | {tok} | {calls} | {secs} | {s.learn_seconds:.0f}, {s.learn_calls} |")
+        cut = next((not getattr(lv, "complete", True) for lv in results.levels if lv.level == s.level), False)
+        out.append(f"| {s.level} {s.name}{' (interrupted)' if cut else ''} | {sp} | {ss} | {mp} | {ms} | {delta} | {tok} | {calls} | {secs} | {s.learn_seconds:.0f}, {s.learn_calls} |")
     stopped = [r for lv in results.levels for r in lv.records if (r.trace or {}).get("run_status") == "stopped"]
     if stopped:
         modes_hit = Counter(r.mode for r in stopped)

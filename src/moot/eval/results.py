@@ -76,6 +76,8 @@ class LevelResult(BaseModel):
     """L7: ``ran``, ``not supported`` (the agent cannot teach; not scored as zero) or ``not run``."""
     records: list[QuestionRecord] = Field(default_factory=list)
     seconds: float = 0.0
+    complete: bool = True
+    """False while the level runs, and in a results file whose run was stopped mid-level."""
 
 
 class EvalResults(BaseModel):

@@ -119,11 +119,19 @@ async def run_level(
     judge: LLMJudge | None = None,
     progress: Callable[[RunProgress], None] | None = None,
     workdir: Path | None = None,
+    result: LevelResult | None = None,
+    on_record: Callable[[], None] | None = None,
 ) -> LevelResult:
-    """Run one level in a fresh folder: learn once, then every question, mode and run."""
+    """Run one level in a fresh folder: learn once, then every question, mode and run.
+
+    ``result`` (optional) is filled in place and ``on_record`` called after each answer, so a
+    caller can save a level that is interrupted half-way."""
     notify = progress or (lambda _p: None)
+    saved = on_record or (lambda: None)
     started = time.perf_counter()
-    result = LevelResult(level=level.level, name=level.name, about=level.about, questions=len(level.questions))
+    if result is None:
+        result = LevelResult(level=level.level, name=level.name, about=level.about, questions=len(level.questions))
+    result.complete = False
     with tempfile.TemporaryDirectory(prefix=f"moot-eval-{level.level}-", dir=workdir) as folder:
         agent = await _call_factory(factory, Path(folder))
         try:
@@ -161,6 +169,7 @@ async def run_level(
                         _analyse(record, level, question, agent)
                         await _judge(record, question, judge)
                         result.records.append(record)
+                        saved()
                         done += 1
                         notify(RunProgress("question", level.level, done, total, f"{mode} {question.id}"))
                 if level.teaching is not None:
@@ -183,12 +192,14 @@ async def run_level(
                         _analyse(record, level, question, agent)
                         await _judge(record, question, judge)
                         result.records.append(record)
+                        saved()
                         done += 1
                         notify(RunProgress("question", level.level, done, total, f"teaching {question.id}"))
                     result.teaching = "ran"
         finally:
             await close_agent(agent)
     result.seconds = round(time.perf_counter() - started, 3)
+    result.complete = True
     return result
 
 
@@ -229,8 +240,17 @@ async def run_progressive(
     for level in levels:
         if progress is not None:
             progress(RunProgress("level", level.level, 0, questions_per_level(level, modes, runs), level.name))
-        results.levels.append(await run_level(level, factory, modes=modes, runs=runs, base_seed=base_seed, judge=judge,
-                                              progress=progress, workdir=workdir))  # fmt: skip
+        current = LevelResult(level=level.level, name=level.name, about=level.about, questions=len(level.questions),
+                              complete=False)  # fmt: skip
+        results.levels.append(current)
+
+        def save_partial() -> None:
+            results.seconds = round(time.perf_counter() - started, 3)
+            if save_to is not None:
+                results.save(save_to)  # every answer: a run killed mid-level keeps what it answered
+
+        await run_level(level, factory, modes=modes, runs=runs, base_seed=base_seed, judge=judge, progress=progress,
+                        workdir=workdir, result=current, on_record=save_partial)  # fmt: skip
         results.seconds = round(time.perf_counter() - started, 3)
         if save_to is not None:
             results.save(save_to)  # a long run that is interrupted keeps its finished levels
