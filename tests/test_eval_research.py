@@ -90,3 +90,9 @@ def test_eval_research_cli_with_a_loopback_model(tmp_path: Path) -> None:
     bad = subprocess.run([sys.executable, "-m", "moot", "eval", "research", "--questions", "nope"],
                          capture_output=True, text=True, env=env, timeout=60)
     assert bad.returncode == 2 and "unknown question id" in bad.stderr
+
+
+def test_cited_line_ranges_count_as_citations(qset) -> None:  # type: ignore[no-untyped-def]
+    answer = ResearchAnswer("Redirects: `_redirect_method`.", citations=["_client.py:494-515", "_client.py:99990-99999"])
+    s = score_answer(question(qset, "redirects"), answer, qset.repo())
+    assert s.citations == 2 and s.valid_citations == 1 and s.citation_precision == 0.5

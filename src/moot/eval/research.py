@@ -151,6 +151,7 @@ def score_answer(question: ResearchQuestion, answer: ResearchAnswer, repo: Path)
     valid = 0
     for cite in cites:
         path, _, line = cite.rpartition(":")
+        line = re.split(r"\s*[-–]\s*", line.strip())[0]  # "475-492" cites from line 475
         path = path.removeprefix(f"{repo.name}/")  # "httpx/_client.py" and "_client.py" both name the file
         n = _line_count(repo, path)
         relevant = not question.relevant_paths or any(path.endswith(p) for p in question.relevant_paths)
