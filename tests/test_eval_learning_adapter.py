@@ -147,6 +147,12 @@ def test_a_guess_where_the_sources_are_silent_is_metacognition() -> None:
     assert verdict.stage == "metacognition"
 
 
+def test_a_stopped_run_on_a_not_in_the_sources_question_is_the_budget_not_a_guess() -> None:
+    verdict = attribute_failure(level="L8", question=_q([], unknown=True), mode="multi", trace={"run_status": "stopped"},
+                                answer="I could not complete an answer; the most relevant facts are: [#1] 30 pear trees")
+    assert verdict.stage == "budget"
+
+
 def test_routing_is_not_blamed_in_single_mode() -> None:
     verdict = attribute_failure(level="L9", question=_q([["150"]]), answer="flour", mode="single",
                                 knowledge="150", run=MEMORY, trace={"intent": "recall"})

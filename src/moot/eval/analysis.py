@@ -106,6 +106,8 @@ def attribute_failure(
     ``knowledge`` = everything the agent learned as text (None: not available)."""
     grade = grade_question(answer, question)
     rubric = question.rubric
+    if rubric.expects_unknown and (trace or {}).get("run_status") == "stopped":
+        return StageVerdict(stage="budget", reason="the per-question budget stopped the run before it could say the sources are silent")
     if rubric.expects_unknown:
         if not grade.said_unknown:
             return StageVerdict(stage="metacognition", reason="the sources do not say, but the answer gives a value anyway")
