@@ -129,3 +129,28 @@ def test_after_tool_results_the_small_model_is_asked_to_answer_the_question_in_w
     last = render_messages(with_result)[-1]
     assert last["role"] == "user"
     assert last["content"] == f"Tool calculate result: 25\n{AFTER_TOOL_RESULTS}"
+
+
+def test_nested_output_models_keep_their_definitions_at_the_root_of_the_tool_choice_schema() -> None:
+    from pydantic import BaseModel as _Model
+
+    from moot.models.base import OutputSchema, ToolDefinition
+    from moot.models.toolchoice import choice_schema
+
+    class Finding(_Model):
+        path: str
+        line: int
+
+    class Report(_Model):
+        findings: list[Finding]
+
+    output = OutputSchema.from_type(Report) if hasattr(OutputSchema, "from_type") else OutputSchema(
+        name="Report", json_schema=Report.model_json_schema())
+    lookup = ToolDefinition(name="lookup", description="", parameters={"type": "object", "properties": {}})
+    schema = choice_schema([lookup], output)
+    # The reference inside anyOf → final_answer must resolve from the root, where the engine looks.
+    ref = schema["anyOf"][-1]["properties"]["final_answer"]["properties"]["findings"]["items"]["$ref"]
+    assert ref == "#/$defs/Finding" and "Finding" in schema["$defs"]
+    assert "$defs" not in schema["anyOf"][-1]["properties"]["final_answer"]
+    # The caller's schema is not modified.
+    assert "$defs" in output.json_schema

@@ -61,13 +61,22 @@ def call_schema(tool: ToolDefinition) -> dict[str, Any]:
 
 
 def final_schema(output: OutputSchema | None = None) -> dict[str, Any]:
-    """The final answer: ``{"final_answer": <text, or the output schema>}``."""
-    final = output.json_schema if output is not None else {"type": "string"}
-    return {
+    """The final answer: ``{"final_answer": <text, or the output schema>}``.
+
+    The output schema's ``$defs`` (pydantic puts nested models there) move to the root: its
+    ``#/$defs/…`` references are resolved from the root of the whole schema, and nested one
+    level down they pointed at nothing ("cannot resolve $ref" in the engine).
+    """
+    final: dict[str, Any] = dict(output.json_schema) if output is not None else {"type": "string"}
+    defs = final.pop("$defs", None)
+    schema: dict[str, Any] = {
         "type": "object",
         "properties": {FINAL_ANSWER_KEY: final},
         "required": [FINAL_ANSWER_KEY],
     }
+    if defs:
+        schema["$defs"] = defs
+    return schema
 
 
 def choice_schema(
@@ -81,9 +90,14 @@ def choice_schema(
     the decoder can neither invent a tool nor produce arguments of the wrong shape. With
     ``allow_calls=False`` only the final answer is possible.
     """
+    final = final_schema(output)
     if not allow_calls or not tools:
-        return final_schema(output)
-    return {"anyOf": [*(call_schema(tool) for tool in tools), final_schema(output)]}
+        return final
+    defs = final.pop("$defs", None)
+    schema: dict[str, Any] = {"anyOf": [*(call_schema(tool) for tool in tools), final]}
+    if defs:
+        schema["$defs"] = defs
+    return schema
 
 
 def tools_prompt(tools: Sequence[ToolDefinition], output: OutputSchema | None = None) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from moot.models.base import ModelSettings
-from moot.teams.research.schema import InlineSchemaAgent
+from moot.runtime import SubAgent
 from moot.teams.research.models import ResearchPlan, SubQuestion
 
 PROMPTS = Path(__file__).parent / "prompts"
@@ -24,8 +24,8 @@ def prompt(name: str) -> str:
     return (PROMPTS / f"{name}.md").read_text(encoding="utf-8")
 
 
-def planner_agent(model: object, repo_map: str) -> InlineSchemaAgent:
-    return InlineSchemaAgent(
+def planner_agent(model: object, repo_map: str) -> SubAgent:
+    return SubAgent(
         "planner",
         "splits a question about code into sub-questions, one per subsystem",
         prompt("planner").replace("{repo_map}", repo_map[:1500]),

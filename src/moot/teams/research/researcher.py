@@ -23,7 +23,6 @@ from moot.runtime.events import BoundEmitter, summarize
 from moot.teams.research.citations import file_lines
 from moot.teams.research.models import EvidenceBundle, Finding, SubQuestion
 from moot.teams.research.planner import prompt
-from moot.teams.research.schema import InlineSchemaAgent
 
 SEED_HITS = 3
 SNIPPET_CHARS = 500
@@ -94,7 +93,7 @@ def checked_findings(index: CodeIndex, report: ResearcherReport) -> tuple[list[F
 
 
 @dataclass
-class ResearcherAgent(InlineSchemaAgent):
+class ResearcherAgent(SubAgent):
     """A :class:`SubAgent` whose task is one sub-question and whose output is an EvidenceBundle."""
 
     index: CodeIndex | None = None

@@ -25,7 +25,6 @@ from moot.runtime import SubAgent
 from moot.teams.research.citations import Citation, exists, file_lines, find_citations
 from moot.teams.research.models import VerificationResult
 from moot.teams.research.planner import prompt
-from moot.teams.research.schema import InlineSchemaAgent
 
 MAX_MODEL_CLAIMS = 5
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*-])|\n+")
@@ -77,7 +76,7 @@ class VerifierOutput(BaseModel):
 
 
 def verifier_agent(model: object, tools: list[object]) -> SubAgent:
-    return InlineSchemaAgent("verifier", "checks each claim of the answer against the code", prompt("verifier"),
+    return SubAgent("verifier", "checks each claim of the answer against the code", prompt("verifier"),
                     tools=tools, model=model, output_type=VerifierOutput, max_turns=3,  # type: ignore[arg-type]
                     settings=ModelSettings(max_tokens=500))
 
