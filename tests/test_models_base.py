@@ -144,8 +144,7 @@ def test_nested_output_models_keep_their_definitions_at_the_root_of_the_tool_cho
     class Report(_Model):
         findings: list[Finding]
 
-    output = OutputSchema.from_type(Report) if hasattr(OutputSchema, "from_type") else OutputSchema(
-        name="Report", json_schema=Report.model_json_schema())
+    output = OutputSchema(name="Report", json_schema=Report.model_json_schema())
     lookup = ToolDefinition(name="lookup", description="", parameters={"type": "object", "properties": {}})
     schema = choice_schema([lookup], output)
     # The reference inside anyOf → final_answer must resolve from the root, where the engine looks.
