@@ -12,13 +12,12 @@ import os
 import re
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from openai_stub import openai_compatible_server
 
 MOOT = [sys.executable, "-m", "moot"]
 ARTICLE = "# Kestrel footbridge\n\nThe Kestrel footbridge opened today. The Kestrel footbridge is 214 metres long.\n"
@@ -43,32 +42,10 @@ def answer(body: dict[str, Any]) -> str:
     return "The Kestrel footbridge is 214 metres long [#1]." if "214" in json.dumps(messages) else "I don't know."
 
 
-class Handler(BaseHTTPRequestHandler):
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
-        payload = json.dumps({
-            "id": "c1", "object": "chat.completion", "created": 0, "model": "m",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": answer(body)}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 40, "completion_tokens": 12, "total_tokens": 52},
-        }).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-
 @pytest.fixture
 def model_string() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"openai-compatible:http://127.0.0.1:{httpd.server_address[1]}/v1#m"
-    httpd.shutdown()
-    httpd.server_close()
+    with openai_compatible_server(answer) as model:
+        yield model
 
 
 @pytest.fixture

@@ -126,15 +126,15 @@ PLAN_3 = [
 # --------------------------------------------------------------------------- a fake OpenAI-compatible server
 
 import json  # noqa: E402
-import threading  # noqa: E402
 from collections.abc import Iterator  # noqa: E402
 from contextlib import contextmanager  # noqa: E402
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer  # noqa: E402
+
+from openai_stub import openai_compatible_server  # noqa: E402
 
 
 def fake_answer(body: dict[str, Any]) -> str:
     """The research phases answered by system prompt, as JSON text where a schema is asked for."""
-    system_text, task = body["messages"][0]["content"], body["messages"][-1]["content"]
+    system_text = body["messages"][0]["content"]
     if system_text.startswith("You plan research"):
         return json.dumps({"sub_questions": PLAN_3[:2]})
     if system_text.startswith("You research ONE"):
@@ -145,32 +145,8 @@ def fake_answer(body: dict[str, Any]) -> str:
     return "Requests are split by `parse_request` (app/server.py:4)."
 
 
-class _Handler(BaseHTTPRequestHandler):
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
-        payload = json.dumps({
-            "id": "c1", "object": "chat.completion", "created": 0, "model": "m",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": fake_answer(body)}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 40, "completion_tokens": 12, "total_tokens": 52},
-        }).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-
 @contextmanager
 def fake_openai_server() -> Iterator[str]:
     """A model string for an OpenAI-compatible server on loopback that plays the research phases."""
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        yield f"openai-compatible:http://127.0.0.1:{httpd.server_address[1]}/v1#m"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with openai_compatible_server(fake_answer) as model:
+        yield model

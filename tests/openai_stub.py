@@ -1,0 +1,45 @@
+"""A real OpenAI-compatible chat-completions server on loopback, for CLI tests in a subprocess.
+
+The model string it yields is one a user could type (``openai-compatible:URL#m``), so a test
+drives the whole path — CLI, registry, provider, team — while ``answer`` decides each reply.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@contextmanager
+def openai_compatible_server(answer: Callable[[dict[str, Any]], str]) -> Iterator[str]:
+    """Serve ``POST …/chat/completions`` with ``answer(request_body)`` as the reply text; yields the model string."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+            payload = json.dumps({
+                "id": "c1", "object": "chat.completion", "created": 0, "model": "m",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": answer(body)}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 40, "completion_tokens": 12, "total_tokens": 52},
+            }).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield f"openai-compatible:http://127.0.0.1:{httpd.server_address[1]}/v1#m"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
