@@ -33,11 +33,13 @@ class Router:
     def __init__(self, **answers: Any) -> None:
         self.answers = answers
         self.calls: list[str] = []
+        self.requests: list[ModelRequest] = []
         self.model = FunctionModel(self._answer)
 
     def _answer(self, request: ModelRequest) -> Any:
         name = request.output.name if request.output is not None else "text"
         self.calls.append(name)
+        self.requests.append(request)
         value = self.answers[name]
         if isinstance(value, list):
             value = value.pop(0) if len(value) > 1 else value[0]

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from moot.models.base import ModelRequest
-from moot.models.testing import FunctionModel, tool_call
+from moot.models.testing import tool_call
 from moot.teams.board import AgentSpec, BoardTask, TaskStatus
 from moot.teams.board.agent_tools import build_tools
 from moot.teams.board.agents import BaseAgent, ResultRejected
@@ -26,28 +26,10 @@ from moot.teams.board.protocol import AWAITING_SUBTASKS
 from moot.teams.board.result_check import failure_reason
 from moot.teams.board.steps import covers, explicit_steps, missing_steps
 from moot.teams.board.worker import Worker
+from test_board_agents import Router
 
 GOAL = "Summarise solar.md, summarise wind.md, then compare the lifetimes of solar panels and wind turbines"
 WIND = "Wind turbines last about 20 to 25 years.\n"
-
-
-class Router:
-    """A FunctionModel answering by the requested output schema's name ("text" for plain answers)."""
-
-    def __init__(self, **answers: Any) -> None:
-        self.answers = answers
-        self.calls: list[str] = []
-        self.requests: list[ModelRequest] = []
-        self.model = FunctionModel(self._answer)
-
-    def _answer(self, request: ModelRequest) -> Any:
-        name = request.output.name if request.output is not None else "text"
-        self.calls.append(name)
-        self.requests.append(request)
-        value = self.answers[name]
-        if isinstance(value, list):
-            value = value.pop(0) if len(value) > 1 else value[0]
-        return value(request) if callable(value) else value
 
 
 @pytest.fixture
