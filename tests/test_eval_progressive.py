@@ -287,7 +287,7 @@ def test_report_counts_answers_the_budget_cut_short_and_those_that_passed_anyway
         record("L1.1", True, "stopped"), record("L1.2", False, "stopped"), record("L1.3", True, "completed")])])
     text = render_markdown(results, chart=None)
     assert "2 answers were cut short by the per-question budget (multi 2)" in text
-    assert "1 of them passed only because the team's fallback lists the retrieved facts" in text
+    assert "a reply that is only a partial result fails; 1 of them passed: the answer was complete before the stop" in text
     assert "| budget | 1 | 1 |" in text
 
 

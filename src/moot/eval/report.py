@@ -154,8 +154,8 @@ def render_markdown(results: EvalResults, *, chart: str | None = "progressive.pn
         modes_hit = Counter(r.mode for r in stopped)
         lucky = sum(r.passed for r in stopped)
         out += ["", f"{len(stopped)} answers were cut short by the per-question budget ("
-                + ", ".join(f"{m} {n}" for m, n in modes_hit.items()) + "); they are graded as they stand"
-                + (f", and {lucky} of them passed only because the team's fallback lists the retrieved facts." if lucky else ".")]
+                + ", ".join(f"{m} {n}" for m, n in modes_hit.items()) + "); a reply that is only a partial result fails"
+                + (f"; {lucky} of them passed: the answer was complete before the stop." if lucky else ".")]
     teaching = [s for s in levels if s.teaching]
     if teaching:
         out += ["", "## Teaching (L7: the student answers after being taught, from an empty memory)", ""]
