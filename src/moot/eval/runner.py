@@ -154,6 +154,16 @@ async def run_level(
             result.learn = cost
             total = questions_per_level(level, modes, runs, teaching=supports_teaching(agent))
             done = 0
+
+            async def finish(record: QuestionRecord, question: Question, done: int, label: str) -> int:
+                """Analyse, judge, keep and save one graded answer, then report progress; the new count."""
+                _analyse(record, level, question, agent)
+                await _judge(record, question, judge)
+                result.records.append(record)
+                saved()
+                notify(RunProgress("question", level.level, done + 1, total, label))
+                return done + 1
+
             for run in range(1, runs + 1):
                 seed = _seed(base_seed, run)
                 for mode in modes:
@@ -166,12 +176,7 @@ async def run_level(
                             error = exc.one_line()
                         record = _record(level, question, mode=mode, run=run, seed=seed, reply=reply, error=error,
                                          seconds=time.perf_counter() - t0)  # fmt: skip
-                        _analyse(record, level, question, agent)
-                        await _judge(record, question, judge)
-                        result.records.append(record)
-                        saved()
-                        done += 1
-                        notify(RunProgress("question", level.level, done, total, f"{mode} {question.id}"))
+                        done = await finish(record, question, done, f"{mode} {question.id}")
                 if level.teaching is not None:
                     if not supports_teaching(agent):
                         result.teaching = "not supported"
@@ -189,12 +194,7 @@ async def run_level(
                     for question, reply in zip(quiz, replies):
                         record = _record(level, question, mode="teaching", run=run, seed=seed, reply=reply,
                                          error=error if reply is None else None, seconds=each)  # fmt: skip
-                        _analyse(record, level, question, agent)
-                        await _judge(record, question, judge)
-                        result.records.append(record)
-                        saved()
-                        done += 1
-                        notify(RunProgress("question", level.level, done, total, f"teaching {question.id}"))
+                        done = await finish(record, question, done, f"teaching {question.id}")
                     result.teaching = "ran"
         finally:
             await close_agent(agent)
