@@ -84,10 +84,8 @@ def _spawn(target: Any, args: tuple[Any, ...], n: int) -> tuple[list[Any], Any, 
     return procs, start, queue
 
 
-def measure_claims(location: str | None, n_procs: int, n_tasks: int) -> dict[str, Any]:
-    board, loc = _fresh(location)
-    ids = _fill(board, n_tasks)
-    procs, start, queue = _spawn(_claimer, (loc, ""), n_procs)
+def _race(procs: list[Any], start: Any, queue: Any) -> tuple[list[Any], float]:
+    """Start the spawned children together and time them until each has reported: (reports, seconds)."""
     time.sleep(0.3)  # let the children import and open the board before the clock starts
     t0 = time.perf_counter()
     start.set()
@@ -95,6 +93,13 @@ def measure_claims(location: str | None, n_procs: int, n_tasks: int) -> dict[str
     wall = time.perf_counter() - t0
     for p in procs:
         p.join()
+    return results, wall
+
+
+def measure_claims(location: str | None, n_procs: int, n_tasks: int) -> dict[str, Any]:
+    board, loc = _fresh(location)
+    ids = _fill(board, n_tasks)
+    results, wall = _race(*_spawn(_claimer, (loc, ""), n_procs))
     claimed = [tid for got, _ in results for tid in got]
     ok = sorted(claimed) == sorted(ids)
     return {"procs": n_procs, "tasks": n_tasks, "claims_per_s": round(len(claimed) / wall, 1), "exactly_once": ok}
@@ -103,14 +108,7 @@ def measure_claims(location: str | None, n_procs: int, n_tasks: int) -> dict[str
 def measure_completions(location: str | None, n_procs: int, n_tasks: int) -> dict[str, Any]:
     board, loc = _fresh(location)
     ids = _fill(board, n_tasks)
-    procs, start, queue = _spawn(_worker, (loc,), n_procs)
-    time.sleep(0.3)
-    t0 = time.perf_counter()
-    start.set()
-    results = [queue.get(timeout=600) for _ in procs]
-    wall = time.perf_counter() - t0
-    for p in procs:
-        p.join()
+    results, wall = _race(*_spawn(_worker, (loc,), n_procs))
     done = [tid for got in results for tid in got]
     stored = {t.id: t for t in board.list(TaskStatus.COMPLETED) if t.id in set(ids)}
     ok = sorted(done) == sorted(ids) and len(stored) == len(ids) and all(t.attempts == 1 for t in stored.values())
