@@ -45,7 +45,9 @@ def progressive(
                                               "(default: next to --json, else ./moot-eval-<time>)."),
     suite: Optional[Path] = typer.Option(None, "--suite", help="A folder of level files (default: the bundled suite)."),
     teaching_rounds: int = typer.Option(4, "--teaching-rounds", help="Teaching rounds in L7."),
-    budget: str = typer.Option("standard", "--budget", help="Budget per question: quick, standard (the team's default) or deep."),
+    # deep by default: the standard 30 s deadline cuts multi-call answers on a slow machine, so
+    # the score would measure the machine's load instead of the answers.
+    budget: str = typer.Option("deep", "--budget", help="Budget per question: quick, standard (the team's default) or deep (20 calls, 60 s)."),
 ) -> None:
     """Run the progressive L1–L12 suite on the learning team: each level in a fresh knowledge base."""
     from moot.eval.levels import load_suite
