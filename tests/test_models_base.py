@@ -153,3 +153,51 @@ def test_nested_output_models_keep_their_definitions_at_the_root_of_the_tool_cho
     assert "$defs" not in schema["anyOf"][-1]["properties"]["final_answer"]
     # The caller's schema is not modified.
     assert "$defs" in output.json_schema
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"final_answer": "The pool holds ten connec', "The pool holds ten connec"),
+        ('{"final_answer": "Line one\\nline \\"two', 'Line one\nline "two'),
+        ('{"final_answer": "cut in an escape \\u00', "cut in an escape"),
+        ('{"final_answer": "cut after a backslash \\', "cut after a backslash"),
+        ('{"name": "read_file", "arguments": {"path": "a.py"', None),  # a tool call: nothing to keep
+        ('{"final_answer": "', None),  # no words yet
+    ],
+)
+def test_an_answer_cut_by_max_tokens_keeps_its_words(text: str, expected: str | None) -> None:
+    from moot.models.toolchoice import salvage_cut_answer
+
+    assert salvage_cut_answer(text) == expected
+
+
+async def test_retries_count_what_the_failed_attempts_cost() -> None:
+    from moot.models.retry import RetryModel, RetryPolicy
+
+    attempts: list[int] = []
+
+    def flaky(request: ModelRequest) -> str:
+        attempts.append(1)
+        if len(attempts) < 3:
+            error = MalformedResponseError("garbled", fix="retry")
+            error.retryable = True
+            error.usage = Usage(requests=1, input_tokens=100, output_tokens=50)
+            raise error
+        return "fine"
+
+    async def no_wait(_: float) -> None:
+        return None
+
+    model = RetryModel(FunctionModel(flaky), policy=RetryPolicy(max_attempts=5), sleep=no_wait)
+    response = await model.request(ask("hi"))
+    assert response.text == "fine"
+    # Two failed attempts (100 + 50 tokens each) plus the one that worked.
+    assert response.usage.requests == 3
+    assert response.usage.input_tokens >= 200 and response.usage.output_tokens >= 100
+
+    attempts.clear()
+    giving_up = RetryModel(FunctionModel(flaky), policy=RetryPolicy(max_attempts=2), sleep=no_wait)
+    with pytest.raises(MalformedResponseError) as caught:
+        await giving_up.request(ask("hi"))
+    assert caught.value.usage.requests == 2 and caught.value.usage.output_tokens == 100

@@ -7,6 +7,8 @@ Every error that reaches a person carries a one-line message and a fix. The CLI 
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class MootError(Exception):
     """Base class for errors caused by input, configuration or the environment."""
@@ -35,6 +37,9 @@ class ModelError(MootError):
 
     retryable: bool = False
     """Whether repeating the same request may succeed (429, 5xx, timeouts, garbled output)."""
+    usage: Any = None
+    """What the failed request(s) cost, when known (a ``moot.models.Usage``): the model did the
+    work even though the answer was unusable, so budgets and run records must count it."""
 
 
 class ModelHTTPError(ModelError):

@@ -347,9 +347,15 @@ class LocalModel(Model):
         base = {"usage": usage, "model": self.name, "finish_reason": finish}
         if request.tools:
             if finish == "length":
-                raise MalformedResponseError(
+                if request.output is None and (words := toolchoice.salvage_cut_answer(text)):
+                    return ModelResponse(text=words, **base)  # finish_reason "length" says it was cut
+                error = MalformedResponseError(
                     f"{self.name} ran out of max_tokens while choosing a tool", fix="raise max_tokens"
                 )
+                # The same request runs out in the same place again: retrying only burns time.
+                error.retryable = False
+                error.usage = usage
+                raise error
             choice = toolchoice.parse_choice(text, request.tools, request.output)
             if choice.tool_calls:
                 return ModelResponse(tool_calls=choice.tool_calls, **{**base, "finish_reason": "tool_calls"})

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from moot.errors import ModelError
-from moot.models.base import ModelRequest, ModelResponse, StreamEvent, WrapperModel
+from moot.models.base import ModelRequest, ModelResponse, StreamEvent, Usage, WrapperModel
 
 Sleep = Callable[[float], Awaitable[Any]]
 
@@ -84,14 +84,22 @@ class RetryModel(WrapperModel):
     async def request(self, request: ModelRequest) -> ModelResponse:
         failures = 0
         waited = 0.0
+        lost = Usage()  # what failed attempts cost, where the provider told us
         while True:
             try:
-                return await self.wrapped.request(request)
+                response = await self.wrapped.request(request)
             except ModelError as error:
                 failures += 1
+                if error.usage is not None:
+                    lost = lost + error.usage
+                    error.usage = lost
                 delay = self._delay_or_raise(error, failures, waited)
                 waited += delay
                 await self.sleep(delay)
+                continue
+            if lost.requests:
+                response = response.model_copy(update={"usage": response.usage + lost})
+            return response
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         failures = 0

@@ -12,6 +12,7 @@ calls and results, and parses the choice back into a :class:`ModelResponse`'s pa
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -203,8 +204,35 @@ def parse_choice(
     return ToolChoice(text=final if isinstance(final, str) else json.dumps(final, ensure_ascii=False))
 
 
+_CUT_ANSWER = re.compile(r'^\s*\{\s*"' + FINAL_ANSWER_KEY + r'"\s*:\s*"')
+
+
+def salvage_cut_answer(text: str) -> str | None:
+    """The words of a plain-text final answer that ``max_tokens`` cut off, or ``None``.
+
+    With constrained decoding a cut-off choice is the only malformed one. When the model was
+    writing ``{"final_answer": "…`` (not a tool call, not a structured output) the text so far
+    is a real, if unfinished, answer: returning it beats repeating the request, which at
+    temperature 0 runs out in the same place again.
+    """
+    match = _CUT_ANSWER.match(text)
+    if match is None:
+        return None
+    body = text[match.end():]
+    for end in (len(body), len(body) - 1, len(body) - 2, len(body) - 5):  # drop a half-written escape
+        if end < 0:
+            break
+        try:
+            words = json.loads('"' + body[:end] + '"')
+        except json.JSONDecodeError:
+            continue
+        return words.strip() or None
+    return None
+
+
 __all__ = [
     "FINAL_ANSWER_KEY",
+    "salvage_cut_answer",
     "call_schema",
     "final_schema",
     "tool_rounds_since_user",

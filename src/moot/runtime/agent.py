@@ -261,8 +261,8 @@ class SubAgent:
                 state.usage = state.usage + spent
                 raise
             except MalformedResponseError as exc:
-                # The model answered, but not in the schema: count the call, then retry once.
-                spent = Usage(requests=1, input_tokens=request.estimated_input_tokens())
+                # The model answered, but not in the schema: count the call(s), then retry once.
+                spent = exc.usage or Usage(requests=1, input_tokens=request.estimated_input_tokens())
                 state.usage = state.usage + spent
                 if output_schema is not None and not retried_output:
                     retried_output = True
@@ -270,6 +270,9 @@ class SubAgent:
                     continue
                 return finish(f"error:{exc.message}", detail=exc.message)
             except ModelError as exc:
+                if exc.usage is not None:  # e.g. attempts a retry wrapper made before giving up
+                    spent = exc.usage
+                    state.usage = state.usage + spent
                 return finish(f"error:{exc.message}", detail=exc.one_line())
             except Exception as exc:  # a broken model must fail this task, not the process
                 return finish(f"error:{type(exc).__name__}: {exc}", detail=f"{type(exc).__name__}: {exc}")
