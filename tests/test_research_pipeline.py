@@ -82,12 +82,23 @@ def test_sequential_researchers_do_not_overlap_and_do_not_see_each_other(repo: P
 
 
 def test_fewer_than_two_sub_questions_falls_back_to_single(repo: Path, tmp_path: Path) -> None:
+    # One sub-question breaks the plan schema (2 to 5): the planner is told so once, then the
+    # question goes to the single agent.
     script = ResearchScript(PLAN_3[:1], synth=GOOD)
     result = team_for(repo, script, tmp_path).ask_sync("How is a request parsed?", mode="multi")
     assert result.mode == "single"
     assert "fell back to single" in result.routing_rule
-    assert [name for name, _ in script.log] == ["planner", "single"]
+    assert [name for name, _ in script.log] == ["planner", "planner", "single"]
     assert "app/server.py:4" in result.answer
+
+
+def test_duplicate_sub_questions_fall_back_to_single_without_a_retry(repo: Path, tmp_path: Path) -> None:
+    twice = [PLAN_3[0], {**PLAN_3[0], "question": "  how is a REQUEST parsed? "}]
+    script = ResearchScript(twice, synth=GOOD)
+    result = team_for(repo, script, tmp_path).ask_sync("How is a request parsed?", mode="multi")
+    assert result.mode == "single"
+    assert "1 distinct sub-question(s); fell back to single" in result.routing_rule
+    assert [name for name, _ in script.log] == ["planner", "single"]
 
 
 def test_researcher_budget_stops_only_that_researcher(repo: Path, tmp_path: Path) -> None:

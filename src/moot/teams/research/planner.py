@@ -15,9 +15,16 @@ MAX_SUB_QUESTIONS = 5
 
 
 class PlannerOutput(BaseModel):
-    """The planner's structured answer (the grammar keeps the small model inside it)."""
+    """The planner's structured answer (the grammar keeps the small model inside it).
 
-    sub_questions: list[SubQuestion] = Field(min_length=1, max_length=MAX_SUB_QUESTIONS)
+    At least two sub-questions: the planner only runs once a question was routed to the
+    pipeline (``auto`` sends one-name questions to the single agent first), and with a
+    one-item minimum the 0.5B model wrote one sub-question for four of six multi-subsystem
+    questions, so ``multi`` silently became ``single``. Fewer than two distinct sub-questions
+    after de-duplication still falls back to the single agent (seed 001).
+    """
+
+    sub_questions: list[SubQuestion] = Field(min_length=2, max_length=MAX_SUB_QUESTIONS)
 
 
 def prompt(name: str) -> str:

@@ -182,7 +182,7 @@ class ResearchTeam:
             plan = to_plan(question, outcome.output if outcome else None)
         if len(plan.sub_questions) < 2:
             # seed 001: fewer than two sub-questions is a single-agent question
-            why = plan.note or f"the planner found {len(plan.sub_questions)} sub-question(s); fell back to single"
+            why = f"{plan.note or f'the planner found {len(plan.sub_questions)} distinct sub-question(s)'}; fell back to single"
             result = await self._single(question, index, run, rule, requested, note=why)
             result.plan = plan
             result.usage_by_phase = self._phases(run, {"planner": ["planner"], "single-agent": ["single-agent"]})
