@@ -63,8 +63,13 @@ def test_runner_scores_an_agent_per_mode(qset) -> None:  # type: ignore[no-untyp
         async def answer(self, question: str, repo: Path, *, mode: str) -> ResearchAnswer:
             return ResearchAnswer(GOOD_REDIRECTS if mode == "multi" else "I am not sure.", mode=mode)
 
-    result = asyncio.run(run_research_eval(Fixed(), modes=["single", "multi"], only=["redirects"]))
-    assert result["summary"]["multi"]["overall"] == 1.0
+    seen: list[dict] = []
+    result = asyncio.run(run_research_eval(Fixed(), modes=["single", "multi"], only=["redirects"],
+                                           on_answer=lambda record, so_far: seen.append(so_far)))
+    assert result["complete"] and result["summary"]["multi"]["overall"] == 1.0
+    # After the first answer the partial result already holds it (what an interrupted run keeps).
+    assert [len(s["records"]) for s in seen] == [1, 2] and not seen[0]["complete"]
+    assert seen[0]["summary"]["single"]["answers"] == 1 and seen[0]["summary"]["multi"] == {}
     assert result["summary"]["single"]["coverage"] == 0.0 and result["summary"]["single"]["citation_precision"] is None
 
 

@@ -77,9 +77,11 @@ def research_eval(
         judge_obj = LLMJudge(infer_model(judge), votes=judge_votes)
     agent = TeamAgent(infer_model(model), RunStore())
 
-    def on_answer(record: dict[str, Any]) -> None:
+    def on_answer(record: dict[str, Any], so_far: dict[str, Any]) -> None:
         stderr.print(f"[dim]{record['mode']:>6} {record['question_id']:<10} overall {record['overall']:.2f} "
                      f"({record['seconds']}s, {record['usage']['requests']} calls)[/]")
+        if json_out is not None:  # saved after every answer: an interrupted run keeps what it graded
+            _write_atomic(json_out, json.dumps(so_far, indent=2, default=str))
 
     try:
         result = asyncio.run(run_research_eval(agent, modes=_MODES[mode], questions=qset, only=only,

@@ -172,7 +172,11 @@ def score_answer(question: ResearchQuestion, answer: ResearchAnswer, repo: Path)
 async def run_research_eval(agent: ResearchAgent, *, modes: list[str], questions: ResearchSet | None = None,
                             only: list[str] | None = None, judge: Any = None,
                             on_answer: Any = None) -> dict[str, Any]:
-    """Ask every question in every mode; score each answer; summarise per mode."""
+    """Ask every question in every mode; score each answer; summarise per mode.
+
+    ``on_answer(record, result_so_far)`` is called after each graded answer, so a caller can
+    save partial results (an interrupted run keeps what it graded).
+    """
     qset = questions or load_set()
     repo = qset.repo()
     records: list[dict[str, Any]] = []
@@ -193,10 +197,16 @@ async def run_research_eval(agent: ResearchAgent, *, modes: list[str], questions
                 record["judge"] = verdict.model_dump()
             records.append(record)
             if on_answer is not None:
-                on_answer(record)
+                on_answer(record, _result(qset, repo, modes, records, complete=False))
+    return _result(qset, repo, modes, records, complete=True)
+
+
+def _result(qset: ResearchSet, repo: Path, modes: list[str], records: list[dict[str, Any]], *,
+            complete: bool) -> dict[str, Any]:
+    """The results document; ``complete`` is false while questions are still to be asked."""
     summary = {mode: _summary([r for r in records if r["mode"] == mode]) for mode in modes}
     return {"package": qset.package, "version": qset.version, "repo": str(repo), "modes": modes,
-            "summary": summary, "records": records}
+            "complete": complete, "summary": summary, "records": list(records)}
 
 
 def _summary(records: list[dict[str, Any]]) -> dict[str, Any]:
