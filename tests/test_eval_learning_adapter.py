@@ -142,6 +142,32 @@ def test_stage_attribution_on_constructed_runs(case: str, kwargs: dict, stage: s
     assert verdict.reason and "\n" not in verdict.reason
 
 
+FEE_RULES = "Every boat pays a base fee of 10 marks a night, and 2 marks for each metre over 8 metres."
+FEE_MEMORY = {"memory": {"id": "memory", "output": {"facts": [{"id": 1, "content": FEE_RULES}]}}}
+
+
+def test_a_value_no_article_states_is_a_reasoning_failure_not_a_learning_one() -> None:
+    # 18 = 10 + 4 x 2 is worked out from the rule: no knowledge base could have held it.
+    verdict = attribute_failure(level="L11", question=_q([["re:\\b18\\b"]]), answer="It pays 32 marks.", mode="single",
+                                knowledge=FEE_RULES, run=FEE_MEMORY, sources=f"# Harbour fees\n\n{FEE_RULES}")
+    assert verdict.stage == "reasoning"
+    assert "must be worked out" in verdict.reason and "18" in verdict.reason
+
+
+def test_a_stated_value_the_agent_never_learned_is_still_a_learning_failure() -> None:
+    sources = f"{FEE_RULES} A festival night costs double."
+    verdict = attribute_failure(level="L11", question=_q([["re:\\b18\\b"], ["double"]]), answer="It pays 32 marks.",
+                                mode="single", knowledge=FEE_RULES, run=FEE_MEMORY, sources=sources)
+    assert verdict.stage == "learning" and "double" in verdict.reason
+
+
+def test_a_derived_value_a_sub_agent_had_is_lost_in_synthesis() -> None:
+    run = {**FEE_MEMORY, "reasoning": {"output": "Result: 18 marks"}, "synthesize": {"output": "It pays 32 marks."}}
+    verdict = attribute_failure(level="L11", question=_q([["re:\\b18\\b"]]), answer="It pays 32 marks.", mode="multi",
+                                knowledge=FEE_RULES, run=run, trace={"intent": "mathematical"}, sources=FEE_RULES)
+    assert verdict.stage == "synthesis"
+
+
 def test_a_guess_where_the_sources_are_silent_is_metacognition() -> None:
     verdict = attribute_failure(level="L8", question=_q([], unknown=True), answer="It cost 300 crowns.", mode="single")
     assert verdict.stage == "metacognition"

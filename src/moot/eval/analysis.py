@@ -2,7 +2,8 @@
 
 The stages, checked in the order a fact travels (the first place it is lost is the stage):
 
-1. **learning** — the missing fact is nowhere in what the agent learned (its knowledge base);
+1. **learning** — the missing fact is stated in the level's articles but is nowhere in what
+   the agent learned (its knowledge base);
 2. **retrieval** — it was learned but is not among the facts retrieved for the question;
 3. **budget** — retrieved, but the per-question budget (calls or deadline) stopped the run
    before the answer was complete (the run's status is ``stopped``);
@@ -15,6 +16,9 @@ The stages, checked in the order a fact travels (the first place it is lost is t
 7. **metacognition** — the sources do not hold the answer and the agent answered anyway.
 
 "The fact" is a rubric required group: found in a text when any of its alternatives matches.
+A group that no article states (a fee worked out from a rule, a difference of two dates) is a
+*derived* value: no knowledge base could hold it, so it is never blamed on learning or
+retrieval; an answer that lacks it failed at reasoning (or synthesis, when a sub-agent had it).
 Without a knowledge-base view or a run id the analysis says what it could not check.
 """
 
@@ -101,9 +105,11 @@ def attribute_failure(
     trace: dict[str, Any] | None = None,
     run: dict[str, Any] | None = None,
     knowledge: str | None = None,
+    sources: str | None = None,
 ) -> StageVerdict:
     """The stage where a failed answer went wrong. ``run`` = task results from the run store,
-    ``knowledge`` = everything the agent learned as text (None: not available)."""
+    ``knowledge`` = everything the agent learned as text, ``sources`` = the level's articles
+    (None: not available; every value is then taken to be stated)."""
     grade = grade_question(answer, question)
     rubric = question.rubric
     if rubric.expects_unknown and (trace or {}).get("run_status") == "stopped":
@@ -118,15 +124,16 @@ def attribute_failure(
     retrieved, said = _split_run(run)
     retrieved += "\n" + _text(trace.get("facts") or "")
     missing = [rubric.required[i] for i in grade.missing]
+    # Only a value some article states can be lost by learning or retrieval.
+    stated = [g for g in missing if sources is None or _found(g, sources)]
     if mode == "teaching":
-        if missing and knowledge is not None and not all(_found(g, knowledge) for g in missing):
-            lost = next(g for g in missing if not _found(g, knowledge))
+        if knowledge is not None and (lost := next((g for g in stated if not _found(g, knowledge)), None)):
             return StageVerdict(stage="learning", reason=f"the teacher's knowledge base never held {_show(lost)}, so it could not be taught")
         return StageVerdict(stage="synthesis", reason="the teacher knew it but the student's answer lacks it (lost in teaching)")
-    for group in missing:
+    for group in stated:
         if knowledge is not None and not _found(group, knowledge):
             return StageVerdict(stage="learning", reason=f"no learned fact contains {_show(group)}: extraction missed it")
-    for group in missing:
+    for group in stated:
         if not _found(group, retrieved):
             where = "" if knowledge is not None else " (the knowledge base was not inspected)"
             return StageVerdict(stage="retrieval", reason=f"{_show(group)} is not in the facts retrieved for the question{where}")
@@ -142,6 +149,8 @@ def attribute_failure(
             return StageVerdict(stage="synthesis", reason=f"a sub-agent's output had {_show(group)}; the final answer dropped it")
     if grade.forbidden_hit:
         return StageVerdict(stage="reasoning", reason=f"the facts were retrieved but the answer states a wrong value ({grade.forbidden_hit[0]})")
+    if derived := [g for g in missing if g not in stated]:
+        return StageVerdict(stage="reasoning", reason=f"{_show(derived[0])} must be worked out from the facts (no article states it); the answer did not (wrong rule, order or arithmetic)")
     if missing:
         return StageVerdict(stage="reasoning", reason=f"the facts were retrieved but the answer lacks {_show(missing[0])} (wrong value, order or arithmetic)")
     return StageVerdict(stage="unknown", reason="the answer failed but no stage could be singled out")

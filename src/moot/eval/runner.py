@@ -84,7 +84,7 @@ def _record(level: Level, question: Question, *, mode: str, run: int, seed: int 
     )  # fmt: skip
 
 
-def _analyse(record: QuestionRecord, level: Level, question: Question, agent: Any) -> None:
+def _analyse(record: QuestionRecord, level: Level, question: Question, agent: Any, sources: str) -> None:
     if record.passed:
         return
     if record.error is not None:
@@ -97,7 +97,7 @@ def _analyse(record: QuestionRecord, level: Level, question: Question, agent: An
     if record.run_id and callable(getattr(agent, "run_details", None)):
         run = agent.run_details(record.run_id)
     verdict = attribute_failure(level=level.level, question=question, answer=record.answer, mode=record.mode,
-                                trace=record.trace, run=run, knowledge=knowledge)  # fmt: skip
+                                trace=record.trace, run=run, knowledge=knowledge, sources=sources)  # fmt: skip
     record.stage, record.stage_reason = verdict.stage, verdict.reason
 
 
@@ -137,9 +137,11 @@ async def run_level(
         try:
             learn_started = time.perf_counter()
             cost = LearnCost(articles=len(level.articles))
+            texts: list[str] = []  # the level's articles: what a value must be in to count as stated
             for n, article in enumerate(level.articles, 1):
                 notify(RunProgress("learn", level.level, n, len(level.articles), article.file))
                 content = level.article_path(article).read_text(encoding="utf-8")
+                texts.append(content)
                 try:
                     usage = await agent.learn(content, source=article.source, published=article.published)
                 except MootError as exc:
@@ -152,12 +154,13 @@ async def run_level(
                     cost.model_calls += usage.requests
             cost.seconds = round(time.perf_counter() - learn_started, 3)
             result.learn = cost
+            sources = "\n".join(texts)
             total = questions_per_level(level, modes, runs, teaching=supports_teaching(agent))
             done = 0
 
             async def finish(record: QuestionRecord, question: Question, done: int, label: str) -> int:
                 """Analyse, judge, keep and save one graded answer, then report progress; the new count."""
-                _analyse(record, level, question, agent)
+                _analyse(record, level, question, agent, sources)
                 await _judge(record, question, judge)
                 result.records.append(record)
                 saved()
