@@ -307,3 +307,39 @@ def test_a_looping_explanation_is_tidied_before_the_student_hears_it() -> None:
 
     looped = "It had 610 volunteers. It had 610 volunteers. That is a lot! It had 610 volunteers. It had 61"
     assert tidy_explanation(looped) == "It had 610 volunteers. That is a lot!"
+
+
+def test_invented_sentences_are_dropped_and_the_facts_said_instead() -> None:
+    from moot.teams.learning.teaching import ground_explanation
+
+    # What the 0.5B teacher said in the L7 eval when given the mill's pond and owner facts.
+    facts = ["The millpond of the Sorrel Bay tide mill covers 3 hectares.",
+             "The Sorrel Bay Heritage Trust owns the Sorrel Bay tide mill."]
+    invented = ("The Sorrel Bay Heritage Trust, located in the Sorrel Bay Heritage District, is a private company that "
+                "produces a variety of natural resources. It is primarily known for its production of sand, gravel, and "
+                "other organic materials. The millpond covers a total of 3 hectares, which means it is about 160,000 square feet.")
+    said, dropped = ground_explanation(invented, facts, topic="The Sorrel Bay tide mill")
+    assert len(dropped) == 3
+    assert "sand" not in said and "160,000" not in said and "private company" not in said
+    assert all(fact in said for fact in facts)
+    # A faithful explanation is kept as it is, with nothing added.
+    faithful = "The millpond of the tide mill covers 3 hectares. The Sorrel Bay Heritage Trust owns the mill."
+    assert ground_explanation(faithful, facts, topic="The Sorrel Bay tide mill") == (faithful, [])
+    # An echo of the instructions teaches nothing: the facts are said instead.
+    said, dropped = ground_explanation("one check question", facts[:1])
+    assert dropped == ["one check question"] and said == facts[0]
+
+
+async def test_a_teacher_that_invents_does_not_teach_the_invention(kb: KnowledgeBase) -> None:
+    room = Classroom()
+    inventing = FunctionModel(
+        lambda r: ({**(out := room._teacher(r)), "explanation": out["explanation"] + " It also had 75 boats from Hamburg."}
+                   if r.output is not None and r.output.name == "TeacherTurn" else room._teacher(r)),
+        name="inventing-teacher",
+    )
+    report = await run_teaching_session(kb, TOPIC, model=inventing, student_model=room.student, rounds=2, quiz_size=2)
+    assert all(r.dropped_sentences == ["It also had 75 boats from Hamburg."] for r in report.rounds)
+    assert not any("Hamburg" in r.explanation or "75" in r.explanation for r in report.rounds)
+    assert report.student_notes and not any("Hamburg" in n for n in report.student_notes)
+    student_prompts = "\n".join(str(m.content) for r in room.student.requests for m in r.messages)
+    assert "Hamburg" not in student_prompts

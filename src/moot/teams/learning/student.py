@@ -55,6 +55,11 @@ def numbers_in(text: str) -> list[float]:
     return found
 
 
+def missing_numbers(wanted: list[float], given: list[float]) -> list[float]:
+    """The numbers of ``wanted`` that ``given`` lacks, compared numerically (12 = 12.0)."""
+    return [n for n in wanted if not any(math.isclose(n, g, rel_tol=1e-9, abs_tol=1e-9) for g in given)]
+
+
 def _stem(word: str) -> str:
     if len(word) > 4 and word.endswith(("xes", "zes", "ches", "shes", "sses")):
         return word[:-2]
@@ -99,8 +104,7 @@ def grade_answer(answer: str, expected: str) -> Grade:
         return Grade(correct=False, verdict="dont_know", detail="no answer")
     wanted = numbers_in(expected)
     if wanted:
-        given = numbers_in(text)
-        missing = [n for n in wanted if not any(math.isclose(n, g, rel_tol=1e-9, abs_tol=1e-9) for g in given)]
+        missing = missing_numbers(wanted, numbers_in(text))
         if not missing:
             return Grade(correct=True, verdict="correct", detail="the numbers match")
         shown = ", ".join(f"{n:g}" for n in missing)
@@ -285,6 +289,7 @@ __all__ = [
     "answer_task",
     "grade_answer",
     "key_terms",
+    "missing_numbers",
     "notes_task",
     "numbers_in",
 ]

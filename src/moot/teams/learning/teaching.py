@@ -28,7 +28,7 @@ import asyncio
 import re
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -54,6 +54,7 @@ from moot.teams.learning.student import (
     answer_task,
     grade_answer,
     key_terms,
+    missing_numbers,
     notes_task,
     numbers_in,
 )
@@ -87,6 +88,9 @@ class TeachingRound(BaseModel):
     """The student's level when this round was taught (1–3)."""
     facts_covered: list[int]
     explanation: str
+    """What the student was told: the teacher's grounded sentences, then any fact they left out."""
+    dropped_sentences: list[str] = Field(default_factory=list)
+    """Sentences of the teacher model that went beyond the facts (invented numbers or content), not said."""
     check_question: str
     check_fact_id: int
     expected: str
@@ -170,13 +174,17 @@ def _teacher_task(
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_END.split(" ".join(text.split())) if s.strip()]
+
+
 def tidy_explanation(text: str) -> str:
     """The explanation without repeated sentences and without a cut-off last sentence.
 
     Small models at temperature 0 can loop on one sentence until the length limit, ending
     mid-number ("…had 61"); the student would write that down as a fact, so it is dropped.
     """
-    sentences = [s.strip() for s in _SENTENCE_END.split(" ".join(text.split())) if s.strip()]
+    sentences = _sentences(text)
     if len(sentences) > 1 and not sentences[-1].endswith((".", "!", "?")):
         sentences.pop()
     kept: list[str] = []
@@ -187,6 +195,35 @@ def tidy_explanation(text: str) -> str:
             seen.add(key)
             kept.append(sentence)
     return " ".join(kept)
+
+
+def ground_explanation(explanation: str, facts: Sequence[str], *, known: Sequence[str] = (),
+                       topic: str = "") -> tuple[str, list[str]]:
+    """The explanation the student hears, and the teacher's sentences left out of it.
+
+    Given three facts about a tide mill, the 0.5B teacher added "a private company that
+    produces sand and gravel" and a 160,000 square-foot millpond; the student noted them as
+    truth, and the L7 quiz measured the fabrication rather than the teaching. So a sentence is
+    kept only when every number in it is in the material (the round's facts, what the student
+    already knows, the topic) and at least half its content words are; then any fact the kept
+    sentences do not carry (its numbers and half its key terms) is said as it stands.
+    """
+    material = " ".join([*facts, *known, topic])
+    allowed_numbers, vocabulary = numbers_in(material), set(key_terms(material))
+    kept: list[str] = []
+    dropped: list[str] = []
+    for sentence in _sentences(explanation):
+        terms = key_terms(sentence)
+        grounded = bool(terms) and not missing_numbers(numbers_in(sentence), allowed_numbers) and (
+            sum(t in vocabulary for t in terms) * 2 >= len(terms))
+        (kept if grounded else dropped).append(sentence)
+    said = " ".join(kept)
+    said_numbers, said_terms = numbers_in(said), set(key_terms(said))
+    for fact in facts:
+        terms = key_terms(fact)
+        if missing_numbers(numbers_in(fact), said_numbers) or sum(t in said_terms for t in terms) * 2 < len(terms):
+            kept.append(fact if fact.rstrip().endswith((".", "!", "?")) else f"{fact.rstrip()}.")
+    return " ".join(kept), dropped
 
 
 def _usable_check(question: str, expected: str) -> bool:
@@ -375,15 +412,18 @@ async def _teach(
         if outcome is None or not outcome.ok:
             return _ended("the teacher", number, outcome)
         turn: TeacherTurn = outcome.output
-        turn = TeacherTurn(explanation=tidy_explanation(turn.explanation) or turn.explanation, check_question=turn.check_question)
+        explanation, dropped = ground_explanation(
+            tidy_explanation(turn.explanation) or turn.explanation, [f.content for f in facts], topic=topic,
+            known=[by_id[f].fact.content for f in state.known_fact_ids if f in by_id],
+        )  # fmt: skip
         question = turn.check_question if _usable_check(turn.check_question, check_item.expected) else check_item.question
         record = TeachingRound(
             number=number, mode=mode, difficulty=level, facts_covered=[f.id for f in facts if f.id is not None],  # type: ignore[arg-type]
-            explanation=turn.explanation, check_question=question, check_fact_id=check_item.fact_id,
+            explanation=explanation, dropped_sentences=dropped, check_question=question, check_fact_id=check_item.fact_id,
             expected=check_item.expected,
         )  # fmt: skip
         taught.append(record)
-        notes = await session.step(f"notes-{number}", student(StudentNotes, NOTES_SETTINGS), notes_task(turn.explanation))
+        notes = await session.step(f"notes-{number}", student(StudentNotes, NOTES_SETTINGS), notes_task(explanation))
         if notes is None or not notes.ok:
             return _ended("the student's notes", number, notes)
         record.student_notes = memory.add_notes(notes.output.notes, round=number)
@@ -462,6 +502,7 @@ __all__ = [
     "build_quiz",
     "default_budget",
     "fact_difficulty",
+    "ground_explanation",
     "plan_material",
     "question_for",
     "run_teaching_session",
