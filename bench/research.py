@@ -29,6 +29,7 @@ import asyncio
 import json
 import os
 import platform
+import statistics
 import sys
 import tempfile
 import time
@@ -81,7 +82,8 @@ def scripted(latency: float) -> FunctionModel:
 
 async def one(repo: Path, work: Path, model: Any, question: str, *, parallel: bool, plan: ResearchPlan | None,
               config: dict[str, Any]) -> dict[str, Any]:
-    team = ResearchTeam(repo, model=model, store=RunStore(work / "runs.db"), db_path=work / "index.db",
+    # One index file per repository: an index belongs to the root it was built for.
+    team = ResearchTeam(repo, model=model, store=RunStore(work / "runs.db"), db_path=work / f"index-{repo.name}.db",
                         config=ResearchConfig(parallel=parallel, **config))
     try:
         started = time.perf_counter()
@@ -102,8 +104,12 @@ def ratio(seq: dict[str, Any], par: dict[str, Any], key: str) -> float | None:
     return round(a / b, 2) if a and b else None
 
 
-def _median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    return sorted(runs, key=lambda r: r["seconds"])[len(runs) // 2]
+def _medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The median whole-run and researchers-phase seconds over rounds (the mean of the middle
+    two for an even count, so two rounds do not report the slower one)."""
+    return {"seconds": round(statistics.median(r["seconds"] for r in runs), 2),
+            "phase_seconds": {"researchers": round(statistics.median(r["phase_seconds"].get("researchers") or 0 for r in runs), 3)},
+            "researchers": runs[0]["researchers"], "calls": runs[0]["calls"], "tokens": runs[0]["tokens"]}
 
 
 async def main() -> dict[str, Any]:
@@ -155,7 +161,7 @@ async def main() -> dict[str, Any]:
                     r = await one(repo_e, work, local, question, parallel=parallel, plan=plan_e, config=config)
                     runs[parallel].append(r)
                     print(json.dumps({"embedded": {k: v for k, v in r.items() if k != "plan"}}), file=sys.stderr)
-            par_e, seq_e = _median_run(runs[True]), _median_run(runs[False])
+            par_e, seq_e = _medians(runs[True]), _medians(runs[False])
             out["embedded"] = {"question": question, "researchers": par_e["researchers"], "rounds": args.rounds,
                                "sub_questions": [q.question for q in plan_e.sub_questions] if plan_e else [],
                                "warmup_s": warm["seconds"],

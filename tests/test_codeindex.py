@@ -229,6 +229,15 @@ def test_symbols_have_callers_callees_and_references(index: CodeIndex) -> None:
     assert index.resolve_symbol("no_such_symbol") == []
 
 
+def test_mentions_tells_real_names_from_invented_ones(index: CodeIndex) -> None:
+    assert index.mentions("parse_settings") and index.mentions("demo.storage.ConfigLoader")  # defined
+    assert index.mentions("splitlines")  # only called
+    assert index.mentions("default_name") and index.mentions("baseUrl")  # attributes, in Python and TypeScript
+    assert index.mentions("banner")  # only text: a local name and a file name
+    assert not index.mentions("read_map") and not index.mentions("")  # invented
+    assert not index.mentions("hidden_password_helper")  # defined only in a .gitignored file
+
+
 def test_repo_map_summarises_directories(index: CodeIndex) -> None:
     text = index.read_map(".")
     assert text.splitlines()[0].startswith("map of . (8 files")

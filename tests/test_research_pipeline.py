@@ -210,3 +210,33 @@ def test_the_run_budget_covers_every_phase(repo: Path, tmp_path: Path) -> None:
     assert "synthesizer" not in [name for name, _ in script.log]
     record = RunStore(tmp_path / "runs.db").get_run(result.run_id)
     assert record.status == "stopped" and record.results["synthesizer"]["status"] == "not_started"
+
+
+def test_statements_naming_code_that_is_not_in_the_repository_are_removed(repo: Path, tmp_path: Path) -> None:
+    # The 0.5B model echoed its tool's description as an answer about httpx (docs/code-research.md).
+    synth = ("Requests are split by `parse_request` (app/server.py:4). "
+             "Decoding is done by the `read_map` function, which summarises each file.")
+    script = ResearchScript(PLAN_3, synth=synth)
+    result = team_for(repo, script, tmp_path).ask_sync("How does the app handle a request end-to-end?", mode="multi")
+    assert "read_map" not in result.answer and "read_map" in result.draft_answer
+    assert "`parse_request` (app/server.py:4)" in result.answer
+    removed = [v for v in result.verification if v.method == "name"]
+    assert len(removed) == 1 and removed[0].status == "CORRECTED"
+    assert "read_map is not in the repository" in removed[0].correction
+    # Names that are in the code (a definition, a call, a keyword) are never removed.
+    assert not any(v.method == "name" for v in result.verification if "parse_request" in v.claim)
+
+
+def test_a_researcher_note_naming_invented_code_never_reaches_the_synthesizer(repo: Path, tmp_path: Path) -> None:
+    script = ResearchScript(PLAN_3, synth=GOOD, coverage_note="The `read_map` function returns a summary of each file.")
+    result = team_for(repo, script, tmp_path).ask_sync("How does the app handle a request end-to-end?", mode="multi")
+    synthesizer_task = next(t for name, t in script.log if name == "synthesizer")
+    assert "read_map" not in synthesizer_task and "app/store.py:9" in synthesizer_task
+    assert all("note named code that is not in the repository" in b.coverage_note for b in result.evidence)
+
+
+def test_an_answer_with_nothing_true_left_says_so_and_keeps_the_evidence(repo: Path, tmp_path: Path) -> None:
+    script = ResearchScript(PLAN_3, synth=GOOD, single="You can test it with the `read_map` tool and `mock_network()`.")
+    result = team_for(repo, script, tmp_path).ask_sync("What does parse_request return?", mode="single")
+    assert result.answer.startswith("(moot removed every statement of the model's answer")
+    assert "Evidence locations (added by moot" in result.answer and "app/server.py:4" in result.answer

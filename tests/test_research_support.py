@@ -70,9 +70,13 @@ class ResearchScript:
     """Answers each phase's request by looking at the system prompt; records what happened."""
 
     def __init__(self, plan: list[dict[str, Any]], *, synth: str, verdicts: list[dict[str, Any]] | None = None,
-                 barrier: asyncio.Barrier | None = None, researcher_tool_loops: int = 0) -> None:
+                 barrier: asyncio.Barrier | None = None, researcher_tool_loops: int = 0,
+                 coverage_note: str = "found the store",
+                 single: str = "Requests are parsed by `parse_request` in app/server.py:4.") -> None:
         self.plan = plan
         self.synth = synth
+        self.coverage_note = coverage_note
+        self.single = single
         self.verdicts = verdicts or []
         self.barrier = barrier
         self.researcher_tool_loops = researcher_tool_loops
@@ -96,7 +100,7 @@ class ResearchScript:
                 return tool_call("search_code", query="session")
             return {"findings": [{"path": "app/store.py", "start_line": 9, "end_line": 10, "note": "saves a session"},
                                  {"path": "app/ghost.py", "start_line": 3, "end_line": 4, "note": "invented"}],
-                    "coverage_note": "found the store", "sufficient": True}
+                    "coverage_note": self.coverage_note, "sufficient": True}
         if s.startswith("You write the answer"):
             self.log.append(("synthesizer", user(request)))
             return self.synth
@@ -105,7 +109,7 @@ class ResearchScript:
             return {"verdicts": self.verdicts}
         if s.startswith("You answer a question"):
             self.log.append(("single", user(request)))
-            return "Requests are parsed by `parse_request` in app/server.py:4."
+            return self.single
         raise AssertionError(f"unexpected request: {s[:60]}")
 
 

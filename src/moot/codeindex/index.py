@@ -319,6 +319,20 @@ class CodeIndex:
         )]
         return SymbolInfo(name, qualified, kind, path, start, end, signature, docstring, callers, callees, references)
 
+    def mentions(self, name: str) -> bool:
+        """Whether ``name`` (or the last part of a dotted name) occurs in the indexed code at all:
+        a definition, a reference, or failing those anywhere in a chunk's text (a keyword
+        argument, a string). For telling a real name from one a model made up."""
+        last = (name or "").strip().rsplit(".", 1)[-1]
+        if not last:
+            return False
+        with self._guard() as conn:
+            for sql in ("SELECT 1 FROM symbols WHERE name = ? LIMIT 1", "SELECT 1 FROM refs WHERE name = ? LIMIT 1",
+                        "SELECT 1 FROM chunks WHERE instr(text, ?) > 0 LIMIT 1"):
+                if conn.execute(sql, (last,)).fetchone():
+                    return True
+        return False
+
     def count_references(self, name: str) -> tuple[int, int]:
         """(call sites, all uses) of a name, for tools that show a cut list with its total."""
         with self._guard() as conn:

@@ -73,8 +73,9 @@ class VerificationResult(BaseModel):
     correction: str = ""
     citation: str = ""
     """The ``path:line`` the claim cited, when it cited one."""
-    method: Literal["citation", "model"] = "citation"
-    """``citation``: checked mechanically against the index; ``model``: judged by the verifier agent."""
+    method: Literal["citation", "name", "model"] = "citation"
+    """``citation``: its ``path:line`` checked against the index; ``name``: it names code that is
+    nowhere in the repository (removed); ``model``: judged by the verifier agent."""
 
 
 class PhaseUsage(BaseModel):

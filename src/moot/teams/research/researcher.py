@@ -23,6 +23,7 @@ from moot.runtime.events import BoundEmitter, summarize
 from moot.teams.research.citations import file_lines
 from moot.teams.research.models import EvidenceBundle, Finding, SubQuestion
 from moot.teams.research.planner import prompt
+from moot.teams.research.verifier import unknown_names
 
 SEED_HITS = 3
 SNIPPET_CHARS = 500
@@ -74,6 +75,14 @@ def render_findings(findings: list[Finding]) -> str:
     return "\n".join(f"[{n}] {f.result_summary or f.location()}\n{f.relevant_code}" for n, f in enumerate(findings, 1))
 
 
+def grounded_note(index: CodeIndex, note: str) -> str | None:
+    """The researcher's own words, or None when they name code that is nowhere in the repository.
+
+    The 0.5B researcher sometimes wrote its tool's description as its finding ("the `read_map`
+    function returns a summary of each file"), and the synthesizer answered with it."""
+    return None if unknown_names(index, note) else note
+
+
 def checked_findings(index: CodeIndex, report: ResearcherReport) -> tuple[list[Finding], int]:
     """The reported locations that exist in the index, with their code; and how many did not."""
     kept, dropped = [], 0
@@ -86,7 +95,7 @@ def checked_findings(index: CodeIndex, report: ResearcherReport) -> tuple[list[F
         end = min(max(loc.end_line, loc.start_line), lines, loc.start_line + 40)
         code = index.read_file(path, loc.start_line, min(end, loc.start_line + 12))
         kept.append(Finding(
-            tool="report", args={}, result_summary=loc.note[:200], relevant_code=code[:SNIPPET_CHARS],
+            tool="report", args={}, result_summary=grounded_note(index, loc.note[:200]), relevant_code=code[:SNIPPET_CHARS],
             file_path=path, line_range=(loc.start_line, end),
         ))  # fmt: skip
     return kept, dropped
@@ -119,7 +128,10 @@ class ResearcherAgent(SubAgent):
         report = outcome.output if isinstance(outcome.output, ResearcherReport) else None
         reported, dropped = checked_findings(self.index, report) if report else ([], 0)
         findings = _dedupe(reported + seeded)
-        note = report.coverage_note[:300] if report else f"no report ({outcome.stop_reason}); the seeded search hits are kept"
+        note = f"no report ({outcome.stop_reason}); the seeded search hits are kept"
+        if report:
+            own = grounded_note(self.index, report.coverage_note[:300])
+            note = own if own is not None else "[the researcher's note named code that is not in the repository; dropped]"
         if dropped:
             note += f" [{dropped} reported location(s) not in the repository were dropped]"
         bundle = EvidenceBundle(sub_question=sq.question, findings=findings, coverage_note=note.strip(),

@@ -1,12 +1,16 @@
 """Phase 4, the verifier: every claim of the answer checked against the code.
 
-Two checks, cheapest first:
+Three checks, cheapest first:
 
-1. **Citations, mechanically** (no model): a claim citing ``path:line`` that is not an indexed
+1. **Names, mechanically** (no model): a claim naming code — a backticked name or a
+   ``snake_case`` one — that occurs nowhere in the indexed repository is CORRECTED by removing
+   it. The 0.5B model echoes its own tool descriptions ("decoding is done by the `read_map`
+   function") and invents classes (`httpx.Decoder`); no verdict of the model could fix that.
+2. **Citations, mechanically** (no model): a claim citing ``path:line`` that is not an indexed
    file, or a line past its end, is CORRECTED — the citation is moved to where the symbol the
    claim names is really defined, or removed when there is no such place. A claim naming a
    symbol that is not in the cited lines but is defined elsewhere is CORRECTED the same way.
-2. **The verifier agent** (the model, with the code tools) judges the remaining claims against
+3. **The verifier agent** (the model, with the code tools) judges the remaining claims against
    the cited code it is shown: VERIFIED, CORRECTED (with a correction) or UNVERIFIABLE. Only a
    CORRECTED verdict with a correction changes the answer: the claim is replaced by it.
 """
@@ -36,13 +40,22 @@ class Claim:
     text: str
     citations: list[Citation]
 
-    def names(self) -> list[str]:
+    def names(self, *, code_only: bool = False) -> list[str]:
+        """The code names the claim mentions; ``code_only`` leaves out unquoted CamelCase words,
+        which prose has too ("JavaScript", "GitHub")."""
         out = []
         for m in _IDENT.finditer(_strip_citations(self.text)):
+            if code_only and not (m.group(1) or "_" in m.group(2)):
+                continue
             name = (m.group(1) or m.group(2)).rsplit(".", 1)[-1]
             if name and name not in out:
                 out.append(name)
         return out
+
+
+def unknown_names(index: CodeIndex, text: str) -> list[str]:
+    """The code names in ``text`` (backticked or ``snake_case``) that occur nowhere in the repository."""
+    return [n for n in Claim(text, []).names(code_only=True) if not index.mentions(n)]
 
 
 def _strip_citations(text: str) -> str:
@@ -96,6 +109,13 @@ def check_citations(index: CodeIndex, claims: list[Claim]) -> tuple[list[Verific
     replace: dict[str, str] = {}
     left: list[Claim] = []
     for claim in claims:
+        if unknown := unknown_names(index, claim.text):
+            replace[claim.text] = ""
+            verdicts.append(VerificationResult(
+                claim=claim.text, status="CORRECTED", citation=claim.citations[0].text if claim.citations else "",
+                method="name", correction=f"{', '.join(unknown)} is not in the repository: the statement was removed",
+            ))  # fmt: skip
+            continue
         bad = [c for c in claim.citations if not exists(index, c)]
         if bad:
             moved = _defined_at(index, claim.names())
@@ -166,7 +186,13 @@ def apply_model_verdicts(claims: list[Claim], output: object) -> tuple[list[Veri
     return verdicts, replace
 
 
+NOTHING_KEPT = ("(moot removed every statement of the model's answer: each named code that is not in this "
+                "repository or cited a place that does not exist; the verification lists them)")
+
+
 def revise(answer: str, replace: dict[str, str]) -> str:
+    """The answer with the replacements made; a note when nothing of it is left."""
+    revised = answer
     for old, new in replace.items():
-        answer = answer.replace(old, new)
-    return answer
+        revised = revised.replace(old, new)
+    return revised if revised.strip() or not answer.strip() else NOTHING_KEPT
