@@ -228,11 +228,14 @@ def test_statements_naming_code_that_is_not_in_the_repository_are_removed(repo: 
 
 
 def test_a_researcher_note_naming_invented_code_never_reaches_the_synthesizer(repo: Path, tmp_path: Path) -> None:
-    script = ResearchScript(PLAN_3, synth=GOOD, coverage_note="The `read_map` function returns a summary of each file.")
+    script = ResearchScript(PLAN_3, synth=GOOD, coverage_note="The `read_map` function returns a summary of each file.",
+                            finding_note="`read_map` lists every folder")
     result = team_for(repo, script, tmp_path).ask_sync("How does the app handle a request end-to-end?", mode="multi")
     synthesizer_task = next(t for name, t in script.log if name == "synthesizer")
     assert "read_map" not in synthesizer_task and "app/store.py:9" in synthesizer_task
     assert all("note named code that is not in the repository" in b.coverage_note for b in result.evidence)
+    # the reported location itself is kept (it exists), without the invented note
+    assert all(any(f.file_path == "app/store.py" and f.result_summary == "" for f in b.findings) for b in result.evidence)
 
 
 def test_an_answer_with_nothing_true_left_says_so_and_keeps_the_evidence(repo: Path, tmp_path: Path) -> None:

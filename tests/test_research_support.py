@@ -71,11 +71,12 @@ class ResearchScript:
 
     def __init__(self, plan: list[dict[str, Any]], *, synth: str, verdicts: list[dict[str, Any]] | None = None,
                  barrier: asyncio.Barrier | None = None, researcher_tool_loops: int = 0,
-                 coverage_note: str = "found the store",
+                 coverage_note: str = "found the store", finding_note: str = "saves a session",
                  single: str = "Requests are parsed by `parse_request` in app/server.py:4.") -> None:
         self.plan = plan
         self.synth = synth
         self.coverage_note = coverage_note
+        self.finding_note = finding_note
         self.single = single
         self.verdicts = verdicts or []
         self.barrier = barrier
@@ -98,7 +99,7 @@ class ResearchScript:
             if self.researcher_tool_loops:
                 from moot.models.testing import tool_call
                 return tool_call("search_code", query="session")
-            return {"findings": [{"path": "app/store.py", "start_line": 9, "end_line": 10, "note": "saves a session"},
+            return {"findings": [{"path": "app/store.py", "start_line": 9, "end_line": 10, "note": self.finding_note},
                                  {"path": "app/ghost.py", "start_line": 3, "end_line": 4, "note": "invented"}],
                     "coverage_note": self.coverage_note, "sufficient": True}
         if s.startswith("You write the answer"):

@@ -95,7 +95,7 @@ def checked_findings(index: CodeIndex, report: ResearcherReport) -> tuple[list[F
         end = min(max(loc.end_line, loc.start_line), lines, loc.start_line + 40)
         code = index.read_file(path, loc.start_line, min(end, loc.start_line + 12))
         kept.append(Finding(
-            tool="report", args={}, result_summary=grounded_note(index, loc.note[:200]), relevant_code=code[:SNIPPET_CHARS],
+            tool="report", args={}, result_summary=grounded_note(index, loc.note[:200]) or "", relevant_code=code[:SNIPPET_CHARS],
             file_path=path, line_range=(loc.start_line, end),
         ))  # fmt: skip
     return kept, dropped
