@@ -8,6 +8,7 @@ import pytest
 
 from moot.memory import Fact, KnowledgeBase
 from moot.runtime import RunStore
+from moot.teams.learning.student import missing_numbers, numbers_in
 from moot.teams.learning.teaching import run_teaching_session
 
 pytestmark = pytest.mark.embedded
@@ -32,8 +33,11 @@ async def test_a_real_session_gives_a_complete_consistent_report(local_model, tm
     assert report.status == "completed", report.stop_reason
     assert record.status == "completed"
     assert len(report.rounds) == 2 and len(report.quiz) == 2
+    taught_numbers = numbers_in(" ".join(f.content for f in FACTS) + " " + TOPIC)
     for r in report.rounds:
         assert r.explanation.strip() and r.check_question.strip() and r.facts_covered
+        # whatever the model made up, the student is told no number the facts do not hold
+        assert not missing_numbers(numbers_in(r.explanation), taught_numbers), (r.explanation, r.dropped_sentences)
     assert 0.0 <= report.student_score <= 1.0 and 0.0 <= report.teacher_score <= 1.0
     if report.teacher_score > 0:
         assert report.effectiveness_ratio == pytest.approx(report.student_score / report.teacher_score, abs=1e-3)
