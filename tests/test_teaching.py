@@ -343,3 +343,30 @@ async def test_a_teacher_that_invents_does_not_teach_the_invention(kb: Knowledge
     assert report.student_notes and not any("Hamburg" in n for n in report.student_notes)
     student_prompts = "\n".join(str(m.content) for r in room.student.requests for m in r.messages)
     assert "Hamburg" not in student_prompts
+
+
+def test_notes_the_teacher_did_not_support_are_not_stored() -> None:
+    from moot.teams.learning.teaching import ground_notes
+
+    heard = "The millpond of the Sorrel Bay tide mill covers 3 hectares."
+    # What the 0.5B student wrote after hearing just that (full L7 run, 2026-11-24).
+    notes = ["The millpond covers 3 hectares", "3 hectares is the area of a square meter",
+             "1 hectare is approximately 0.4377 square meters", "It is located in a country called France."]
+    kept, dropped = ground_notes(notes, heard)
+    assert kept == ["The millpond covers 3 hectares"] and dropped == notes[1:]
+
+
+async def test_an_inventing_student_keeps_only_what_it_was_told(kb: KnowledgeBase, tmp_path: Path) -> None:
+    room = Classroom()
+    inventing = FunctionModel(
+        lambda r: ({"notes": [*room._student(r)["notes"], "Lindau is the capital of Bavaria with 75,000 people."]}
+                   if r.output is not None and r.output.name == "StudentNotes" else room._student(r)),
+        name="inventing-student",
+    )
+    student_file = tmp_path / "student.sqlite3"
+    report = await run_teaching_session(kb, TOPIC, model=room.teacher, student_model=inventing, rounds=2, quiz_size=2,
+                                        student_kb=student_file)
+    assert all(r.dropped_notes == ["Lindau is the capital of Bavaria with 75,000 people."] for r in report.rounds)
+    assert report.student_notes and not any("Bavaria" in n for n in report.student_notes)
+    with KnowledgeBase.open(student_file) as own:
+        assert not any("Bavaria" in f.content for f in own.facts())

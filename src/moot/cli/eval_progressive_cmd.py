@@ -44,7 +44,7 @@ def progressive(
     report_dir: Optional[Path] = typer.Option(None, "--report", help="Folder for progressive.md and progressive.png "
                                               "(default: next to --json, else ./moot-eval-<time>)."),
     suite: Optional[Path] = typer.Option(None, "--suite", help="A folder of level files (default: the bundled suite)."),
-    teaching_rounds: int = typer.Option(4, "--teaching-rounds", help="Teaching rounds in L7."),
+    teaching_rounds: int = typer.Option(8, "--teaching-rounds", help="Teaching rounds in L7 (one fact a round at the start: 8 for its 8-question quiz)."),
     # deep by default: the standard 30 s deadline cuts multi-call answers on a slow machine, so
     # the score would measure the machine's load instead of the answers.
     budget: str = typer.Option("deep", "--budget", help="Budget per question: quick, standard (the team's default) or deep (20 calls, 60 s)."),

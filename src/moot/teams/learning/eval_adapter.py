@@ -26,7 +26,7 @@ class LearningTeamAgent:
     name = "learning team"
 
     def __init__(self, folder: Path, *, model: Model, temperature: float | None = None,
-                 budget: str = "standard", store: RunStore | None = None, teaching_rounds: int = 4) -> None:  # fmt: skip
+                 budget: str = "standard", store: RunStore | None = None, teaching_rounds: int = 8) -> None:  # fmt: skip
         self.folder = Path(folder)
         self.kb = KnowledgeBase.open(self.folder / "kb.sqlite3")
         self.model = model
@@ -121,7 +121,7 @@ class LearningTeamAgent:
 
 
 def learning_team_factory(model: Model, *, temperature: float | None = None, budget: str = "standard",
-                          store: RunStore | None = None, teaching_rounds: int = 4) -> Any:  # fmt: skip
+                          store: RunStore | None = None, teaching_rounds: int = 8) -> Any:  # fmt: skip
     """The runner's factory: a fresh :class:`LearningTeamAgent` in each level's folder."""
 
     def make(folder: Path) -> LearningTeamAgent:

@@ -210,9 +210,12 @@ class QuizAnswer(BaseModel):
     answer: str = Field(max_length=200, description="the answer in a few words")
 
 
-NOTES_SETTINGS = ModelSettings(max_tokens=130, temperature=0)
-CHECK_SETTINGS = ModelSettings(max_tokens=90, temperature=0)
-QUIZ_SETTINGS = ModelSettings(max_tokens=60, temperature=0)
+# Each budget fits its schema at the length limits plus the JSON around them (about 4
+# characters a token): a limit below that let the grammar's string run past max_tokens, the
+# JSON came back cut ("Unterminated string"), and the full L7 run lost a session to it.
+NOTES_SETTINGS = ModelSettings(max_tokens=280, temperature=0)
+CHECK_SETTINGS = ModelSettings(max_tokens=160, temperature=0)
+QUIZ_SETTINGS = ModelSettings(max_tokens=80, temperature=0)
 SELF_EXPLANATION_PROMPT = "Then explain in your own words, in one sentence, why that is the answer."
 
 
