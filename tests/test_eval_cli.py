@@ -34,7 +34,7 @@ def answer(body: dict[str, Any]) -> str:
         return json.dumps({"facts": facts})
     if system.startswith("You grade one answer"):  # the judge: right when the answer has the length
         right = "214" in task.split("Answer to grade:", 1)[1]
-        return json.dumps({"score": 1.0 if right else 0.0, "pass": right, "reason": "checked the length"})
+        return json.dumps({"score": 1.0 if right else 0.0, "reason": "checked the length"})
     if "response_format" in body:  # a classification or plan: plain recall
         return json.dumps({"intent": "recall", "entities": ["Kestrel footbridge"]})
     if system.startswith("Summarise"):

@@ -146,21 +146,29 @@ def test_not_json_and_unknown_levels_are_one_line_errors(tmp_path: Path) -> None
 # --------------------------------------------------------------------------- judge
 
 
-def test_judge_takes_the_median_score_and_the_majority_pass() -> None:
-    votes = iter([(0.2, False, "misses the length"), (1.0, True, "right"), (0.9, True, "right, in other words")])
+def test_judge_takes_the_median_score_and_passes_by_the_threshold() -> None:
+    votes = iter([(0.2, "misses the length"), (1.0, "right"), (0.9, "right, in other words")])
     seen_seeds: list[int | None] = []
 
     def judge_model(request: ModelRequest) -> Any:
         seen_seeds.append(request.settings.seed)
         assert "Expected answer: It is 214 metres long." in request.messages[-1].content
-        score, passed, reason = next(votes)
-        return {"score": score, "pass": passed, "reason": reason}
+        score, reason = next(votes)
+        return {"score": score, "reason": reason}
 
     judge = LLMJudge(FunctionModel(judge_model), votes=3)
-    verdict = asyncio.run(judge.grade("How long?", "It is 214 metres long.", "214 m"))
+    verdict = asyncio.run(judge.grade("How long?", "It is 214 metres long.", "214 m", pass_threshold=0.8))
     assert verdict.score == 0.9 and verdict.passed and verdict.reason == "right, in other words"
     assert len(verdict.votes) == 3 and verdict.usage["requests"] == 3
     assert seen_seeds == [1, 2, 3]  # each vote samples differently
+
+
+def test_judge_pass_follows_its_score_so_the_verdict_cannot_contradict_itself() -> None:
+    judge = LLMJudge(FunctionModel(lambda r: {"score": 0.9, "reason": "nearly"}), votes=1)
+    assert not asyncio.run(judge.grade("q", "e", "a")).passed  # 0.9 < the default threshold 1.0
+    assert asyncio.run(judge.grade("q", "e", "a", pass_threshold=0.5)).passed
+    zero = LLMJudge(FunctionModel(lambda r: {"score": 0.0, "reason": "wrong"}), votes=1)
+    assert not asyncio.run(zero.grade("q", "e", "a", pass_threshold=0.0)).passed  # a 0 never passes
 
 
 def test_judge_with_every_vote_failing_says_so() -> None:

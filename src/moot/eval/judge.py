@@ -1,9 +1,12 @@
 """The LLM judge: a second, optional grader, reported next to the rubric with their agreement.
 
-Any model string works. Each answer gets ``votes`` structured verdicts {score, pass, reason};
-the judge's score is the median of the scores and its pass is the majority of the votes.
-Votes differ by seed (and temperature, when more than one is asked for), so they are real
-votes, not copies.
+Any model string works. Each answer gets ``votes`` structured verdicts {score, reason}; the
+judge's score is the median of the scores, and it passes the answer when that median reaches
+the question's pass threshold — the rubric's own rule, decided in Python. (Votes used to carry
+a ``pass`` of their own; the 0.5B judge gave score 1.0 with pass false in 53 of 150 votes,
+often critiquing the *expected* answer, so the two fields contradicted each other.) Votes
+differ by seed (and temperature, when more than one is asked for), so they are real votes,
+not copies.
 """
 
 from __future__ import annotations
@@ -23,10 +26,7 @@ class JudgeVerdict(BaseModel):
     """One vote of the judge."""
 
     score: float = Field(ge=0.0, le=1.0, description="share of the expected facts the answer gets right")
-    passed: bool = Field(alias="pass", description="true only if the answer is fully right")
     reason: str = Field(max_length=300, description="one sentence")
-
-    model_config = {"populate_by_name": True}
 
 
 class JudgeResult(BaseModel):
@@ -36,7 +36,7 @@ class JudgeResult(BaseModel):
     passed: bool
     reason: str
     votes: list[dict] = Field(default_factory=list)
-    """Each vote: {score, pass, reason}, or {error} for a vote that failed."""
+    """Each vote: {score, reason}, or {error} for a vote that failed."""
     usage: dict = Field(default_factory=dict)
 
 
@@ -51,7 +51,7 @@ def judge_task(question: str, expected: str, answer: str, *, expects_unknown: bo
 
 
 class LLMJudge:
-    """Grades answers with a model: ``votes`` verdicts per answer, median score, majority pass."""
+    """Grades answers with a model: ``votes`` verdicts per answer; the median score decides."""
 
     def __init__(self, model: Model, *, votes: int = 3, temperature: float | None = None) -> None:
         if votes < 1:
@@ -63,7 +63,10 @@ class LLMJudge:
         # One vote: the model's default (temperature 0). Several: sample, or they are copies.
         self.temperature = temperature if temperature is not None else (None if votes == 1 else 0.7)
 
-    async def grade(self, question: str, expected: str, answer: str, *, expects_unknown: bool = False) -> JudgeResult:
+    async def grade(self, question: str, expected: str, answer: str, *, expects_unknown: bool = False,
+                    pass_threshold: float = 1.0) -> JudgeResult:
+        """The median of the votes' scores; the answer passes when it is above 0 and reaches
+        ``pass_threshold`` (the question's, as for the rubric)."""
         task = judge_task(question, expected, answer, expects_unknown=expects_unknown)
         verdicts: list[JudgeVerdict] = []
         votes: list[dict] = []
@@ -76,14 +79,14 @@ class LLMJudge:
             usage = usage + result.usage
             if result.ok and isinstance(result.output, JudgeVerdict):
                 verdicts.append(result.output)
-                votes.append(result.output.model_dump(by_alias=True))
+                votes.append(result.output.model_dump())
             else:
                 votes.append({"error": result.detail or result.stop_reason})
         if not verdicts:
             return JudgeResult(score=0.0, passed=False, reason="every judge vote failed", votes=votes,
                                usage=usage.model_dump())  # fmt: skip
         score = float(statistics.median(v.score for v in verdicts))
-        passed = sum(v.passed for v in verdicts) * 2 > len(verdicts)
+        passed = score > 0 and score >= pass_threshold
         # The reason of the vote closest to the median, so the reason matches the score.
         closest = min(verdicts, key=lambda v: abs(v.score - score))
         return JudgeResult(score=round(score, 4), passed=passed, reason=closest.reason, votes=votes,

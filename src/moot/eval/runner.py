@@ -105,7 +105,7 @@ async def _judge(record: QuestionRecord, question: Question, judge: LLMJudge | N
     if judge is None:
         return
     verdict = await judge.grade(question.question, question.expected, record.answer,
-                                expects_unknown=question.rubric.expects_unknown)  # fmt: skip
+                                expects_unknown=question.rubric.expects_unknown, pass_threshold=question.pass_threshold)  # fmt: skip
     record.judge = verdict.model_dump()
 
 
