@@ -15,7 +15,7 @@ import pytest
 
 from moot.errors import MootError
 from moot.eval.adapter import AgentAnswer, EvalAgent
-from moot.eval.judge import LLMJudge, agreement
+from moot.eval.judge import JudgeVerdict, LLMJudge, agreement
 from moot.eval.levels import Question, Rubric, load_level, load_suite
 from moot.eval.report import render_markdown, summarise_level, summary_json, write_report
 from moot.eval.results import EvalResults
@@ -169,6 +169,12 @@ def test_judge_pass_follows_its_score_so_the_verdict_cannot_contradict_itself() 
     assert asyncio.run(judge.grade("q", "e", "a", pass_threshold=0.5)).passed
     zero = LLMJudge(FunctionModel(lambda r: {"score": 0.0, "reason": "wrong"}), votes=1)
     assert not asyncio.run(zero.grade("q", "e", "a", pass_threshold=0.0)).passed  # a 0 never passes
+
+
+def test_judge_writes_its_reason_before_its_score() -> None:
+    # Structured output is generated in the schema's field order; the score must come after the
+    # reasoning it should follow from.
+    assert list(JudgeVerdict.model_json_schema()["properties"]) == ["reason", "score"]
 
 
 def test_judge_with_every_vote_failing_says_so() -> None:

@@ -25,8 +25,11 @@ from moot.runtime import SubAgent
 class JudgeVerdict(BaseModel):
     """One vote of the judge."""
 
+    # The reason comes first (the grammar writes fields in this order) so the score follows from
+    # it: with the score first, the 0.5B judge gave 1.0 to 18 answers the rubric failed, its
+    # reason often calling the answer (or the expected answer) wrong.
+    reason: str = Field(max_length=300, description="one sentence: which expected facts the answer states, and any value that differs")
     score: float = Field(ge=0.0, le=1.0, description="share of the expected facts the answer gets right")
-    reason: str = Field(max_length=300, description="one sentence")
 
 
 class JudgeResult(BaseModel):
