@@ -105,11 +105,29 @@ def test_progressive_cli_writes_results_report_and_chart_then_rerenders(tmp_path
     assert shown.returncode == 0 and "memory" in shown.stdout  # each answer is a run the user can inspect
 
 
+def test_resume_from_the_cli_keeps_finished_levels_and_refuses_other_settings(tmp_path: Path, suite: Path,
+                                                                            model_string: str) -> None:
+    out = tmp_path / "results.json"
+    common = ["eval", "progressive", "--suite", str(suite), "--model", model_string, "--mode", "single", "--json", str(out)]
+    assert moot(*common, home=tmp_path / "home").returncode == 0
+    first = json.loads(out.read_text())
+    again = moot(*common, "--resume", home=tmp_path / "home")
+    assert again.returncode == 0, again.stderr
+    resumed = json.loads(out.read_text())
+    assert resumed["levels"] == first["levels"]  # the complete level is kept, not answered again
+    assert "kept L1; ran nothing" in resumed["notes"][-1]
+    other = moot(*common, "--runs", "2", "--resume", home=tmp_path / "home")
+    assert other.returncode == 2 and other.stderr.startswith("error: cannot resume: the results file has runs 1")
+    assert json.loads(out.read_text()) == resumed  # a refused resume leaves the file as it was
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["eval", "progressive", "--levels", "L13"], "error: unknown level L13"),
     (["eval", "progressive", "--levels", "L1", "--mode", "triple"], "error: unknown mode 'triple'"),
     (["eval", "progressive", "--runs", "0"], "error: --runs must be at least 1"),
     (["eval", "report", "nowhere.json"], "error: no results file at nowhere.json"),
+    (["eval", "progressive", "--levels", "L1", "--resume", "--json", "nowhere.json"], "error: nothing to resume"),
+    (["eval", "progressive", "--levels", "L1", "--resume"], "error: --resume needs the results file"),
 ])
 def test_user_mistakes_are_one_line_errors(tmp_path: Path, args: list[str], message: str) -> None:
     result = moot(*args, home=tmp_path)

@@ -340,3 +340,69 @@ def test_a_run_killed_mid_level_keeps_the_answers_it_had(tmp_path: Path) -> None
     assert not level.complete and [r.question_id for r in level.records] == ["L1.1"]
     assert level.records[0].passed
     assert "| L1 direct recall (interrupted) | – | – | 100% |" in render_markdown(saved, chart=None)
+
+
+def test_resume_keeps_the_complete_levels_and_runs_the_rest_again(tmp_path: Path) -> None:
+    write_level(tmp_path / "suite", 1)
+    write_level(tmp_path / "suite", 2, name="second level")
+    write_level(tmp_path / "suite", 3, name="third level")
+    levels = load_suite(tmp_path / "suite")
+    asked: list[str] = []
+
+    class Counting(NotebookAgent):
+        dies = True
+
+        async def answer(self, question: str, *, mode: str, seed: int | None) -> AgentAnswer:
+            asked.append(question)
+            if self.dies and "painted" in question and len(asked) > 2:
+                raise KeyboardInterrupt  # killed in level 2, after its first answer
+            return await super().answer(question, mode=mode, seed=seed)
+
+    out = tmp_path / "results.json"
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(run_progressive(levels, lambda f: Counting(f, FunctionModel(scripted_answers)), modes=["multi"],
+                                    model_name="function", save_to=out))
+    stopped = EvalResults.load(out)
+    assert [(lv.level, lv.complete, len(lv.records)) for lv in stopped.levels] == [("L1", True, 2), ("L2", False, 1)]
+    first_l1 = stopped.levels[0].model_dump()
+
+    asked.clear()
+    Counting.dies = False
+    seen: list[tuple[str, str]] = []
+    resumed = asyncio.run(run_progressive(levels, lambda f: Counting(f, FunctionModel(scripted_answers)), modes=["multi"],
+                                          model_name="function", save_to=out, resume=stopped,
+                                          progress=lambda e: seen.append((e.kind, e.level))))  # fmt: skip
+    assert len(asked) == 4  # L2 again from the start and L3; nothing of L1 is asked again
+    assert ("kept", "L1") in seen and ("level", "L2") in seen and ("level", "L1") not in seen
+    assert [(lv.level, lv.complete, len(lv.records)) for lv in resumed.levels] == [("L1", True, 2), ("L2", True, 2), ("L3", True, 2)]
+    assert resumed.levels[0].model_dump() == first_l1
+    assert resumed.started_at == stopped.started_at and resumed.seconds >= stopped.seconds
+    assert "kept L1; ran L2, L3" in resumed.notes[-1]
+    assert EvalResults.load(out).model_dump() == resumed.model_dump()
+
+
+def test_resume_keeps_levels_this_command_did_not_ask_for_in_suite_order(tmp_path: Path) -> None:
+    for n in (1, 2, 3):
+        write_level(tmp_path / "suite", n, name=f"level {n}")
+    suite = tmp_path / "suite"
+    agent = lambda f: NotebookAgent(f, FunctionModel(scripted_answers))  # noqa: E731
+    first = asyncio.run(run_progressive(load_suite(suite, ["L1", "L3"]), agent, modes=["multi"]))
+    again = asyncio.run(run_progressive(load_suite(suite, ["L2"]), agent, modes=["multi"], resume=first))
+    assert [lv.level for lv in again.levels] == ["L1", "L2", "L3"]
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    ({"model_name": "another"}, "model"),
+    ({"modes": ["single"]}, "modes"),
+    ({"runs": 2}, "runs"),
+    ({"base_seed": 5}, "seeds"),
+    ({"budget": "quick"}, "budget"),
+])
+def test_resume_refuses_a_file_run_with_other_settings(tmp_path: Path, change: dict[str, Any], field: str) -> None:
+    write_level(tmp_path / "suite", 1)
+    levels = load_suite(tmp_path / "suite")
+    agent = lambda f: NotebookAgent(f, FunctionModel(scripted_answers))  # noqa: E731
+    settings: dict[str, Any] = {"modes": ["multi"], "runs": 1, "base_seed": 0, "model_name": "function", "budget": "deep"}
+    first = asyncio.run(run_progressive(levels, agent, **settings))
+    with pytest.raises(MootError, match=f"cannot resume: the results file has {field} "):
+        asyncio.run(run_progressive(levels, agent, **{**settings, **change}, resume=first))

@@ -48,6 +48,8 @@ def progressive(
     # deep by default: the standard 30 s deadline cuts multi-call answers on a slow machine, so
     # the score would measure the machine's load instead of the answers.
     budget: str = typer.Option("deep", "--budget", help="Budget per question: quick, standard (the team's default) or deep (20 calls, 60 s)."),
+    resume: bool = typer.Option(False, "--resume", help="Go on with a stopped run: keep the complete levels of the --json "
+                                "file (same options required) and run the rest."),
 ) -> None:
     """Run the progressive L1–L12 suite on the learning team: each level in a fresh knowledge base."""
     from moot.eval.levels import load_suite
@@ -71,8 +73,18 @@ def progressive(
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
     out_dir = report_dir or (json_out.parent if json_out is not None else Path(f"moot-eval-{stamp}"))
     results_path = json_out or out_dir / "progressive.json"
+    earlier = None
+    if resume:
+        from moot.eval.results import EvalResults
+
+        if json_out is None and report_dir is None:
+            raise MootError("--resume needs the results file of the stopped run", fix="pass --json OUT as the stopped run did")
+        if not results_path.is_file():
+            raise MootError(f"nothing to resume: no results file at {results_path}",
+                            fix="pass the --json of the stopped run, or drop --resume")  # fmt: skip
+        earlier = EvalResults.load(results_path)
     results = asyncio.run(_run(suite_levels, _MODES[mode], runs, model, judge, judge_votes, temperature, seed,
-                               results_path, teaching_rounds, budget))  # fmt: skip
+                               results_path, teaching_rounds, budget, earlier))  # fmt: skip
     from moot.eval.report import summary_json, write_report
 
     md, png = write_report(results, out_dir)
@@ -84,28 +96,33 @@ def progressive(
 
 
 async def _run(levels: list[Any], modes: list[str], runs: int, model: str | None, judge: str | None, votes: int,
-               temperature: float | None, seed: int, results_path: Path, teaching_rounds: int, budget: str) -> Any:
+               temperature: float | None, seed: int, results_path: Path, teaching_rounds: int, budget: str,
+               resume: Any = None) -> Any:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from moot.eval.judge import LLMJudge
-    from moot.eval.runner import RunProgress, run_progressive
+    from moot.eval.runner import RunProgress, check_resumable, run_progressive
     from moot.models.registry import infer_model
     from moot.teams.learning.eval_adapter import learning_team_factory
 
     llm = infer_model(model)
     judge_llm = infer_model(judge) if judge else None
+    settings = {"agent_name": "learning team", "model_name": model or llm.name, "temperature": temperature,
+                "judge_model": judge, "budget": budget}
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    console=stderr, transient=True)  # fmt: skip
     # Without a terminal (a background run, CI) the bar cannot redraw: log one line per step instead.
     log = not stderr.is_terminal
     try:
+        if resume is not None:  # before the progress bar and any model call: a refusal is one clean line
+            check_resumable(resume, modes=modes, runs=runs, base_seed=seed, judge_votes=votes if judge_llm else None, **settings)
         with bar:
             levels_bar = bar.add_task("levels", total=len(levels))
             answers_bar = bar.add_task("answers", total=None)
             started: list[str] = []
 
             def on_progress(event: RunProgress) -> None:
-                if log and event.kind in ("level", "learn", "question", "done"):
+                if log and event.kind in ("level", "kept", "learn", "question", "done"):
                     stderr.print(f"[{_dt.datetime.now():%H:%M:%S}] {event.kind} {event.level} {event.done}/{event.total} {event.text}")
                 if event.kind == "level":
                     if started:
@@ -113,6 +130,8 @@ async def _run(levels: list[Any], modes: list[str], runs: int, model: str | None
                     started.append(event.level)
                     bar.update(levels_bar, description=f"levels · {event.level} {event.text}")
                     bar.update(answers_bar, description="learning", completed=0, total=event.total)
+                elif event.kind == "kept":
+                    bar.advance(levels_bar)
                 elif event.kind == "learn":
                     bar.update(answers_bar, description=f"learning {event.done}/{event.total} {Path(event.text).name}")
                 elif event.kind == "question":
@@ -123,8 +142,7 @@ async def _run(levels: list[Any], modes: list[str], runs: int, model: str | None
             return await run_progressive(
                 levels, learning_team_factory(llm, temperature=temperature, teaching_rounds=teaching_rounds, budget=budget),
                 modes=modes, runs=runs, base_seed=seed, judge=LLMJudge(judge_llm, votes=votes) if judge_llm else None,
-                agent_name="learning team", model_name=model or llm.name, temperature=temperature, judge_model=judge, budget=budget,
-                progress=on_progress, save_to=results_path,
+                progress=on_progress, save_to=results_path, resume=resume, **settings,
             )  # fmt: skip
     finally:
         await llm.aclose()

@@ -37,7 +37,8 @@ class RunProgress:
     """What the runner is doing, for a progress bar."""
 
     kind: str
-    """``level`` (a level starts), ``learn`` (an article), ``question`` (an answer graded), ``done``."""
+    """``level`` (a level starts), ``kept`` (a level a resumed run already has), ``learn`` (an
+    article), ``question`` (an answer graded), ``done``."""
     level: str
     done: int = 0
     total: int = 0
@@ -206,6 +207,44 @@ async def run_level(
     return result
 
 
+_SETTINGS = (  # what must match for a stopped run to be resumed
+    "suite", "agent", "model", "modes", "runs", "temperature", "seeds", "budget", "judge_model", "judge_votes",
+)
+
+
+def _level_number(level: str) -> float:
+    digits = "".join(c for c in level if c.isdigit())
+    return float(digits) if digits else float("inf")
+
+
+def new_results(*, agent_name: str = "", model_name: str = "", modes: list[str], runs: int, base_seed: int = 0,
+                temperature: float | None = None, judge_model: str | None = None, judge_votes: int | None = None,
+                budget: str | None = None) -> EvalResults:
+    """An empty results file for these settings, stamped with the time and the machine."""
+    return EvalResults(
+        agent=agent_name, model=model_name, modes=modes, runs=runs, temperature=temperature,
+        seeds=[_seed(base_seed, r) for r in range(1, runs + 1)], judge_model=judge_model, budget=budget,
+        judge_votes=judge_votes, started_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        machine={"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
+                 "load_at_start": list(os.getloadavg()) if hasattr(os, "getloadavg") else None},
+        notes=["learning is counted once per level: the knowledge base learned for a level is reused by every mode and run"],
+    )  # fmt: skip
+
+
+def check_resumable(earlier: EvalResults, **settings: Any) -> dict[str, LevelResult]:
+    """The complete levels of ``earlier``, once its settings are checked to be these (the
+    keyword arguments of :func:`new_results`): a file mixing two models or two seeds would
+    report a comparison nobody ran. Raises a one-line MootError naming the first difference."""
+    now = new_results(**settings)
+    for name in _SETTINGS:
+        if getattr(earlier, name) != getattr(now, name):
+            raise MootError(
+                f"cannot resume: the results file has {name} {getattr(earlier, name)!r}, this command {getattr(now, name)!r}",
+                fix="run with the options of the stopped run, or drop --resume to start a new results file",
+            )  # fmt: skip
+    return {lv.level: lv for lv in earlier.levels if lv.complete}
+
+
 async def run_progressive(
     levels: list[Level],
     factory: AgentFactory,
@@ -222,8 +261,15 @@ async def run_progressive(
     progress: Callable[[RunProgress], None] | None = None,
     save_to: str | Path | None = None,
     workdir: Path | None = None,
+    resume: EvalResults | None = None,
 ) -> EvalResults:
-    """Run the levels and return (and, with ``save_to``, keep saving after each level) the results."""
+    """Run the levels and return (and, with ``save_to``, keep saving after each answer) the results.
+
+    ``resume``: the results of an earlier run with the same settings that stopped part-way (a
+    crash, a killed job, a reboot). Its complete levels are kept as they are; the others —
+    the level it stopped in included — run again from the start, in a fresh knowledge base as
+    always. ``seconds`` then counts both runs' time, the lost part of the stopped level included.
+    """
     modes = list(modes)
     bad = [m for m in modes if m not in MODES]
     if bad or not modes:
@@ -231,33 +277,50 @@ async def run_progressive(
     if runs < 1:
         raise MootError("--runs must be at least 1", fix="pass --runs 1 or more")
     started = time.perf_counter()
-    results = EvalResults(
-        agent=agent_name, model=model_name, modes=modes, runs=runs, temperature=temperature,
-        seeds=[_seed(base_seed, r) for r in range(1, runs + 1)], judge_model=judge_model, budget=budget,
-        judge_votes=judge.votes if judge is not None else None,
-        started_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        machine={"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
-                 "load_at_start": list(os.getloadavg()) if hasattr(os, "getloadavg") else None},
-        notes=["learning is counted once per level: the knowledge base learned for a level is reused by every mode and run"],
-    )  # fmt: skip
+    results = new_results(agent_name=agent_name, model_name=model_name, modes=modes, runs=runs, base_seed=base_seed,
+                          temperature=temperature, judge_model=judge_model,
+                          judge_votes=judge.votes if judge is not None else None, budget=budget)  # fmt: skip
+    kept: dict[str, LevelResult] = {}
+    earlier = 0.0
+    if resume is not None:
+        kept = check_resumable(resume, agent_name=agent_name, model_name=model_name, modes=modes, runs=runs,
+                               base_seed=base_seed, temperature=temperature, judge_model=judge_model,
+                               judge_votes=judge.votes if judge is not None else None, budget=budget)  # fmt: skip
+        earlier = resume.seconds
+        again = [lv.level for lv in levels if lv.level not in kept]
+        results.started_at, results.machine = resume.started_at, resume.machine
+        results.notes = [*resume.notes, f"resumed {_dt.datetime.now(_dt.timezone.utc).isoformat(timespec='seconds')} "
+                         f"(load {', '.join(f'{x:.2f}' for x in os.getloadavg()) if hasattr(os, 'getloadavg') else '?'}): "
+                         f"kept {', '.join(kept) or 'no level'}; ran {', '.join(again) or 'nothing'}"]  # fmt: skip
+        # Completed levels this command did not ask for stay in the file too, in suite order.
+        results.levels = sorted(kept.values(), key=lambda lv: _level_number(lv.level))
+
+    def elapsed() -> float:
+        return round(earlier + time.perf_counter() - started, 3)
+
     for level in levels:
+        if level.level in kept:
+            if progress is not None:
+                progress(RunProgress("kept", level.level, 0, 0, f"{level.name}: complete in the results file"))
+            continue
         if progress is not None:
             progress(RunProgress("level", level.level, 0, questions_per_level(level, modes, runs), level.name))
         current = LevelResult(level=level.level, name=level.name, about=level.about, questions=len(level.questions),
                               complete=False)  # fmt: skip
-        results.levels.append(current)
+        at = next((n for n, lv in enumerate(results.levels) if _level_number(lv.level) > _level_number(level.level)), None)
+        results.levels.insert(len(results.levels) if at is None else at, current)
 
         def save_partial() -> None:
-            results.seconds = round(time.perf_counter() - started, 3)
+            results.seconds = elapsed()
             if save_to is not None:
                 results.save(save_to)  # every answer: a run killed mid-level keeps what it answered
 
         await run_level(level, factory, modes=modes, runs=runs, base_seed=base_seed, judge=judge, progress=progress,
                         workdir=workdir, result=current, on_record=save_partial)  # fmt: skip
-        results.seconds = round(time.perf_counter() - started, 3)
+        results.seconds = elapsed()
         if save_to is not None:
             results.save(save_to)  # a long run that is interrupted keeps its finished levels
-    results.seconds = round(time.perf_counter() - started, 3)
+    results.seconds = elapsed()
     if save_to is not None:
         results.save(save_to)
     if progress is not None:
@@ -265,4 +328,4 @@ async def run_progressive(
     return results
 
 
-__all__ = ["MODES", "RunProgress", "questions_per_level", "run_level", "run_progressive"]
+__all__ = ["MODES", "RunProgress", "check_resumable", "new_results", "questions_per_level", "run_level", "run_progressive"]
