@@ -217,6 +217,10 @@ def _level_number(level: str) -> float:
     return float(digits) if digits else float("inf")
 
 
+def _load() -> list[float] | None:
+    return list(os.getloadavg()) if hasattr(os, "getloadavg") else None
+
+
 def new_results(*, agent_name: str = "", model_name: str = "", modes: list[str], runs: int, base_seed: int = 0,
                 temperature: float | None = None, judge_model: str | None = None, judge_votes: int | None = None,
                 budget: str | None = None) -> EvalResults:
@@ -226,7 +230,7 @@ def new_results(*, agent_name: str = "", model_name: str = "", modes: list[str],
         seeds=[_seed(base_seed, r) for r in range(1, runs + 1)], judge_model=judge_model, budget=budget,
         judge_votes=judge_votes, started_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         machine={"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
-                 "load_at_start": list(os.getloadavg()) if hasattr(os, "getloadavg") else None},
+                 "load_at_start": _load()},
         notes=["learning is counted once per level: the knowledge base learned for a level is reused by every mode and run"],
     )  # fmt: skip
 
@@ -235,7 +239,10 @@ def check_resumable(earlier: EvalResults, **settings: Any) -> dict[str, LevelRes
     """The complete levels of ``earlier``, once its settings are checked to be these (the
     keyword arguments of :func:`new_results`): a file mixing two models or two seeds would
     report a comparison nobody ran. Raises a one-line MootError naming the first difference."""
-    now = new_results(**settings)
+    return _same_settings(earlier, new_results(**settings))
+
+
+def _same_settings(earlier: EvalResults, now: EvalResults) -> dict[str, LevelResult]:
     for name in _SETTINGS:
         if getattr(earlier, name) != getattr(now, name):
             raise MootError(
@@ -283,14 +290,11 @@ async def run_progressive(
     kept: dict[str, LevelResult] = {}
     earlier = 0.0
     if resume is not None:
-        kept = check_resumable(resume, agent_name=agent_name, model_name=model_name, modes=modes, runs=runs,
-                               base_seed=base_seed, temperature=temperature, judge_model=judge_model,
-                               judge_votes=judge.votes if judge is not None else None, budget=budget)  # fmt: skip
-        earlier = resume.seconds
+        kept, earlier = _same_settings(resume, results), resume.seconds
         again = [lv.level for lv in levels if lv.level not in kept]
         results.started_at, results.machine = resume.started_at, resume.machine
         results.notes = [*resume.notes, f"resumed {_dt.datetime.now(_dt.timezone.utc).isoformat(timespec='seconds')} "
-                         f"(load {', '.join(f'{x:.2f}' for x in os.getloadavg()) if hasattr(os, 'getloadavg') else '?'}): "
+                         f"(load {', '.join(f'{x:.2f}' for x in _load() or []) or '?'}): "
                          f"kept {', '.join(kept) or 'no level'}; ran {', '.join(again) or 'nothing'}"]  # fmt: skip
         # Completed levels this command did not ask for stay in the file too, in suite order.
         results.levels = sorted(kept.values(), key=lambda lv: _level_number(lv.level))
@@ -307,8 +311,8 @@ async def run_progressive(
             progress(RunProgress("level", level.level, 0, questions_per_level(level, modes, runs), level.name))
         current = LevelResult(level=level.level, name=level.name, about=level.about, questions=len(level.questions),
                               complete=False)  # fmt: skip
-        at = next((n for n, lv in enumerate(results.levels) if _level_number(lv.level) > _level_number(level.level)), None)
-        results.levels.insert(len(results.levels) if at is None else at, current)
+        results.levels.append(current)
+        results.levels.sort(key=lambda lv: _level_number(lv.level))  # stable: a suite without numbers keeps its order
 
         def save_partial() -> None:
             results.seconds = elapsed()
