@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -23,8 +24,18 @@ os.environ.pop("MOOT_MODEL", None)
 @pytest.fixture(autouse=True, scope="session")
 def _isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     os.environ["MOOT_HOME"] = str(tmp_path_factory.mktemp("moot-home"))
+    # The suite's own shared-engine directory (short: unix socket paths are limited), so its
+    # engine never serves, or is stopped by, a user's moot; stopped when the suite ends.
+    import tempfile
+
+    engines = tempfile.mkdtemp(prefix="moot-test-engines-")
+    os.environ["MOOT_ENGINE_DIR"] = engines
     with block_real_requests():
         yield
+    from moot.models import engine_client
+
+    for sock in Path(engines).glob("*.sock"):
+        engine_client.stop(engine_client.EnginePaths(Path(engines), sock.stem))
 
 
 @pytest.fixture(scope="session")

@@ -102,7 +102,9 @@ def provider(model: Model) -> LocalModel:
     return inner
 
 
-async def test_parallel_requests_share_one_loaded_engine(local_model: Model) -> None:
+async def test_parallel_requests_share_one_in_process_engine(local_model: Model, monkeypatch: pytest.MonkeyPatch) -> None:
+    """MOOT_LOCAL_ENGINE=inprocess: two models on one file share this process's one engine."""
+    monkeypatch.setenv("MOOT_LOCAL_ENGINE", "inprocess")
     shared = provider(local_model)
     other = load_local("local")
     try:
@@ -115,6 +117,7 @@ async def test_parallel_requests_share_one_loaded_engine(local_model: Model) -> 
     finally:
         await other.aclose()
     assert shared._engine is not None  # closing one model keeps the engine for the other
+    await shared.aclose()
 
 
 async def test_real_requests_are_blocked_outside_the_fixture() -> None:

@@ -26,6 +26,7 @@ def usage_dict(usage: Usage) -> dict[str, Any]:
         "output_tokens": usage.output_tokens,
         "requests": usage.requests,
         "cost_usd": round(usage.cost_usd, 6),
+        "cached_input_tokens": usage.cached_input_tokens,
     }
 
 

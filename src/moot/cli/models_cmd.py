@@ -43,13 +43,14 @@ def models(
         print_json({"default": default, "models": rows})
         return
     table = Table(title="models", title_justify="left")
-    for column in ("model", "default", "where", "status", "seconds"):
+    for column in ("model", "default", "where", "engine", "status", "seconds"):
         table.add_column(column)
     for row in rows:
         table.add_row(
             row["model"],
             "yes" if row["default"] else "",
             str(row.get("where", "")),
+            _engine_text(row.get("details", {})),
             row["status"] if row["ok"] else f"[red]{row['status']}[/]",
             f"{row['seconds']:.2f}" if row.get("seconds") is not None else "",
         )
@@ -88,4 +89,21 @@ async def _probe(spec: str, *, check: bool, timeout_s: float) -> dict[str, Any]:
     finally:
         row["seconds"] = round(time.perf_counter() - started, 3)
         await llm.aclose()
+    if description.get("provider") == "local":
+        row["details"] = llm.describe()  # after the check, the engine that answered it is running
     return row
+
+
+def _engine_text(details: dict[str, Any]) -> str:
+    """Which engine serves a local model: the shared process (pid, slots, clients, uptime)."""
+    mode = details.get("engine")
+    if mode is None:
+        return ""
+    if mode == "inprocess":
+        return "in this process"
+    if not details.get("loaded"):
+        return "shared (starts on first use)"
+    return (
+        f"shared pid {details.get('engine_pid')} · {details.get('slots')} slots · "
+        f"{details.get('clients')} clients · up {details.get('uptime_s', 0):.0f}s"
+    )

@@ -140,6 +140,9 @@ class Usage(BaseModel):
     output_tokens: int = 0
     requests: int = 0
     cost_usd: float = 0.0
+    cached_input_tokens: int = 0
+    """Of ``input_tokens``, those the provider reused from a cached prompt prefix instead of
+    evaluating them again (llama.cpp's prompt cache; OpenAI's cached tokens)."""
 
     @property
     def total_tokens(self) -> int:
@@ -155,6 +158,7 @@ class Usage(BaseModel):
                 "output_tokens": self.output_tokens + other.output_tokens,
                 "requests": self.requests + other.requests,
                 "cost_usd": self.cost_usd + other.cost_usd,
+                "cached_input_tokens": self.cached_input_tokens + other.cached_input_tokens,
             }
         )
 

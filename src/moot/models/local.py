@@ -1,13 +1,12 @@
-"""The embedded model: a GGUF file run in-process by llama.cpp (through ``xllamacpp``).
+"""The embedded model: a GGUF file run by llama.cpp (through ``xllamacpp``) on this machine.
 
-No key, no network, no server to start. One loaded engine per model file per process is
-shared by every :class:`LocalModel` on that file, so parallel sub-agents use the engine's
-parallel slots instead of loading the weights twice. The engine is created on the first
-request, in a worker thread, so building a model (``infer_model("local")``) is instant.
-
-The engine always opens an HTTP listener of its own. It is bound to a unix socket in a
-private 0700 directory and protected by a random API key, so no other user or process can
-use it; moot itself calls the engine in-process and never uses that listener.
+No key, no network, no server for the user to start. By default every moot process on the
+machine sends its requests to one shared engine process per model file, started by the first
+process that needs it (:mod:`moot.models.engine_client`); ``MOOT_LOCAL_ENGINE=inprocess``
+loads the weights inside this process instead, one engine per file per process, shared by
+every :class:`LocalModel` on that file. Either way parallel sub-agents use the engine's
+parallel slots instead of loading the weights twice, and building a model
+(``infer_model("local")``) is instant: the engine starts on the first request.
 
 Tool calls and structured output use the engine's JSON-schema constrained decoding (see
 :mod:`moot.models.toolchoice` for why and how).
@@ -16,15 +15,9 @@ Tool calls and structured output use the engine's JSON-schema constrained decodi
 from __future__ import annotations
 
 import asyncio
-import atexit
-import os
-import secrets
-import shutil
-import tempfile
+import contextlib
 import threading
-from collections import Counter
 from collections.abc import AsyncIterator, Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +38,8 @@ from moot.models.base import (
     UserMessage,
     parse_json_output,
 )
+from moot.models.engine import Engine, EngineRejected, EngineSettings, acquire, engine_loads, release
+from moot.models.engine_client import SharedEngine, engine_mode
 from moot.models.testing import check_allowed
 from moot.models.weights import DEFAULT_VARIANT, ensure_weights, get_variant, weights_path
 
@@ -54,112 +49,6 @@ MODEL_VARIANTS = {"local": DEFAULT_VARIANT, "local-1.5b": "qwen2.5-coder-1.5b"}
 DEFAULT_MAX_TOKENS = 1024
 """Used when a request sets no ``max_tokens``: a small model can repeat itself until the
 context is full, and every loop in moot needs a bound."""
-
-
-def _env_int(name: str, default: int) -> int:
-    value = os.environ.get(name, "").strip()
-    try:
-        return int(value) if value else default
-    except ValueError:
-        raise ConfigError(f"{name}={value!r} is not a whole number", fix=f"unset {name} or set a number") from None
-
-
-@dataclass(frozen=True)
-class EngineSettings:
-    """How the engine is loaded. Environment overrides: MOOT_LOCAL_SLOTS, _CONTEXT, _THREADS."""
-
-    slots: int = 4
-    """Requests decoded in parallel (llama.cpp ``n_parallel``); more wait in the engine's queue."""
-    context: int = 8192
-    """Tokens of KV cache shared by all slots (unified), so one long prompt can use it all."""
-    threads: int = 2
-
-    @classmethod
-    def from_env(cls) -> EngineSettings:
-        cores = os.cpu_count() or 2
-        return cls(
-            slots=max(1, _env_int("MOOT_LOCAL_SLOTS", 4)),
-            context=max(512, _env_int("MOOT_LOCAL_CONTEXT", 8192)),
-            threads=max(1, _env_int("MOOT_LOCAL_THREADS", min(cores, 8))),
-        )
-
-
-class Engine:
-    """One loaded model file: the xllamacpp server, its private listener, a thread pool."""
-
-    def __init__(self, path: Path, settings: EngineSettings) -> None:
-        import xllamacpp
-
-        self.path = path
-        self.settings = settings
-        self._dir = tempfile.mkdtemp(prefix="moot-engine-")
-        os.chmod(self._dir, 0o700)
-        self.socket = Path(self._dir) / "engine.sock"
-        params = xllamacpp.CommonParams()
-        params.model.path = str(path)
-        params.n_ctx = settings.context
-        params.n_parallel = settings.slots
-        params.kv_unified = True
-        params.cpuparams.n_threads = settings.threads
-        params.cpuparams_batch.n_threads = settings.threads
-        params.warmup = False
-        params.verbosity = -1  # keeps llama.cpp's load log off the user's terminal
-        params.hostnames = [str(self.socket)]
-        params.api_keys = [secrets.token_urlsafe(24)]
-        try:
-            self.server = xllamacpp.Server(params)
-        except BaseException:
-            shutil.rmtree(self._dir, ignore_errors=True)
-            raise
-        # Blocking calls run here, not in asyncio's default pool, so they never starve it.
-        self.executor = ThreadPoolExecutor(max_workers=max(8, settings.slots * 4), thread_name_prefix="moot-local")
-        self.refs = 0
-
-    def chat(self, body: dict[str, Any], on_chunk: Callable[[dict[str, Any]], bool]) -> Any:
-        """Stream one chat completion; ``on_chunk`` returns True to stop generating."""
-        return self.server.handle_chat_completions(body, on_chunk)
-
-    def close(self) -> None:
-        self.executor.shutdown(wait=False, cancel_futures=True)
-        self.__dict__.pop("server", None)  # dropping the last reference unloads the weights
-        shutil.rmtree(self._dir, ignore_errors=True)
-
-
-_engines: dict[Path, Engine] = {}
-_engines_lock = threading.Lock()
-_loads: Counter[Path] = Counter()
-
-
-def engine_loads(path: str | Path) -> int:
-    """How many times this process loaded the file (tests and benchmarks check sharing)."""
-    return _loads[Path(path).resolve()]
-
-
-def _acquire(path: Path, settings: EngineSettings) -> Engine:
-    with _engines_lock:
-        engine = _engines.get(path)
-        if engine is None:
-            engine = Engine(path, settings)
-            _engines[path] = engine
-            _loads[path] += 1
-        engine.refs += 1
-        return engine
-
-
-def _release(engine: Engine) -> None:
-    with _engines_lock:
-        engine.refs -= 1
-        if engine.refs <= 0 and _engines.get(engine.path) is engine:
-            del _engines[engine.path]
-            engine.close()
-
-
-@atexit.register
-def _close_all() -> None:
-    with _engines_lock:
-        for engine in _engines.values():
-            engine.close()
-        _engines.clear()
 
 
 # --------------------------------------------------------------------------- the model
@@ -204,6 +93,7 @@ class LocalModel(Model):
     settings: EngineSettings = field(default_factory=EngineSettings.from_env)
     max_tool_rounds: int = 1
     _engine: Engine | None = field(default=None, init=False, repr=False)
+    _shared: SharedEngine | None = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     # ---------------------------------------------------------------- engine
@@ -216,23 +106,41 @@ class LocalModel(Model):
     def _get_engine(self) -> Engine:
         with self._lock:
             if self._engine is None:
-                self._engine = _acquire(self._resolve_path(), self.settings)
+                self._engine = acquire(self._resolve_path(), self.settings)
             return self._engine
 
     async def engine(self) -> Engine:
-        """The shared engine for this model's file, loading it on first use."""
+        """This process's own engine for the model's file, loading it on first use (the
+        ``inprocess`` mode; benchmarks use it to compare against the shared engine)."""
         if self._engine is not None:
             return self._engine
         return await asyncio.to_thread(self._get_engine)
+
+    def _shared_engine(self) -> SharedEngine:
+        with self._lock:
+            if self._shared is None:
+                self._shared = SharedEngine(self._resolve_path(), self.name, self.settings)
+            return self._shared
+
+    async def _chunks(self, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+        """The answer's stream chunks, from the shared engine process or this process's own."""
+        if engine_mode() == "inprocess":
+            source = (await self.engine()).stream(body)
+        else:
+            source = (await asyncio.to_thread(self._shared_engine)).stream(body)
+        async with contextlib.aclosing(source) as chunks:
+            async for chunk in chunks:
+                yield chunk
 
     async def aclose(self) -> None:
         with self._lock:
             engine, self._engine = self._engine, None
         if engine is not None:
-            _release(engine)
+            release(engine)
 
     def describe(self) -> dict[str, Any]:
         path = self.path or (weights_path(self.variant) if self.variant else None)
+        mode = engine_mode()
         info: dict[str, Any] = {
             "provider": "local",
             "model": self.name,
@@ -241,9 +149,21 @@ class LocalModel(Model):
             "slots": self.settings.slots,
             "context": self.settings.context,
             "threads": self.settings.threads,
-            "loaded": self._engine is not None,
-            "listener": f"unix:{self._engine.socket}" if self._engine else "unix socket in a private 0700 dir (on load)",
+            "engine": mode,
         }
+        if mode == "inprocess":
+            info["loaded"] = self._engine is not None
+        elif path is not None and path.exists():
+            running = SharedEngine(path.resolve(), self.name, self.settings).describe()
+            info["loaded"] = bool(running)
+            if running:
+                info.update(
+                    engine_pid=running.get("pid"),
+                    uptime_s=running.get("uptime_s"),
+                    clients=len(running.get("clients", ())),
+                    active=running.get("active"),
+                    **running.get("settings", {}),
+                )
         if self.variant:
             info["weights"] = get_variant(self.variant).title
         return info
@@ -286,59 +206,33 @@ class LocalModel(Model):
 
     async def _generate(self, request: ModelRequest, on_text: Callable[[str], None] | None) -> ModelResponse:
         check_allowed(self.name)
-        engine = await self.engine()
         body = self._body(request)
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
-        stop = threading.Event()
-
-        def on_chunk(chunk: dict[str, Any]) -> bool:
-            loop.call_soon_threadsafe(queue.put_nowait, chunk)
-            return stop.is_set()
-
-        def run() -> Any:
-            try:
-                return engine.chat(body, on_chunk)
-            finally:
-                loop.call_soon_threadsafe(queue.put_nowait, None)
-
-        future = loop.run_in_executor(engine.executor, run)
         pieces: list[str] = []
         usage = Usage(requests=1)
         finish = "stop"
         error: str | None = None
         try:
             async with asyncio.timeout(request.settings.timeout_s):
-                while (chunk := await queue.get()) is not None:
-                    if "error" in chunk:
-                        error = str(chunk["error"].get("message", chunk["error"]))
-                    for choice in chunk.get("choices") or ():
-                        text = (choice.get("delta") or {}).get("content")
-                        if text:
-                            pieces.append(text)
-                            if on_text is not None:
-                                on_text(text)
-                        finish = choice.get("finish_reason") or finish
-                    if chunk.get("usage"):
-                        usage = Usage(
-                            input_tokens=chunk["usage"].get("prompt_tokens", 0),
-                            output_tokens=chunk["usage"].get("completion_tokens", 0),
-                            requests=1,
-                        )
-                result = await future
+                async with contextlib.aclosing(self._chunks(body)) as chunks:
+                    async for chunk in chunks:
+                        if "error" in chunk:
+                            error = str(chunk["error"].get("message", chunk["error"]))
+                        for choice in chunk.get("choices") or ():
+                            text = (choice.get("delta") or {}).get("content")
+                            if text:
+                                pieces.append(text)
+                                if on_text is not None:
+                                    on_text(text)
+                            finish = choice.get("finish_reason") or finish
+                        if chunk.get("usage"):
+                            usage = _usage(chunk["usage"])
         except TimeoutError:
-            stop.set()
             raise ModelTimeoutError(
                 f"{self.name} gave no complete answer within {request.settings.timeout_s:g}s",
                 fix="raise timeout_s or lower max_tokens",
             ) from None
-        except ValueError as exc:  # the engine rejects a request it cannot serve (e.g. a bad schema)
-            raise ModelError(f"{self.name} rejected the request: {exc}", fix="check the tool and output schemas") from None
-        except BaseException:
-            stop.set()  # cancelled: stop decoding so the slot frees up
-            raise
-        if isinstance(result, dict) and "error" in result:
-            error = str(result["error"].get("message", result["error"]))
+        except EngineRejected as exc:  # the engine cannot serve the request (e.g. a bad schema)
+            raise ModelError(f"{self.name} rejected the request: {exc.message}", fix=exc.fix) from None
         if error:
             raise ModelError(f"{self.name} failed: {error}", fix="shorten the prompt or raise MOOT_LOCAL_CONTEXT")
         return self._response(request, "".join(pieces), usage, finish)
@@ -392,6 +286,16 @@ class LocalModel(Model):
         finally:
             if not task.done():
                 task.cancel()
+
+
+def _usage(raw: dict[str, Any]) -> Usage:
+    details = raw.get("prompt_tokens_details") or {}
+    return Usage(
+        input_tokens=raw.get("prompt_tokens", 0),
+        output_tokens=raw.get("completion_tokens", 0),
+        cached_input_tokens=details.get("cached_tokens", 0) or 0,
+        requests=1,
+    )
 
 
 def load_local(spec: str) -> LocalModel:
