@@ -295,3 +295,31 @@ def test_an_unknown_engine_mode_is_refused(monkeypatch: pytest.MonkeyPatch) -> N
     assert "shared or inprocess" in info.value.fix
     monkeypatch.setenv("MOOT_LOCAL_ENGINE", "InProcess")
     assert engine_client.engine_mode() == "inprocess"
+
+
+# ---------------------------------------------------------------- the command line
+
+
+def moot(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "moot", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_engine_status_stop_and_start_on_the_command_line(weights: Path, engine_home: Path) -> None:
+    idle = moot("engine", "status", "--json")
+    assert idle.returncode == 0 and json.loads(idle.stdout) == {
+        "mode": "shared", "directory": str(engine_home), "engines": [],
+    }  # fmt: skip
+    assert "no engine is running" in moot("engine", "status").stdout
+    with serving(weights) as (_server, _paths, thread):
+        asyncio.run(collect(SharedEngine(weights, "fake", EngineSettings()), {"max_tokens": 2}))
+        shown = json.loads(moot("engine", "status", "--json").stdout)["engines"]
+        assert [(e["name"], e["pid"], e["requests"]) for e in shown] == [("fake", os.getpid(), 1)]
+        table = moot("engine", "status").stdout
+        assert "fake" in table and str(os.getpid()) in table
+        stopped = moot("engine", "stop", "--json")
+        assert json.loads(stopped.stdout) == {"stopped": [{"model": "fake", "pid": os.getpid()}]}
+        thread.join(10)
+        assert not thread.is_alive()
+    assert "no engine was running" in moot("engine", "stop").stdout
+    remote = moot("engine", "start", "--model", "openai:gpt-4o-mini")
+    assert remote.returncode == 2 and "not a local model" in remote.stderr and "Traceback" not in remote.stderr

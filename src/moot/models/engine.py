@@ -65,6 +65,10 @@ class EngineSettings:
         return {"slots": self.slots, "context": self.context, "threads": self.threads, "prompt_cache": self.prompt_cache}
 
 
+PROMPT_CACHE_MIB = 1024
+"""Host memory for cached prompt prefixes, beyond what each slot keeps in its KV cache."""
+
+
 class EngineRejected(ModelError):
     """The engine refused a request it cannot serve (for example a schema it cannot compile)."""
 
@@ -86,8 +90,9 @@ class Engine:
         params.n_parallel = settings.slots
         params.kv_unified = True
         params.cache_prompt = settings.prompt_cache
-        if not settings.prompt_cache:
-            params.cache_ram_mib = 0
+        # llama.cpp's host-memory prompt cache defaults to 8 GiB; an engine that serves a whole
+        # machine for hours must stay bounded (1 GiB holds about 85,000 tokens of the 0.5B model).
+        params.cache_ram_mib = PROMPT_CACHE_MIB if settings.prompt_cache else 0
         params.cpuparams.n_threads = settings.threads
         params.cpuparams_batch.n_threads = settings.threads
         params.warmup = False
