@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from moot.errors import ConfigError
-from moot.models.base import ModelRequest, ModelResponse, Usage
+from moot.models.base import ModelRequest, ModelResponse, ModelSettings, Usage
 from moot.models.testing import FunctionModel, ScriptedModel, tool_call
 from moot.runtime import Budget, BudgetExceeded, EventBus, EventType, SubAgent, SubAgentTask, TaskGraph, tool
 from moot.runtime.budget import BudgetTracker
@@ -58,16 +58,26 @@ async def test_token_budget_counts_the_estimated_prompt_before_sending() -> None
 
 async def test_token_budget_caps_max_tokens_of_the_request() -> None:
     model = ScriptedModel(["short"])
-    await SubAgent("a", "", "", model=model).run("hi", budget=Budget(max_tokens=300))
+    agent = SubAgent("a", "", "", model=model, settings=ModelSettings(max_tokens=100_000))
+    await agent.run("hi", budget=Budget(max_tokens=1500))
     sent = model.requests[0]
-    assert sent.settings.max_tokens is not None
-    assert sent.estimated_input_tokens() + sent.settings.max_tokens <= 300
+    assert sent.settings.max_tokens is not None and sent.settings.max_tokens >= 1024
+    assert sent.estimated_input_tokens() + sent.settings.max_tokens <= 1500
+
+
+async def test_a_request_is_not_cut_below_the_answer_it_asked_for() -> None:
+    # With no max_tokens an answer is allowed 1024 tokens; 300 tokens cannot hold that, and
+    # a cut answer is mostly wasted, so nothing is sent.
+    model = ScriptedModel(["short"])
+    result = await SubAgent("a", "", "", model=model).run("hi", budget=Budget(max_tokens=300))
+    assert model.requests == [] and result.stop_reason == "budget:tokens"
 
 
 async def test_dollar_budget_uses_the_observed_price() -> None:
     priced = lambda text: ModelResponse(tool_calls=(tool_call("lookup", term=text),), usage=Usage(input_tokens=100, output_tokens=10, requests=1, cost_usd=0.01))  # noqa: E731
     model = ScriptedModel([priced("a"), priced("b"), priced("c")])
-    result = await SubAgent("a", "", "", [lookup], model).run("go", budget=Budget(max_cost_usd=0.025))
+    agent = SubAgent("a", "", "", [lookup], model, settings=ModelSettings(max_tokens=10))
+    result = await agent.run("go", budget=Budget(max_cost_usd=0.025))
     assert len(model.requests) == 2
     assert result.stop_reason == "budget:cost" and result.usage.cost_usd == pytest.approx(0.02)
 

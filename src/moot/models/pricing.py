@@ -116,6 +116,19 @@ def price_for(model_name: str, prices: Mapping[str, Price] | None = None) -> Pri
     return best[1] if best else None
 
 
+def model_price(model: object) -> Price | None:
+    """The price a model is billed at, read from its :class:`PricedModel` wrapper before any
+    call (``None`` when nothing in its wrapper stack knows a price). Budgets use it to hold
+    dollars for a request before it is sent."""
+    seen = 0
+    while model is not None and seen < 32:  # wrappers nest a handful deep; a cycle is a bug
+        if isinstance(model, PricedModel):
+            return model.price
+        model = getattr(model, "wrapped", None)
+        seen += 1
+    return None
+
+
 @dataclass
 class PricedModel(WrapperModel):
     """Fills ``usage.cost_usd`` on every response of the wrapped model."""

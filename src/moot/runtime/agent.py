@@ -30,6 +30,7 @@ from moot.models.base import (
     Usage,
     UserMessage,
 )
+from moot.models.pricing import model_price
 from moot.runtime.budget import Budget, BudgetExceeded, BudgetTracker
 from moot.runtime.events import BoundEmitter, EventBus, EventType, summarize
 from moot.runtime.prompts import load_prompt
@@ -201,6 +202,8 @@ class SubAgent:
 
     async def _loop(self, state: AgentProgress, tracker: BudgetTracker, emitter: BoundEmitter) -> AgentResult:
         model = self.resolved_model()
+        price = model_price(model)
+        model_name = getattr(model, "name", "?")
         tools_by_name = {t.name: t for t in self._tools}
         definitions = tuple(t.definition() for t in self._tools)
         output_schema = self.output_schema()
@@ -224,7 +227,7 @@ class SubAgent:
                 messages=tuple(state.messages), tools=definitions, output=output_schema, settings=self.settings
             )
             try:
-                reservation, request = tracker.reserve(self.name, request)
+                reservation, request = await tracker.acquire(self.name, request, price=price, model=model_name)
             except BudgetExceeded as exc:
                 emitter.emit(EventType.BUDGET_STOP, which=exc.which, scope=exc.scope, reason=exc.message)
                 return finish(exc.stop_reason, detail=exc.message, scope=exc.scope)
@@ -233,7 +236,7 @@ class SubAgent:
                 request_payload: dict[str, Any] = {
                     "turn": state.turns,
                     "model": getattr(model, "name", "?"),
-                    "estimated_input_tokens": reservation.tokens - (request.settings.max_tokens or 0),
+                    "estimated_input_tokens": reservation.input_tokens or reservation.tokens - (request.settings.max_tokens or 0),
                     "max_tokens": request.settings.max_tokens,
                 }
                 if emitter.record_content:

@@ -12,6 +12,8 @@ atomic without a lock even with many agents in flight.
 
 from __future__ import annotations
 
+import asyncio
+import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -19,6 +21,7 @@ from typing import Any
 
 from moot.errors import ConfigError, MootError
 from moot.models.base import ModelRequest, Usage
+from moot.models.pricing import Price
 
 PRESETS: dict[str, dict[str, Any]] = {
     # Seed 004's execution modes: max API calls and timeout per mode.
@@ -27,6 +30,14 @@ PRESETS: dict[str, dict[str, Any]] = {
     "deep": {"max_calls": 20, "deadline_s": 60.0},
 }
 """Named budgets every team can use; override any field with :meth:`Budget.override`."""
+
+DEFAULT_OUTPUT_ALLOWANCE = 1024
+"""Output tokens held (and sent as ``max_tokens``) for a request that sets no ``max_tokens``
+when a token or dollar limit applies."""
+
+INPUT_MARGIN = 1.5
+"""Prompt tokens held per token of moot's estimate (characters / 3.5): providers' tokenizers
+count up to about 1.3 times more, and a budget must hold for them too."""
 
 _LIMIT_NAMES = {
     "calls": "model calls",
@@ -118,13 +129,16 @@ class _Ledger:
 class Reservation:
     """Room held for one request until :meth:`BudgetTracker.settle` replaces it with real usage.
 
-    ``tokens`` (estimated prompt size plus ``max_tokens``) and ``cost_usd`` are what was held.
-    When no token or dollar limit applies to the request, nothing but the call itself needs
-    holding, so the prompt is not measured up front: ``tokens`` and ``cost_usd`` are worked
-    out on first read (with the dollars-per-token rate of the moment of reservation).
+    ``tokens`` (the prompt's size with its safety margin, plus the answer's allowance) and
+    ``cost_usd`` are what was held. When no token or dollar limit applies to the request,
+    nothing but the call itself needs holding, so the prompt is not measured up front:
+    ``tokens`` and ``cost_usd`` are worked out on first read.
     """
 
-    __slots__ = ("agent", "settled", "_tokens", "_cost_usd", "_request", "_rate", "_held")
+    __slots__ = (
+        "agent", "settled", "_tokens", "_cost_usd", "_request", "_rate", "_held",
+        "input_tokens", "raw_input_tokens", "max_tokens", "model",
+    )
 
     def __init__(self, agent: str, tokens: int, cost_usd: float, settled: bool = False) -> None:
         self.agent = agent
@@ -135,12 +149,21 @@ class Reservation:
         self._rate = 0.0
         self._held = True
         """Whether ``tokens`` and ``cost_usd`` were added to the ledgers (and must be released)."""
+        self.input_tokens = 0
+        """The prompt tokens held (moot's estimate times the safety margin)."""
+        self.raw_input_tokens = 0
+        """moot's own estimate of the prompt (characters / 3.5), before the margin."""
+        self.max_tokens: int | None = None
+        """The ``max_tokens`` sent with the request."""
+        self.model = ""
+        """The model the request went to (observed prices are kept per model)."""
 
     @classmethod
     def _unmeasured(cls, agent: str, request: ModelRequest, rate: float) -> Reservation:
         reservation = cls(agent, 0, 0.0)
         reservation._tokens = reservation._cost_usd = None
         reservation._request, reservation._rate, reservation._held = request, rate, False
+        reservation.max_tokens = request.settings.max_tokens
         return reservation
 
     @property
@@ -171,6 +194,10 @@ class Reservation:
     __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it replaces
 
 
+class _MustWait(Exception):
+    """Internal: the request fits once requests already in flight settle; wait, then retry."""
+
+
 class BudgetTracker:
     """Enforces one :class:`Budget` across every agent of a run."""
 
@@ -189,6 +216,19 @@ class BudgetTracker:
         self.run_stop: BudgetExceeded | None = None
         """Set when a run-wide limit was hit: the run starts no new task after that."""
         self.usage_by_agent: dict[str, Usage] = {}
+        # What the run has learnt about its providers, to keep reservations conservative.
+        self._answers_seen = 0
+        self._longest_answer = 0
+        """The most output tokens any answer of this run used: a provider may ignore
+        ``max_tokens``, so no request is sent unless an answer this long still fits."""
+        self._ignores_max_tokens = False
+        """Set once an answer came back longer than the ``max_tokens`` it was sent with."""
+        self._input_factor = INPUT_MARGIN
+        """Provider prompt tokens per moot-estimated token, never below :data:`INPUT_MARGIN`."""
+        self._observed_rate: dict[str, float] = {}
+        """Highest dollars per token seen, per model without a known price."""
+        self._in_flight = 0
+        self._settled: asyncio.Event | None = None
 
     # ------------------------------------------------------------------ queries
 
@@ -243,13 +283,41 @@ class BudgetTracker:
 
     # ------------------------------------------------------------------ reserve / settle
 
-    def reserve(self, agent: str, request: ModelRequest) -> tuple[Reservation, ModelRequest]:
+    async def acquire(
+        self, agent: str, request: ModelRequest, *, price: Price | None = None, model: str = ""
+    ) -> tuple[Reservation, ModelRequest]:
+        """:meth:`reserve`, waiting while the request fits only once requests already in
+        flight settle (so parallel agents take turns instead of stopping the run)."""
+        while True:
+            try:
+                return self._reserve(agent, request, price=price, model=model, may_wait=True)
+            except _MustWait:
+                if self._settled is None or self._settled.is_set():
+                    self._settled = asyncio.Event()
+                try:
+                    async with asyncio.timeout(self.time_left(agent)):
+                        await self._settled.wait()
+                except TimeoutError:
+                    raise self.deadline_error(agent) from None
+
+    def reserve(
+        self, agent: str, request: ModelRequest, *, price: Price | None = None, model: str = ""
+    ) -> tuple[Reservation, ModelRequest]:
         """Hold room for ``request`` or raise :class:`BudgetExceeded` before it is sent.
 
-        When a token limit applies and the request sets no ``max_tokens`` (or a larger one),
-        the returned request has ``max_tokens`` lowered to what is left, so the answer cannot
-        overrun the budget either.
+        Under a token or dollar limit the hold is conservative: the prompt counts with a
+        safety margin (providers' tokenizers count more than moot's estimate), the answer
+        counts at its ``max_tokens`` (or :data:`DEFAULT_OUTPUT_ALLOWANCE` when none is set)
+        and at least as long as the longest answer of the run (providers may ignore
+        ``max_tokens``), and dollars are priced with ``price`` (the model's price table
+        entry, known before any call) or else the highest rate seen from that model. The
+        returned request has ``max_tokens`` lowered to what the budget still allows.
         """
+        return self._reserve(agent, request, price=price, model=model, may_wait=False)
+
+    def _reserve(
+        self, agent: str, request: ModelRequest, *, price: Price | None, model: str, may_wait: bool
+    ) -> tuple[Reservation, ModelRequest]:
         if self.run_stop is not None:
             raise self.run_stop
         ledgers = [("run", self._run)]
@@ -257,33 +325,88 @@ class BudgetTracker:
         if agent_ledger is not None:
             ledgers.append((agent, agent_ledger))
         if not any(ledger.budget.max_tokens is not None or ledger.budget.max_cost_usd is not None for _, ledger in ledgers):
-            return self._reserve_call(agent, request, ledgers), request
-        input_tokens = request.estimated_input_tokens()
-        max_out = request.settings.max_tokens
-        for scope, ledger in ledgers:
-            limit = ledger.budget.max_tokens
-            if limit is not None:
-                room = limit - ledger.spent.total_tokens - ledger.reserved_tokens - input_tokens
-                if room < 1:
-                    self._refuse(scope, "tokens", ledger, f"the next request needs about {input_tokens} input tokens")
-                if max_out is None or max_out > room:
-                    max_out = room
+            reservation = self._reserve_call(agent, request, ledgers)
+            reservation.model = model
+            self._in_flight += 1
+            return reservation, request
+        others = self._in_flight > 0
+        if may_wait and others and self._answers_seen == 0:
+            # Until one answer came back nothing is known about how long answers are or
+            # how the provider counts: the first request under a limit goes alone.
+            raise _MustWait
+        raw_input = request.estimated_input_tokens()
+        input_tokens = math.ceil(raw_input * self._input_factor)
+        in_rate, out_rate, unpriced = self._rates(price, model)
+        priced_limit = any(ledger.budget.max_cost_usd is not None for _, ledger in ledgers)
+        if unpriced and priced_limit and others and may_wait:
+            raise _MustWait  # a model with no known price goes alone until its rate is seen
+        input_cost = input_tokens * in_rate
+        wanted = request.settings.max_tokens or DEFAULT_OUTPUT_ALLOWANCE
+        # The smallest answer worth sending for: a request is never cut below the answer it
+        # asked for (up to the default allowance; a cut answer is mostly wasted), and once
+        # a provider was caught ignoring max_tokens, never below the longest answer seen.
+        if self._ignores_max_tokens:
+            floor = max(self._longest_answer, DEFAULT_OUTPUT_ALLOWANCE)
+        else:
+            floor = max(1, min(wanted, max(self._longest_answer, DEFAULT_OUTPUT_ALLOWANCE)))
+
+        def cap(with_reserved: bool) -> tuple[int, tuple[str, str, _Ledger, str] | None]:
+            """The largest answer the budget allows, and the first limit that forbids one."""
+            best = wanted
+            for scope, ledger in ledgers:
+                b = ledger.budget
+                if b.max_tokens is not None:
+                    held = ledger.reserved_tokens if with_reserved else 0
+                    room = b.max_tokens - ledger.spent.total_tokens - held - input_tokens
+                    if room < floor:
+                        return room, (scope, "tokens", ledger, f"the next request needs about {input_tokens} input tokens and up to {floor} output tokens")
+                    best = min(best, room)
+                if b.max_cost_usd is not None:
+                    held_cost = ledger.reserved_cost if with_reserved else 0.0
+                    dollars = b.max_cost_usd - ledger.spent.cost_usd - held_cost - input_cost
+                    if out_rate > 0:
+                        room = math.floor(dollars / out_rate + 1e-9)
+                    else:
+                        room = best if dollars >= -1e-12 else -1
+                    if room < floor:
+                        return room, (scope, "cost", ledger, f"${ledger.spent.cost_usd:.4f} spent, next request ~${input_cost + floor * out_rate:.4f}")
+                    best = min(best, room)
+            return best, None
+
+        max_out, refusal = cap(with_reserved=True)
+        if may_wait and others:
+            alone, alone_refusal = cap(with_reserved=False)
+            if alone_refusal is None and (refusal is not None or alone > max_out):
+                raise _MustWait  # it fits (or fits better) once the others settle
+        self._check_deadline_and_calls(agent, ledgers)
+        if refusal is not None:
+            scope, which, ledger, detail = refusal
+            self._refuse(scope, which, ledger, detail)
         if max_out != request.settings.max_tokens:
             request = request.model_copy(
                 update={"settings": request.settings.model_copy(update={"max_tokens": max_out})}
             )
-        tokens = input_tokens + (max_out or 0)
-        cost = self._estimated_cost(tokens)
-        self._check_deadline_and_calls(agent, ledgers)
-        for scope, ledger in ledgers:
-            max_cost = ledger.budget.max_cost_usd
-            if max_cost is not None and ledger.spent.cost_usd + ledger.reserved_cost + cost > max_cost:
-                self._refuse(scope, "cost", ledger, f"${ledger.spent.cost_usd:.4f} spent, next request ~${cost:.4f}")
+        held_out = max(max_out, self._longest_answer, floor if self._ignores_max_tokens else 0)
+        tokens = input_tokens + held_out
+        cost = input_cost + held_out * out_rate
         for _, ledger in ledgers:
             ledger.reserved_calls += 1
             ledger.reserved_tokens += tokens
             ledger.reserved_cost += cost
-        return Reservation(agent=agent, tokens=tokens, cost_usd=cost), request
+        reservation = Reservation(agent=agent, tokens=tokens, cost_usd=cost)
+        reservation.input_tokens, reservation.raw_input_tokens = input_tokens, raw_input
+        reservation.max_tokens, reservation.model = max_out, model
+        self._in_flight += 1
+        return reservation, request
+
+    def _rates(self, price: Price | None, model: str) -> tuple[float, float, bool]:
+        """Dollars per input and per output token, and whether the model's price is unknown."""
+        if price is not None:
+            return price.input / 1_000_000, price.output / 1_000_000, False
+        rate = self._observed_rate.get(model)
+        if rate is None:
+            return 0.0, 0.0, True
+        return rate, rate, False
 
     def _check_deadline_and_calls(self, agent: str, ledgers: list[tuple[str, _Ledger]]) -> None:
         """Refuse the next request when the deadline passed or it would be one call too many."""
@@ -310,6 +433,7 @@ class BudgetTracker:
         if reservation.settled:
             return
         reservation.settled = True
+        self._in_flight = max(0, self._in_flight - 1)
         usage = usage or Usage()
         scopes = [("run", self._run)]
         agent_ledger = self._agents.get(reservation.agent)
@@ -324,16 +448,25 @@ class BudgetTracker:
             ledger.spent = ledger.spent + usage
             self._maybe_warn(scope, ledger)
         self.usage_by_agent[reservation.agent] = self.usage_by_agent.get(reservation.agent, Usage()) + usage
+        self._learn(reservation, usage)
+        if self._settled is not None:
+            self._settled.set()
+
+    def _learn(self, reservation: Reservation, usage: Usage) -> None:
+        """Keep what a real answer says about the provider, so later holds stay conservative."""
+        if usage.requests == 0 or (usage.input_tokens == 0 and usage.output_tokens == 0):
+            return
+        self._answers_seen += 1
+        self._longest_answer = max(self._longest_answer, usage.output_tokens)
+        if reservation.max_tokens is not None and usage.output_tokens > reservation.max_tokens:
+            self._ignores_max_tokens = True
+        if reservation.raw_input_tokens and usage.input_tokens:
+            self._input_factor = max(self._input_factor, usage.input_tokens / reservation.raw_input_tokens * 1.1)
+        if usage.total_tokens and reservation.model:
+            rate = usage.cost_usd / usage.total_tokens
+            self._observed_rate[reservation.model] = max(self._observed_rate.get(reservation.model, 0.0), rate)
 
     # ------------------------------------------------------------------ internals
-
-    def _estimated_cost(self, tokens: int) -> float:
-        # Models do not quote prices up front; the run's observed dollars per token is the
-        # best predictor we have. Before any priced call the estimate is 0 (local models).
-        spent = self._run.spent
-        if spent.total_tokens == 0 or spent.cost_usd == 0:
-            return 0.0
-        return tokens * spent.cost_usd / spent.total_tokens
 
     def _refuse(self, scope: str, which: str, ledger: _Ledger, detail: str) -> None:
         limit = {
@@ -367,4 +500,4 @@ class BudgetTracker:
                 self._on_warning(scope, which, f"{used:g} of {limit:g} {_LIMIT_NAMES[which]} used")
 
 
-__all__ = ["PRESETS", "Budget", "BudgetExceeded", "BudgetTracker", "Reservation"]
+__all__ = ["DEFAULT_OUTPUT_ALLOWANCE", "INPUT_MARGIN", "PRESETS", "Budget", "BudgetExceeded", "BudgetTracker", "Reservation"]
