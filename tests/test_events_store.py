@@ -153,3 +153,16 @@ async def test_otel_spans_when_enabled() -> None:  # pragma: no cover - only wit
     await small_graph().run(bus=bus)
     names = [s.name for s in exporter.get_finished_spans()]
     assert any(n.startswith("moot.run") for n in names) and any(n == "moot.task finder" for n in names)
+
+
+def test_a_teams_own_dotted_event_is_recorded_and_read_back(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    store = RunStore(tmp_path / "runs.db")
+    bus = EventBus()
+    store.start_run("r1", "team events", graph=[], budget={})
+    bus.subscribe(store.record_event)
+    bus.emit("nlr.graph.node_added", run_id="r1", node="ostby_mill")
+    [event] = store.events("r1")
+    assert event.type.value == "nlr.graph.node_added" and event.payload == {"node": "ostby_mill"}
+    assert event.type is EventType("nlr.graph.node_added")
+    with pytest.raises(ValueError):
+        bus.emit("Not An Event", run_id="r1")  # only dotted lower-case names are team events

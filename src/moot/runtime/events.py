@@ -12,6 +12,7 @@ import asyncio
 import inspect
 import itertools
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -42,6 +43,27 @@ class EventType(str, Enum):
 
     def __str__(self) -> str:
         return self.value
+
+    @classmethod
+    def _missing_(cls, value: object) -> EventType | None:
+        """A team's own event: a dotted lower-case name (``nlr.graph.node_added``).
+
+        Teams announce what they do in their own words (a node added to a graph, a gap found)
+        on the same bus, so the run store records and replays those events like the runtime's.
+        Each name becomes one member, made on first use; anything else is still refused.
+        """
+        if not isinstance(value, str) or not _TEAM_EVENT.fullmatch(value):
+            return None
+        member = cls._value2member_map_.get(value)
+        if member is None:
+            member = str.__new__(cls, value)
+            member._name_ = value.upper().replace(".", "_")
+            member._value_ = value
+            cls._value2member_map_[value] = member
+        return member  # type: ignore[return-value]
+
+
+_TEAM_EVENT = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)+")
 
 
 @dataclass(frozen=True)
