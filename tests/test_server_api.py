@@ -70,6 +70,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def settings(tmp_path: Path, script: Any, **kw: Any) -> ServerSettings:
+    kw.setdefault("repo_roots", [tmp_path])
     return ServerSettings(model=FunctionModel(script), store_path=tmp_path / "runs.db",
                           team_options={"db_path": tmp_path / "index.db"}, **kw)
 

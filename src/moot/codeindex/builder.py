@@ -25,7 +25,7 @@ from typing import Any
 
 from moot.codeindex.parse import ParsedFile, module_name, parse
 from moot.codeindex.terms import term_stream
-from moot.codeindex.walk import FoundFile, Skipped, decode, is_binary, walk
+from moot.codeindex.walk import FoundFile, Skipped, contains_credentials, decode, is_binary, walk
 
 BATCH_FILES = 200
 BATCH_BYTES = 4_000_000
@@ -206,6 +206,9 @@ def _index_file(
     report.bytes_read += len(data)
     if is_binary(data):
         _skip(conn, report, state, found.rel, "binary")
+        return len(data)
+    if contains_credentials(data):
+        _skip(conn, report, state, found.rel, "credentials")
         return len(data)
     sha = hashlib.sha256(data).hexdigest()
     if row and row[3] == sha:

@@ -25,8 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from moot import __version__
 from moot.errors import MootError
 from moot.runtime import RunStore
-from moot.server.runs import RunManager
-from moot.server.security import BodyLimitMiddleware, TokenMiddleware
+from moot.server.runs import QueueFull, RepoNotAllowed, RunManager
+from moot.server.security import BodyLimitMiddleware, HostCheckMiddleware, TokenMiddleware, allowed_host_names
 
 
 @dataclass
@@ -39,9 +39,16 @@ class ServerSettings:
     max_body_bytes: int = 64 * 1024
     max_concurrent: int = 2
     """Research runs at the same time; more wait (status ``queued``)."""
+    max_queued: int = 16
+    """Runs that may wait for a slot; one more is refused with 429 and ``Retry-After``."""
     store_path: Path | None = None
     repo_roots: list[Path] = field(default_factory=list)
-    """When set, only repositories under these folders may be researched."""
+    """Repositories under these folders may be researched; besides them, only repositories
+    already indexed with ``moot index``. Nothing else on the machine can be asked about."""
+    host: str = "127.0.0.1"
+    """The address the server is bound to: requests must name it (or a loopback name) as Host."""
+    allowed_hosts: list[str] = field(default_factory=list)
+    """More Host names to answer to (a DNS name the server is reached by)."""
     team_options: dict[str, Any] = field(default_factory=dict)
 
 
@@ -75,6 +82,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
             model = infer_model(model)
         store = RunStore(settings.store_path)
         state["runs"] = RunManager(model, store, max_concurrent=settings.max_concurrent,
+                                   max_queued=settings.max_queued,
                                    repo_roots=settings.repo_roots, team_options=settings.team_options)
         try:
             yield
@@ -91,6 +99,10 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     def start(body: QueryRequest) -> Any:
         try:
             return manager().start(body.prompt, body.repo, body.mode)
+        except QueueFull as exc:
+            raise HTTPException(429, exc.one_line(), headers={"Retry-After": str(exc.retry_after_s)}) from None
+        except RepoNotAllowed as exc:
+            raise HTTPException(403, exc.one_line()) from None
         except MootError as exc:
             raise HTTPException(422, exc.one_line()) from None
 
@@ -105,7 +117,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         """Liveness, with the number of runs in progress and of open event streams."""
         m = manager()
         return {"ok": True, "version": __version__, "active_runs": m.active, "open_streams": m.open_streams,
-                "max_concurrent": m.max_concurrent}
+                "queued_runs": m.queued, "max_concurrent": m.max_concurrent, "max_queued": m.max_queued}
 
     @app.post("/api/query")
     async def query(body: QueryRequest) -> dict[str, Any]:
@@ -123,6 +135,13 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         run = start(body)
         return RunStarted(run_id=run.id, status=run.status, events=f"/api/runs/{run.id}/events")
 
+    @app.delete("/api/runs")
+    async def cancel_runs(status: Literal["queued", "all"] = "queued") -> dict[str, Any]:
+        """Cancel every queued run (``?status=all``: running ones too), newest first, in one step,
+        so no queued run is handed a slot (and sends a model request) while others are cancelled."""
+        cancelled = await manager().cancel_many(include_running=status == "all")
+        return {"cancelled": cancelled}
+
     @app.get("/api/runs/{run_id}")
     async def get_run(run_id: str) -> dict[str, Any]:
         """Status of a run, and its result once done."""
@@ -132,9 +151,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     async def cancel_run(run_id: str) -> dict[str, Any]:
         """Cancel a run that is still going (recorded as cancelled, partial results kept)."""
         run = find(run_id)
-        if run.task is not None and not run.task.done():
-            run.task.cancel()
-            await asyncio.gather(run.task, return_exceptions=True)
+        await manager().cancel(run)
         return run.summary()
 
     @app.get("/api/runs/{run_id}/events", response_class=EventSourceResponse)
@@ -167,4 +184,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     if settings.token:
         app.add_middleware(TokenMiddleware, token=settings.token)
+    allowed = allowed_host_names(settings.host, settings.allowed_hosts)
+    if allowed is not None:
+        app.add_middleware(HostCheckMiddleware, allowed=allowed)  # added last: checked first
     return app

@@ -9,6 +9,7 @@ that disconnects just drops its queue, and the run finishes on its own.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -20,6 +21,18 @@ from moot.runtime import Event, EventBus, RunStore
 
 MAX_KEPT_RUNS = 200
 """Finished runs kept in memory for GET /api/runs/{id}; older ones are still in the run store."""
+
+
+class RepoNotAllowed(MootError):
+    """The repository is neither under a ``--repo-root`` nor already indexed with ``moot index``."""
+
+
+class QueueFull(MootError):
+    """Every slot is busy and the queue is full: the client should come back later."""
+
+    def __init__(self, message: str, *, fix: str, retry_after_s: int) -> None:
+        super().__init__(message, fix=fix)
+        self.retry_after_s = retry_after_s
 
 
 @dataclass
@@ -83,15 +96,23 @@ def progress_event(event: Event) -> tuple[str, dict[str, Any]] | None:
     return None
 
 
+def _indexed(path: Path) -> bool:
+    """Whether ``moot index`` built an index for this folder (its index file exists)."""
+    from moot.codeindex.store import default_db_path
+
+    return default_db_path(path).exists()
+
+
 class RunManager:
     """Starts research runs with one shared model, at most ``max_concurrent`` at a time."""
 
-    def __init__(self, model: Any, store: RunStore, *, max_concurrent: int = 2,
+    def __init__(self, model: Any, store: RunStore, *, max_concurrent: int = 2, max_queued: int = 16,
                  repo_roots: list[Path] | None = None, team_options: dict[str, Any] | None = None) -> None:
         self.model = model
         self.store = store
         self.slots = asyncio.Semaphore(max_concurrent)
         self.max_concurrent = max_concurrent
+        self.max_queued = max_queued
         self.repo_roots = [r.resolve() for r in repo_roots or []]
         self.team_options = team_options or {}
         self.runs: dict[str, ServerRun] = {}
@@ -99,22 +120,74 @@ class RunManager:
         self.open_streams = 0
 
     def check_repo(self, repo: str) -> Path:
-        path = Path(repo).expanduser()
-        if not path.is_dir():
+        """The repository's real path, if this server may read it.
+
+        Allowed: folders under a ``--repo-root``, and folders already indexed with
+        ``moot index`` (someone on this machine chose to index them). The check comes before
+        anything is looked up, so a client cannot even learn whether another folder exists.
+        """
+        resolved = Path(os.path.realpath(Path(repo).expanduser()))
+        if not any(resolved.is_relative_to(root) for root in self.repo_roots) and not _indexed(resolved):
+            roots = ", ".join(map(str, self.repo_roots)) or "none"
+            raise RepoNotAllowed(
+                f"repo {repo!r} is not one this server may read (repo roots: {roots})",
+                fix="start moot serve with --repo-root FOLDER, or index the repository first with `moot index PATH`",
+            )
+        if not resolved.is_dir():
             raise MootError(f"repo {repo!r} is not a folder on the server", fix="send the path of a source folder")
-        resolved = path.resolve()
-        if self.repo_roots and not any(resolved.is_relative_to(root) for root in self.repo_roots):
-            raise MootError(f"repo {repo!r} is outside the folders this server may read",
-                            fix="use a repo under " + ", ".join(map(str, self.repo_roots)))
         return resolved
+
+    @property
+    def queued(self) -> int:
+        return sum(1 for r in self.runs.values() if r.status == "queued")
 
     def start(self, prompt: str, repo: str, mode: str) -> ServerRun:
         path = self.check_repo(repo)
+        if self.queued >= self.max_queued:
+            wait = self._retry_after()
+            raise QueueFull(f"{self.max_concurrent} runs are running and {self.queued} are waiting (the most allowed)",
+                            fix=f"retry in {wait} s (Retry-After), or start the server with a larger --max-queued",
+                            retry_after_s=wait)
         run = ServerRun(id=uuid.uuid4().hex, prompt=prompt, repo=str(path), mode=mode)
         self.runs[run.id] = run
         run.task = asyncio.create_task(self._execute(run, path), name=f"research {run.id}")
         self._forget_old()
         return run
+
+    def _retry_after(self) -> int:
+        """Seconds until a queue place is likely free: the recent runs' mean time per slot."""
+        recent = [r.finished - r.created for r in self.runs.values() if r.finished is not None][-20:]
+        mean = sum(recent) / len(recent) if recent else 30.0
+        return max(1, min(600, round(mean * max(1, self.queued) / self.max_concurrent)))
+
+    async def cancel(self, run: ServerRun) -> None:
+        """Cancel one run; a queued run is cancelled before it ever gets a slot."""
+        if run.task is not None and not run.task.done():
+            run.task.cancel()
+            await asyncio.gather(run.task, return_exceptions=True)
+        if run.status == "queued":  # cancelled before its task first ran: nothing else marks it
+            self._finish_cancelled(run)
+
+    async def cancel_many(self, *, include_running: bool) -> int:
+        """Cancel all queued runs (and running ones too if asked) in one event-loop step,
+        newest first, so none is handed a freed slot in between."""
+        victims = [r for r in sorted(self.runs.values(), key=lambda r: r.created, reverse=True)
+                   if r.status == "queued" or (include_running and r.status == "running")]
+        victims.sort(key=lambda r: r.status != "queued")  # the queue first, then the slots
+        for run in victims:
+            if run.task is not None and not run.task.done():
+                run.task.cancel()
+        await asyncio.gather(*(r.task for r in victims if r.task is not None), return_exceptions=True)
+        for run in victims:
+            if run.status == "queued":
+                self._finish_cancelled(run)
+        return len(victims)
+
+    def _finish_cancelled(self, run: ServerRun) -> None:
+        run.status, run.error, run.finished = "cancelled", "the run was cancelled before it started", time.time()
+        run.push("done", {"status": run.status, "run_id": run.id, "error": run.error})
+        for queue in list(run.listeners):
+            queue.put_nowait(None)
 
     async def _execute(self, run: ServerRun, path: Path) -> None:
         from moot.teams.research import ResearchTeam

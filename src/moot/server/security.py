@@ -1,8 +1,10 @@
-"""Who may call the API and how much they may send: a bearer token and a body size limit.
+"""Who may call the API and how much they may send: the Host it was addressed to, a bearer
+token and a body size limit.
 
-Both are plain ASGI middleware, so they apply before FastAPI parses anything: an oversized
-body is refused (413) without being read into memory, and a request without the token never
-reaches a handler.
+All are plain ASGI middleware, so they apply before FastAPI parses anything: a request for
+another host name is refused (400, the defence against DNS rebinding: a web page whose name
+was pointed at 127.0.0.1 still sends its own name as Host), an oversized body is refused (413)
+without being read into memory, and a request without the token never reaches a handler.
 """
 
 from __future__ import annotations
@@ -27,6 +29,47 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1", "localhost.localdomain")
+
+
+def allowed_host_names(bind: str, extra: list[str] | tuple[str, ...] = ()) -> frozenset[str] | None:
+    """The Host names a server bound to ``bind`` answers to; ``None`` = any (a wildcard bind,
+    where the token is what keeps strangers out)."""
+    names = {n.lower().strip("[]") for n in extra}
+    if is_loopback(bind):
+        return frozenset(names | set(LOOPBACK_NAMES) | {bind.lower().strip("[]")})
+    if bind in ("0.0.0.0", "::", "") and not names:
+        return None
+    return frozenset(names | {bind.lower().strip("[]")})
+
+
+def host_name(header: str) -> str:
+    """``Host`` without its port: ``127.0.0.1:8765`` → ``127.0.0.1``, ``[::1]:80`` → ``::1``."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[1:].split("]", 1)[0]
+    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+
+
+class HostCheckMiddleware:
+    """Refuses (400) a request whose ``Host`` is not a name the server is bound to."""
+
+    def __init__(self, app: Any, allowed: frozenset[str]) -> None:
+        self.app = app
+        self.allowed = allowed
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        header = dict(scope.get("headers") or []).get(b"host", b"").decode("latin-1")
+        if host_name(header) not in self.allowed:
+            await _send_json(send, 400, f"this server does not answer to Host {header[:100]!r} "
+                             f"(it answers to: {', '.join(sorted(self.allowed))}; add a name with --allow-host)")
+            return
+        await self.app(scope, receive, send)
 
 
 def check_bind(host: str, token: str | None) -> None:
