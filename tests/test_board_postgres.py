@@ -547,3 +547,32 @@ def test_stats_count_by_status_and_type(board: PostgresBoard) -> None:
     stats = board.stats()
     assert (stats.pending, stats.active, stats.completed, stats.failed) == (2, 0, 1, 0)
     assert stats.by_type == {"search": 2, "file": 1}
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [{"attempts": -5}, {"max_attempts": 0}, {"priority": 3_000_000_000}, {"description": "a\x00b"},
+     {"context": {"note": "nul\x00inside"}}],
+)
+def test_out_of_range_or_nul_fields_are_refused_before_the_database(board: PostgresBoard, fields: dict) -> None:
+    # Issue #20: the board accepted attempts -5, max_attempts 0, priority 3e9; PostgreSQL then
+    # rejected the NUL character with a driver error instead of a plain one.
+    from moot.teams.board.task import InvalidTaskError, parse_task
+
+    with pytest.raises(InvalidTaskError):
+        board.submit(parse_task({"description": "bad", **fields}))
+    assert board.list() == []
+
+
+def test_board_submit_file_with_a_deep_task_is_one_line_on_postgres(db_url: str, tmp_path: Any) -> None:
+    # Issue #20: `board submit --db URL --file deep.json` printed a RecursionError traceback.
+    import subprocess
+    import sys
+
+    PostgresBoard(db_url).init()
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"description": "deep", "context": {"x": ' + "[" * 1000 + "]" * 1000 + "}}")
+    result = subprocess.run([sys.executable, "-m", "moot", "board", "submit", "--db", db_url, "--file", str(deep)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert "deeper than 32 levels" in result.stderr and "Traceback" not in result.stderr

@@ -21,7 +21,8 @@ from rich.text import Text
 from moot.cli._output import print_json, stdout
 from moot.errors import MootError
 from moot.teams.board.backend import BoardBackend, open_board
-from moot.teams.board.task import BoardTask, parse_task
+from moot.teams.board.folder import read_regular
+from moot.teams.board.task import BoardTask, load_task_json, parse_task
 
 board_app = typer.Typer(help="A shared task board: peer agents claim tasks atomically from a folder or PostgreSQL.",
                         no_args_is_help=True)
@@ -89,11 +90,11 @@ def submit(
     board = _open(directory, db)
     if file is not None:
         try:
-            data = json.loads(file.read_text())
-        except (OSError, ValueError) as exc:
-            raise MootError(f"cannot read {file}: {exc}", fix="pass a JSON file with at least a description") from None
-        if not isinstance(data, dict):
-            raise MootError(f"{file} is not a JSON object", fix="pass a JSON object with at least a description")
+            data = load_task_json(read_regular(file), origin=str(file))
+        except FileNotFoundError:
+            raise MootError(f"cannot read {file}: no such file", fix="pass a JSON file with at least a description") from None
+        except OSError as exc:
+            raise MootError(f"cannot read {file}: {exc.strerror or exc}", fix="pass a JSON file with at least a description") from None
     elif description:
         data = {"description": description, "type": task_type, "requirements": requires, "priority": priority}
     else:

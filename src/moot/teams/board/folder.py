@@ -28,11 +28,13 @@ Why these choices:
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import json
 import os
 import re
+import stat
 import time
 import uuid
 from collections.abc import Iterator
@@ -48,7 +50,15 @@ from moot.teams.board.backend import (
     UnknownTaskError,
 )
 from moot.teams.board.protocol import AWAITING_OWNER
-from moot.teams.board.task import TASK_ID_PATTERN, BoardTask, InvalidTaskError, TaskStatus, parse_task
+from moot.teams.board.task import (
+    MAX_TASK_BYTES,
+    TASK_ID_PATTERN,
+    BoardTask,
+    InvalidTaskError,
+    TaskStatus,
+    load_task_json,
+    parse_task,
+)
 
 WORKER_ID_PATTERN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9.-]|_(?!_)){0,63}$")
 """Worker ids go into active file names after ``__``, so they may not contain ``__`` themselves."""
@@ -117,6 +127,45 @@ def atomic_write(path: Path, data: bytes, *, mtime: float | None = None) -> None
     except OSError as exc:
         raise BoardWriteError(f"could not write {path}: {exc.strerror or exc}") from exc
     _fsync_dir(path.parent)
+
+
+def read_regular(path: Path, limit: int = MAX_TASK_BYTES) -> bytes:
+    """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes.
+
+    Never follows a symlink (``O_NOFOLLOW``), never blocks on a FIFO (``O_NONBLOCK``), and
+    checks the opened file with ``fstat``, so a link to /dev/zero, a FIFO or a folder named
+    ``x.json`` is refused with :class:`InvalidTaskError` instead of hanging or eating memory.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ENOENT:
+            raise FileNotFoundError(exc.errno, exc.strerror, str(path)) from None
+        if exc.errno in (errno.ELOOP, errno.EMLINK):
+            raise InvalidTaskError(f"{path.name} is a symbolic link, not a task file") from None
+        if exc.errno == errno.EISDIR:
+            raise InvalidTaskError(f"{path.name} is a folder, not a task file") from None
+        raise InvalidTaskError(f"{path.name} cannot be opened: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = "a folder" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode) else "not a regular file"
+            raise InvalidTaskError(f"{path.name} is {kind}, not a task file")
+        if st.st_size > limit:
+            raise InvalidTaskError(f"{path.name} is {st.st_size} bytes, over the limit of {limit}")
+        chunks, left = [], limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        if len(data) > limit:
+            raise InvalidTaskError(f"{path.name} grew over the limit of {limit} bytes while being read")
+        return data
+    finally:
+        os.close(fd)
 
 
 def _dump(task: BoardTask) -> bytes:
@@ -199,7 +248,11 @@ class FolderBoard(BoardBackend):
 
     def _read(self, path: Path, status: TaskStatus, st: os.stat_result | None = None) -> BoardTask:
         """Parse one task file; the folder and the file name are the truth for status and owner."""
-        st = st or path.stat()
+        st = st or path.lstat()
+        if not stat.S_ISREG(st.st_mode):
+            kind = ("a symbolic link" if stat.S_ISLNK(st.st_mode) else "a folder" if stat.S_ISDIR(st.st_mode)
+                    else "a FIFO" if stat.S_ISFIFO(st.st_mode) else "not a regular file")
+            raise InvalidTaskError(f"{path.name} is {kind}, not a task file")
         key = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)  # a rewrite is a new inode
         cached = self._cache.get(str(path))
         if cached and cached[0] == key:
@@ -211,13 +264,7 @@ class FolderBoard(BoardBackend):
             expected, worker = parts
         else:
             expected, worker = path.name[: -len(".json")], None
-        raw = path.read_bytes()
-        try:
-            data = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise InvalidTaskError(f"{path.name} is not JSON: {exc}") from None
-        if not isinstance(data, dict):
-            raise InvalidTaskError(f"{path.name} is not a JSON object")
+        data = load_task_json(read_regular(path), origin=path.name)
         if "id" not in data and status in (TaskStatus.PENDING, TaskStatus.ACTIVE) and TASK_ID_PATTERN.match(expected):
             data["id"] = expected  # the seed's way: a person drops {"description": …} into pending/
         task = parse_task(data, origin=path.name)
@@ -252,19 +299,24 @@ class FolderBoard(BoardBackend):
         """A quarantined file shown as a failed task, so `moot board status` lists it."""
         why_path = path.with_name(path.name + _WHY)
         try:
-            why = json.loads(why_path.read_text())
-        except (OSError, ValueError):
+            why = json.loads(read_regular(why_path, limit=64_000))
+            if not isinstance(why, dict):
+                raise ValueError("not an object")
+        except (OSError, ValueError, InvalidTaskError):
             why = {"file": path.name, "reason": "malformed task file"}
         stem = re.sub(r"[^A-Za-z0-9_.-]", "-", path.name[: -len(_INVALID)])[:60]
-        raw = path.read_bytes()[:2000].decode("utf-8", "replace")
+        try:  # what a person sees of it: never what a link points at, never a FIFO's wait
+            raw = read_regular(path, limit=MAX_TASK_BYTES)[:2000].decode("utf-8", "replace")
+        except InvalidTaskError as exc:
+            raw = f"({exc.message})"
         return BoardTask(
             id=f"invalid-{stem}" if TASK_ID_PATTERN.match(f"invalid-{stem}") else f"invalid-{hashlib.sha1(raw.encode()).hexdigest()[:12]}",
             description=f"malformed task file {why.get('file', path.name)}",
             type="invalid",
             status=TaskStatus.FAILED,
             error=str(why.get("reason")),
-            context={"raw": raw, "file": str(why.get("file"))},
-            created_at=path.stat().st_mtime,
+            context={"raw": raw.replace("\x00", "\ufffd"), "file": str(why.get("file"))},
+            created_at=path.lstat().st_mtime,
         )
 
     def _scan(self, status: TaskStatus) -> Iterator[BoardTask]:
@@ -284,12 +336,13 @@ class FolderBoard(BoardBackend):
                 continue
             seen.add(str(path))
             try:
-                st = entry.stat()
+                st = entry.stat(follow_symlinks=False)
                 yield self._read(path, status, st)
             except FileNotFoundError:
                 continue
             except InvalidTaskError as exc:
-                if status is TaskStatus.PENDING and now - st.st_mtime < 2.0:
+                settling = stat.S_ISREG(st.st_mode) and now - st.st_mtime < 2.0
+                if status is TaskStatus.PENDING and settling:
                     continue  # a person may still be writing it; judge it once it has settled
                 self._quarantine(path, exc.message)
         prefix = str(folder) + os.sep
@@ -420,8 +473,18 @@ class FolderBoard(BoardBackend):
         dst = self._path(TaskStatus.ACTIVE, task_id, worker_id)
         expires = time.time() + lease_s
         try:
+            st = src.lstat()
+        except FileNotFoundError:
+            return None
+        if not stat.S_ISREG(st.st_mode):  # never claim (or touch through) a link, FIFO or folder
+            try:
+                self._read(src, TaskStatus.PENDING, st)
+            except InvalidTaskError as exc:
+                self._quarantine(src, exc.message)
+            return None
+        try:
             # Lease first, so the file is never seen in active/ with an expired (past) mtime.
-            os.utime(src, (expires, expires))
+            os.utime(src, (expires, expires), follow_symlinks=False)
             os.rename(src, dst)
         except FileNotFoundError:
             return None
@@ -435,7 +498,12 @@ class FolderBoard(BoardBackend):
             update={"attempts": task.attempts + 1, "claimed_by": worker_id, "claimed_at": now, "lease_expires_at": expires}
         )
         try:
-            atomic_write(dst, _dump(task), mtime=expires)
+            data = _dump(task)
+        except (ValueError, RecursionError) as exc:  # readable but not writable: it can never run
+            self._quarantine(dst, f"the task cannot be written back: {type(exc).__name__}")
+            return None
+        try:
+            atomic_write(dst, data, mtime=expires)
         except BoardWriteError:
             with contextlib.suppress(OSError):
                 os.rename(dst, src)  # give it back untouched rather than hold it with a stale count
@@ -532,7 +600,7 @@ class FolderBoard(BoardBackend):
             atomic_write(path, _dump(record))
             return record
         owner = current.claimed_by
-        st = path.stat()
+        st = path.lstat()
         if owner != AWAITING_OWNER and st.st_mtime < time.time():
             raise LeaseLostError(f"the lease of worker {owner} on task {task.id} expired")
         new_owner = record.claimed_by or owner
@@ -555,10 +623,10 @@ class FolderBoard(BoardBackend):
             candidates = [(active / e.name, e) for e in entries if e.name.endswith(".json") and not e.name.startswith(".")]
         for path, entry in candidates:
             try:
-                if entry.stat().st_mtime >= now:
+                if entry.stat(follow_symlinks=False).st_mtime >= now:
                     continue
                 task = self._read(path, TaskStatus.ACTIVE)
-                if task.claimed_by == AWAITING_OWNER or path.stat().st_mtime >= now:
+                if task.claimed_by == AWAITING_OWNER or path.lstat().st_mtime >= now:
                     continue  # parked parents hold no lease; a heartbeat may have just arrived
             except FileNotFoundError:
                 continue
@@ -566,6 +634,10 @@ class FolderBoard(BoardBackend):
                 self._quarantine(path, exc.message)
                 continue
             worker = task.claimed_by
+            if task.claimed_at is None:
+                # The worker died between the claiming rename and writing its claim: the
+                # attempt happened but was never counted; count it, or the task never fails.
+                task = task.model_copy(update={"attempts": task.attempts + 1})
             if task.attempts >= task.max_attempts:
                 record = task.model_copy(update={
                     "status": TaskStatus.FAILED, "finished_at": now, "lease_expires_at": None,
@@ -601,11 +673,11 @@ class FolderBoard(BoardBackend):
 
     def _read_registry(self) -> list[AgentSpec]:
         try:
-            data = json.loads(self.registry_path.read_text())
+            data = load_task_json(read_regular(self.registry_path, limit=4 * MAX_TASK_BYTES), origin="registry.json")
             return [AgentSpec.model_validate(item) for item in data["active_agents"]]
         except FileNotFoundError:
             return []
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, InvalidTaskError):
             # A hand-edited registry must not stop the board: keep it aside for a person, start over.
             with contextlib.suppress(OSError):
                 os.replace(self.registry_path, self.registry_path.with_name(f"registry.json.{_nonce()}{_INVALID}"))
