@@ -1,0 +1,289 @@
+"""BUILD: turn the agents' structured answers into graph changes, checking everything mechanically.
+
+- An entity is kept only if its label's words occur in the passage its quote came from; its quote
+  must really occur in a source (else the sentence of the passage that names it is quoted instead).
+  An entity nothing grounds is dropped: the graph holds no invented entities.
+- An edge's quote must really occur in a source; failing that, a sentence of the passages that
+  names both ends is quoted; failing that the edge is *provisional* (strength ≤ 0.5, no evidence).
+- Labels with the same identity key are one node at once; labels that are merely similar become
+  merge questions for the mapper (:func:`merge_pairs`, :func:`apply_merges`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from moot.teams.graph.evidence import Chunk, SourceIndex, normalise, sentences
+from moot.teams.graph.quantify import age_years
+from moot.teams.graph.scaffold import (
+    EntityNode,
+    Evidence,
+    Gap,
+    GraphAnswer,
+    PlaceholderNode,
+    Scaffold,
+    label_tokens,
+)
+
+
+def render_passages(chunks: list[Chunk], limit: int = 900) -> str:
+    return "\n\n".join(f"[{i}] ({c.source}) {c.text[:limit]}" for i, c in enumerate(chunks, 1))
+
+
+def _tokens(text: str) -> set[str]:
+    return set(label_tokens(text))
+
+
+def _sentence_naming(chunks: list[Chunk], *labels: str) -> Evidence | None:
+    """A sentence of the passages that contains every word of each label (a real quote)."""
+    wanted = [_tokens(label) for label in labels]
+    if any(not w for w in wanted):
+        return None
+    for chunk in chunks:
+        for sentence in sentences(chunk.text):
+            have = _tokens(sentence)
+            if all(w <= have for w in wanted):
+                return Evidence(source=chunk.source, quote=sentence, chunk=chunk.id)
+    return None
+
+
+def _ground(index: SourceIndex, quote: str, chunks: list[Chunk], *labels: str) -> Evidence | None:
+    """Evidence for a claim: its own quote where that really occurs and names the labels, else a
+    sentence of the passages that names them, else ``None``."""
+    found = index.locate(quote, chunks) if quote else None
+    if found is not None:
+        have = _tokens(found.text)
+        if all(_tokens(label) <= have for label in labels):
+            return Evidence(source=found.source, quote=" ".join(quote.split()), chunk=found.id)
+    return _sentence_naming(chunks, *labels)
+
+
+@dataclass
+class MappingReport:
+    """What one mapper answer changed, for the iteration record and the events."""
+
+    answer: GraphAnswer
+    new_nodes: list[EntityNode] = field(default_factory=list)
+    new_gaps: list[Gap] = field(default_factory=list)
+    dropped_entities: list[str] = field(default_factory=list)
+    provisional_edges: int = 0
+    merge_candidates: list[tuple[str, str]] = field(default_factory=list)
+    """(new node id, existing node id) pairs whose labels are similar."""
+
+
+def _clean_label(label: str) -> str:
+    return " ".join(label.replace("[PROVISIONAL]", "").split()).strip(" .,:;\"'")
+
+
+def apply_mapping(scaffold: Scaffold, output: Any, chunks: list[Chunk], index: SourceIndex, *,
+                  question_id: str, iteration: int) -> MappingReport:
+    """Add a mapper answer's grounded entities, edges and gaps to the scaffold."""
+    report = MappingReport(answer=GraphAnswer(question_id=question_id, chunks=[c.id for c in chunks]))
+    local: dict[str, str] = {}  # label key as the mapper wrote it -> node id
+
+    def add_entity(label: str, quote: str, why: str = "") -> str | None:
+        label = _clean_label(label)
+        if not label or len(label) > 80 or not _tokens(label):
+            return None
+        known = scaffold.find(label)
+        evidence = _ground(index, quote, chunks, label)
+        if evidence is None:
+            if known is not None:
+                return known.id
+            report.dropped_entities.append(label)
+            return None
+        before = {c.id for c in scaffold.candidates(label)} if known is None else set()
+        node, new = scaffold.add_entity(label, why_relevant=why, evidence=[evidence], iteration=iteration)
+        if new:
+            report.new_nodes.append(node)
+            report.answer.added_nodes.append(node.id)
+            report.merge_candidates += [(node.id, other) for other in sorted(before) if other != node.id]
+        local[normalise(label)] = node.id
+        return node.id
+
+    def resolve(label: str) -> str | None:
+        label = _clean_label(label)
+        if normalise(label) in local:
+            return local[normalise(label)]
+        known = scaffold.find(label)
+        if known is not None:
+            return known.id
+        return add_entity(label, "")  # an end the mapper did not list: kept only if a passage names it
+
+    for entity in output.entities:
+        add_entity(entity.label, entity.quote, entity.why_relevant)
+    for rel in output.relationships:
+        source, target = resolve(rel.source), resolve(rel.target)
+        if source is None or target is None or source == target:
+            continue
+        evidence = _ground(index, rel.quote, chunks, scaffold.label_of(source), scaffold.label_of(target))
+        edge, new = scaffold.add_edge(source, target, rel.type, evidence=[evidence] if evidence else [],
+                                      provisional=evidence is None, iteration=iteration)
+        if new:
+            report.answer.added_edges.append(edge.id)
+            report.provisional_edges += int(edge.provisional)
+    for gap in output.gaps:
+        ends = [e for e in (resolve(b) for b in gap.between[:2]) if e is not None]
+        if not ends or not gap.description.strip():
+            continue
+        domain = scaffold.label_of(ends[0])
+        g, new = scaffold.add_gap(" ".join(gap.description.split()), ends, domain=domain, iteration=iteration)
+        if new:
+            report.new_gaps.append(g)
+            report.answer.gaps.append(g.id)
+    report.answer.note = (f"{len(report.answer.added_nodes)} entities, {len(report.answer.added_edges)} edges "
+                          f"({report.provisional_edges} provisional), {len(report.answer.gaps)} gaps"
+                          + (f"; dropped as ungrounded: {', '.join(report.dropped_entities[:5])}" if report.dropped_entities else ""))
+    return report
+
+
+# --------------------------------------------------------------------------- merges
+
+
+def merge_task(scaffold: Scaffold, pairs: list[tuple[str, str]]) -> str:
+    lines = [f"{i}. \"{scaffold.label_of(a)}\" and \"{scaffold.label_of(b)}\"" for i, (a, b) in enumerate(pairs, 1)]
+    return "Pairs of labels:\n" + "\n".join(lines)
+
+
+def apply_merges(scaffold: Scaffold, pairs: list[tuple[str, str]], output: Any) -> list[tuple[str, str]]:
+    """Merge every pair the mapper called the same; returns (kept, merged) ids."""
+    merged: list[tuple[str, str]] = []
+    for decision in getattr(output, "decisions", []) or []:
+        if not decision.same or not 1 <= decision.pair <= len(pairs):
+            continue
+        new, old = pairs[decision.pair - 1]
+        if new in scaffold.nodes and old in scaffold.nodes and new != old:
+            # keep the node seen first, under its label; the other's label becomes an alias
+            scaffold.merge(old, new)
+            merged.append((old, new))
+    return merged
+
+
+# --------------------------------------------------------------------------- quantifier
+
+
+def unlabelled(scaffold: Scaffold, labelled: set[str]) -> tuple[list[str], list[str]]:
+    """Edges with a checked quote and entities that the quantifier has not labelled yet."""
+    edges = [e.id for e in scaffold.edges.values() if not e.provisional and e.evidence and e.id not in labelled]
+    entities = [n.id for n in scaffold.entities() if n.evidence and n.id not in labelled]
+    return edges[:8], entities[:8]
+
+
+def quantifier_task(scaffold: Scaffold, edge_ids: list[str], entity_ids: list[str]) -> str:
+    lines = []
+    if edge_ids:
+        lines.append("Relationships:")
+        for eid in edge_ids:
+            e = scaffold.edges[eid]
+            lines.append(f"- {eid}: {scaffold.label_of(e.source)} {e.type} {scaffold.label_of(e.target)}. "
+                         f"Quote: \"{e.evidence[0].quote[:240]}\"")
+    if entity_ids:
+        lines.append("Entities:")
+        for nid in entity_ids:
+            n = scaffold.nodes[nid]
+            assert isinstance(n, EntityNode)
+            lines.append(f"- {nid}: {n.label}. Source: {n.evidence[0].source}. Quote: \"{n.evidence[0].quote[:200]}\"")
+    return "\n".join(lines)
+
+
+def apply_labels(scaffold: Scaffold, output: Any, index: SourceIndex) -> set[str]:
+    """Copy the quantifier's labels into the elements' features; count ages in Python. Returns ids labelled."""
+    done: set[str] = set()
+    for label in getattr(output, "relationships", None) or []:
+        edge = scaffold.edges.get(label.id)
+        if edge is not None:
+            edge.features.evidence_kind = label.evidence_kind
+            edge.features.theoretical_basis = label.theoretical_basis
+            edge.features.counter_evidence = edge.features.counter_evidence or label.counter_evidence
+            done.add(edge.id)
+    for label in getattr(output, "entities", None) or []:
+        node = scaffold.nodes.get(label.id)
+        if isinstance(node, EntityNode):
+            node.features.source_kind = label.source_kind
+            done.add(node.id)
+    for node in scaffold.entities():
+        texts = [c.text for e in node.evidence if e.chunk is not None and (c := index.chunk(e.chunk))]
+        node.features.age_years = age_years(" ".join(texts), index.newest_year)
+    return done
+
+
+# --------------------------------------------------------------------------- skeptic
+
+
+def skeptic_targets(scaffold: Scaffold, challenged: set[str], deficit: bool, limit: int = 6) -> list[str]:
+    """Elements above 0.8 first; when the noise budget is short, the most confident of the rest."""
+    items: list[tuple[float, str]] = [(n.confidence, n.id) for n in scaffold.entities() if n.evidence and n.id not in challenged]
+    items += [(e.strength, e.id) for e in scaffold.edges.values() if e.evidence and e.id not in challenged]
+    items.sort(key=lambda x: (-x[0], x[1]))
+    high = [i for c, i in items if c > 0.8]
+    if deficit:
+        high += [i for c, i in items if 0.5 < c <= 0.8]
+    return high[:limit]
+
+
+def skeptic_task(scaffold: Scaffold, ids: list[str]) -> str:
+    lines = ["Claims:"]
+    for cid in ids:
+        if cid in scaffold.edges:
+            e = scaffold.edges[cid]
+            lines.append(f"- {cid}: \"{scaffold.label_of(e.source)} {e.type.replace('_', ' ')} {scaffold.label_of(e.target)}\" "
+                         f"(strength {e.strength}). Quote: \"{e.evidence[0].quote[:240]}\"")
+        else:
+            n = scaffold.nodes[cid]
+            assert isinstance(n, EntityNode)
+            lines.append(f"- {cid}: \"{n.label} exists and matters here\" (confidence {n.confidence}). "
+                         f"Quote: \"{n.evidence[0].quote[:200]}\"")
+    return "\n".join(lines)
+
+
+def apply_challenges(scaffold: Scaffold, output: Any) -> tuple[set[str], int]:
+    """A claim the skeptic finds unsupported gets counter-evidence (edges) or loses consistency
+    (entities); every challenge keeps what would disconfirm it. Returns (ids challenged, unsupported)."""
+    seen: set[str] = set()
+    unsupported = 0
+    for c in getattr(output, "challenges", None) or []:
+        seen.add(c.id)
+        text = " ".join((c.would_disconfirm or "").split())
+        if c.id in scaffold.edges:
+            edge = scaffold.edges[c.id]
+            edge.challenge = text or edge.challenge
+            if not c.supported:
+                edge.features.counter_evidence = True
+                unsupported += 1
+        elif isinstance(node := scaffold.nodes.get(c.id), EntityNode):
+            node.challenge = text or node.challenge
+            if not c.supported:
+                node.features.consistent = False
+                unsupported += 1
+    return seen, unsupported
+
+
+# --------------------------------------------------------------------------- placeholders
+
+
+def placeholder_task(scaffold: Scaffold, gaps: list[Gap]) -> str:
+    lines = ["Gaps:"]
+    for g in gaps:
+        ends = " and ".join(f"\"{scaffold.label_of(b)}\"" for b in g.between)
+        lines.append(f"- {g.id}: {g.description}" + (f" (between {ends})" if ends else ""))
+    return "\n".join(lines)
+
+
+def apply_placeholders(scaffold: Scaffold, gaps: list[Gap], output: Any, iteration: int) -> list[PlaceholderNode]:
+    """One placeholder per gap: the model's proposal where it made one, else a plain one named after the gap."""
+    proposals = {p.gap: p for p in getattr(output, "placeholders", None) or []}
+    made = []
+    for gap in gaps:
+        if gap.placeholder:
+            continue
+        ends = " and ".join(scaffold.label_of(b) for b in gap.between) or "the graph"
+        p = proposals.get(gap.id)
+        label = _clean_label(p.label) if p is not None else ""
+        confirm = (p.confirm if p is not None else "") or f"a source naming what links {ends}"
+        disconfirm = (p.disconfirm if p is not None else "") or f"a source showing {ends} are not linked"
+        made.append(scaffold.add_placeholder(
+            gap, label or f"link between {ends}", description=f"Placeholder for: {gap.description}",
+            constraints=[f"Would be confirmed by: {confirm}", f"Would be disconfirmed by: {disconfirm}"],
+            iteration=iteration))
+    return made
