@@ -15,6 +15,7 @@ from moot.cli import (
     chat_cmd,
     engine_cmd,
     eval_cmd,
+    graph_cmd,
     index_cmd,
     kb_cmd,
     learn_cmd,
@@ -41,7 +42,7 @@ app = typer.Typer(
 )
 
 for module in (
-    setup_cmd, chat_cmd, learn_cmd, ask_cmd, teach_cmd, kb_cmd, board_cmd, index_cmd, research_cmd,
+    setup_cmd, chat_cmd, learn_cmd, ask_cmd, teach_cmd, kb_cmd, board_cmd, index_cmd, research_cmd, graph_cmd,
     serve_cmd, eval_cmd, models_cmd, engine_cmd, runs_cmd,
 ):
     module.register(app)

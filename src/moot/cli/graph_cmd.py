@@ -1,0 +1,149 @@
+"""`moot graph "QUESTION" --source FILE…`: grow a noisy graph over your sources and answer from it.
+
+While it runs, a live table shows each iteration (nodes, edges, gaps, noise ratio, calls, time)
+from the run's ``nlr.reasoning.iteration_complete`` events. ``--json`` prints one object;
+``--out`` writes the graph as JSON, GraphML or Mermaid (by extension).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.live import Live
+from rich.markup import escape
+from rich.table import Table
+
+from moot.cli._output import print_json, stderr, stdout, usage_dict, usage_line
+from moot.errors import MootError
+
+
+def register(app: typer.Typer) -> None:
+    app.command("graph")(graph_command)
+
+
+def graph_command(
+    question: str = typer.Argument(..., help="What to reason about, e.g. \"How does the mill affect the lake?\""),
+    source: Optional[list[Path]] = typer.Option(None, "--source", "-s", help="A text or Markdown file (repeat for several)."),
+    kb: Optional[str] = typer.Option(None, "--kb", help="Also read the sources of a knowledge base made by `moot learn`."),
+    iterations: Optional[int] = typer.Option(None, "--iterations", "-n", help="Iteration limit (default from --budget)."),
+    noise_budget: float = typer.Option(0.25, "--noise-budget", help="Share of the graph that must stay low-confidence."),
+    budget: str = typer.Option("standard", "--budget", "-b", help="quick (2 iterations, 12 calls), standard (3, 24) or deep (5, 48)."),
+    max_calls: Optional[int] = typer.Option(None, "--max-calls", help="Override the budget's model calls."),
+    max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="Stop after this many seconds (graph so far kept)."),
+    model: Optional[str] = typer.Option(None, "--model", "-m", help="Model string (default: $MOOT_MODEL, else the embedded model)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the graph: .json, .graphml (Gephi, yEd, networkx) or .mmd (Mermaid)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object: nodes, edges, gaps, hypotheses, noise, answer, usage."),
+) -> None:
+    """Grow a graph over your sources: mapper, skeptic, placeholder, quantifier and hypothesizer agents."""
+    from moot.runtime import EventBus, RunStore
+    from moot.teams.graph import GraphConfig, GraphTeam, write_graph
+    from moot.teams.graph.export import FORMATS
+
+    if not source and not kb:
+        raise MootError("no sources given", fix="pass --source FILE (text or Markdown, repeatable) or --kb NAME")
+    if out is not None and out.suffix.lower() not in FORMATS:
+        raise MootError(f"cannot tell the graph format from {out.name!r}", fix="end --out with .json, .graphml or .mmd")
+    if not 0.0 <= noise_budget <= 1.0:
+        raise MootError(f"noise budget {noise_budget} is not a share", fix="use --noise-budget between 0 and 1, e.g. 0.25")
+    if iterations is not None and iterations < 1:
+        raise MootError("the iteration limit must be at least 1", fix="use --iterations 1 or more")
+    config = GraphConfig.preset(budget, iterations=iterations, max_calls=max_calls, noise_budget=noise_budget,
+                                deadline_s=max_seconds)
+    team = GraphTeam(source or [], kb=kb, model=model, store=RunStore(), config=config)
+    try:
+        with _progress(enabled=not as_json) as on_progress:
+            index = team.index(progress=on_progress)
+        if not as_json:
+            stderr.print(f"[dim]{index.count()} passages from {len(index.sources)} source(s)[/]")
+        bus = EventBus()
+        board = _Board(limit=config.iterations)
+        bus.subscribe(board.on_event)
+        if as_json:
+            result = asyncio.run(team.ask(question, bus=bus))
+        else:
+            with Live(board.render(), console=stderr, refresh_per_second=4, transient=False) as live:
+                board.live = live
+                result = asyncio.run(team.ask(question, bus=bus))
+                live.update(board.render())
+    finally:
+        team.close()
+    payload = result.to_json()
+    payload["usage"] = usage_dict(result.usage)
+    if out is not None:
+        fmt = write_graph(out, result.scaffold, payload)
+        payload["out"] = {"path": str(out), "format": fmt}
+    if as_json:
+        print_json(payload)
+        return
+    stdout.print(escape(result.answer))
+    n = result.noise
+    stdout.print(f"[dim]{len(result.scaffold.entities())} entities, {len(result.scaffold.placeholders())} placeholders, "
+                 f"{len(result.scaffold.edges)} edges, {len(result.scaffold.gaps)} gaps, {len(result.scaffold.hypotheses)} hypotheses · "
+                 f"noise {n.current:.2f} (target {n.target:.2f}, {'met' if n.satisfied else 'not met'})[/]")
+    stdout.print(f"[dim]{escape(result.stop_reason)}[/]")
+    if out is not None:
+        stdout.print(f"[dim]graph written to {escape(str(out))}[/]")
+    stdout.print(f"[dim]{usage_line(result.usage, result.seconds)} · run {result.run_id[:12]} "
+                 f"(moot runs show {result.run_id[:12]})[/]")
+
+
+class _progress:
+    """A spinner with the number of passages read, for big sources."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.status: Any = None
+
+    def __enter__(self) -> Any:
+        if not self.enabled:
+            return None
+        self.status = stderr.status("reading sources…")
+        self.status.__enter__()
+        return lambda source, count: self.status.update(f"reading {source}: {count} passages")
+
+    def __exit__(self, *exc: object) -> None:
+        if self.status is not None:
+            self.status.__exit__(*exc)
+
+
+@dataclass
+class _Board:
+    """The live table: one row per finished iteration, plus what is running now."""
+
+    limit: int
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    running: dict[str, float] = field(default_factory=dict)
+    started: float = field(default_factory=time.time)
+    live: Any = None
+
+    def on_event(self, event: Any) -> None:
+        kind = event.type.value
+        if kind == "nlr.reasoning.iteration_complete":
+            self.rows.append(event.payload)
+        elif kind == "task_started" and event.task_id:
+            self.running[event.task_id] = event.ts
+        elif kind in ("task_finished", "task_failed") and event.task_id:
+            self.running.pop(event.task_id, None)
+        else:
+            return
+        if self.live is not None:
+            self.live.update(self.render())
+
+    def render(self) -> Table:
+        table = Table(title=f"graph · {time.time() - self.started:.0f}s", expand=False, show_edge=False)
+        for col in ("iteration", "nodes", "edges", "gaps", "noise", "calls", "time", "failed"):
+            table.add_column(col)
+        for p in self.rows:
+            colour = "green" if p.get("noise_satisfied") else "yellow"
+            table.add_row(f"{p['iteration']}/{self.limit}", str(p["nodes"]), str(p["edges"]), str(p["gaps"]),
+                          f"[{colour}]{p['noise']:.2f}[/]", str(p.get("calls", "")), f"{p.get('seconds', 0):.1f}s",
+                          escape(", ".join(f.split(":")[0] for f in p.get("failed_steps", []))))
+        if self.running:
+            table.add_row(f"{len(self.rows) + 1}/{self.limit}", "", "", "", "", "", "",
+                          "[cyan]" + escape(", ".join(sorted(self.running))) + "[/]")
+        return table
