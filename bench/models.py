@@ -1,4 +1,5 @@
-"""Benchmark the embedded model through moot against the raw engine on the same loaded model.
+"""Benchmark the embedded model: moot against the raw engine, and the shared engine process
+against engines inside each process.
 
 Measures: generation tokens/s through ``LocalModel.request`` vs ``xllamacpp.Server.
 handle_chat_completions`` called directly (same prompt and settings, alternating, so page
@@ -7,6 +8,14 @@ on one loaded model (moot always drives the engine in streaming mode, which also
 timeout stop decoding; the raw engine is measured in both modes); time to first token when streaming; peak RSS; and the tool-calling
 reliability of the constrained-choice method (right tool + arguments on the first turn,
 right answer after the tool result).
+
+The shared engine (one engine process per model file, every moot process its client):
+aggregate tokens/s with 1, 2 and 4 *processes* each sending one request at a time through it,
+beside 1, 2 and 4 concurrent requests inside one process, and (full run) beside 1 and 2
+processes that each load their own engine, as every process did before; the time from a
+``moot chat`` command's start to its first token with a warm engine; and (full run) the
+README's main job from a cold start, and the prompt tokens actually evaluated per
+``moot ask --mode multi`` answer with the prompt-prefix cache off and on.
 
     python bench/models.py --quick     # under a minute on 2 cores
 
@@ -18,11 +27,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import platform
 import resource
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from moot.models.base import (
@@ -34,8 +48,11 @@ from moot.models.base import (
     ToolResultMessage,
     UserMessage,
 )
+from moot.models import engine_client
 from moot.models.local import LocalModel, engine_loads, load_local
 from moot.models.testing import allow_real_requests
+
+ROOT = Path(__file__).resolve().parent.parent
 
 PROMPT = "Write a short story about a robot who learns to paint."
 TOPICS = ["a robot", "the sea", "a city at night", "an old library"]
@@ -179,7 +196,166 @@ async def tool_reliability(model: LocalModel, cases: int) -> dict[str, Any]:
     return {"cases": cases, "right_tool_and_args": first_ok, "right_answer_after_result": answer_ok}
 
 
+# ------------------------------------------------------------------ the shared engine
+
+CLIENT = """
+import asyncio, json, sys, time
+from moot.models.base import ModelRequest, ModelSettings, UserMessage
+from moot.models.local import load_local
+
+async def main(prompt, max_tokens, rounds):
+    model = load_local("local")
+    request = lambda: ModelRequest(messages=(UserMessage(content=prompt),),
+                                   settings=ModelSettings(max_tokens=max_tokens, temperature=0.0))
+    await model.request(ModelRequest(messages=(UserMessage(content="hi"),), settings=ModelSettings(max_tokens=1)))
+    print("ready", flush=True)
+    sys.stdin.readline()
+    started, tokens = time.time(), 0
+    for _ in range(rounds):
+        tokens += (await model.request(request())).usage.output_tokens
+    print(json.dumps({"tokens": tokens, "start": started, "end": time.time()}), flush=True)
+    await model.aclose()
+
+asyncio.run(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3])))
+"""
+
+
+def processes_tok_s(n: int, max_tokens: int, rounds: int, env: dict[str, str]) -> float:
+    """Aggregate tokens/s of ``n`` processes, each sending ``rounds`` requests one at a time,
+    timed from a common start after every process is up (imports and loads are not timed)."""
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", CLIENT, f"Write a short poem about {TOPICS[i % len(TOPICS)]}.", str(max_tokens), str(rounds)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+        )
+        for i in range(n)
+    ]  # fmt: skip
+    for child in children:
+        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+    for child in children:
+        assert child.stdin is not None
+        child.stdin.write("go\n")
+        child.stdin.flush()
+    results = [json.loads(child.communicate(timeout=1800)[0].strip().splitlines()[-1]) for child in children]
+    elapsed = max(r["end"] for r in results) - min(r["start"] for r in results)
+    return round(sum(r["tokens"] for r in results) / elapsed, 2)
+
+
+async def in_process_tok_s(n: int, max_tokens: int, rounds: int) -> float:
+    """The same load as :func:`processes_tok_s`, as ``n`` concurrent tasks in this process."""
+    model = load_local("local")
+
+    async def one(i: int) -> int:
+        prompt = f"Write a short poem about {TOPICS[i % len(TOPICS)]}."
+        return sum([(await model.request(_request(prompt, max_tokens))).usage.output_tokens for _ in range(rounds)])
+
+    await model.request(_request("hi", 1))
+    started = time.perf_counter()
+    tokens = sum(await asyncio.gather(*(one(i) for i in range(n))))
+    elapsed = time.perf_counter() - started
+    await model.aclose()
+    return round(tokens / elapsed, 2)
+
+
+def cli_first_token_s(env: dict[str, str], rounds: int) -> float:
+    """From starting ``moot chat`` to the first byte of its streamed answer, warm engine."""
+    samples = []
+    for i in range(rounds):
+        started = time.perf_counter()
+        child = subprocess.Popen(
+            [str(Path(sys.executable).with_name("moot")), "chat", f"Describe {TOPICS[i % len(TOPICS)]} in one sentence.",
+             "--max-tokens", "16"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+        )  # fmt: skip
+        assert child.stdout is not None
+        child.stdout.read(1)
+        samples.append(time.perf_counter() - started)
+        child.communicate(timeout=120)
+    return round(statistics.median(samples), 3)
+
+
+def moot_cli(args: list[str], env: dict[str, str]) -> tuple[float, str]:
+    started = time.perf_counter()
+    done = subprocess.run([str(Path(sys.executable).with_name("moot")), *args], capture_output=True, text=True, env=env,
+                          cwd=ROOT, timeout=3600)  # fmt: skip
+    if done.returncode != 0:
+        raise RuntimeError(f"moot {' '.join(args)} failed: {done.stderr.strip()[-500:]}")
+    return round(time.perf_counter() - started, 1), done.stdout
+
+
+QUESTIONS = [
+    "What is the current budget of the Marrow River Cleanup?",
+    "How many tonnes of waste has the cleanup removed so far?",
+    "Who leads the Marrow River Cleanup?",
+]
+
+
+def readme_and_prefix_reuse(env: dict[str, str], directory: Path) -> dict[str, Any]:
+    """The README's main job from a cold start (no engine, new home), then the prompt tokens
+    evaluated per ``moot ask --mode multi`` answer with the prefix cache off and on."""
+    out: dict[str, Any] = {}
+    articles = sorted(str(p) for p in (ROOT / "examples" / "learning" / "articles").glob("*.md"))
+    learn_s, _ = moot_cli(["learn", *articles, "--kb", "river"], env)
+    ask_s, answer = moot_cli(["ask", QUESTIONS[0], "--kb", "river"], env)
+    out["readme_job_s"] = {"learn": learn_s, "ask": ask_s, "total": round(learn_s + ask_s, 1), "answer": answer.strip()[:120]}
+    paths = [engine_client.EnginePaths(directory, sock.stem) for sock in directory.glob("*.sock")]
+    for cache in ("0", "1"):
+        for p in paths:
+            engine_client.stop(p)
+        run_env = env | {"MOOT_LOCAL_PROMPT_CACHE": cache}
+        moot_cli(["engine", "start"], run_env)
+        [engine] = engine_client.running_engines(directory)
+        before = (engine["prompt_tokens"], engine["cached_prompt_tokens"])
+        seconds = []
+        for question in QUESTIONS:
+            seconds.append(moot_cli(["ask", question, "--kb", "river", "--mode", "multi", "--json"], run_env)[0])
+        [engine] = engine_client.running_engines(directory)
+        prompt = engine["prompt_tokens"] - before[0]
+        cached = engine["cached_prompt_tokens"] - before[1]
+        paths = [engine_client.EnginePaths(directory, sock.stem) for sock in directory.glob("*.sock")]
+        out[f"multi_ask_prompt_cache_{'on' if cache == '1' else 'off'}"] = {
+            "answers": len(QUESTIONS),
+            "prompt_tokens_per_answer": round(prompt / len(QUESTIONS)),
+            "evaluated_prompt_tokens_per_answer": round((prompt - cached) / len(QUESTIONS)),
+            "seconds_per_answer": round(statistics.fmean(seconds), 1),
+        }
+    return out
+
+
+def shared_engine(quick: bool) -> dict[str, Any]:
+    directory = Path(tempfile.mkdtemp(prefix="moot-bench-"))
+    home = Path(tempfile.mkdtemp(prefix="moot-bench-home-"))
+    env = {k: v for k, v in os.environ.items() if k != "MOOT_LOCAL_ENGINE"} | {
+        "MOOT_ENGINE_DIR": str(directory), "MOOT_HOME": str(home), "MOOT_ENGINE_IDLE_S": "600",
+    }  # fmt: skip
+    max_tokens, rounds = (32, 1) if quick else (96, 2)
+    out: dict[str, Any] = {"max_tokens": max_tokens, "requests_per_client": rounds}
+    try:
+        if not quick:
+            out["readme"] = readme_and_prefix_reuse(env, directory)
+        counts = (1, 2, 4)
+        out["shared_engine_processes_tok_s"] = {str(n): processes_tok_s(n, max_tokens, rounds, env) for n in counts}
+        out["cli_first_token_warm_s"] = cli_first_token_s(env, rounds=3 if quick else 7)
+        for sock in directory.glob("*.sock"):
+            engine_client.stop(engine_client.EnginePaths(directory, sock.stem))
+        os.environ["MOOT_LOCAL_ENGINE"] = "inprocess"
+        out["in_process_concurrent_tok_s"] = {str(n): asyncio.run(in_process_tok_s(n, max_tokens, rounds)) for n in counts}
+        if not quick:
+            own = env | {"MOOT_LOCAL_ENGINE": "inprocess"}
+            out["engine_per_process_tok_s"] = {str(n): processes_tok_s(n, max_tokens, rounds, own) for n in (1, 2)}
+        out["processes_vs_in_process"] = {
+            n: round(out["shared_engine_processes_tok_s"][n] / out["in_process_concurrent_tok_s"][n], 3) for n in map(str, counts)
+        }
+    finally:
+        for sock in directory.glob("*.sock"):
+            engine_client.stop(engine_client.EnginePaths(directory, sock.stem))
+        shutil.rmtree(directory, ignore_errors=True)
+        shutil.rmtree(home, ignore_errors=True)
+    return out
+
+
 async def main(quick: bool) -> dict[str, Any]:
+    os.environ["MOOT_LOCAL_ENGINE"] = "inprocess"  # these measure moot against the engine it holds
     model = load_local("local")
     started = time.perf_counter()
     await model.engine()
@@ -207,7 +383,11 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true", help="fewer, shorter runs (under a minute)")
     options = parser.parse_args()
     began = time.perf_counter()
+    load_before = os.getloadavg()[0]
     with allow_real_requests():
         report = asyncio.run(main(options.quick))
+        report["shared_engine"] = shared_engine(options.quick)
     report["total_s"] = round(time.perf_counter() - began, 1)
+    # Other processes on the 2 cores change every figure here: say how busy the machine was.
+    report["load_average_1m"] = {"start": round(load_before, 2), "end": round(os.getloadavg()[0], 2)}
     sys.stdout.write(json.dumps(report) + "\n")
