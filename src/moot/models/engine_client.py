@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
-import fcntl
 import hashlib
 import json
 import os
@@ -33,6 +32,11 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock and no unix-socket peer checks; the engine runs in-process there
+    fcntl = None  # type: ignore[assignment]
 
 from moot.errors import ConfigError, ModelConnectionError, ModelError
 from moot.models.engine import EngineRejected, EngineSettings
@@ -60,6 +64,8 @@ def engine_mode() -> str:
         raise ConfigError(
             f"MOOT_LOCAL_ENGINE={mode!r} is not a known engine mode", fix="set it to shared or inprocess, or unset it"
         )
+    if fcntl is None or not hasattr(socket, "AF_UNIX"):
+        return "inprocess"  # no file locks or unix sockets on this platform: nothing to share by
     return mode
 
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import fcntl
 import json
 import os
 import signal
@@ -37,6 +36,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+try:
+    import fcntl
+except ImportError:  # Windows: see moot.models.engine_client.engine_mode
+    fcntl = None  # type: ignore[assignment]
 
 from moot.models.engine import Engine, EngineRejected, EngineSettings
 
