@@ -177,7 +177,7 @@ class _Loop:
 
     async def run(self) -> GraphResult:
         started = time.perf_counter()
-        self.rec.start([{"id": name, "agent": name, "depends_on": [], "on_failure": "skip"} for name in ag.AGENT_NAMES])
+        self.rec.start()  # the steps are decided iteration by iteration; each appears as it starts
         # the placeholder generator listens for gaps, as in the design
         unsubscribe = self.bus.subscribe(self._on_event)
         for name in ag.AGENT_NAMES:
