@@ -31,11 +31,23 @@ def learn_command(
     from moot.memory import KnowledgeBase
     from moot.teams.learning.learning import read_document
 
+    from moot.memory.store import resolve_path
+
     documents = [read_document(p) for p in paths]  # refuse bad files before any model work
     started = time.perf_counter()
-    with KnowledgeBase.open(kb) as knowledge_base:
-        reports = asyncio.run(_learn_all(knowledge_base, documents, model, show_progress=not as_json))
-        summary = knowledge_base.summary()
+    kb_path = resolve_path(kb)
+    created = not kb_path.exists()
+    try:
+        with KnowledgeBase.open(kb_path) as knowledge_base:
+            reports = asyncio.run(_learn_all(knowledge_base, documents, model, show_progress=not as_json))
+            summary = knowledge_base.summary()
+    except BaseException:
+        # A knowledge base this command created and then learned nothing into (the model was
+        # unreachable, Ctrl-C before the first file) is removed: an empty file left behind
+        # looks like a knowledge base that learned, and found, nothing.
+        if created:
+            _remove_if_empty(kb_path)
+        raise
     total = Usage()
     for report in reports:
         total = total + report.usage
@@ -73,6 +85,20 @@ def learn_command(
         f"{summary.superseded_facts} superseded, {len(summary.sources)} sources"
     )
     stdout.print(f"[dim]{usage_line(total, seconds)}[/]")
+
+
+def _remove_if_empty(path: Path) -> None:
+    from moot.memory import KnowledgeBase
+
+    try:
+        with KnowledgeBase.open(path) as knowledge_base:
+            summary = knowledge_base.summary()
+        if summary.facts or summary.episodes or summary.sources:
+            return
+    except Exception:
+        return  # whatever it is now, it is not ours to delete
+    for leftover in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        leftover.unlink(missing_ok=True)
 
 
 async def _learn_all(kb: Any, documents: list[Any], model: str | None, *, show_progress: bool) -> list[Any]:

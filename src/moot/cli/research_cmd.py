@@ -65,7 +65,15 @@ def research_command(
         team.close()
     if as_json:
         print_json(result.to_json())
+        if result.status == "failed":
+            raise typer.Exit(1)
         return
+    if result.status == "failed":
+        # No model answered: say why, on stderr, and exit 1 (a budget stop still prints its answer).
+        fix = "" if "(fix:" in result.stop_reason else " (fix: check the model with `moot models -m MODEL`, or pass another --model)"
+        stderr.print(f"[red]error:[/] the research run {result.run_id[:12]} failed: {escape(result.stop_reason)}{escape(fix)}",
+                     soft_wrap=True)
+        raise typer.Exit(1)
     stdout.print(f"[dim]mode: {result.mode} ({escape(result.routing_rule)})[/]")
     stdout.print(escape(result.answer))
     if result.verification:

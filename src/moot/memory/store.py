@@ -17,7 +17,7 @@ import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -199,6 +199,8 @@ class Database:
                     f"knowledge base {path} is locked by another process",
                     fix="wait for the other writer to finish and retry",
                 ) from exc
+            if isinstance(exc, sqlite3.DatabaseError) and "malformed" in str(exc).lower():
+                raise damaged_error(path, exc) from exc
             raise _not_a_kb(path, str(exc)) from exc
         except BaseException:
             self.conn.close()
@@ -247,12 +249,14 @@ class Database:
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """A write transaction: the write lock is taken up front (``BEGIN IMMEDIATE``)."""
-        with self.lock:
+        with self.lock, self._damage_is_one_line():
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 yield self.conn
             except BaseException:
-                self.conn.execute("ROLLBACK")
+                if self.conn.in_transaction:
+                    with suppress(sqlite3.Error):  # a damaged file may refuse even this
+                        self.conn.execute("ROLLBACK")
                 raise
             self.conn.execute("COMMIT")
             self.writes += 1
@@ -260,7 +264,7 @@ class Database:
     @contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:
         """A read transaction, so several queries see one consistent state of the file."""
-        with self.lock:
+        with self.lock, self._damage_is_one_line():
             if self.conn.in_transaction:  # nested inside a write: already consistent
                 yield self.conn
                 return
@@ -268,12 +272,40 @@ class Database:
             try:
                 yield self.conn
             finally:
-                self.conn.execute("COMMIT")
+                if self.conn.in_transaction:
+                    with suppress(sqlite3.Error):
+                        self.conn.execute("COMMIT")
+
+    @contextmanager
+    def _damage_is_one_line(self) -> Iterator[None]:
+        """A file damaged inside (a page overwritten, a disk error) passes the checks at open
+        and fails on the first query that reads the damaged page: say so in one line, with
+        what to do, instead of an sqlite3 traceback from whichever command got there first."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            if not is_damage(exc):
+                raise
+            raise damaged_error(self.path, exc) from exc
 
     def state_token(self) -> tuple[int, int]:
         """Changes whenever any connection (this one or another process) commits."""
-        with self.lock:
+        with self.lock, self._damage_is_one_line():
             return (self.conn.execute("PRAGMA data_version").fetchone()[0], self.writes)
+
+
+def is_damage(exc: sqlite3.DatabaseError) -> bool:
+    """Whether an SQLite error means the file's content is damaged (not busy, not a bad query)."""
+    text = str(exc).lower()
+    return type(exc) is sqlite3.DatabaseError or "malformed" in text or "not a database" in text or "corrupt" in text
+
+
+def damaged_error(path: Path, exc: BaseException) -> MootError:
+    rescued = path.with_name(f"{path.stem}-rescued{path.suffix or '.sqlite3'}")
+    return MootError(
+        f"knowledge base {path} is damaged ({exc})",
+        fix=f"restore it from a backup, or rescue what is readable: sqlite3 {path} .recover | sqlite3 {rescued}",
+    )
 
 
 def _split_script(script: str) -> list[str]:

@@ -121,10 +121,13 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
 
     @app.post("/api/query")
     async def query(body: QueryRequest) -> dict[str, Any]:
-        """Answer a question synchronously: {answer, evidence, verification, usage, run_id, …}."""
+        """Answer a question synchronously: {answer, evidence, verification, usage, run_id, …}; 502 with the
+        cause when no model answered (unreachable, refusing)."""
         run = start(body)
         assert run.task is not None
         await asyncio.shield(run.task)  # a client that goes away does not cancel the run
+        if run.result is not None and run.status == "failed":  # the team ran, but no model answered
+            raise HTTPException(502, run.error or "no model answered")
         if run.result is None:
             raise HTTPException(500 if run.status == "failed" else 503, run.error or run.status)
         return run.result

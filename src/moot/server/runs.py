@@ -217,6 +217,8 @@ class RunManager:
                     await asyncio.to_thread(team.close)
             run.result = result.to_json()
             run.status = result.status
+            if result.status == "failed":
+                run.error = result.stop_reason  # e.g. the model could not be reached
         except asyncio.CancelledError:
             run.status, run.error = "cancelled", "the run was cancelled"
             raise

@@ -62,6 +62,15 @@ class ResearchConfig:
     verify_with_model: bool = True
 
 
+def no_answer(outcome: Any, otherwise: str) -> str:
+    """The stand-in for a missing answer, naming why it is missing."""
+    if outcome is not None and outcome.stop_reason.startswith("error:"):
+        return f"(no answer: the model failed: {outcome.detail or outcome.stop_reason[6:]})"
+    if outcome is not None and outcome.stop_reason.startswith("budget:"):
+        return f"(no answer: the budget stopped the run: {outcome.detail or outcome.stop_reason})"
+    return f"({'no answer: ' + otherwise})"
+
+
 class ResearchTeam:
     """Planner → parallel researchers → synthesizer → verifier over a code index (seed 001)."""
 
@@ -138,6 +147,11 @@ class ResearchTeam:
             raise
         status = "stopped" if run.stopped else "completed"
         reason = (run.stop_reason or "stopped by the budget") if run.stopped else f"answered in {chosen} mode"
+        answering = run.results.get("synthesizer" if result.mode == "multi" else "single-agent")
+        if answering is not None and answering.status == "failed":
+            # No model answered (unreachable, refusing, broken): that is a failure with its
+            # cause, not a budget stop and not an answer.
+            status, reason = "failed", f"no answer: {answering.error}"
         recorded = await run.finish(status, reason)
         result.usage = recorded.usage
         result.seconds = round(time.perf_counter() - started, 3)
@@ -153,7 +167,7 @@ class ResearchTeam:
                          tools=code_tools(index), model=self.model, max_turns=self.config.single_calls,
                          settings=ModelSettings(max_tokens=500))
         outcome = await run.step("single-agent", agent, f"Search results:\n{render_findings(seeded) or 'none'}\n\nQuestion: {question}")
-        draft = (outcome.text.strip() if outcome else "") or "(no answer: the budget stopped the run)"
+        draft = (outcome.text.strip() if outcome else "") or no_answer(outcome, "the budget stopped the run")
         bundle = EvidenceBundle(sub_question=question, findings=seeded, coverage_note="the seeded search hits",
                                 researcher="single-agent", stop_reason=outcome.stop_reason if outcome else "not_started",
                                 turns=outcome.turns if outcome else 0)
@@ -200,7 +214,7 @@ class ResearchTeam:
                                                researcher=r.name, stop_reason=graph.results[r.name].stop_reason or ""))
         outcome = await run.step("synthesizer", synthesizer_agent(self.model), render_evidence(question, bundles),
                                  depends_on=[r.name for r in researchers])
-        draft = (outcome.text.strip() if outcome else "") or "(no answer: the synthesizer did not answer)"
+        draft = (outcome.text.strip() if outcome else "") or no_answer(outcome, "the synthesizer did not answer")
         if not any(exists(index, c) for c in find_citations(draft)) and (extra := sources_line(bundles)):
             draft = f"{draft}\n\n{extra}"
         answer, verification = await self._verify(draft, index, run, plan)
