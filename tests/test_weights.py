@@ -134,3 +134,56 @@ def test_real_embedded_weights_verify(models_dir: Path) -> None:
     again = prepare_weights("qwen2.5-coder-0.5b", verify=True)
     assert again.hashed and not again.assembled
     assert os.path.getsize(again.path) == 491_400_064
+
+
+def test_a_changed_byte_with_the_same_size_and_mtime_is_caught_without_hashing(
+    fake_variant: WeightVariant, models_dir: Path
+) -> None:
+    # Issue #20: a byte changed in place, with size and mtime put back, was accepted at load
+    # and by `moot setup` (only --verify caught it). Any write changes ctime; utime cannot set it.
+    path = ensure_weights("fake")
+    before = path.stat()
+    with path.open("r+b") as handle:
+        handle.seek(10)
+        handle.write(b"X")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    with pytest.raises(WeightsError) as info:
+        ensure_weights("fake")
+    assert "moot setup" in info.value.one_line()
+    repaired = prepare_weights("fake", repair=True)  # plain `moot setup`: re-hashes, rebuilds
+    assert repaired.hashed and repaired.assembled and path.read_bytes() == b"".join(PARTS)
+
+
+def test_partial_files_of_a_killed_assembly_are_removed(fake_variant: WeightVariant, models_dir: Path) -> None:
+    # Issue #20: kill -9 during `moot setup` left a 153 MB hidden partial that no run removed.
+    models_dir.mkdir(parents=True)
+    stale = models_dir / ".fake.gguf.k1ll3d.partial"
+    stale.write_bytes(b"GGUF" + b"a" * 100)
+    assert prepare_weights("fake").assembled
+    assert not stale.exists()
+    stale.write_bytes(b"half")
+    prepare_weights("fake")  # a load of an assembled file cleans up too
+    assert not stale.exists()
+    assert sorted(p.name for p in models_dir.iterdir()) == ["fake.gguf", "fake.gguf.verified.json"]
+
+
+def test_a_sidecar_from_an_older_moot_is_upgraded_by_one_hash(fake_variant: WeightVariant, models_dir: Path) -> None:
+    import json
+
+    path = ensure_weights("fake")
+    sidecar = path.with_name(path.name + ".verified.json")
+    stat = path.stat()
+    sidecar.write_text(json.dumps({"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": fake_variant.sha256}))
+    upgraded = prepare_weights("fake")
+    assert upgraded.hashed and not upgraded.assembled
+    assert {"ctime_ns", "inode"} <= set(json.loads(sidecar.read_text()))
+    assert not prepare_weights("fake").hashed  # trusted cheaply from now on
+    # an old sidecar does not vouch for a changed file
+    sidecar.write_text(json.dumps({"size": stat.st_size, "mtime_ns": path.stat().st_mtime_ns, "sha256": fake_variant.sha256}))
+    with path.open("r+b") as handle:
+        handle.seek(5)
+        handle.write(b"Z")
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    with pytest.raises(WeightsError):
+        ensure_weights("fake")

@@ -5,21 +5,37 @@ folder holds one part. :func:`ensure_weights` joins the parts into one file unde
 :func:`moot.config.models_dir`, checking the sha256 while it writes, and moves it into place
 only when the hash matches, so a crash or a bad part never leaves a usable-looking file.
 
-Hashing 477 MB takes seconds, too slow for every model load: after a verified assembly a
-small sidecar (``<file>.verified.json``: size, mtime, sha256) records the check, and later
-loads trust the file only while its size and mtime still match. A cached file without a
-matching sidecar is refused (``moot setup`` re-checks or rebuilds it), never silently used.
+What is checked when (``docs/security.md``):
+
+- **Assembly** (first use, or ``moot setup`` after a failed check): the sha256 is computed
+  while the parts are written to a hidden ``.partial`` file, which is moved into place only
+  when it matches. A small sidecar (``<file>.verified.json``) then records the hash with the
+  file's size, mtime, ctime and inode.
+- **Every load** (and a plain ``moot setup``): one ``stat``, compared with the sidecar. Any
+  write to the file changes its ctime even when the mtime is set back (``touch -d``), and a
+  replaced file has another inode, so a changed byte is caught without hashing 477 MB. A file
+  that fails the check is refused with the fix (``moot setup``), never silently used.
+- **A sidecar from an older moot** (size and mtime only) makes the next load hash the file
+  once (about a second) and record the new fields.
+- **``moot setup``** re-hashes a file that fails the cheap check and rebuilds it if the hash
+  is wrong; ``moot setup --verify`` re-hashes it always (for damage below the filesystem).
+
+A ``moot setup`` killed mid-assembly leaves a ``.partial`` file; the next assembly or load
+removes it, under a lock on the models folder, so a concurrent assembly's file is never
+touched.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import importlib.util
 import json
 import os
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -131,26 +147,100 @@ def _sidecar(path: Path) -> Path:
     return path.with_name(path.name + ".verified.json")
 
 
+SIDECAR_FIELDS = ("size", "mtime_ns", "ctime_ns", "inode")
+
+
+def _identity(stat: os.stat_result) -> dict[str, int]:
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "ctime_ns": stat.st_ctime_ns, "inode": stat.st_ino}
+
+
 def _write_sidecar(path: Path, sha256: str) -> None:
-    stat = path.stat()
-    record = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": sha256}
-    tmp = _sidecar(path).with_suffix(".tmp")
-    tmp.write_text(json.dumps(record))
-    os.replace(tmp, _sidecar(path))
+    record = {**_identity(path.stat()), "sha256": sha256}
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{_sidecar(path).name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(json.dumps(record))
+        os.replace(tmp_name, _sidecar(path))
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+
+
+def _sidecar_record(path: Path) -> dict[str, object] | None:
+    try:
+        record = json.loads(_sidecar(path).read_text())
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
 
 
 def _sidecar_trusts(path: Path, variant: WeightVariant) -> bool:
+    """The cheap check: the sidecar vouches for exactly this file (same size, times, inode)."""
+    record = _sidecar_record(path)
     try:
-        record = json.loads(_sidecar(path).read_text())
         stat = path.stat()
-    except (OSError, ValueError):
+    except OSError:
         return False
-    return (
-        record.get("sha256") == variant.sha256
-        and record.get("size") == stat.st_size
-        and record.get("mtime_ns") == stat.st_mtime_ns
-        and (variant.size is None or stat.st_size == variant.size)
-    )
+    if record is None or record.get("sha256") != variant.sha256:
+        return False
+    if variant.size is not None and stat.st_size != variant.size:
+        return False
+    return all(record.get(key) == value for key, value in _identity(stat).items())
+
+
+def _sidecar_is_old_format(path: Path, variant: WeightVariant) -> bool:
+    """A sidecar written before ctime and inode were recorded, still matching size and mtime."""
+    record = _sidecar_record(path)
+    if record is None or record.get("sha256") != variant.sha256 or "ctime_ns" in record:
+        return False
+    try:
+        stat = path.stat()
+    except OSError:
+        return False
+    return record.get("size") == stat.st_size and record.get("mtime_ns") == stat.st_mtime_ns
+
+
+@contextlib.contextmanager
+def _models_dir_lock(directory: Path, *, wait: bool = True) -> Iterator[bool]:
+    """An advisory lock on the models folder while weights are assembled (yields whether it
+    was taken): a second ``moot setup`` waits instead of writing the same file, and stale
+    partial files are only removed by a process that holds it."""
+    directory.mkdir(parents=True, exist_ok=True)
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def _partials(target: Path) -> list[Path]:
+    return list(target.parent.glob(f".{target.name}.*.partial"))
+
+
+def clean_partials(target: Path, *, wait: bool = False) -> list[Path]:
+    """Remove the partial files a killed assembly of ``target`` left (only while no other
+    process is assembling: it holds the lock). Returns what was removed."""
+    if not target.parent.is_dir() or not _partials(target):
+        return []
+    removed = []
+    try:
+        with _models_dir_lock(target.parent, wait=wait) as locked:
+            if not locked:
+                return []
+            for leftover in _partials(target):
+                leftover.unlink(missing_ok=True)
+                removed.append(leftover)
+    except OSError:
+        pass  # a read-only models folder: nothing we could have cleaned
+    return removed
 
 
 def _hash_file(path: Path, progress: ProgressCallback | None) -> str:
@@ -168,8 +258,16 @@ def _hash_file(path: Path, progress: ProgressCallback | None) -> str:
 
 def _assemble(variant: WeightVariant, target: Path, progress: ProgressCallback | None) -> str:
     parts = variant.part_paths()
+    with _models_dir_lock(target.parent):
+        for leftover in _partials(target):  # a killed assembly's; nobody else holds the lock
+            leftover.unlink(missing_ok=True)
+        if target.exists() and _sidecar_trusts(target, variant):
+            return variant.sha256  # another process assembled it while we waited for the lock
+        return _assemble_locked(variant, target, parts, progress)
+
+
+def _assemble_locked(variant: WeightVariant, target: Path, parts: list[Path], progress: ProgressCallback | None) -> str:
     total = sum(p.stat().st_size for p in parts)
-    target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
     tmp = Path(tmp_name)
     digest = hashlib.sha256()
@@ -230,11 +328,18 @@ def prepare_weights(
             seconds=round(time.perf_counter() - started, 3),
         )
 
+    clean_partials(path)
     if not path.exists():
         _assemble(spec, path, progress)
         return done(assembled=True, hashed=True)
     if not verify and _sidecar_trusts(path, spec):
         return done(assembled=False, hashed=False)
+    if not verify and _sidecar_is_old_format(path, spec):
+        # Written by a moot that recorded only size and mtime: hash once, record the rest.
+        if _hash_file(path, progress) == spec.sha256:
+            with contextlib.suppress(OSError):  # a read-only models folder: verified all the same
+                _write_sidecar(path, spec.sha256)
+            return done(assembled=False, hashed=True)
     if not (verify or repair):
         size = path.stat().st_size
         reason = (
@@ -271,6 +376,7 @@ __all__ = [
     "PreparedWeights",
     "ProgressCallback",
     "VARIANTS",
+    "clean_partials",
     "WeightVariant",
     "ensure_weights",
     "get_variant",
