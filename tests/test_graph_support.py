@@ -46,17 +46,19 @@ MAPPING = {
         {"label": "Varn river", "why_relevant": "water source", "quote": "Varn river"},
         {"label": "the paper mill at Ostby", "why_relevant": "same mill", "quote": "the paper mill at Ostby discharges waste"},
         {"label": "Lake Mira", "why_relevant": "the lake", "quote": "into Lake Mira"},
+        {"label": "Fishing", "why_relevant": "declined", "quote": "Fishing near Lake Mira declined"},
         {"label": "Quantum reactor", "why_relevant": "invented", "quote": "a quantum reactor cools the lake"},
     ],
     "relationships": [
         {"quote": "The Ostby mill draws water from the Varn river", "source": "Ostby mill", "type": "uses", "target": "Varn river"},
         {"quote": "discharges waste into Lake Mira", "source": "the paper mill at Ostby", "type": "decreases", "target": "Lake Mira"},
         {"quote": "the river feeds the lake", "source": "Varn river", "type": "supplies", "target": "Lake Mira"},
-        {"quote": "the moon pulls the lake", "source": "Moon", "type": "causes", "target": "Lake Mira"},
         {"quote": "made up", "source": "Fishing", "type": "correlates_with", "target": "Ostby mill"},
     ],
     "gaps": [{"description": "why fishing near the lake declined", "between": ["Lake Mira", "Fishing"]}],
 }
+"""What the mapper "sees": its entities call gets ``entities``; its links call gets the
+relationships and gaps whose labels the call's schema allows."""
 
 
 class GraphScript:
@@ -84,7 +86,14 @@ class GraphScript:
                 return '{"entities": "not a list"}'
             if self.barrier is not None and self.calls[name] > (self.barrier_after or 0):
                 await asyncio.wait_for(self.barrier.wait(), 5)  # passes only if two mappers are in flight at once
-            return self.mapping
+            return {"entities": self.mapping["entities"]}
+        if name == "LinksOutput":
+            if self.barrier is not None and self.calls[name] > (self.barrier_after or 0):
+                await asyncio.wait_for(self.barrier.wait(), 5)
+            allowed = set(enum_of(schema, "MappedRelation", "source"))
+            return {"relationships": [r for r in self.mapping.get("relationships", [])
+                                      if {r["source"], r["target"]} <= allowed],
+                    "gaps": [g for g in self.mapping.get("gaps", []) if set(g["between"]) <= allowed]}
         if name == "MergeOutput":
             n = str(request.messages[1].content).count('" and "')
             return {"decisions": [{"pair": i, "same": True} for i in range(1, n + 1)]}

@@ -30,6 +30,10 @@ def load_prompt(name: str) -> str:
     return resources.files("moot.teams.graph").joinpath("prompts", f"{name}.md").read_text("utf-8").strip()
 
 
+def _choice(ids: list[str]) -> Any:
+    return Literal[tuple(ids)]  # type: ignore[valid-type]
+
+
 # --------------------------------------------------------------------------- mapper
 
 
@@ -39,24 +43,22 @@ class MappedEntity(BaseModel):
     quote: str = Field(max_length=240, description="words copied exactly from a passage")
 
 
-class MappedRelation(BaseModel):
-    quote: str = Field(max_length=240, description="words copied exactly from a passage that state the link")
-    source: str = Field(max_length=80)
-    type: RelationType
-    target: str = Field(max_length=80)
-
-
-class MappedGap(BaseModel):
-    description: str = Field(max_length=160)
-    between: list[str] = Field(default_factory=list, max_length=2)
-
-
 class MapperOutput(BaseModel):
-    """Entities, relationships and gaps found in the passages."""
+    """The entities the passages name (the mapper's first call for a question)."""
 
-    entities: list[MappedEntity] = Field(default_factory=list, max_length=6)
-    relationships: list[MappedRelation] = Field(default_factory=list, max_length=6)
-    gaps: list[MappedGap] = Field(default_factory=list, max_length=2)
+    entities: list[MappedEntity] = Field(min_length=1, max_length=6)
+
+
+def links_output(labels: list[str]) -> type[BaseModel]:
+    """The mapper's second call: links and gaps between entities it may only choose from ``labels``."""
+    choice = _choice(labels)
+    relation = create_model("MappedRelation", quote=(str, Field(max_length=240)), source=(choice, ...),
+                            type=(RelationType, ...), target=(choice, ...))
+    gap = create_model("MappedGap", description=(str, Field(max_length=160)),
+                       between=(list[choice], Field(min_length=1, max_length=2)))  # type: ignore[valid-type]
+    return create_model("LinksOutput",
+                        relationships=(list[relation], Field(default_factory=list, max_length=6)),  # type: ignore[valid-type]
+                        gaps=(list[gap], Field(default_factory=list, max_length=2)))  # type: ignore[valid-type]
 
 
 class MergeDecision(BaseModel):
@@ -71,10 +73,16 @@ class MergeOutput(BaseModel):
 
 
 def mapper_agent(model: Any) -> SubAgent:
+    return SubAgent("mapper", "names the entities in the evidence", load_prompt("mapper"), model=model,
+                    output_type=MapperOutput, max_turns=2, settings=ModelSettings(max_tokens=450, temperature=0.0))
+
+
+def links_agent(model: Any, labels: list[str]) -> SubAgent:
+    """The mapper's second call: which of the entities the passages link, and how (choices from enums)."""
     types = "\n".join(f"  {name}: {meaning}" for name, meaning in RELATION_MEANINGS.items())
-    return SubAgent("mapper", "extracts entities, relationships and gaps from evidence",
-                    load_prompt("mapper").replace("{relation_types}", types), model=model,
-                    output_type=MapperOutput, max_turns=2, settings=ModelSettings(max_tokens=700, temperature=0.0))
+    return SubAgent("mapper", "links the entities the evidence relates", load_prompt("links").replace("{relation_types}", types),
+                    model=model, output_type=links_output(labels), max_turns=2,
+                    settings=ModelSettings(max_tokens=600, temperature=0.0))
 
 
 def merge_agent(model: Any) -> SubAgent:
@@ -84,10 +92,6 @@ def merge_agent(model: Any) -> SubAgent:
 
 
 # --------------------------------------------------------------------------- quantifier
-
-
-def _choice(ids: list[str]) -> Any:
-    return Literal[tuple(ids)]  # type: ignore[valid-type]
 
 
 def quantifier_output(edge_ids: list[str], entity_ids: list[str]) -> type[BaseModel]:
@@ -170,6 +174,6 @@ def hypothesizer_agent(model: Any, node_labels: list[str], edge_ids: list[str]) 
 
 
 __all__ = [
-    "AGENT_NAMES", "MapperOutput", "MergeOutput", "hypothesizer_agent", "load_prompt", "mapper_agent", "merge_agent",
+    "AGENT_NAMES", "MapperOutput", "links_agent", "MergeOutput", "hypothesizer_agent", "load_prompt", "mapper_agent", "merge_agent",
     "placeholder_agent", "quantifier_agent", "skeptic_agent",
 ]

@@ -70,71 +70,100 @@ class MappingReport:
     provisional_edges: int = 0
     merge_candidates: list[tuple[str, str]] = field(default_factory=list)
     """(new node id, existing node id) pairs whose labels are similar."""
+    found: list[str] = field(default_factory=list)
+    """Ids of the entities the answer named (new or known), in its order."""
+
+    def summarise(self) -> None:
+        a = self.answer
+        a.note = (f"{len(a.added_nodes)} entities, {len(a.added_edges)} edges ({self.provisional_edges} provisional), "
+                  f"{len(a.gaps)} gaps" + (f"; dropped as ungrounded: {', '.join(self.dropped_entities[:5])}"
+                                          if self.dropped_entities else ""))
 
 
 def _clean_label(label: str) -> str:
     return " ".join(label.replace("[PROVISIONAL]", "").split()).strip(" .,:;\"'")
 
 
-def apply_mapping(scaffold: Scaffold, output: Any, chunks: list[Chunk], index: SourceIndex, *,
-                  question_id: str, iteration: int) -> MappingReport:
-    """Add a mapper answer's grounded entities, edges and gaps to the scaffold."""
+def apply_entities(scaffold: Scaffold, output: Any, chunks: list[Chunk], index: SourceIndex, *,
+                   question_id: str, iteration: int) -> MappingReport:
+    """Add the mapper's grounded entities to the scaffold (same identity key: one node)."""
     report = MappingReport(answer=GraphAnswer(question_id=question_id, chunks=[c.id for c in chunks]))
-    local: dict[str, str] = {}  # label key as the mapper wrote it -> node id
-
-    def add_entity(label: str, quote: str, why: str = "") -> str | None:
-        label = _clean_label(label)
+    for entity in output.entities:
+        label = _clean_label(entity.label)
         if not label or len(label) > 80 or not _tokens(label):
-            return None
+            continue
         known = scaffold.find(label)
-        evidence = _ground(index, quote, chunks, label)
+        evidence = _ground(index, entity.quote, chunks, label)
         if evidence is None:
-            if known is not None:
-                return known.id
-            report.dropped_entities.append(label)
-            return None
+            if known is None:
+                report.dropped_entities.append(label)
+            elif known.id not in report.found:
+                report.found.append(known.id)
+            continue
         before = {c.id for c in scaffold.candidates(label)} if known is None else set()
-        node, new = scaffold.add_entity(label, why_relevant=why, evidence=[evidence], iteration=iteration)
+        node, new = scaffold.add_entity(label, why_relevant=entity.why_relevant, evidence=[evidence], iteration=iteration)
         if new:
             report.new_nodes.append(node)
             report.answer.added_nodes.append(node.id)
             report.merge_candidates += [(node.id, other) for other in sorted(before) if other != node.id]
-        local[normalise(label)] = node.id
-        return node.id
+        if node.id not in report.found:
+            report.found.append(node.id)
+    report.summarise()
+    return report
 
-    def resolve(label: str) -> str | None:
-        label = _clean_label(label)
-        if normalise(label) in local:
-            return local[normalise(label)]
-        known = scaffold.find(label)
-        if known is not None:
-            return known.id
-        return add_entity(label, "")  # an end the mapper did not list: kept only if a passage names it
 
-    for entity in output.entities:
-        add_entity(entity.label, entity.quote, entity.why_relevant)
-    for rel in output.relationships:
-        source, target = resolve(rel.source), resolve(rel.target)
-        if source is None or target is None or source == target:
+def link_choices(scaffold: Scaffold, report: MappingReport, chunks: list[Chunk], limit: int = 12) -> dict[str, str]:
+    """The entity labels the links call may choose from: those the answer named, then known
+    entities the passages mention. Label -> node id."""
+    text = _tokens(" ".join(c.text for c in chunks))
+    ids = [i for i in report.found if i in scaffold.nodes]
+    ids += [n.id for n in scaffold.entities() if n.id not in ids and _tokens(n.label) and _tokens(n.label) <= text]
+    return {scaffold.label_of(i): i for i in ids[:limit]}
+
+
+def _labels(scaffold: Scaffold, node_id: str) -> list[str]:
+    node = scaffold.nodes[node_id]
+    return [node.label, *(node.aliases if isinstance(node, EntityNode) else [])]
+
+
+def _edge_evidence(scaffold: Scaffold, index: SourceIndex, quote: str, chunks: list[Chunk], source: str,
+                   target: str) -> Evidence | None:
+    """The link's own quote where it really occurs and names both ends; else a sentence of the
+    passages naming both; else ``None`` (the edge is provisional)."""
+    found = index.locate(quote, chunks) if quote else None
+    if found is not None:
+        have = _tokens(quote)
+        if any(_tokens(a) <= have for a in _labels(scaffold, source)) and any(_tokens(b) <= have for b in _labels(scaffold, target)):
+            return Evidence(source=found.source, quote=" ".join(quote.split()), chunk=found.id)
+    for a in _labels(scaffold, source):
+        for b in _labels(scaffold, target):
+            if (evidence := _sentence_naming(chunks, a, b)) is not None:
+                return evidence
+    return None
+
+
+def apply_links(scaffold: Scaffold, output: Any, chunks: list[Chunk], index: SourceIndex, report: MappingReport,
+                choices: dict[str, str], *, iteration: int) -> MappingReport:
+    """Add the links call's edges (checked quotes, else provisional) and gaps between chosen entities."""
+    for rel in getattr(output, "relationships", None) or []:
+        source, target = choices.get(rel.source), choices.get(rel.target)
+        if source is None or target is None or source == target or source not in scaffold.nodes or target not in scaffold.nodes:
             continue
-        evidence = _ground(index, rel.quote, chunks, scaffold.label_of(source), scaffold.label_of(target))
+        evidence = _edge_evidence(scaffold, index, rel.quote, chunks, source, target)
         edge, new = scaffold.add_edge(source, target, rel.type, evidence=[evidence] if evidence else [],
                                       provisional=evidence is None, iteration=iteration)
         if new:
             report.answer.added_edges.append(edge.id)
             report.provisional_edges += int(edge.provisional)
-    for gap in output.gaps:
-        ends = [e for e in (resolve(b) for b in gap.between[:2]) if e is not None]
+    for gap in getattr(output, "gaps", None) or []:
+        ends = [e for e in dict.fromkeys(choices.get(b) for b in gap.between) if e is not None and e in scaffold.nodes]
         if not ends or not gap.description.strip():
             continue
-        domain = scaffold.label_of(ends[0])
-        g, new = scaffold.add_gap(" ".join(gap.description.split()), ends, domain=domain, iteration=iteration)
+        g, new = scaffold.add_gap(" ".join(gap.description.split()), ends, domain=scaffold.label_of(ends[0]), iteration=iteration)
         if new:
             report.new_gaps.append(g)
             report.answer.gaps.append(g.id)
-    report.answer.note = (f"{len(report.answer.added_nodes)} entities, {len(report.answer.added_edges)} edges "
-                          f"({report.provisional_edges} provisional), {len(report.answer.gaps)} gaps"
-                          + (f"; dropped as ungrounded: {', '.join(report.dropped_entities[:5])}" if report.dropped_entities else ""))
+    report.summarise()
     return report
 
 

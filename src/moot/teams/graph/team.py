@@ -31,7 +31,9 @@ from moot.teams.graph.answer import compose_answer, hypotheses_task, to_hypothes
 from moot.teams.graph.build import (
     apply_challenges,
     apply_labels,
-    apply_mapping,
+    MappingReport,
+    apply_entities,
+    apply_links,
     apply_merges,
     apply_placeholders,
     merge_task,
@@ -40,6 +42,7 @@ from moot.teams.graph.build import (
     render_passages,
     skeptic_targets,
     skeptic_task,
+    link_choices,
     unlabelled,
 )
 from moot.teams.graph.evidence import Chunk, SourceIndex
@@ -267,29 +270,45 @@ class _Loop:
             else:
                 self.scaffold.graph_answers.append(_empty_answer(q))
 
-        # OBSERVE + BUILD: one mapper per question, in parallel
+        # OBSERVE + BUILD: the mapper per question, in parallel, in two rounds (entities, then the
+        # links between them); each round's answers are applied in question order, so the graph does
+        # not depend on which call finished first
         if jobs:
             self.life.working("mapper")
             outcomes = await asyncio.gather(*(
                 self.rec.step(f"mapper-{it}-{k}", ag.mapper_agent(self.model),
                               f"Question: {q.text}\n\nPassages:\n{render_passages(chunks)}")
                 for k, (q, chunks) in enumerate(jobs, 1)))
+            reports: list[tuple[int, GraphQuestion, list[Chunk], MappingReport, dict[str, str]]] = []
             candidates: list[tuple[str, str]] = []
-            for (q, chunks), outcome in zip(jobs, outcomes):
+            for k, ((q, chunks), outcome) in enumerate(zip(jobs, outcomes), 1):
                 if outcome is None or not isinstance(outcome.output, ag.MapperOutput):
                     self.asked.discard(q.text)  # unanswered (a bad reply, the budget): may be asked again
                     continue
-                report = apply_mapping(self.scaffold, outcome.output, chunks, self.index, question_id=q.id, iteration=it)
+                report = apply_entities(self.scaffold, outcome.output, chunks, self.index, question_id=q.id, iteration=it)
                 self.scaffold.graph_answers.append(report.answer)
                 self.life.agents["mapper"].answers_processed += 1
                 for node in report.new_nodes:
                     self.emit(EV_NODE, agent="mapper", node_id=node.id, kind="entity", label=node.label)
+                candidates += report.merge_candidates
+                choices = link_choices(self.scaffold, report, chunks)
+                if len(choices) >= 2:
+                    reports.append((k, q, chunks, report, choices))
+            links = await asyncio.gather(*(
+                self.rec.step(f"mapper-{it}-{k}-links", ag.links_agent(self.model, list(choices)),
+                              f"Question: {q.text}\n\nEntities: {', '.join(choices)}\n\nPassages:\n{render_passages(chunks)}",
+                              depends_on=[f"mapper-{it}-{k}"])
+                for k, q, chunks, _, choices in reports))
+            for (k, q, chunks, report, choices), outcome in zip(reports, links):
+                if outcome is None or not outcome.ok:
+                    continue
+                apply_links(self.scaffold, outcome.output, chunks, self.index, report, choices, iteration=it)
                 for gap in report.new_gaps:
                     self.emit(EV_GAP, agent="mapper", gap_id=gap.id, gap_description=gap.description,
                               between=gap.between, suggested_placeholder=gap.suggested_placeholder, confidence=0.3)
-                candidates += report.merge_candidates
-            rec.added_nodes = sum(len(a.added_nodes) for a in self.scaffold.graph_answers if a.question_id in {q.id for q, _ in jobs})
-            rec.added_edges = sum(len(a.added_edges) for a in self.scaffold.graph_answers if a.question_id in {q.id for q, _ in jobs})
+            asked_now = {q.id for q, _ in jobs}
+            rec.added_nodes = sum(len(a.added_nodes) for a in self.scaffold.graph_answers if a.question_id in asked_now)
+            rec.added_edges = sum(len(a.added_edges) for a in self.scaffold.graph_answers if a.question_id in asked_now)
             if candidates and not self.rec.stopped:
                 pairs = [(a, b) for a, b in dict.fromkeys(candidates) if a in self.scaffold.nodes and b in self.scaffold.nodes][:8]
                 if pairs:
