@@ -55,7 +55,8 @@ MAPPING = {
         {"quote": "the river feeds the lake", "source": "Varn river", "type": "supplies", "target": "Lake Mira"},
         {"quote": "made up", "source": "Fishing", "type": "correlates_with", "target": "Ostby mill"},
     ],
-    "gaps": [{"description": "why fishing near the lake declined", "between": ["Lake Mira", "Fishing"]}],
+    "gaps": [{"quote": "Fishing near Lake Mira declined, but the reason is unclear", "between": ["Lake Mira", "Fishing"]},
+             {"quote": "The Varn river supplies Lake Mira", "between": ["Varn river"]}],  # states no doubt: no gap
 }
 """What the mapper "sees": its entities call gets ``entities``; its links call gets the
 relationships and gaps whose labels the call's schema allows."""

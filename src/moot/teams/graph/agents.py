@@ -54,7 +54,7 @@ def links_output(labels: list[str]) -> type[BaseModel]:
     choice = _choice(labels)
     relation = create_model("MappedRelation", quote=(str, Field(max_length=240)), source=(choice, ...),
                             type=(RelationType, ...), target=(choice, ...))
-    gap = create_model("MappedGap", description=(str, Field(max_length=160)),
+    gap = create_model("MappedGap", quote=(str, Field(max_length=240)),
                        between=(list[choice], Field(min_length=1, max_length=2)))  # type: ignore[valid-type]
     return create_model("LinksOutput",
                         relationships=(list[relation], Field(default_factory=list, max_length=6)),  # type: ignore[valid-type]

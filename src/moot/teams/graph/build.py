@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +26,11 @@ from moot.teams.graph.scaffold import (
     Scaffold,
     label_tokens,
 )
+
+
+UNCERTAIN = re.compile(r"\b(unknown|unclear|uncertain|not known|not clear|no one knows|could not|cannot say|"
+                       r"may|might|possibl[ey]|perhaps|why|how it|how they|whether|unexplained|missing)\b", re.IGNORECASE)
+"""Words by which a passage says that something is not known (a gap's quote must have one)."""
 
 
 def render_passages(chunks: list[Chunk], limit: int = 900) -> str:
@@ -157,9 +163,11 @@ def apply_links(scaffold: Scaffold, output: Any, chunks: list[Chunk], index: Sou
             report.provisional_edges += int(edge.provisional)
     for gap in getattr(output, "gaps", None) or []:
         ends = [e for e in dict.fromkeys(choices.get(b) for b in gap.between) if e is not None and e in scaffold.nodes]
-        if not ends or not gap.description.strip():
+        # a gap is a passage saying something is not known: its quote must occur and say so
+        found = index.locate(gap.quote, chunks) if gap.quote else None
+        if not ends or found is None or not UNCERTAIN.search(gap.quote):
             continue
-        g, new = scaffold.add_gap(" ".join(gap.description.split()), ends, domain=scaffold.label_of(ends[0]), iteration=iteration)
+        g, new = scaffold.add_gap(" ".join(gap.quote.split()), ends, domain=scaffold.label_of(ends[0]), iteration=iteration)
         if new:
             report.new_gaps.append(g)
             report.answer.gaps.append(g.id)

@@ -372,7 +372,7 @@ class _Loop:
     def _evidence(self, q: GraphQuestion, *, first: bool) -> list[Chunk]:
         """Passages for a question, unseen ones first; a focused question may reread a passage
         (it asks about other entities), and no question is asked twice."""
-        n = self.cfg.passages_per_question
+        n = self.cfg.passages_per_question + (1 if first else 0)  # the whole question deserves a wider look
         # The user's question must share two words with a passage (one when it has one), so an
         # unrelated question finds nothing instead of a passage that shares "the river".
         hits = self.index.search(q.text, limit=n * 3, min_shared=2 if first else 1)
