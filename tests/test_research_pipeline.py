@@ -81,21 +81,37 @@ def test_sequential_researchers_do_not_overlap_and_do_not_see_each_other(repo: P
     assert not any("Results from earlier tasks" in t for t in script.researcher_tasks)
 
 
-def test_fewer_than_two_sub_questions_falls_back_to_single(repo: Path, tmp_path: Path) -> None:
-    # One sub-question breaks the plan schema (2 to 5): the planner is told so once, then the
-    # question goes to the single agent.
+def test_fewer_than_two_sub_questions_are_derived_from_the_first_search(repo: Path, tmp_path: Path) -> None:
+    # One sub-question breaks the plan schema (2 to 5): the planner is told so once; then the
+    # sub-questions come from the definitions the first search finds, not a silent single run.
     script = ResearchScript(PLAN_3[:1], synth=GOOD)
     result = team_for(repo, script, tmp_path).ask_sync("How is a request parsed?", mode="multi")
-    assert result.mode == "single"
-    assert "fell back to single" in result.routing_rule
-    assert [name for name, _ in script.log] == ["planner", "planner", "single"]
+    assert result.mode == "multi"
+    assert "derived from the question's parts and the first search" in result.plan.note
+    derived = result.plan.sub_questions
+    assert len(derived) >= 2 and derived[0].initial_actions == ["parse_request"]
+    assert all(sq.question.startswith("What does `") for sq in derived)
+    assert [name for name, _ in script.log][:2] == ["planner", "planner"]
     assert "app/server.py:4" in result.answer
 
 
-def test_duplicate_sub_questions_fall_back_to_single_without_a_retry(repo: Path, tmp_path: Path) -> None:
-    twice = [PLAN_3[0], {**PLAN_3[0], "question": "  how is a REQUEST parsed? "}]
+def test_a_question_of_several_clauses_is_split_by_its_clauses(repo: Path, tmp_path: Path) -> None:
+    script = ResearchScript([], synth=GOOD)
+    question = "Which function picks the handler, in which file is it defined, and which function calls it?"
+    result = team_for(repo, script, tmp_path).ask_sync(question, mode="multi")
+    assert result.mode == "multi"
+    assert [sq.question for sq in result.plan.sub_questions] == [
+        "Which function picks the handler?",
+        "in which file is it defined? (about: Which function picks the handler)",
+        "which function calls it? (about: Which function picks the handler)",
+    ]
+
+
+def test_duplicate_sub_questions_with_nothing_to_derive_fall_back_to_single(repo: Path, tmp_path: Path) -> None:
+    twice = [{**PLAN_3[0], "question": "  how is a ZEBRA quux? "}, {**PLAN_3[0], "question": "how is a zebra QUUX?"}]
     script = ResearchScript(twice, synth=GOOD)
-    result = team_for(repo, script, tmp_path).ask_sync("How is a request parsed?", mode="multi")
+    # nothing in the repository matches, and the question has one clause: single is all that is left
+    result = team_for(repo, script, tmp_path).ask_sync("How is a zebra quux?", mode="multi")
     assert result.mode == "single"
     assert "1 distinct sub-question(s); fell back to single" in result.routing_rule
     assert [name for name, _ in script.log] == ["planner", "single"]
@@ -186,7 +202,7 @@ def test_plan_parsing_drops_blank_and_duplicate_sub_questions() -> None:
         PlannerOutput.model_validate({"sub_questions": [{"question": str(i)} for i in range(6)]})
 
 
-def test_a_planner_that_never_gives_a_valid_plan_falls_back_to_single(repo: Path, tmp_path: Path) -> None:
+def test_a_planner_that_never_gives_a_valid_plan_gets_derived_sub_questions(repo: Path, tmp_path: Path) -> None:
     class BadPlanner(ResearchScript):
         async def __call__(self, request):  # type: ignore[no-untyped-def]
             if str(request.messages[0].content).startswith("You plan research"):
@@ -195,10 +211,11 @@ def test_a_planner_that_never_gives_a_valid_plan_falls_back_to_single(repo: Path
             return await super().__call__(request)
 
     script = BadPlanner(PLAN_3, synth=GOOD)
-    result = team_for(repo, script, tmp_path).ask_sync("How does the app work end-to-end?", mode="multi")
-    assert result.mode == "single" and "the planner gave no plan" in result.routing_rule
-    assert [name for name, _ in script.log] == ["planner", "planner", "single"]  # one schema retry, then fallback
+    result = team_for(repo, script, tmp_path).ask_sync("How does the app route a request?", mode="multi")
+    assert result.mode == "multi" and result.plan.note.startswith("the planner gave no plan")
+    assert [name for name, _ in script.log][:2] == ["planner", "planner"]  # one schema retry, then derived
     assert result.usage_by_phase["planner"].usage.requests == 2
+    assert len(result.evidence) == len(result.plan.sub_questions) >= 2
 
 
 def test_the_run_budget_covers_every_phase(repo: Path, tmp_path: Path) -> None:
@@ -222,7 +239,7 @@ def test_statements_naming_code_that_is_not_in_the_repository_are_removed(repo: 
     assert "`parse_request` (app/server.py:4)" in result.answer
     removed = [v for v in result.verification if v.method == "name"]
     assert len(removed) == 1 and removed[0].status == "CORRECTED"
-    assert "read_map is not in the repository" in removed[0].correction
+    assert "read_map is one of moot's research tools, not code in the repository" in removed[0].correction
     # Names that are in the code (a definition, a call, a keyword) are never removed.
     assert not any(v.method == "name" for v in result.verification if "parse_request" in v.claim)
 
@@ -242,4 +259,6 @@ def test_an_answer_with_nothing_true_left_says_so_and_keeps_the_evidence(repo: P
     script = ResearchScript(PLAN_3, synth=GOOD, single="You can test it with the `read_map` tool and `mock_network()`.")
     result = team_for(repo, script, tmp_path).ask_sync("What does parse_request return?", mode="single")
     assert result.answer.startswith("(moot removed every statement of the model's answer")
-    assert "Evidence locations (added by moot" in result.answer and "app/server.py:4" in result.answer
+    # what the question is about still comes back, written from the index
+    assert "From the code index (written by moot" in result.answer and "app/server.py:4-7" in result.answer
+    assert "`app.server.parse_request` (function) is defined at app/server.py:4-7" in result.answer

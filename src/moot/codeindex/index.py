@@ -319,6 +319,38 @@ class CodeIndex:
         )]
         return SymbolInfo(name, qualified, kind, path, start, end, signature, docstring, callers, callees, references)
 
+    def call_sites(self, name: str, limit: int = 10) -> list[tuple[str, str, int]]:
+        """Where something called ``name`` is called: ``(caller, path, line)``, the caller being
+        the enclosing definition's qualified name (or the module, at module level)."""
+        last = (name or "").strip().rsplit(".", 1)[-1]
+        if not last:
+            return []
+        with self._guard() as conn:
+            rows = conn.execute(
+                "SELECT coalesce(s.qualified_name, f.module), f.path, min(r.line) FROM refs r "
+                "JOIN files f ON f.id = r.file_id LEFT JOIN symbols s ON s.id = r.scope_id "
+                "WHERE r.name = ? AND r.is_call = 1 GROUP BY 1, 2 ORDER BY f.path, min(r.line) LIMIT ?",
+                (last, limit),
+            ).fetchall()
+        return [(str(caller or path), str(path), int(line)) for caller, path, line in rows]
+
+    def symbols_in(self, path: str, start_line: int, end_line: int, limit: int = 10) -> list[str]:
+        """Qualified names of the definitions in ``path`` that overlap the line range,
+        innermost (shortest) first: what a reported location is about."""
+        with self._guard() as conn:
+            rows = conn.execute(
+                "SELECT s.qualified_name FROM symbols s JOIN files f ON f.id = s.file_id "
+                "WHERE f.path = ? AND s.start_line <= ? AND s.end_line >= ? "
+                "ORDER BY (s.end_line - s.start_line), s.start_line LIMIT ?",
+                (path, end_line, start_line, limit),
+            ).fetchall()
+        return [str(r[0]) for r in rows]
+
+    def file_paths(self) -> list[str]:
+        """Every indexed file's path, relative to the root."""
+        with self._guard() as conn:
+            return [str(r[0]) for r in conn.execute("SELECT path FROM files ORDER BY path")]
+
     def mentions(self, name: str) -> bool:
         """Whether ``name`` (or the last part of a dotted name) occurs in the indexed code at all:
         a definition, a reference, or failing those anywhere in a chunk's text (a keyword

@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from moot.models.base import Usage
+from moot.teams.research.resolve import ResolvedSymbol
 
 Mode = Literal["auto", "single", "multi"]
 Status = Literal["VERIFIED", "CORRECTED", "UNVERIFIABLE"]
@@ -63,6 +64,10 @@ class EvidenceBundle(BaseModel):
     researcher: str = ""
     stop_reason: str = ""
     turns: int = 0
+    resolved: list[ResolvedSymbol] = Field(default_factory=list)
+    """The symbols this evidence is about, resolved from the index (definition, callers, callees)."""
+    nominated: list[str] = Field(default_factory=list)
+    """The symbols the researcher chose, from the names its search results showed."""
 
 
 class VerificationResult(BaseModel):
@@ -100,6 +105,8 @@ class MultiAgentResult(BaseModel):
     verification: list[VerificationResult] = Field(default_factory=list)
     draft_answer: str = ""
     """The synthesizer's answer before the verifier revised it (same as ``answer`` when nothing changed)."""
+    resolved: list[ResolvedSymbol] = Field(default_factory=list)
+    """The symbols the answer's index section states facts about (from the symbol graph)."""
     usage: Usage = Field(default_factory=Usage)
     usage_by_phase: dict[str, PhaseUsage] = Field(default_factory=dict)
     seconds: float = 0.0

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from pydantic import BaseModel, Field
+
+from moot.codeindex import CodeIndex
 
 from moot.models.base import ModelSettings
 from moot.runtime import SubAgent
@@ -55,3 +58,38 @@ def to_plan(question: str, output: object) -> ResearchPlan:
             seen.add(key)
             kept.append(sq)
     return ResearchPlan(original_question=question, sub_questions=kept[:MAX_SUB_QUESTIONS])
+
+
+_WH = r"(?:which|where|how|what|who|whom|whose|when|why|in which|from where)"
+_CLAUSES = re.compile(rf"\?\s*|;\s*|,?\s+and\s+(?={_WH}\b)|,\s+(?={_WH}\b)", re.I)
+
+
+def question_parts(question: str) -> list[str]:
+    """The question's own clauses ("which function does X", "in which file is it defined",
+    "which function calls it"), each a sub-question; later ones carry the first as context,
+    since their "it" means the first clause's subject."""
+    parts = [" ".join(p.split()).strip(" ,") for p in _CLAUSES.split(question)]
+    parts = [p for p in parts if len(p.split()) >= 3]
+    if len(parts) < 2:
+        return []
+    first = parts[0]
+    return [f"{first}?"] + [f"{p}? (about: {first})" for p in parts[1:]]
+
+
+def derived_sub_questions(question: str, index: CodeIndex, limit: int = 3) -> list[SubQuestion]:
+    """Sub-questions made without the model, for when the planner offers fewer than two: the
+    question's clauses, else one per distinct definition the first search finds."""
+    subs = [SubQuestion(question=p, initial_actions=[]) for p in question_parts(question)]
+    if len(subs) >= 2:
+        return subs[:MAX_SUB_QUESTIONS]
+    seen: set[str] = set()
+    for hit in index.search(question, limit=8):
+        if hit.kind not in ("function", "class", "method") or hit.name in seen:
+            continue
+        seen.add(hit.name)
+        short = hit.name.rsplit(".", 1)[-1]
+        subs.append(SubQuestion(question=f"What does `{short}` do for this: {question.rstrip('?')}?",
+                                target_area=hit.path, initial_actions=[short]))
+        if len(subs) >= limit:
+            break
+    return subs if len(subs) >= 2 else []

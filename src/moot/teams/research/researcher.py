@@ -9,12 +9,13 @@ the code shown in the evidence is read from the index, never taken from the mode
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
 from moot.codeindex import CodeIndex
 from moot.models.base import ModelSettings
@@ -23,6 +24,7 @@ from moot.runtime.events import BoundEmitter, summarize
 from moot.teams.research.citations import file_lines
 from moot.teams.research.models import EvidenceBundle, Finding, SubQuestion
 from moot.teams.research.planner import prompt
+from moot.teams.research.resolve import MAX_RESOLVED, candidates, resolve
 from moot.teams.research.verifier import unknown_names
 
 SEED_HITS = 3
@@ -39,9 +41,25 @@ class ReportedLocation(BaseModel):
 class ResearcherReport(BaseModel):
     """The researcher's structured report."""
 
+    symbols: list[str] = Field(default_factory=list, max_length=MAX_RESOLVED,
+                               description="the functions or classes that answer the question, from the list given")
     findings: list[ReportedLocation] = Field(default_factory=list, max_length=5)
     coverage_note: str = Field(default="", description="one sentence: what was found, what is missing")
     sufficient: bool = Field(default=True, description="whether the evidence answers the sub-question")
+
+
+def report_type(names: list[str]) -> type[ResearcherReport]:
+    """The report schema with ``symbols`` limited to ``names``: under constrained decoding the
+    model can only nominate a symbol that its search results really show."""
+    if not names:
+        return ResearcherReport
+    field_type = list[Literal[tuple(names)]]  # type: ignore[valid-type]
+    return create_model(  # type: ignore[call-overload, no-any-return]
+        "ResearcherReport",
+        __base__=ResearcherReport,
+        symbols=(field_type, Field(default_factory=list, max_length=MAX_RESOLVED,
+                                   description="the functions or classes that answer the question")),
+    )
 
 
 def seed_findings(index: CodeIndex, sub: SubQuestion, limit: int = SEED_HITS) -> list[Finding]:
@@ -121,13 +139,21 @@ class ResearcherAgent(SubAgent):
                      result=f"{len(seeded)} hits (seeded before the first turn)", error=None, ok=True,
                      seconds=round(time.perf_counter() - started, 4))
         sq = self.sub_question
+        names = candidates(self.index, _locations(seeded))
         message = (f"Search results:\n{render_findings(seeded) or 'none'}\n\n"
-                   f"Your question: {sq.question}" + (f"\nLook in: {sq.target_area}" if sq.target_area else ""))
-        outcome = await SubAgent.run(self, message, None, budget=budget, bus=bus, progress=progress,
+                   + (f"Symbols in these results: {', '.join(names)}\n\n" if names else "")
+                   + f"Your question: {sq.question}" + (f"\nLook in: {sq.target_area}" if sq.target_area else ""))
+        choosing = dataclasses.replace(self, output_type=report_type(names))
+        outcome = await SubAgent.run(choosing, message, None, budget=budget, bus=bus, progress=progress,
                                      run_id=run_id, task_id=task_id)
         report = outcome.output if isinstance(outcome.output, ResearcherReport) else None
         reported, dropped = checked_findings(self.index, report) if report else ([], 0)
         findings = _dedupe(reported + seeded)
+        # The model's nominations first, then what its reported locations and the top search
+        # hit define: resolved from the index, so the relationships are the symbol graph's.
+        nominated = list(report.symbols) if report else []
+        located = [n for path, start, end in _locations(reported + seeded[:1]) for n in self.index.symbols_in(path, start, end, limit=1)]
+        resolved = resolve(self.index, [*nominated, *located])
         note = f"no report ({outcome.stop_reason}); the seeded search hits are kept"
         if report:
             own = grounded_note(self.index, report.coverage_note[:300])
@@ -135,10 +161,15 @@ class ResearcherAgent(SubAgent):
         if dropped:
             note += f" [{dropped} reported location(s) not in the repository were dropped]"
         bundle = EvidenceBundle(sub_question=sq.question, findings=findings, coverage_note=note.strip(),
-                                researcher=self.name, stop_reason=outcome.stop_reason, turns=outcome.turns)
+                                researcher=self.name, stop_reason=outcome.stop_reason, turns=outcome.turns,
+                                resolved=resolved, nominated=nominated)
         return AgentResult(agent=self.name, output=bundle.model_dump(mode="json"), text=outcome.text,
                            usage=outcome.usage, transcript=outcome.transcript, stop_reason=outcome.stop_reason,
                            turns=outcome.turns, detail=outcome.detail, budget_scope=outcome.budget_scope)
+
+
+def _locations(findings: list[Finding]) -> list[tuple[str, int, int]]:
+    return [(f.file_path, *f.line_range) for f in findings if f.line_range]
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:

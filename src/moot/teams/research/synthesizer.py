@@ -6,6 +6,7 @@ from moot.models.base import ModelSettings
 from moot.runtime import SubAgent
 from moot.teams.research.models import EvidenceBundle
 from moot.teams.research.planner import prompt
+from moot.teams.research.resolve import ResolvedSymbol, render_facts
 
 BUNDLE_CHARS = 1400
 """Per researcher: the small model's context is shared by parallel requests, so evidence is cut."""
@@ -20,6 +21,8 @@ def render_evidence(question: str, bundles: list[EvidenceBundle]) -> str:
     parts = [f"Question: {question}", ""]
     for n, bundle in enumerate(bundles, 1):
         block = [f"Evidence from researcher {n} (sub-question: {bundle.sub_question})"]
+        if bundle.resolved:  # compact and exact: first, so the cut below never drops them
+            block.append("Facts from the code index:\n" + render_facts(bundle.resolved))
         for f in bundle.findings:
             note = f" — {f.result_summary}" if f.result_summary and f.tool == "report" else ""
             block.append(f"* {f.location()}{note}\n{f.relevant_code}")
@@ -38,3 +41,18 @@ def sources_line(bundles: list[EvidenceBundle], limit: int = 6) -> str:
             if f.line_range and f.location() not in locs:
                 locs.append(f.location())
     return ("Evidence locations (added by moot: the answer cited none): " + ", ".join(locs[:limit])) if locs else ""
+
+
+def merged_resolved(bundles: list[EvidenceBundle]) -> list[ResolvedSymbol]:
+    """Every bundle's resolved symbols, nominated ones first, each definition once."""
+    nominated: list[ResolvedSymbol] = []
+    rest: list[ResolvedSymbol] = []
+    seen: set[tuple[str, int]] = set()
+    for bundle in bundles:
+        for r in bundle.resolved:
+            key = (r.path, r.start_line)
+            if key in seen:
+                continue
+            seen.add(key)
+            (nominated if r.qualified_name in bundle.nominated or r.name in bundle.nominated else rest).append(r)
+    return nominated + rest

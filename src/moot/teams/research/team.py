@@ -31,10 +31,11 @@ from moot.teams.research.models import (
     VerificationResult,
 )
 from moot.teams.research.pipeline import PipelineRun
-from moot.teams.research.planner import planner_agent, prompt, to_plan
+from moot.teams.research.planner import derived_sub_questions, planner_agent, prompt, to_plan
 from moot.teams.research.researcher import render_findings, researcher_agent, seed_findings
 from moot.teams.research.routing import route
-from moot.teams.research.synthesizer import render_evidence, sources_line, synthesizer_agent
+from moot.teams.research.resolve import index_section, resolve
+from moot.teams.research.synthesizer import merged_resolved, render_evidence, sources_line, synthesizer_agent
 from moot.teams.research.verifier import (
     MAX_MODEL_CLAIMS,
     apply_model_verdicts,
@@ -175,11 +176,19 @@ class ResearchTeam:
         # are corrected or removed, and evidence locations are listed when it cites nothing.
         verdicts, replace, _ = check_citations(index, split_claims(draft))
         answer = revise(draft, replace)
-        if not any(exists(index, c) for c in find_citations(answer)) and (extra := sources_line([bundle])):
+        # The single agent nominates by naming: the code names its checked answer mentions,
+        # then what the top search hits define, resolved from the index like the researchers'.
+        named = [n for claim in split_claims(answer) for n in claim.names(code_only=True)]
+        located = [n for f in seeded[:2] if f.line_range for n in index.symbols_in(f.file_path, *f.line_range, limit=1)]
+        resolved = await asyncio.to_thread(resolve, index, [*named, *located])
+        bundle.resolved, bundle.nominated = resolved, named
+        if section := index_section(resolved):
+            answer = f"{answer}\n\n{section}"
+        elif not any(exists(index, c) for c in find_citations(answer)) and (extra := sources_line([bundle])):
             answer = f"{answer}\n\n{extra}"
         return MultiAgentResult(
             question=question, answer=answer, draft_answer=draft, mode="single", requested_mode=requested,
-            routing_rule=rule + (f" ({note})" if note else ""), evidence=[bundle], verification=verdicts,
+            routing_rule=rule + (f" ({note})" if note else ""), evidence=[bundle], verification=verdicts, resolved=resolved,
             usage_by_phase=self._phases(run, {"single-agent": ["single-agent"]}),
         )  # fmt: skip
 
@@ -194,6 +203,12 @@ class ResearchTeam:
             repo_map = await asyncio.to_thread(index.read_map, ".")
             outcome = await run.step("planner", planner_agent(self.model, repo_map), f"Question: {question}")
             plan = to_plan(question, outcome.output if outcome else None)
+            if len(plan.sub_questions) < 2 and (derived := await asyncio.to_thread(derived_sub_questions, question, index)):
+                # A plan the model could not split is split by the question's own clauses or
+                # by what the first search finds, rather than quietly becoming single mode.
+                why = plan.note or f"the planner gave {len(plan.sub_questions)} distinct sub-question(s)"
+                plan = ResearchPlan(original_question=question, sub_questions=derived,
+                                    note=f"{why}; sub-questions derived from the question's parts and the first search")
         if len(plan.sub_questions) < 2:
             # seed 001: fewer than two sub-questions is a single-agent question
             why = f"{plan.note or f'the planner found {len(plan.sub_questions)} distinct sub-question(s)'}; fell back to single"
@@ -215,12 +230,16 @@ class ResearchTeam:
         outcome = await run.step("synthesizer", synthesizer_agent(self.model), render_evidence(question, bundles),
                                  depends_on=[r.name for r in researchers])
         draft = (outcome.text.strip() if outcome else "") or no_answer(outcome, "the synthesizer did not answer")
-        if not any(exists(index, c) for c in find_citations(draft)) and (extra := sources_line(bundles)):
+        resolved = merged_resolved(bundles)
+        if not resolved and not any(exists(index, c) for c in find_citations(draft)) and (extra := sources_line(bundles)):
             draft = f"{draft}\n\n{extra}"
         answer, verification = await self._verify(draft, index, run, plan)
+        # Written by moot from the symbol graph after verification: nothing in it is the model's.
+        if section := index_section(resolved):
+            answer = f"{answer}\n\n{section}"
         return MultiAgentResult(
             question=question, answer=answer, draft_answer=draft, mode="multi", requested_mode=requested, routing_rule=rule,
-            plan=plan, evidence=bundles, verification=verification,
+            plan=plan, evidence=bundles, verification=verification, resolved=resolved[:6],
             usage_by_phase=self._phases(run, {"planner": ["planner"], "researchers": [r.name for r in researchers],
                                               "synthesizer": ["synthesizer"], "verifier": ["verifier"]}),
         )  # fmt: skip

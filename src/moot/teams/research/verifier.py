@@ -3,9 +3,14 @@
 Three checks, cheapest first:
 
 1. **Names, mechanically** (no model): a claim naming code — a backticked name or a
-   ``snake_case`` one — that occurs nowhere in the indexed repository is CORRECTED by removing
-   it. The 0.5B model echoes its own tool descriptions ("decoding is done by the `read_map`
-   function") and invents classes (`httpx.Decoder`); no verdict of the model could fix that.
+   ``snake_case`` one — that occurs nowhere in the indexed repository, or naming one of
+   moot's own research tools as if it were code, is CORRECTED: the clauses that name it are
+   removed and the rest of the statement is kept when it still says something about real
+   code; only a statement with nothing else left is removed whole. The 0.5B model echoes its
+   own tool descriptions ("decoding is done by the `read_map` function") and invents classes
+   (`httpx.Decoder`); no verdict of the model could fix that. File names (`caller_file.py`,
+   `config.json`) are not code names: they are checked against the indexed files, and a claim
+   that puts a symbol "in" a file that does not define it is CORRECTED to the file that does.
 2. **Citations, mechanically** (no model): a claim citing ``path:line`` that is not an indexed
    file, or a line past its end, is CORRECTED — the citation is moved to where the symbol the
    claim names is really defined, or removed when there is no such place. A claim naming a
@@ -18,6 +23,7 @@ Three checks, cheapest first:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -33,6 +39,17 @@ from moot.teams.research.planner import prompt
 MAX_MODEL_CLAIMS = 5
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*-])|\n+")
 _IDENT = re.compile(r"`([A-Za-z_][\w.]*)(?:\(\))?`|\b([a-z]+_[a-z0-9_]+|[A-Z][a-z0-9]+[A-Z]\w*)\b")
+_EXTENSIONS = ("py|pyi|pyx|js|jsx|mjs|cjs|ts|tsx|md|rst|txt|json|toml|yaml|yml|cfg|ini|sh|c|h|cc|cpp|hpp|go|rs|"
+               "java|kt|rb|php|html|css|sql|lock")
+_FILE = re.compile(rf"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+(?:\.[\w-]+)*\.(?:{_EXTENSIONS}))(?![\w/-])")
+"""A file name or relative path: ``caller_file.py``, ``src/app/config.json``. Its stem and its
+extension are not code names (the old check took the ``py`` of ``caller_file.py`` for one)."""
+TOOL_NAMES = frozenset({"search_code", "resolve_symbol", "read_file", "read_map"})
+"""moot's research tools: a statement that names one talks about moot, not the repository."""
+_CLAUSE_BREAK = re.compile(r",\s+(?:and|but|which|while|where|so|then)\s+|;\s+|,\s+|\s+(?:and|but|while|whereas)\s+"
+                           r"(?=(?:it|then|also|calls?|returns?|is|are|uses?|passes|sets?|raises?|sends?|reads?|writes?|`)\b|`)")
+_IN_FILE = re.compile(rf"`?([A-Za-z_][\w.]*)`?(?:\(\))?\s+(?:is\s+|are\s+)?(?:defined\s+|declared\s+|implemented\s+|located\s+)?"
+                      rf"(?:in|inside|from|within)\s+(?:the\s+(?:file|module)\s+)?`?((?:[\w.-]+/)*[\w-]+\.(?:{_EXTENSIONS}))`?")
 
 
 @dataclass
@@ -42,9 +59,9 @@ class Claim:
 
     def names(self, *, code_only: bool = False) -> list[str]:
         """The code names the claim mentions; ``code_only`` leaves out unquoted CamelCase words,
-        which prose has too ("JavaScript", "GitHub")."""
+        which prose has too ("JavaScript", "GitHub"). File names are not code names."""
         out = []
-        for m in _IDENT.finditer(_strip_citations(self.text)):
+        for m in _IDENT.finditer(_FILE.sub(" ", _strip_citations(self.text))):
             if code_only and not (m.group(1) or "_" in m.group(2)):
                 continue
             name = (m.group(1) or m.group(2)).rsplit(".", 1)[-1]
@@ -53,9 +70,56 @@ class Claim:
         return out
 
 
+    def files(self) -> list[str]:
+        """The file names and paths the claim mentions outside its ``path:line`` citations."""
+        return list(dict.fromkeys(m.group(1) for m in _FILE.finditer(_strip_citations(self.text))))
+
+
 def unknown_names(index: CodeIndex, text: str) -> list[str]:
-    """The code names in ``text`` (backticked or ``snake_case``) that occur nowhere in the repository."""
-    return [n for n in Claim(text, []).names(code_only=True) if not index.mentions(n)]
+    """The code names in ``text`` (backticked or ``snake_case``) that occur nowhere in the
+    repository, and moot's own tool names used in it (never code of the repository)."""
+    names = Claim(text, []).names(code_only=True)
+    tools = [t for t in TOOL_NAMES if re.search(rf"(?<!\w){t}(?!\w)", text) and not index.mentions(t)]
+    return [n for n in names if n not in TOOL_NAMES and not index.mentions(n)] + sorted(tools)
+
+
+def _names_any(text: str, names: list[str]) -> bool:
+    return any(re.search(rf"(?<!\w){re.escape(n)}(?!\w)", text) for n in names)
+
+
+def narrow(text: str, bad: list[str]) -> str | None:
+    """``text`` without its clauses that name any of ``bad``; ``None`` when what is left no
+    longer says anything about code (fewer than three words, or no code name or citation)."""
+    pieces = _CLAUSE_BREAK.split(text.strip().rstrip("."))
+    kept = [p.strip() for p in pieces if p.strip() and not _names_any(p, bad)]
+    if len(kept) == len([p for p in pieces if p.strip()]):
+        return text
+    result = ", ".join(kept).strip(" ,;")
+    if len(result.split()) < 3:
+        return None
+    probe = Claim(result, find_citations(result))
+    if not (probe.citations or probe.names(code_only=True) or probe.files()):
+        return None
+    return result[0].upper() + result[1:] + "."
+
+
+def _file_known(index: CodeIndex, name: str, paths: list[str]) -> bool:
+    name = name.lstrip("./")
+    return any(p == name or p.endswith("/" + name) for p in paths)
+
+
+def misplaced(index: CodeIndex, text: str) -> list[tuple[str, str, str]]:
+    """``(name, file said, file that defines it)`` for each "NAME in FILE" whose NAME is defined
+    in the repository but not in that file."""
+    out = []
+    for m in _IN_FILE.finditer(_strip_citations(text)):
+        name, file = m.group(1).rsplit(".", 1)[-1], m.group(2)
+        if name in TOOL_NAMES:
+            continue
+        found = index.resolve_symbol(name)
+        if found and not any(s.path == file.lstrip("./") or s.path.endswith("/" + file.lstrip("./")) for s in found):
+            out.append((m.group(1), file, found[0].path))
+    return out
 
 
 def _strip_citations(text: str) -> str:
@@ -103,17 +167,48 @@ def _defined_at(index: CodeIndex, names: list[str]) -> str | None:
     return None
 
 
+def _check_names(index: CodeIndex, text: str, *, paths_of: Callable[[], list[str]]) -> tuple[str, list[str]]:
+    """The statement with its names made right, step by step, and what each step did: clauses
+    naming code the repository lacks (or moot's tools) removed, a symbol put "in" the wrong
+    file moved to the file that defines it, clauses naming files the repository lacks removed.
+    ``""`` when nothing true is left."""
+    notes: list[str] = []
+    if unknown := unknown_names(index, text):
+        what = ", ".join(unknown)
+        why = ("is one of moot's research tools, not code in the repository" if set(unknown) <= TOOL_NAMES
+               else "is not in the repository")
+        narrowed = narrow(text, unknown)
+        if narrowed is None:
+            return "", [f"{what} {why}: the statement was removed"]
+        notes.append(f"{what} {why}: the part naming it was removed")
+        text = narrowed
+    if wrong := misplaced(index, text):
+        for name, said, real in wrong:
+            text = text.replace(said, real)
+            notes.append(f"{name} is defined in {real}, not in {said}")
+    files = Claim(text, []).files()
+    if files and (missing := [f for f in files if not _file_known(index, f, paths_of())]):
+        narrowed = narrow(text, missing)
+        what = ", ".join(missing)
+        if narrowed is None:
+            return "", [*notes, f"{what} is not a file of the repository: the statement was removed"]
+        notes.append(f"{what} is not a file of the repository: the part naming it was removed")
+        text = narrowed
+    return text, notes
+
+
 def check_citations(index: CodeIndex, claims: list[Claim]) -> tuple[list[VerificationResult], dict[str, str], list[Claim]]:
     """Mechanical verdicts, the text replacements they imply, and the claims left for the model."""
     verdicts: list[VerificationResult] = []
     replace: dict[str, str] = {}
     left: list[Claim] = []
     for claim in claims:
-        if unknown := unknown_names(index, claim.text):
-            replace[claim.text] = ""
+        fixed, notes = _check_names(index, claim.text, paths_of=index.file_paths)
+        if fixed != claim.text:
+            replace[claim.text] = fixed
             verdicts.append(VerificationResult(
                 claim=claim.text, status="CORRECTED", citation=claim.citations[0].text if claim.citations else "",
-                method="name", correction=f"{', '.join(unknown)} is not in the repository: the statement was removed",
+                method="name", correction="; ".join(notes),
             ))  # fmt: skip
             continue
         bad = [c for c in claim.citations if not exists(index, c)]
