@@ -159,3 +159,20 @@ def test_board_submit_file_with_a_deep_task_is_one_line(tmp_path: Path) -> None:
     assert result.returncode == 2, result.stderr
     assert "deeper than 32 levels" in result.stderr and "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_board_agents_cannot_read_credentials_in_the_workspace(tmp_path: Path) -> None:
+    from moot.teams.board.agent_tools import file_tools, search_documents_tool
+
+    workspace = tmp_path / "ws"
+    (workspace / "context").mkdir(parents=True)
+    (workspace / "context" / ".env").write_text("OPENAI_API_KEY=sk-" + "x" * 48)
+    (workspace / "context" / "notes.md").write_text("deploy notes: token ghp_" + "A" * 36 + "\n")
+    (workspace / "context" / "plan.md").write_text("deploy the bridge on Monday\n")
+    tools = file_tools(workspace)
+    for rel in ("context/.env", "context/notes.md"):
+        with pytest.raises(Exception, match="credentials|key or token"):
+            tools["read_file"].function(path=rel)  # type: ignore[attr-defined]
+    assert "Monday" in tools["read_file"].function(path="context/plan.md")  # type: ignore[attr-defined]
+    found = search_documents_tool(workspace).function(query="deploy token")  # type: ignore[attr-defined]
+    assert "plan.md" in found and "ghp_" not in found

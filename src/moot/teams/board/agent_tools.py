@@ -21,6 +21,7 @@ import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
+from moot.codeindex.walk import contains_credentials, looks_like_credentials
 from moot.errors import ConfigError, MootError
 from moot.runtime.calculator import safe_calculate
 from moot.runtime.tools import Tool
@@ -114,6 +115,8 @@ def document_files(workspace: Path) -> list[str]:
         for path in sorted(base.rglob("*")):
             if path.name.startswith(".") or not path.is_file() or not path.resolve().is_relative_to(root):
                 continue
+            if looks_like_credentials(path.relative_to(workspace).as_posix()):
+                continue
             found.append(path.relative_to(workspace).as_posix())
     return found
 
@@ -167,7 +170,13 @@ def search_documents_tool(workspace: Path, knowledge_bases: Iterable[str] = ()) 
                 resolved = path.resolve()
                 if not resolved.is_relative_to(root) or resolved.stat().st_size > MAX_READ_BYTES:
                     continue  # a symlink out of the workspace, or too large to scan
-                lines = resolved.read_text("utf-8", errors="replace").splitlines()
+                rel_path = path.relative_to(workspace).as_posix()
+                if looks_like_credentials(rel_path):
+                    continue
+                data = resolved.read_bytes()
+                if contains_credentials(data):
+                    continue  # a key or token is never shown to a model
+                lines = data.decode("utf-8", errors="replace").splitlines()
                 for number, line in enumerate(lines, 1):
                     overlap = len(wanted & _tokens(line))
                     if overlap:
@@ -213,8 +222,7 @@ def file_tools(workspace: Path) -> dict[str, Tool]:
         target = confine(workspace, path)
         if not target.is_file():
             return _missing_file(workspace, path)
-        data = target.read_bytes()[:MAX_READ_BYTES]
-        return data.decode("utf-8", errors="replace")
+        return _read_text(workspace, target)
 
     def write_file(path: str, content: str) -> str:
         """Write a text file inside the workspace (results/ is the usual place).
@@ -248,6 +256,18 @@ def file_tools(workspace: Path) -> dict[str, Tool]:
     return {t.name: t for t in (Tool.from_function(f) for f in (read_file, write_file, list_files))}
 
 
+def _read_text(workspace: Path, target: Path) -> str:
+    """At most :data:`MAX_READ_BYTES` of a workspace file, never one that holds credentials."""
+    rel = target.relative_to(workspace.resolve()).as_posix()
+    if looks_like_credentials(rel):
+        raise MootError(f"{rel} looks like a credentials file; agents may not read it")
+    with target.open("rb") as handle:  # read no more than is shown: a huge file costs nothing
+        data = handle.read(MAX_READ_BYTES)
+    if contains_credentials(data):
+        raise MootError(f"{rel} holds a key or token; agents may not read it")
+    return data.decode("utf-8", errors="replace")
+
+
 def _missing_file(workspace: Path, path: str) -> str:
     """Path help for a file that is not there: the same name elsewhere, else what does exist.
 
@@ -258,7 +278,7 @@ def _missing_file(workspace: Path, path: str) -> str:
     matches = [m for m in same_name_elsewhere(workspace, path) if m != Path(path).as_posix()]
     if len(matches) == 1:
         target = confine(workspace, matches[0])
-        text = target.read_bytes()[:MAX_READ_BYTES].decode("utf-8", errors="replace")
+        text = _read_text(workspace, target)
         return f"[{path} does not exist; this is {matches[0]}, the only file of that name]\n{text}"
     if matches:
         return f"no file {path!r}; files of that name: {', '.join(matches)} — read one of those paths"
