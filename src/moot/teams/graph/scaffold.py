@@ -48,6 +48,9 @@ LOW = 0.5
 
 DEFAULT_NOISE_BUDGET = 0.25
 
+RARE_POSTING = 256
+"""A label word shared by more entities than this is too common to find merge candidates by."""
+
 
 class Evidence(BaseModel):
     """A quote that really occurs in a source (checked mechanically before it is stored)."""
@@ -265,12 +268,18 @@ class Scaffold(BaseModel):
     _by_token: dict[str, set[str]] = PrivateAttr(default_factory=dict)
     _edge_by_triple: dict[tuple[str, str, str], str] = PrivateAttr(default_factory=dict)
     _counter: dict[str, int] = PrivateAttr(default_factory=dict)
+    _adjacent: dict[str, set[str]] = PrivateAttr(default_factory=dict)
 
     def model_post_init(self, __context: Any) -> None:
         for node in self.nodes.values():
             self._index_node(node)
         for edge in self.edges.values():
             self._edge_by_triple[(edge.source, edge.target, edge.type)] = edge.id
+            self._link(edge)
+
+    def _link(self, edge: Edge) -> None:
+        self._adjacent.setdefault(edge.source, set()).add(edge.id)
+        self._adjacent.setdefault(edge.target, set()).add(edge.id)
 
     # ------------------------------------------------------------------ ids and indexes
 
@@ -306,9 +315,11 @@ class Scaffold(BaseModel):
 
     def candidates(self, label: str, limit: int = 5) -> list[EntityNode]:
         """Entities whose labels may name the same thing as ``label`` (for a merge decision)."""
-        seen: set[str] = set()
-        for token in label_tokens(label):
-            seen |= self._by_token.get(token, set())
+        # Candidates share a word with the label. A word hundreds of labels contain ("mill") adds
+        # nothing but cost, so only the rarer words are looked up (the rarest one when all are common).
+        postings = sorted((self._by_token.get(t, set()) for t in label_tokens(label)), key=len)
+        rare = [p for p in postings if len(p) <= RARE_POSTING] or postings[:1]
+        seen: set[str] = set().union(*rare) if rare else set()
         out = []
         for node_id in sorted(seen):
             node = self.nodes.get(node_id)
@@ -350,11 +361,13 @@ class Scaffold(BaseModel):
             for token in label_tokens(label):
                 self._by_token.get(token, set()).discard(drop_id)
         self._index_node(keep)
-        for edge in list(self.edges.values()):
-            if drop_id not in (edge.source, edge.target):
+        for edge_id in sorted(self._adjacent.pop(drop_id, set())):
+            edge = self.edges.pop(edge_id, None)
+            if edge is None:
                 continue
-            del self.edges[edge.id]
             self._edge_by_triple.pop((edge.source, edge.target, edge.type), None)
+            for end in (edge.source, edge.target):
+                self._adjacent.get(end, set()).discard(edge.id)
             source = keep_id if edge.source == drop_id else edge.source
             target = keep_id if edge.target == drop_id else edge.target
             if source != target:
@@ -405,6 +418,7 @@ class Scaffold(BaseModel):
                     provisional=provisional, iteration=iteration)
         self.edges[edge.id] = edge
         self._edge_by_triple[(source, target, type)] = edge.id
+        self._link(edge)
         return edge, True
 
     def add_gap(self, description: str, between: list[str], *, suggested: str = "", domain: str = "general",
@@ -429,7 +443,7 @@ class Scaffold(BaseModel):
                 into.append(e)
 
     def degree(self, node_id: str) -> int:
-        return sum(1 for e in self.edges.values() if node_id in (e.source, e.target))
+        return len(self._adjacent.get(node_id, ()))
 
     # ------------------------------------------------------------------ the noise budget
 
