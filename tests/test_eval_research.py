@@ -101,3 +101,56 @@ def test_cited_line_ranges_count_as_citations(qset) -> None:  # type: ignore[no-
     answer = ResearchAnswer("Redirects: `_redirect_method`.", citations=["_client.py:494-515", "_client.py:99990-99999"])
     s = score_answer(question(qset, "redirects"), answer, qset.repo())
     assert s.citations == 2 and s.valid_citations == 1 and s.citation_precision == 0.5
+
+
+# ------------------------------------------------------------------ the second repository: click
+
+GOOD_PROMPT = (
+    "`prompt` (termui.py:168) reads the value with `getpass` when hide_input is set (hidden_prompt_func, termui.py:80). "
+    "With confirmation_prompt it asks a second time and prints 'The two entered values do not match' when they differ. "
+    "The input goes through value_proc (convert_type); a UsageError prints the error and the loop asks again. "
+    "An empty answer takes the default."
+)
+
+
+def test_the_click_set_is_scored_against_the_installed_click() -> None:
+    clicks = load_set(name="click")
+    assert clicks.package == "click" and (clicks.repo() / "core.py").is_file()
+    assert len(clicks.questions) >= 6
+    for q in clicks.questions:
+        assert len(q.subsystems) >= 3 and len(q.claims) >= 3 and len(q.anti_claims) >= 1
+    prompt_q = next(q for q in clicks.questions if q.id == "prompt")
+    good = score_answer(prompt_q, ResearchAnswer(text=GOOD_PROMPT), clicks.repo())
+    assert good.claim_recall == 1.0 and good.citation_precision == 1.0 and good.anti_claim_avoidance == 1.0
+    wrong = score_answer(prompt_q, ResearchAnswer(text="Hidden input is shown as asterisks (termui.py:99999)."), clicks.repo())
+    assert wrong.claim_recall == 0.0 and wrong.anti_claim_avoidance == 0.0 and wrong.citation_precision == 0.0
+
+
+def test_an_unknown_question_set_names_the_known_ones() -> None:
+    from moot.errors import MootError
+
+    with pytest.raises(MootError) as info:
+        load_set(name="requests")
+    assert "httpx, click" in info.value.one_line()
+
+
+def test_eval_research_all_modes_on_click_with_a_loopback_model(tmp_path: Path) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from test_research_support import fake_openai_server
+
+    env = {**os.environ, "MOOT_HOME": str(tmp_path / "home")}
+    env.pop("MOOT_MODEL", None)
+    with fake_openai_server() as model:
+        out = subprocess.run([sys.executable, "-m", "moot", "eval", "research", "--set", "click", "--mode", "all",
+                              "--questions", "prompt", "--model", model, "--json", str(tmp_path / "r.json")],
+                             capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    result = json.loads((tmp_path / "r.json").read_text())
+    assert result["package"] == "click" and result["installed_version"] == result["version"]
+    assert [r["answered_mode"] for r in result["records"]] == ["baseline", "single", "multi"]
+    baseline = result["records"][0]
+    assert baseline["usage"]["requests"] == 1  # the one-call baseline really is one call

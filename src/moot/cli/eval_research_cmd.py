@@ -1,4 +1,5 @@
-"""`moot eval research`: score the code research team on questions about httpx (installed from PyPI).
+"""`moot eval research`: score the code research team on questions about real packages
+installed from PyPI (httpx, click).
 
 The eval layer knows nothing of teams; this command wires the research team in through the
 ``ResearchAgent`` adapter protocol of :mod:`moot.eval.research`.
@@ -18,7 +19,8 @@ import typer
 from moot.cli._output import print_json, stderr, stdout
 from moot.errors import MootError
 
-_MODES = {"single": ["single"], "multi": ["multi"], "both": ["single", "multi"], "auto": ["auto"]}
+_MODES = {"single": ["single"], "multi": ["multi"], "both": ["single", "multi"], "auto": ["auto"],
+          "baseline": ["baseline"], "all": ["baseline", "single", "multi"]}
 
 
 def register(eval_app: typer.Typer) -> None:
@@ -51,21 +53,28 @@ class TeamAgent:
 
 
 def research_eval(
-    mode: str = typer.Option("both", "--mode", help="single, multi, both or auto."),
+    mode: str = typer.Option(
+        "both", "--mode", help="single, multi, both, auto, baseline (one call with the map and search hits) or all (baseline, single, multi)."
+    ),
+    question_set: str = typer.Option("httpx", "--set", help="Which installed package to ask about: httpx or click."),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="Model string (default: $MOOT_MODEL, else the embedded model)."),
     questions: Optional[str] = typer.Option(None, "--questions", help="Only these question ids, e.g. redirects,auth."),
     judge: Optional[str] = typer.Option(None, "--judge", help="Also grade with an LLM judge on this model string."),
     judge_votes: int = typer.Option(3, "--judge-votes", help="Judge votes per answer (median score)."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the full results JSON here; print a summary JSON on stdout."),
 ) -> None:
-    """Ask the research team questions about httpx and score coverage, claims, citations and anti-claims."""
+    """Ask the research team questions about an installed package (httpx or click) and score
+    coverage, claims, citations and anti-claims, beside the one-call baseline with --mode all."""
     from moot.eval.research import load_set, render_table, run_research_eval
     from moot.models.registry import infer_model
     from moot.runtime import RunStore
 
     if mode not in _MODES:
-        raise MootError(f"unknown mode {mode!r}", fix="use --mode single, multi, both or auto")
-    qset = load_set()
+        raise MootError(f"unknown mode {mode!r}", fix="use --mode single, multi, both, auto, baseline or all")
+    qset = load_set(name=question_set)
+    if (installed := qset.installed_version()) != qset.version:
+        stderr.print(f"[yellow]note:[/] the questions were written for {qset.package} {qset.version}; "
+                     f"{installed} is installed, so some claims may no longer hold")
     only = [q.strip() for q in questions.split(",")] if questions else None
     if only and (unknown := set(only) - {q.id for q in qset.questions}):
         raise MootError(f"unknown question id(s): {', '.join(sorted(unknown))}",

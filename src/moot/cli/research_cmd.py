@@ -30,7 +30,9 @@ def register(app: typer.Typer) -> None:
 def research_command(
     question: str = typer.Argument(..., help="A question about the code, e.g. \"How is a request sent?\""),
     repo: Path = typer.Option(Path("."), "--repo", "-r", help="The repository (or installed package) to research."),
-    mode: str = typer.Option("auto", "--mode", help="auto (routed by the question's shape), single or multi."),
+    mode: str = typer.Option(
+        "auto", "--mode", help="auto (routed by the question's shape), single, multi, or baseline (one call, to compare)."
+    ),
     model: Optional[str] = typer.Option(
         None, "--model", "-m", help="Model string (default: $MOOT_MODEL, else the embedded model)."
     ),
@@ -43,8 +45,8 @@ def research_command(
     from moot.runtime import EventBus, RunStore
     from moot.teams.research import ResearchConfig, ResearchTeam
 
-    if mode not in ("auto", "single", "multi"):
-        raise MootError(f"unknown mode {mode!r}", fix="use --mode auto, single or multi")
+    if mode not in ("auto", "single", "multi", "baseline"):
+        raise MootError(f"unknown mode {mode!r}", fix="use --mode auto, single, multi or baseline")
     if not repo.exists() or not repo.is_dir():
         raise MootError(f"{repo} is not a folder", fix="pass --repo with the path of a source folder")
     team = ResearchTeam(repo, model=model, store=RunStore(), db_path=db, config=ResearchConfig(parallel=not sequential))

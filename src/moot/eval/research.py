@@ -71,6 +71,15 @@ class ResearchSet:
     version: str
     questions: list[ResearchQuestion]
 
+    def installed_version(self) -> str | None:
+        """The version of the package that is installed (the questions name the one they were written for)."""
+        from importlib import metadata
+
+        try:
+            return metadata.version(self.package)
+        except metadata.PackageNotFoundError:
+            return None
+
     def repo(self) -> Path:
         """The installed package's folder (located with importlib, never downloaded)."""
         spec = importlib.util.find_spec(self.package)
@@ -80,8 +89,15 @@ class ResearchSet:
         return Path(spec.origin).parent
 
 
-def load_set(path: Path | None = None) -> ResearchSet:
-    path = path or DATA / "httpx.json"
+SETS = ("httpx", "click")
+"""The bundled question sets, each about an installed package's source."""
+
+
+def load_set(path: Path | None = None, *, name: str = "httpx") -> ResearchSet:
+    if path is None:
+        if name not in SETS:
+            raise MootError(f"unknown question set {name!r}", fix=f"use one of: {', '.join(SETS)}")
+        path = DATA / f"{name}.json"
     data = json.loads(path.read_text(encoding="utf-8"))
     questions = [ResearchQuestion(q["id"], q["question"], q["subsystems"], q["claims"], q["anti_claims"],
                                   q.get("relevant_paths", [])) for q in data["questions"]]
@@ -205,7 +221,8 @@ def _result(qset: ResearchSet, repo: Path, modes: list[str], records: list[dict[
             complete: bool) -> dict[str, Any]:
     """The results document; ``complete`` is false while questions are still to be asked."""
     summary = {mode: _summary([r for r in records if r["mode"] == mode]) for mode in modes}
-    return {"package": qset.package, "version": qset.version, "repo": str(repo), "modes": modes,
+    return {"package": qset.package, "version": qset.version, "installed_version": qset.installed_version(),
+            "repo": str(repo), "modes": modes,
             "complete": complete, "summary": summary, "records": list(records)}
 
 

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 from moot.models.base import Usage
 from moot.teams.research.resolve import ResolvedSymbol
 
-Mode = Literal["auto", "single", "multi"]
+Mode = Literal["auto", "single", "multi", "baseline"]
 Status = Literal["VERIFIED", "CORRECTED", "UNVERIFIABLE"]
 
 
@@ -96,7 +96,7 @@ class MultiAgentResult(BaseModel):
 
     question: str
     answer: str
-    mode: Literal["single", "multi"]
+    mode: Literal["single", "multi", "baseline"]
     requested_mode: Mode = "auto"
     routing_rule: str = ""
     """Which rule chose the mode (for ``auto``), or ``requested`` when the caller chose it."""

@@ -113,7 +113,9 @@ class ResearchTeam:
 
     async def ask(self, question: str, *, mode: Mode = "auto", bus: EventBus | None = None,
                   run_id: str | None = None, plan: ResearchPlan | None = None) -> MultiAgentResult:
-        """Answer ``question``; ``mode`` is ``single``, ``multi`` or ``auto`` (routed by the question's shape).
+        """Answer ``question``; ``mode`` is ``single``, ``multi`` or ``auto`` (routed by the question's shape),
+        or ``baseline``: the one call a user would try first (the question, the repository map and
+        the top search hits in one prompt, no tools, no checks), kept to measure the team against.
 
         ``plan`` skips the planner and uses these sub-questions (multi mode): to re-run a
         question with an edited plan, or to compare runs on the same plan.
@@ -121,8 +123,8 @@ class ResearchTeam:
         question = " ".join(question.split())
         if not question:
             raise MootError("the question is empty", fix="pass a question about the code")
-        if mode not in ("auto", "single", "multi"):
-            raise MootError(f"unknown mode {mode!r}", fix="use auto, single or multi")
+        if mode not in ("auto", "single", "multi", "baseline"):
+            raise MootError(f"unknown mode {mode!r}", fix="use auto, single, multi or baseline")
         index = self._index if self._index is not None else await asyncio.to_thread(self.index)
         if mode == "auto":
             r = route(question)
@@ -133,10 +135,12 @@ class ResearchTeam:
         run = PipelineRun(f"research ({chosen}): {question[:60]}", Budget(max_calls=cfg.max_calls, deadline_s=cfg.deadline_s),
                           bus, self.store, run_id=run_id)
         started = time.perf_counter()
-        run.start([{"id": "planner" if chosen == "multi" else "single-agent", "agent": "planner" if chosen == "multi" else "single-agent",
-                    "depends_on": [], "on_failure": "skip"}])
+        first = {"multi": "planner", "single": "single-agent", "baseline": "one-call"}[chosen]
+        run.start([{"id": first, "agent": first, "depends_on": [], "on_failure": "skip"}])
         try:
-            if chosen == "multi":
+            if chosen == "baseline":
+                result = await self._baseline(question, index, run, rule)
+            elif chosen == "multi":
                 result = await self._multi(question, index, run, rule, mode, plan)
             else:
                 result = await self._single(question, index, run, rule, mode)
@@ -148,7 +152,7 @@ class ResearchTeam:
             raise
         status = "stopped" if run.stopped else "completed"
         reason = (run.stop_reason or "stopped by the budget") if run.stopped else f"answered in {chosen} mode"
-        answering = run.results.get("synthesizer" if result.mode == "multi" else "single-agent")
+        answering = run.results.get({"multi": "synthesizer", "single": "single-agent", "baseline": "one-call"}[result.mode])
         if answering is not None and answering.status == "failed":
             # No model answered (unreachable, refusing, broken): that is a failure with its
             # cause, not a budget stop and not an answer.
@@ -159,7 +163,24 @@ class ResearchTeam:
         result.run_id, result.status, result.stop_reason = run.run_id, status, reason
         return result
 
-    # ------------------------------------------------------------------ single agent (the baseline)
+    # ------------------------------------------------------------------ one call (the first thing a user tries)
+
+    async def _baseline(self, question: str, index: CodeIndex, run: PipelineRun, rule: str) -> MultiAgentResult:
+        repo_map = await asyncio.to_thread(index.read_map, ".")
+        hits = seed_findings(index, SubQuestion(question=question), limit=5)
+        agent = SubAgent("one-call", "answers from the map and search hits in one call", prompt("baseline"),
+                         model=self.model, max_turns=1, settings=ModelSettings(max_tokens=500))
+        task = f"Repository map:\n{repo_map[:1500]}\n\nSearch results:\n{render_findings(hits) or 'none'}\n\nQuestion: {question}"
+        outcome = await run.step("one-call", agent, task)
+        answer = (outcome.text.strip() if outcome else "") or no_answer(outcome, "the budget stopped the run")
+        bundle = EvidenceBundle(sub_question=question, findings=hits, coverage_note="the search hits in the prompt",
+                                researcher="one-call", stop_reason=outcome.stop_reason if outcome else "not_started")
+        return MultiAgentResult(
+            question=question, answer=answer, draft_answer=answer, mode="baseline", requested_mode="baseline",
+            routing_rule=rule, evidence=[bundle], usage_by_phase=self._phases(run, {"one-call": ["one-call"]}),
+        )  # fmt: skip
+
+    # ------------------------------------------------------------------ single agent
 
     async def _single(self, question: str, index: CodeIndex, run: PipelineRun, rule: str, requested: Mode,
                       note: str = "") -> MultiAgentResult:
