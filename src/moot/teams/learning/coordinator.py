@@ -167,11 +167,13 @@ def remaining(budget: Budget, spent: Usage, elapsed_s: float) -> Budget:
     """What is left of the question's budget after classification, for the graph run."""
     changes: dict[str, Any] = {}
     if budget.max_calls is not None:
-        changes["max_calls"] = max(1, budget.max_calls - spent.requests)
+        changes["max_calls"] = max(0, budget.max_calls - spent.requests)
     if budget.deadline_s is not None:
-        changes["deadline_s"] = max(1.0, budget.deadline_s - elapsed_s)
+        changes["deadline_s"] = max(0.001, budget.deadline_s - elapsed_s)
     if budget.max_tokens is not None:
-        changes["max_tokens"] = max(1, budget.max_tokens - spent.total_tokens)
+        changes["max_tokens"] = max(0, budget.max_tokens - spent.total_tokens)
+    if budget.max_cost_usd is not None:
+        changes["max_cost_usd"] = max(0.0, budget.max_cost_usd - spent.cost_usd)
     return budget.override(**changes) if changes else budget
 
 
@@ -196,7 +198,9 @@ async def answer_question(kb: KnowledgeBase, question: str, *, model: Model, mod
     recalled = memory.recall(question)  # first: when nothing is relevant, no model call is needed at all
     phase("classify")
     classification, class_usage = await classify(
-        question, model=model, use_model=mode != "single" and recalled["relevant"], budget=BudgetTracker(budget), bus=bus
+        question, model=model, budget=BudgetTracker(budget), bus=bus,
+        # with one call in the budget, it goes to the answer, not to classifying the question
+        use_model=mode != "single" and recalled["relevant"] and (budget.max_calls is None or budget.max_calls > 1),
     )
     fact_count = kb.count(include_superseded=False)
     used_mode, rule = choose_mode(mode, classification.intent, fact_count)
