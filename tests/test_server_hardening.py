@@ -151,6 +151,33 @@ def test_cancelling_all_queued_runs_sends_no_model_request_for_them(tmp_path: Pa
         assert httpx.get(f"{srv.url}/api/health").json()["active_runs"] == 0
 
 
+def test_cancelling_runs_one_by_one_oldest_first_starts_none_of_the_queued_ones(tmp_path: Path) -> None:
+    # Issue #20: each cancel freed a slot, the next queued run took it and sent its model
+    # requests before its own cancel arrived.
+    repo = make_repo(tmp_path / "repo")
+    gate = threading.Event()
+    script = SlowScript(gate)
+    seen: list[str] = []
+
+    async def counting(request: ModelRequest) -> Any:
+        seen.append(str(request.messages[0].content)[:30])
+        return await script(request)
+
+    settings = ServerSettings(model=FunctionModel(counting), store_path=tmp_path / "runs.db", repo_roots=[tmp_path],
+                              max_concurrent=1, team_options={"db_path": tmp_path / "index.db"})
+    with Server(settings) as srv:
+        body = {"prompt": "How does it flow?", "repo": str(repo), "mode": "multi"}
+        ids = [httpx.post(f"{srv.url}/api/runs", json=body).json()["run_id"] for _ in range(5)]
+        deadline = time.monotonic() + 30
+        while len(seen) < 4:  # the first run: planner and its three researchers
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        before = len(seen)
+        assert [httpx.delete(f"{srv.url}/api/runs/{i}").json()["status"] for i in ids] == ["cancelled"] * 5
+        time.sleep(0.3)
+        assert len(seen) == before
+
+
 def test_a_queued_run_cancelled_before_it_started_says_so(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     gate = threading.Event()

@@ -23,6 +23,13 @@ MAX_KEPT_RUNS = 200
 """Finished runs kept in memory for GET /api/runs/{id}; older ones are still in the run store."""
 
 
+CANCEL_GRACE_S = 1.0
+"""After a cancellation the next queued run waits this long (from the latest cancel) before it
+starts: a client cancelling a queue one run at a time, oldest first, frees a slot with each
+cancel, and without the wait every queued run would start its model requests just before its
+own cancel arrived."""
+
+
 class RepoNotAllowed(MootError):
     """The repository is neither under a ``--repo-root`` nor already indexed with ``moot index``."""
 
@@ -118,6 +125,7 @@ class RunManager:
         self.runs: dict[str, ServerRun] = {}
         self._build_locks: dict[str, asyncio.Lock] = {}
         self.open_streams = 0
+        self._cancel_grace_until = 0.0
 
     def check_repo(self, repo: str) -> Path:
         """The repository's real path, if this server may read it.
@@ -162,6 +170,7 @@ class RunManager:
 
     async def cancel(self, run: ServerRun) -> None:
         """Cancel one run; a queued run is cancelled before it ever gets a slot."""
+        self._cancel_grace_until = time.monotonic() + CANCEL_GRACE_S
         if run.task is not None and not run.task.done():
             run.task.cancel()
             await asyncio.gather(run.task, return_exceptions=True)
@@ -174,6 +183,7 @@ class RunManager:
         victims = [r for r in sorted(self.runs.values(), key=lambda r: r.created, reverse=True)
                    if r.status == "queued" or (include_running and r.status == "running")]
         victims.sort(key=lambda r: r.status != "queued")  # the queue first, then the slots
+        self._cancel_grace_until = time.monotonic() + CANCEL_GRACE_S
         for run in victims:
             if run.task is not None and not run.task.done():
                 run.task.cancel()
@@ -204,6 +214,8 @@ class RunManager:
         bus.subscribe(forward)
         try:
             async with self.slots:
+                while (wait := self._cancel_grace_until - time.monotonic()) > 0:
+                    await asyncio.sleep(wait)  # still "queued": a cancel now costs nothing
                 run.status = "running"
                 run.push("status", {"status": "running"})
                 team = ResearchTeam(path, model=self.model, store=self.store, **self.team_options)
