@@ -187,3 +187,8 @@ def test_a_sidecar_from_an_older_moot_is_upgraded_by_one_hash(fake_variant: Weig
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     with pytest.raises(WeightsError):
         ensure_weights("fake")
+
+
+def test_the_sidecar_is_as_readable_as_the_weights(fake_variant: WeightVariant, models_dir: Path) -> None:
+    path = ensure_weights("fake")
+    assert path.with_name(path.name + ".verified.json").stat().st_mode & 0o777 == 0o644

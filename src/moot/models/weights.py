@@ -160,6 +160,7 @@ def _write_sidecar(path: Path, sha256: str) -> None:
     try:
         with os.fdopen(fd, "w") as handle:
             handle.write(json.dumps(record))
+        os.chmod(tmp_name, 0o644)  # readable by whoever may read the weights (mkstemp makes 0600)
         os.replace(tmp_name, _sidecar(path))
     except BaseException:
         Path(tmp_name).unlink(missing_ok=True)
