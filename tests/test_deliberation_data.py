@@ -1,0 +1,116 @@
+"""Loading a folder of exports: facts computed in Python, bad rows/lines/files skipped and named,
+empty folders and bad rosters as one line naming the fix, activation by data and request."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from moot.errors import MootError
+from moot.teams.deliberation.data import facts_for, load_folder, time_slots
+from moot.teams.deliberation.roster import DEFAULT_ROSTER, activate, load_roster
+
+NOW = datetime(2026, 11, 24, 18, 0, tzinfo=timezone.utc)
+
+CSV = """date,recovery_pct,hrv_ms,sleep_hours
+2026-11-17,70,47,7.5
+2026-11-18,72,48,7.2
+2026-11-19,68,46,7.0
+2026-11-20,71,47,7.4
+2026-11-21,69,48,6.8
+2026-11-22,60,45,6.0
+2026-11-23,55,43,5.5
+2026-11-24,50,40,5.0
+2026-11-25,bad,41,7
+2026-11-26,1,2
+"""
+
+ICS = """BEGIN:VCALENDAR
+VERSION:2.0
+PRODID:-//test//EN
+BEGIN:VEVENT
+UID:1
+DTSTART:20261125T090000Z
+DTEND:20261125T100000Z
+SUMMARY:Q4 report due to manager
+END:VEVENT
+END:VCALENDAR
+"""
+
+
+def write(folder: Path, files: dict[str, str]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    return folder
+
+
+def test_facts_are_computed_and_bad_input_is_skipped_with_file_and_line(tmp_path: Path) -> None:
+    folder = write(tmp_path / "d", {
+        "whoop.csv": CSV, "work.ics": ICS, "broken.ics": "this is not a calendar",
+        "slack.jsonl": '{"time": "2026-11-24T16:00:00Z", "source": "slack", "from": "Dana", "text": "Report due tomorrow 9am, urgent"}\n'
+                       'not json at all\n{"time": "yesterday", "text": "x"}\n',
+        "notes.md": "# Week\nManager expects the Q4 deliverable by 9am.\n",
+    })
+    data = load_folder(folder)
+    skipped = {(s.file, s.line) for s in data.skipped}
+    assert ("whoop.csv", 10) in skipped and ("whoop.csv", 11) in skipped
+    assert ("slack.jsonl", 2) in skipped and ("slack.jsonl", 3) in skipped
+    assert ("broken.ics", None) in skipped
+    reasons = " ".join(s.reason for s in data.skipped)
+    assert "is not a number" in reasons and "not JSON" in reasons and "iCalendar" in reasons
+    # the rest is used
+    assert len(data.metrics["hrv_ms"]) == 8 and len(data.events) == 1 and len(data.messages) == 1 and data.notes
+    facts = facts_for(data, ["metrics:hrv_ms", "metrics:recovery_pct"], NOW)
+    # 40 against the mean of the 7 days before (47,48,46,47,48,45,43 → 46.3): 14 % below; falling 3 days
+    assert facts[0] == "hrv_ms (heart-rate variability, ms) today: 40, 14% below its 7-day average of 46.3"
+    assert any("falling for 3 days" in f for f in facts)
+    cal = facts_for(data, ["calendar"], NOW)
+    assert cal[0].startswith("calendar: 'Q4 report due to manager' Wed 09:00-10:00 (in 15 h)")
+    msgs = facts_for(data, ["messages"], NOW)
+    assert "messages: 1 of the last 24 h mention a deadline or urgency" in msgs
+    labels = [s.label for s in time_slots(data, NOW)]
+    assert "tonight (evening) 18:00-22:00" in labels and "tonight (night) 22:00-07:00" in labels
+    assert any("Q4 report" in label for label in labels)
+
+
+def test_empty_and_missing_folders_are_one_line_errors(tmp_path: Path) -> None:
+    with pytest.raises(MootError) as missing:
+        load_folder(tmp_path / "nope")
+    assert "does not exist" in missing.value.one_line() and "--data DIR" in missing.value.one_line()
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(MootError) as empty:
+        load_folder(tmp_path / "empty")
+    assert "is empty" in empty.value.one_line()
+    write(tmp_path / "junk", {"x.jsonl": "nope\n"})
+    with pytest.raises(MootError) as junk:
+        load_folder(tmp_path / "junk")
+    assert "x.jsonl: not JSON" in junk.value.one_line()
+
+
+def test_roster_toml_and_unknown_data_kinds(tmp_path: Path) -> None:
+    good = tmp_path / "r.toml"
+    good.write_text('[[coordinator]]\ndomain = "body"\nkeywords = ["sleep"]\n'
+                    '[[coordinator.specialist]]\nname = "sleeper"\nfocus = "sleep"\nreads = ["metrics:sleep_hours"]\n')
+    roster = load_roster(good)
+    assert roster.coordinators[0].specialists[0].reads == ("metrics:sleep_hours",)
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[coordinator]]\ndomain = "body"\n[[coordinator.specialist]]\nname = "x"\nreads = ["fitbit"]\n')
+    with pytest.raises(MootError) as err:
+        load_roster(bad)
+    line = err.value.one_line()
+    assert "unknown data kind 'fitbit'" in line and "metrics:<column>" in line
+
+
+def test_activation_follows_data_and_says_why_others_are_off(tmp_path: Path) -> None:
+    data = load_folder(write(tmp_path / "d", {"whoop.csv": CSV, "work.ics": ICS}))
+    act = activate(DEFAULT_ROSTER, data, "Should I work late on the report or sleep?", 2)
+    assert [c.domain for c, _ in act.active] == ["health", "work"]
+    assert act.inactive["lifestyle"].startswith("no data")
+    one = activate(DEFAULT_ROSTER, data, "Should I work late on the report or sleep?", 1)
+    assert len(one.active) == 1 and "at most 1 coordinator" in one.inactive[[d for d in ("health", "work") if d != one.active[0][0].domain][0]]
+    # a question only about data the folder lacks is answered without any model call
+    none = activate(DEFAULT_ROSTER, data, "How is my glucose?", 2)
+    assert none.active == [] and "glucose" in none.no_data_reason
