@@ -144,3 +144,15 @@ def test_bad_sources_are_one_line_errors_naming_the_fix(tmp_path: Path) -> None:
             with pytest.raises(MootError) as err:
                 index.add_file(path)
             assert words in str(err.value) and err.value.fix
+
+
+def test_a_big_source_is_read_in_batches_with_progress(tmp_path: Path) -> None:
+    big = tmp_path / "big.md"
+    para = "The Ostby mill draws water from the Varn river in every season of the year. " * 8
+    big.write_text("\n\n".join(f"{para} Section {i}." for i in range(3000)))  # about 2 MB
+    calls: list[int] = []
+    with SourceIndex() as index:
+        chunks = index.add_file(big, progress=lambda source, n: calls.append(n))
+        assert chunks == index.count() >= 3000
+        assert len(calls) >= 10 and calls == sorted(calls)  # progress reported as batches are written
+        assert index.search("Section 2999 Ostby")[0].text.endswith("Section 2999.")

@@ -49,7 +49,7 @@ from moot.teams.graph.evidence import Chunk, SourceIndex
 from moot.teams.graph.lifecycle import Lifecycle
 from moot.teams.graph.quantify import requantify
 from moot.teams.graph.result import GraphResult, IterationRecord
-from moot.teams.graph.scaffold import DEFAULT_NOISE_BUDGET, Gap, GraphQuestion, Scaffold, ScaffoldMeta
+from moot.teams.graph.scaffold import DEFAULT_NOISE_BUDGET, Gap, GraphQuestion, Scaffold, ScaffoldMeta, label_tokens
 
 EV_SPAWNED = "nlr.subagent.spawned"
 EV_QUESTIONS = "nlr.subagent.question_generated"
@@ -377,8 +377,8 @@ class _Loop:
         # unrelated question finds nothing instead of a passage that shares "the river".
         hits = self.index.search(q.text, limit=n * 3, min_shared=2 if first else 1)
         if q.focus:
-            labels = [self.scaffold.label_of(f) for f in q.focus]
-            hits = [c for c in hits if any(w in c.text.lower() for lab in labels for w in lab.lower().split())]
+            wanted = set().union(*(label_tokens(self.scaffold.label_of(f)) for f in q.focus))
+            hits = [c for c in hits if wanted & label_tokens(c.text)]
         fresh = [c for c in hits if c.id not in self.seen_chunks]
         chosen = (fresh + [c for c in hits if c.id in self.seen_chunks])[:n]
         self.seen_chunks.update(c.id for c in chosen)
