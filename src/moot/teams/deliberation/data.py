@@ -47,7 +47,7 @@ METRICS: dict[str, str] = {
 DATA_KINDS = ("metrics", "calendar", "messages", "notes")
 """What a specialist can read: ``metrics:<column>``, ``calendar``, ``messages``, ``notes``."""
 
-URGENT_WORDS = ("urgent", "asap", "deadline", "due", "tonight", "by tomorrow", "blocking", "critical")
+URGENT_WORDS = ("urgent", "asap", "deadline", "due", "tonight", "tomorrow", "blocking", "critical")
 
 
 @dataclass

@@ -66,6 +66,10 @@ class AgentInsight(BaseModel):
     """Part of a conflict whose debate did not agree on a compromise."""
     resolution_of: str | None = None
     """For a compromise insight: the conflict it resolves."""
+    resolved_by: str | None = None
+    """For an insight in a conflict whose compromise both sides accepted: that compromise's insight id."""
+    because: str = ""
+    """The specialist's reason in one sentence."""
 
     def final_confidence(self) -> float:
         return self.confidence if self.adjusted_confidence is None else self.adjusted_confidence
