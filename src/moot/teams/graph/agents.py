@@ -38,9 +38,9 @@ def _choice(ids: list[str]) -> Any:
 
 
 class MappedEntity(BaseModel):
-    label: str = Field(max_length=80, description="the entity's name as written in the text")
-    why_relevant: str = Field(default="", max_length=120)
-    quote: str = Field(max_length=240, description="words copied exactly from a passage")
+    label: str = Field(max_length=60, description="the entity's name as written in the text")
+    why_relevant: str = Field(default="", max_length=80)
+    quote: str = Field(max_length=120, description="words copied exactly from a passage")
 
 
 class MapperOutput(BaseModel):
@@ -52,12 +52,12 @@ class MapperOutput(BaseModel):
 def links_output(labels: list[str]) -> type[BaseModel]:
     """The mapper's second call: links and gaps between entities it may only choose from ``labels``."""
     choice = _choice(labels)
-    relation = create_model("MappedRelation", quote=(str, Field(max_length=240)), source=(choice, ...),
+    relation = create_model("MappedRelation", quote=(str, Field(max_length=160)), source=(choice, ...),
                             type=(RelationType, ...), target=(choice, ...))
-    gap = create_model("MappedGap", quote=(str, Field(max_length=240)),
+    gap = create_model("MappedGap", quote=(str, Field(max_length=160)),
                        between=(list[choice], Field(min_length=1, max_length=2)))  # type: ignore[valid-type]
     return create_model("LinksOutput",
-                        relationships=(list[relation], Field(default_factory=list, max_length=6)),  # type: ignore[valid-type]
+                        relationships=(list[relation], Field(default_factory=list, max_length=4)),  # type: ignore[valid-type]
                         gaps=(list[gap], Field(default_factory=list, max_length=2)))  # type: ignore[valid-type]
 
 
@@ -74,7 +74,7 @@ class MergeOutput(BaseModel):
 
 def mapper_agent(model: Any) -> SubAgent:
     return SubAgent("mapper", "names the entities in the evidence", load_prompt("mapper"), model=model,
-                    output_type=MapperOutput, max_turns=2, settings=ModelSettings(max_tokens=450, temperature=0.0))
+                    output_type=MapperOutput, max_turns=2, settings=ModelSettings(max_tokens=380, temperature=0.0))
 
 
 def links_agent(model: Any, labels: list[str]) -> SubAgent:
@@ -82,7 +82,7 @@ def links_agent(model: Any, labels: list[str]) -> SubAgent:
     types = "\n".join(f"  {name}: {meaning}" for name, meaning in RELATION_MEANINGS.items())
     return SubAgent("mapper", "links the entities the evidence relates", load_prompt("links").replace("{relation_types}", types),
                     model=model, output_type=links_output(labels), max_turns=2,
-                    settings=ModelSettings(max_tokens=600, temperature=0.0))
+                    settings=ModelSettings(max_tokens=480, temperature=0.0))
 
 
 def merge_agent(model: Any) -> SubAgent:
