@@ -13,6 +13,7 @@ from moot.cli import (
     ask_cmd,
     board_cmd,
     chat_cmd,
+    deliberate_cmd,
     engine_cmd,
     eval_cmd,
     graph_cmd,
@@ -43,7 +44,7 @@ app = typer.Typer(
 
 for module in (
     setup_cmd, chat_cmd, learn_cmd, ask_cmd, teach_cmd, kb_cmd, board_cmd, index_cmd, research_cmd, graph_cmd,
-    serve_cmd, eval_cmd, models_cmd, engine_cmd, runs_cmd,
+    deliberate_cmd, serve_cmd, eval_cmd, models_cmd, engine_cmd, runs_cmd,
 ):
     module.register(app)
 

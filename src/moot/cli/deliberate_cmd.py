@@ -1,0 +1,181 @@
+"""`moot deliberate "REQUEST" --data DIR`: coordinators, conflicts, a debate and votes over your exports.
+
+While it runs, a live panel shows the coordinators and their specialists, the conflicts found and
+each debate's rounds, from the run's ``deliberation.*`` and task events. ``--json`` prints one
+object. ``moot deliberate feedback RUN_ID --accept|--reject [INSIGHT]`` records what you did with
+a deliberation's resolutions, so later debates of similar conflicts see it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.live import Live
+from rich.markup import escape
+from rich.table import Table
+
+from moot.cli._output import print_json, stderr, stdout, usage_dict, usage_line
+from moot.errors import MootError
+
+
+def register(app: typer.Typer) -> None:
+    app.command("deliberate")(deliberate_command)
+
+
+def deliberate_command(
+    request: str = typer.Argument(..., help='What you want advice on, e.g. "Should I keep working tonight?" '
+                                            '(or `feedback RUN_ID [INSIGHT] --accept|--reject`).'),
+    extra: Optional[list[str]] = typer.Argument(None, hidden=True),
+    data: Optional[Path] = typer.Option(None, "--data", "-d", help="Folder of exports: .csv metrics, .ics calendars, .jsonl messages, .md notes."),
+    mode: str = typer.Option("standard", "--mode", help="quick (1 coordinator, 4 calls, 15 s), standard (2, debate, 10 calls, 30 s) or deep (3, 20 calls, 60 s)."),
+    now: Optional[str] = typer.Option(None, "--now", help="The moment of the request, ISO (default: now), so old exports give reproducible runs."),
+    roster: Optional[Path] = typer.Option(None, "--roster", help="Your own coordinators and specialists (TOML; see docs/deliberation.md)."),
+    model: Optional[str] = typer.Option(None, "--model", "-m", help="Model string (default: $MOOT_MODEL, else the embedded model)."),
+    max_calls: Optional[int] = typer.Option(None, "--max-calls", help="Override the mode's model calls."),
+    max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="Override the mode's seconds (what is done by then is kept)."),
+    no_memory: bool = typer.Option(False, "--no-memory", help="Neither use nor store past decisions."),
+    accept: bool = typer.Option(False, "--accept", help="With `feedback`: you followed the resolution(s)."),
+    reject: bool = typer.Option(False, "--reject", help="With `feedback`: you did not."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object: coordinators, insights, conflicts, debates, votes, usage."),
+) -> None:
+    """Deliberate over your data: coordinators' specialists, conflict detection, a four-round debate, consensus votes."""
+    if request == "feedback":
+        _feedback(extra or [], accept, reject, as_json)
+        return
+    if extra:
+        raise MootError(f"unexpected argument {extra[0]!r}", fix='quote the request: moot deliberate "Should I …?" --data DIR')
+    if accept or reject:
+        raise MootError("--accept/--reject belong to feedback", fix="moot deliberate feedback RUN_ID --accept [INSIGHT]")
+    if data is None:
+        raise MootError("no data folder given", fix="pass --data DIR, a folder of .csv, .ics, .jsonl or .md exports")
+    from moot.runtime import EventBus, RunStore
+    from moot.teams.deliberation import DeliberationTeam, FeedbackMemory
+
+    memory = None if no_memory else FeedbackMemory()
+    try:
+        team = DeliberationTeam(data, model=model, mode=mode, roster=roster, store=RunStore(), memory=memory,
+                                max_calls=max_calls, deadline_s=max_seconds)
+        if team.data.skipped and not as_json:
+            for s in team.data.skipped[:8]:
+                stderr.print(f"[yellow]skipped[/] {escape(s.file)}{f':{s.line}' if s.line else ''}: {escape(s.reason)}")
+            if len(team.data.skipped) > 8:
+                stderr.print(f"[yellow]… and {len(team.data.skipped) - 8} more skipped[/]")
+        bus = EventBus()
+        panel = _Panel(mode=team.mode.name)
+        bus.subscribe(panel.on_event)
+        if as_json:
+            result = asyncio.run(team.deliberate(request, now=now, bus=bus))
+        else:
+            with Live(panel.render(), console=stderr, refresh_per_second=4, transient=True) as live:
+                panel.live = live
+                result = asyncio.run(team.deliberate(request, now=now, bus=bus))
+    finally:
+        if memory is not None:
+            memory.close()
+    if as_json:
+        payload = result.to_json()
+        payload["usage"] = usage_dict(result.usage)
+        print_json(payload)
+        if result.status == "failed":
+            raise typer.Exit(1)
+        return
+    _print_result(result)
+    if result.status == "failed":
+        raise typer.Exit(1)
+
+
+def _print_result(result: Any) -> None:
+    for c in result.coordinators:
+        state = "[green]active[/]" if c.activated else "[dim]off[/]"
+        who = f" ({', '.join(c.specialists)})" if c.specialists else ""
+        stdout.print(f"[bold]{escape(c.domain)}[/] {state}{escape(who)}" + ("" if c.activated else f" [dim]— {escape(c.reason)}[/]"))
+    stdout.print()
+    stdout.print(escape(result.answer))
+    for d in result.debates:
+        conflict = next(c for c in result.conflicts if c.id == d.conflict_id)
+        stdout.print(f"\n[bold]Debate {d.conflict_id}[/] — {conflict.type.replace('_', ' ')} ({conflict.severity}): "
+                     f"{escape(conflict.agent_a.name)} vs {escape(conflict.agent_b.name)}")
+        for r in d.rounds:
+            if r.round_type == "compromise":
+                stdout.print(f"  {r.round_number} compromise: {escape(r.moderator_note or '')}")
+            else:
+                stdout.print(f"  {r.round_number} {r.round_type}: A: {escape(r.agent_a_response)}")
+                stdout.print(f"  {' ' * (len(str(r.round_number)) + len(r.round_type) + 2)}B: {escape(r.agent_b_response)}")
+        res = d.resolution
+        verdict = f"[green]agreed[/] ({res.compromise_type})" if res.accepted else f"[yellow]unresolved[/]: {escape(d.reason)}"
+        stdout.print(f"  → {verdict}")
+        if d.memory_used:
+            stdout.print(f"  [dim]past decisions seen: {escape('; '.join(d.memory_used))}[/]")
+    if result.skipped:
+        stdout.print(f"[dim]{len(result.skipped)} row(s)/file(s) of the data were skipped (see above)[/]")
+    if result.stop_reason:
+        stdout.print(f"[dim]{escape(result.stop_reason)}[/]")
+    stdout.print(f"[dim]{usage_line(result.usage, result.seconds)} · run {result.run_id[:12]} "
+                 f"(moot runs show {result.run_id[:12]}; moot deliberate feedback {result.run_id[:12]} --accept|--reject)[/]")
+
+
+def _feedback(args: list[str], accept: bool, reject: bool, as_json: bool) -> None:
+    from moot.teams.deliberation import FeedbackMemory
+
+    if accept == reject:
+        raise MootError("say what you did", fix="add --accept or --reject: moot deliberate feedback RUN_ID --accept [INSIGHT]")
+    if not args or len(args) > 2:
+        raise MootError("feedback needs a run id", fix="moot deliberate feedback RUN_ID --accept|--reject [INSIGHT]")
+    memory = FeedbackMemory()
+    try:
+        run_id, targets = memory.record(args[0], "accepted" if accept else "rejected", args[1] if len(args) == 2 else None)
+    finally:
+        memory.close()
+    decision = "accepted" if accept else "rejected"
+    if as_json:
+        print_json({"run_id": run_id, "decision": decision, "insights": targets})
+        return
+    stdout.print(f"recorded: {decision} {', '.join(targets)} of run {run_id[:12]}")
+
+
+@dataclass
+class _Panel:
+    """The live view: coordinators and specialists, conflicts, debate rounds."""
+
+    mode: str
+    rows: dict[str, str] = field(default_factory=dict)
+    lines: list[str] = field(default_factory=list)
+    started: float = field(default_factory=time.time)
+    live: Any = None
+
+    def on_event(self, event: Any) -> None:
+        kind, p = event.type.value, event.payload
+        if kind == "deliberation.coordinator":
+            self.rows[p["domain"]] = ("[green]active[/]: " + ", ".join(p.get("specialists", []))) if p["activated"] \
+                else f"[dim]off — {escape(p['reason'])}[/]"
+        elif kind == "task_started" and event.task_id:
+            self.lines.append(f"[cyan]…[/] {escape(event.task_id)}")
+        elif kind in ("task_finished", "task_failed") and event.task_id:
+            mark = "[green]✓[/]" if kind == "task_finished" else "[red]✗[/]"
+            self.lines = [f"{mark} {escape(event.task_id)}" if line.endswith(f" {escape(event.task_id)}") else line
+                          for line in self.lines]
+        elif kind == "deliberation.conflict_detected":
+            self.lines.append(f"[yellow]conflict {p['conflict_id']}[/]: {p['conflict_type']} ({p['severity']}) {p['a']} vs {p['b']}")
+        elif kind == "deliberation.debate_round":
+            self.lines.append(f"  debate {p['conflict_id']} round {p['round_number']}: {p['round_type']}")
+        elif kind == "deliberation.resolution":
+            self.lines.append(f"  debate {p['conflict_id']}: {'agreed' if p['accepted'] else 'unresolved'}")
+        else:
+            return
+        if self.live is not None:
+            self.live.update(self.render())
+
+    def render(self) -> Table:
+        table = Table(title=f"deliberate ({self.mode}) · {time.time() - self.started:.0f}s", show_header=False, show_edge=False)
+        table.add_column("what")
+        table.add_column("state")
+        for domain, state in self.rows.items():
+            table.add_row(f"[bold]{escape(domain)}[/]", state)
+        for line in self.lines[-12:]:
+            table.add_row("", line)
+        return table

@@ -1,0 +1,85 @@
+"""`moot deliberate` in a real subprocess, with the agents played by a model served over loopback
+HTTP: the --json shape in the design's field names, feedback, runs show, and bad input as one line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from openai_stub import openai_compatible_server
+from deliberation_support import NOW, REQUEST, SLEEP_VS_DEADLINE, Deliberators
+
+MOOT = [sys.executable, "-m", "moot"]
+
+
+def moot(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "MOOT_HOME": str(home), "MOOT_RUNS_DB": str(home / "runs.sqlite3"), "COLUMNS": "200"}
+    env.pop("MOOT_MODEL", None)
+    return subprocess.run([*MOOT, *args], capture_output=True, text=True, env=env, timeout=120)
+
+
+def http_answer(script: Deliberators):  # type: ignore[no-untyped-def]
+    def answer(body: dict[str, Any]) -> str:
+        fmt = body["response_format"]["json_schema"]
+        request = SimpleNamespace(output=SimpleNamespace(name=fmt["name"], json_schema=fmt["schema"],
+                                                         description=fmt.get("description", "")),
+                                  messages=[SimpleNamespace(content=m["content"]) for m in body["messages"]])
+        reply = asyncio.run(script(request))  # type: ignore[arg-type]
+        return reply if isinstance(reply, str) else json.dumps(reply)
+
+    return answer
+
+
+def test_json_shape_feedback_and_runs_show(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with openai_compatible_server(http_answer(Deliberators())) as model:
+        done = moot("deliberate", REQUEST, "--data", str(SLEEP_VS_DEADLINE), "--now", NOW, "--model", model, "--json", home=home)
+        human = moot("deliberate", REQUEST, "--data", str(SLEEP_VS_DEADLINE), "--now", NOW, "--model", model, home=home)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout.strip().splitlines()[-1])
+    assert set(data) >= {"coordinators", "insights", "conflicts", "debates", "votes", "stop_reason", "usage", "run_id"}
+    insight = data["insights"][0]
+    assert set(insight) >= {"insight_id", "agent", "recommendation", "impact", "confidence", "adjusted_confidence",
+                            "low_consensus", "evidence"}
+    [debate] = data["debates"]
+    assert [r["round_type"] for r in debate["rounds"]] == ["position", "evidence", "compromise", "validation"]
+    assert debate["resolution"]["compromise_type"] == "time_split" and debate["resolution"]["accepted"] is True
+    assert data["conflicts"][0]["type"] == "resource_competition" and "agent_a" in data["conflicts"][0]
+    assert data["usage"]["requests"] == 10
+    # the human view names the debate and how to give feedback
+    assert human.returncode == 0, human.stderr
+    assert "Debate c1" in human.stdout and "agreed (time_split)" in human.stdout and "moot deliberate feedback" in human.stdout
+    fb = moot("deliberate", "feedback", data["run_id"][:10], "--reject", "--json", home=home)
+    assert fb.returncode == 0, fb.stderr
+    assert json.loads(fb.stdout) == {"run_id": data["run_id"], "decision": "rejected", "insights": ["r-c1"]}
+    shown = moot("runs", "show", data["run_id"][:10], "--json", home=home)
+    assert shown.returncode == 0 and "c1.r3" in shown.stdout
+
+
+def test_bad_input_is_one_line_naming_the_fix(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    cases = [
+        (["deliberate", "Should I rest?", "--data", str(empty)], "is empty"),
+        (["deliberate", "Should I rest?", "--data", str(tmp_path / "missing")], "does not exist"),
+        (["deliberate", "Should I rest?"], "--data DIR"),
+        (["deliberate", "Should I rest?", "--data", str(SLEEP_VS_DEADLINE), "--mode", "turbo"], "quick, standard or deep"),
+        (["deliberate", "Should I rest?", "--data", str(SLEEP_VS_DEADLINE), "--now", "yesterday"], "--now 2026-11-24T20:00"),
+        (["deliberate", "feedback", "abc", "--accept"], "no deliberation with run id"),
+        (["deliberate", "feedback", "abc"], "--accept or --reject"),
+    ]
+    roster = tmp_path / "r.toml"
+    roster.write_text('[[coordinator]]\ndomain = "x"\n[[coordinator.specialist]]\nname = "y"\nreads = ["fitbit"]\n')
+    cases.append((["deliberate", "Should I rest?", "--data", str(SLEEP_VS_DEADLINE), "--roster", str(roster)], "unknown data kind"))
+    for args, expected in cases:
+        done = moot(*args, home=home)
+        assert done.returncode == 2, (args, done.stdout, done.stderr)
+        assert "Traceback" not in done.stderr and expected in done.stderr, (args, done.stderr)
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
