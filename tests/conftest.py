@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -24,18 +23,12 @@ os.environ.pop("MOOT_MODEL", None)
 @pytest.fixture(autouse=True, scope="session")
 def _isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     os.environ["MOOT_HOME"] = str(tmp_path_factory.mktemp("moot-home"))
-    # The suite's own shared-engine directory (short: unix socket paths are limited), so its
-    # engine never serves, or is stopped by, a user's moot; stopped when the suite ends.
-    import tempfile
-
-    engines = tempfile.mkdtemp(prefix="moot-test-engines-")
-    os.environ["MOOT_ENGINE_DIR"] = engines
+    # Embedded-model tests use the machine's shared engine like every other moot process: a
+    # suite with an engine of its own would fight a second suite's (or a user's) for the cores.
+    # It is not stopped at the end (another process may be using it); it exits when idle.
+    os.environ.setdefault("MOOT_ENGINE_IDLE_S", "120")
     with block_real_requests():
         yield
-    from moot.models import engine_client
-
-    for sock in Path(engines).glob("*.sock"):
-        engine_client.stop(engine_client.EnginePaths(Path(engines), sock.stem))
 
 
 @pytest.fixture(scope="session")
