@@ -150,3 +150,18 @@ def test_no_sources_and_empty_question_are_one_line_errors(tmp_path: Path) -> No
         team_for(tmp_path, GraphScript()).ask_sync("   ")
     with pytest.raises(MootError, match="noise budget"):
         team_for(tmp_path, GraphScript(), noise_budget=2.0).ask_sync(QUESTION)
+
+
+def test_a_knowledge_base_is_a_source_too(tmp_path: Path) -> None:
+    from moot.memory import KnowledgeBase
+    from test_graph_support import MILL
+
+    with KnowledgeBase.open(tmp_path / "kb.sqlite3") as kb:
+        kb.add_episode(MILL, source="mill report")
+    script = GraphScript()
+    team = GraphTeam(kb=tmp_path / "kb.sqlite3", model=model_for(script), config=GraphConfig(iterations=1, hypotheses=False))
+    result = team.ask_sync(QUESTION)
+    assert result.sources == ["mill report"]
+    assert {e.source for n in result.scaffold.entities() for e in n.evidence} == {"mill report"}
+    with pytest.raises(MootError, match="no knowledge base"):
+        GraphTeam(kb=tmp_path / "missing.sqlite3", model=model_for(script)).ask_sync(QUESTION)
