@@ -1,0 +1,38 @@
+"""One short graph run on the real embedded model over the bundled example sources."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from moot.runtime import RunStore
+from moot.teams.graph import GraphConfig, GraphTeam
+from moot.teams.graph.evidence import normalise
+from moot.teams.graph.scaffold import label_tokens
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "graph"
+
+
+@pytest.mark.embedded
+def test_embedded_model_grows_a_grounded_graph(tmp_path: Path, local_model) -> None:  # type: ignore[no-untyped-def]
+    sources = sorted(EXAMPLE.glob("*.md"))
+    team = GraphTeam(sources, model=local_model, store=RunStore(tmp_path / "runs.db"),
+                     config=GraphConfig(iterations=1, max_calls=6, hypotheses=False))
+    try:
+        result = team.ask_sync("How does the Ostby mill affect trout in Lake Mira?")
+    finally:
+        team.close()
+    text = normalise(" ".join(p.read_text() for p in sources))
+    words = set(text.replace(".", " ").replace(",", " ").split())
+    entities = result.scaffold.entities()
+    assert entities, result.answer
+    for node in entities:  # nothing invented: every label's words and every quote are in the sources
+        assert label_tokens(node.label) <= {w.rstrip("s") if len(w) > 3 else w for w in words} | words, node.label
+        assert node.evidence and all(normalise(e.quote) in text for e in node.evidence), node
+    for edge in result.scaffold.edges.values():
+        assert edge.provisional or all(normalise(e.quote) in text for e in edge.evidence)
+        assert not edge.provisional or edge.strength <= 0.5
+    assert all(p.confidence <= 0.5 for p in result.scaffold.placeholders())
+    assert result.usage.requests <= 6 and len(result.iterations) == 1
+    assert RunStore(tmp_path / "runs.db").get_run(result.run_id).status in ("completed", "stopped")
