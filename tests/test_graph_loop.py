@@ -165,3 +165,19 @@ def test_a_knowledge_base_is_a_source_too(tmp_path: Path) -> None:
     assert {e.source for n in result.scaffold.entities() for e in n.evidence} == {"mill report"}
     with pytest.raises(MootError, match="no knowledge base"):
         GraphTeam(kb=tmp_path / "missing.sqlite3", model=model_for(script)).ask_sync(QUESTION)
+
+
+def test_lifecycle_allows_only_the_designed_transitions() -> None:
+    from moot.teams.graph.lifecycle import Lifecycle
+
+    life = Lifecycle(("mapper", "skeptic"))
+    life.working("mapper")
+    life.waiting("mapper")
+    life.working("mapper")
+    assert life.agents["mapper"].status == "resume"
+    life.waiting("skeptic")  # never started: waiting is not a pause
+    assert life.agents["skeptic"].status == "spawn"
+    life.terminate_all()
+    assert [s for s, _ in life.agents["mapper"].history] == ["spawn", "active", "pause", "resume", "terminate"]
+    with pytest.raises(MootError, match="cannot go from terminate to active"):
+        life.agents["mapper"].move("active")
