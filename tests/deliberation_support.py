@@ -62,7 +62,7 @@ class Deliberators:
                 await asyncio.wait_for(self.barrier.wait(), 5)
             slots = enum(schema, "InsightOut", "when")
             facts = enum(schema, "InsightOut", "evidence")
-            return {"insights": [{"recommendation": rec, "because": "my data shows it", "evidence": facts[:2], "impact": impact,
+            return {"insights": [{"finding": "my data shows it", "evidence": facts[:2], "recommendation": rec, "impact": impact,
                                   "confidence": conf, "when": pick(slots, word) if word else "any time"}
                                  for rec, impact, conf, word in self.insights.get(agent, [("Keep going.", "low", 50, "")])]}
         if kind == "ConflictJudgement":

@@ -50,12 +50,12 @@ def _settings(max_tokens: int) -> ModelSettings:
 def specialist_output(n_facts: int, slots: list[str]) -> type[BaseModel]:
     insight = create_model(
         "InsightOut",
-        recommendation=(str, Field(max_length=160)),
-        because=(str, Field(default="", max_length=160)),
+        finding=(str, Field(max_length=160)),
         evidence=(list[_choice(fact_ids(n_facts))], Field(min_length=1, max_length=3)),  # type: ignore[misc]
+        recommendation=(str, Field(max_length=160)),
         impact=(Literal["low", "medium", "high"], ...),
         confidence=(int, ...),
-        when=(_choice([ANY_TIME, *slots]), ANY_TIME),
+        when=(_choice([*slots, ANY_TIME]), ...),
     )
     return create_model("SpecialistInsights", insights=(list[insight], Field(min_length=1, max_length=2)))  # type: ignore[valid-type]
 

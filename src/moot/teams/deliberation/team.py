@@ -243,8 +243,9 @@ class _Deliberation:
         facts = self.facts[s.name]
         labels = [sl.label for sl in self.slots]
         agent = ag.specialist_agent(self.model, s.name, s.focus, len(facts), labels)
-        task = (f"The user's request: {self.request}\nNow: {self.now:%a %Y-%m-%d %H:%M}\n\n"
-                f"Facts from the user's data:\n{ag.numbered(facts)}\n\nTimes: {', '.join(labels) or 'none'}")
+        task = (f"Your focus: {s.focus}\nNow: {self.now:%a %Y-%m-%d %H:%M}\n\n"
+                f"Facts from the user's data:\n{ag.numbered(facts)}\n\nTimes: {', '.join(labels) or 'none'}\n\n"
+                f"The user asks: {self.request}")
         outcome = await self.rec.step(f"{domain}.{s.name}", agent, task)
         if outcome is None or not outcome.ok:
             return []
@@ -253,7 +254,7 @@ class _Deliberation:
             slot = next((sl for sl in self.slots if sl.label == item.when), None)
             found.append(AgentInsight(
                 insight_id=f"{s.name}-{k}", agent=s.name, domain=domain, recommendation=item.recommendation.strip(),
-                because=item.because.strip(), evidence=[facts[int(e[1:]) - 1] for e in dict.fromkeys(item.evidence)],
+                because=item.finding.strip(), evidence=[facts[int(e[1:]) - 1] for e in dict.fromkeys(item.evidence)],
                 impact=item.impact, confidence=clamp_pct(item.confidence),
                 time_window=slot.window if slot is not None else None))
         self.emit(EV_INSIGHTS, agent=s.name, domain=domain, insights=[i.insight_id for i in found])
