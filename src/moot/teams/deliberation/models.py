@@ -169,6 +169,8 @@ class DeliberationResult(BaseModel):
     request: str
     mode: str
     now: str
+    budget: dict[str, float] = Field(default_factory=dict)
+    """The mode's limits as applied: ``max_calls`` and ``deadline_s``."""
     coordinators: list[CoordinatorResult] = Field(default_factory=list)
     insights: list[AgentInsight] = Field(default_factory=list)
     """Ranked by impact × adjusted confidence, best first."""

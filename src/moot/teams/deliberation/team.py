@@ -61,6 +61,10 @@ EV_VOTES = "deliberation.votes"
 
 _IMPACT_RANK = {"low": 0, "medium": 1, "high": 2}
 
+EMBEDDED_DEADLINE_FACTOR = 20
+"""The embedded model gets the mode's seconds × 20 (quick 300 s, standard 600 s, deep 1200 s) unless
+``deadline_s`` is given: the design's 15/30/60 s assume a hosted model."""
+
 
 def parse_now(value: str | datetime | None) -> datetime:
     """The moment of the request: an ISO date-time (local time zone when none is given), default now."""
@@ -82,18 +86,24 @@ class DeliberationTeam:
     def __init__(self, data: str | Path | DataSet, *, model: Any = None, mode: str = "standard",
                  roster: Roster | str | Path | None = None, store: RunStore | None = None,
                  memory: FeedbackMemory | None = None, max_calls: int | None = None, deadline_s: float | None = None) -> None:
-        self.mode: Mode = get_mode(mode).with_limits(max_calls=max_calls, deadline_s=deadline_s)
-        if self.mode.max_calls < 1:
-            raise MootError("the call budget must be at least 1", fix="use --max-calls 1 or more")
+        base = get_mode(mode)
         self.roster = load_roster(roster) if isinstance(roster, (str, Path)) else (roster or DEFAULT_ROSTER)
         self.data = data if isinstance(data, DataSet) else load_folder(data)
-        self.store = store
-        self.memory = memory
         if model is None or isinstance(model, str):
             from moot.models.registry import infer_model
 
             model = infer_model(model)
         self.model = model
+        if deadline_s is None and str(getattr(model, "name", "")).startswith("local"):
+            # the design's seconds are for a hosted model; one embedded call on 2 shared cores takes 10-60 s
+            deadline_s = base.deadline_s * EMBEDDED_DEADLINE_FACTOR
+        self.mode: Mode = base.with_limits(max_calls=max_calls, deadline_s=deadline_s)
+        if self.mode.max_calls < 1:
+            raise MootError("the call budget must be at least 1", fix="use --max-calls 1 or more")
+        if self.mode.deadline_s <= 0:
+            raise MootError("the time budget must be positive", fix="use --max-seconds 30 or more")
+        self.store = store
+        self.memory = memory
 
     def deliberate_sync(self, request: str, **kwargs: Any) -> DeliberationResult:
         return asyncio.run(self.deliberate(request, **kwargs))
@@ -118,6 +128,7 @@ class _Deliberation:
         self.rec = RecordedRun(f"deliberate ({self.mode.name}): {request[:60]}",
                                Budget(max_calls=self.mode.max_calls, deadline_s=self.mode.deadline_s), bus, team.store, run_id)
         self.result = DeliberationResult(request=request, mode=self.mode.name, now=now.isoformat(timespec="minutes"),
+                                         budget={"max_calls": self.mode.max_calls, "deadline_s": self.mode.deadline_s},
                                          skipped=list(team.data.skipped), run_id=self.rec.run_id)
         self.slots: list[Slot] = time_slots(team.data, now)
         self.facts: dict[str, list[str]] = {}
