@@ -110,12 +110,12 @@ def status(as_json: bool = typer.Option(False, "--json", help="Print one JSON ob
         stdout.print(f"no engine is running (mode {engine_client.engine_mode()}; directory {directory})")
         return
     table = Table(title="engines", title_justify="left")
-    for column in ("model", "pid", "up", "slots", "context", "active", "requests", "prompt cached", "clients"):
-        table.add_column(column)
+    for column in ("model", "pid", "up", "slots", "context", "busy", "requests", "cached prompt", "clients"):
+        table.add_column(column, no_wrap=True)
     for e in engines:
         s = e.get("settings", {})
         prompt, cached = e.get("prompt_tokens", 0), e.get("cached_prompt_tokens", 0)
-        clients = ", ".join(f"{c['pid']} {c['command']}" for c in e.get("clients", ())) or "-"
+        clients = str(len(e.get("clients", ())))
         table.add_row(
             str(e.get("name")),
             str(e.get("pid")),
@@ -128,6 +128,11 @@ def status(as_json: bool = typer.Option(False, "--json", help="Print one JSON ob
             clients,
         )
     stdout.print(table)
+    for e in engines:
+        for c in e.get("clients", ()):
+            busy = f", {c['active']} in flight" if c.get("active") else ""
+            n = c["requests"]
+            stdout.print(f"  {e.get('name')} client pid {c['pid']}: {c['command']} ({n} request{'s' if n != 1 else ''}{busy})")
     idle = engines[0].get("idle_s", 0)
     stdout.print(f"directory {directory}; each engine exits after {idle:g}s without requests" if idle else f"directory {directory}")
 

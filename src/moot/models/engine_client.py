@@ -376,8 +376,12 @@ def _log_tail(path: Path) -> str:
 
 
 def client_info() -> dict[str, Any]:
-    argv = [Path(sys.argv[0]).name, *sys.argv[1:2]] if sys.argv and sys.argv[0] else ["python"]
-    return {"pid": os.getpid(), "command": " ".join(argv)}
+    """Who is asking, for ``moot engine status``: the pid and the command's first words."""
+    if not sys.argv or not sys.argv[0]:
+        return {"pid": os.getpid(), "command": "python"}
+    program = Path(sys.argv[0])
+    name = program.parent.name if program.name == "__main__.py" else program.name  # python -m moot / pytest
+    return {"pid": os.getpid(), "command": " ".join([name, *sys.argv[1:2]])}
 
 
 # ---------------------------------------------------------------- the async client
