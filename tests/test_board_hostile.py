@@ -64,6 +64,9 @@ def test_a_deeply_nested_task_is_quarantined_and_good_tasks_run(board: FolderBoa
     bad = pending(board) / "deep.json"
     bad.write_text(nested(levels))
     settle(bad)
+    status = subprocess.run([sys.executable, "-m", "moot", "board", "status", str(board.root), "--json"],
+                            capture_output=True, text=True, timeout=60)
+    assert status.returncode == 0 and "Traceback" not in status.stderr, status.stderr[-2000:]
     done = run_worker(board)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Traceback" not in done.stderr
