@@ -152,23 +152,26 @@ async def test_learning_never_spends_more_than_its_budget(tmp_path: Path, kind: 
 
 
 @pytest.mark.parametrize("kind", PROVIDERS)
-async def test_the_research_team_never_makes_more_calls_than_its_budget(tmp_path: Path, kind: str) -> None:
+async def test_the_research_team_never_spends_more_than_its_budget(tmp_path: Path, kind: str) -> None:
     rng = random.Random(5)
     repo = make_repo(tmp_path / "repo")
     problems, stopped = [], 0
     for case in range(30):
         model = provider(ResearchScript(PLAN_3, synth="Requests are split by `parse_request` (app/server.py:4).",
                                         researcher_tool_loops=rng.randint(0, 3)),
-                         kind, rng, Price(1.0, 4.0))
-        config = ResearchConfig(max_calls=rng.randint(1, 12), researcher_calls=rng.randint(1, 4))
+                         kind, rng, Price(rng.uniform(0.5, 60), rng.uniform(2, 240)))
+        budget = random_budget(rng)
+        config = ResearchConfig(max_calls=budget.max_calls or 40, max_tokens=budget.max_tokens,
+                                max_cost_usd=budget.max_cost_usd, researcher_calls=rng.randint(1, 4))
+        budget = budget.override(max_calls=config.max_calls)
         team = ResearchTeam(repo, model=model, db_path=tmp_path / "index.db", config=config)
         try:
             result = await team.ask("How does a request flow end-to-end?", mode=rng.choice(["single", "multi"]))
         finally:
             team.close()
         stopped += result.status == "stopped"
-        if model.billed.requests > config.max_calls:
-            problems.append(f"case {case}: {model.billed.requests} calls > {config.max_calls}")
+        if (problem := overshoot(model.billed, budget)) is not None:
+            problems.append(f"case {case} ({budget.describe()}): {problem}")
     assert problems == []
     assert stopped >= 5
 

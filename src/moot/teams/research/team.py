@@ -57,6 +57,10 @@ class ResearchConfig:
     single_calls: int = 6
     max_calls: int = 40
     """Model calls for the whole run."""
+    max_tokens: int | None = None
+    """Tokens (prompt and answer) for the whole run; ``None``: no limit."""
+    max_cost_usd: float | None = None
+    """Dollars for the whole run (priced from the price table); ``None``: no limit."""
     deadline_s: float | None = None
     parallel: bool = True
     """Researchers at the same time (False chains them: only for the benchmark)."""
@@ -132,7 +136,8 @@ class ResearchTeam:
         else:
             chosen, rule = mode, "requested"
         cfg = self.config
-        run = PipelineRun(f"research ({chosen}): {question[:60]}", Budget(max_calls=cfg.max_calls, deadline_s=cfg.deadline_s),
+        run = PipelineRun(f"research ({chosen}): {question[:60]}", Budget(max_calls=cfg.max_calls, max_tokens=cfg.max_tokens,
+                                                                 max_cost_usd=cfg.max_cost_usd, deadline_s=cfg.deadline_s),
                           bus, self.store, run_id=run_id)
         started = time.perf_counter()
         first = {"multi": "planner", "single": "single-agent", "baseline": "one-call"}[chosen]
