@@ -193,3 +193,42 @@ async def test_a_one_call_budget_goes_to_the_answer(olympics: KnowledgeBase) -> 
     answer = await LearningTeam(olympics, model=model, budget=Budget(max_calls=1), store=False).ask("Norway?", mode="multi")
     assert model.billed.requests == 1 and "coordinator" not in router.calls
     assert "Norway" in answer.answer
+
+
+@pytest.mark.parametrize("kind", PROVIDERS)
+async def test_the_graph_team_never_spends_more_than_its_budget(tmp_path: Path, kind: str) -> None:
+    from moot.teams.graph import GraphConfig, GraphTeam
+    from test_graph_support import GraphScript, make_sources
+
+    rng = random.Random(11)
+    sources = make_sources(tmp_path / "src")
+    problems, stopped = [], 0
+    for case in range(20):
+        model = provider(GraphScript(), kind, rng, Price(rng.uniform(0.5, 60), rng.uniform(2, 240)))
+        budget = random_budget(rng).override(max_cost_usd=None)  # the graph team takes calls and tokens
+        config = GraphConfig(iterations=rng.randint(1, 3), max_calls=budget.max_calls, max_tokens=budget.max_tokens,
+                             questions_per_iteration=rng.randint(1, 3), hypotheses=rng.random() < 0.5)
+        result = await GraphTeam(sources, model=model, config=config).ask("How does the Ostby mill affect Lake Mira?")
+        stopped += "budget" in result.stop_reason.lower() or "would be exceeded" in result.stop_reason
+        if (problem := overshoot(model.billed, budget)) is not None:
+            problems.append(f"case {case} ({budget.describe()}): {problem}")
+    assert problems == []
+    assert stopped >= 3
+
+
+@pytest.mark.parametrize("kind", PROVIDERS)
+async def test_the_deliberation_team_never_makes_more_calls_than_its_budget(tmp_path: Path, kind: str) -> None:
+    from deliberation_support import NOW, REQUEST, SLEEP_VS_DEADLINE, Deliberators
+    from moot.teams.deliberation import DeliberationTeam
+
+    rng = random.Random(13)
+    problems = []
+    for case in range(20):
+        model = provider(Deliberators(), kind, rng, Price(1.0, 4.0))
+        max_calls = rng.randint(1, 20)
+        team = DeliberationTeam(SLEEP_VS_DEADLINE, model=model, mode=rng.choice(["quick", "standard", "deep"]),
+                                max_calls=max_calls, store=None)  # type: ignore[arg-type]
+        await team.deliberate(REQUEST, now=NOW)
+        if model.billed.requests > max_calls:
+            problems.append(f"case {case}: {model.billed.requests} calls > {max_calls}")
+    assert problems == []
