@@ -171,3 +171,9 @@ def test_events_name_every_phase(tmp_path: Path) -> None:
                  "deliberation.debate_round", "deliberation.resolution"):
         assert kind in seen, kind
     assert seen.count("deliberation.debate_round") == 4
+
+
+def test_a_specialist_repeating_itself_gives_one_insight(tmp_path: Path) -> None:
+    twice = Deliberators(insights={"sleep": [("Be in bed by 22:30.", "high", 85, ""), ("be in bed by  22:30.", "high", 85, "")]})
+    result = team(tmp_path, twice, mode="standard").deliberate_sync(REQUEST, now=NOW)
+    assert [i.insight_id for i in result.insights if i.agent == "sleep"] == ["sleep-1"]

@@ -254,14 +254,21 @@ class _Deliberation:
         facts = self.facts[s.name]
         labels = [sl.label for sl in self.slots]
         agent = ag.specialist_agent(self.model, s.name, s.focus, len(facts), labels)
+        # the request chose who speaks (activation); the data decides what they say: on the embedded
+        # model every specialist that saw the request copied it ("keep working tonight") as its finding
         task = (f"Your focus: {s.focus}\nNow: {self.now:%a %Y-%m-%d %H:%M}\n\n"
-                f"Facts from the user's data:\n{ag.numbered(facts)}\n\nTimes: {', '.join(labels) or 'none'}\n\n"
-                f"The user asks: {self.request}")
+                f"Facts from the user's data:\n{ag.numbered(facts)}\n\nTimes: {', '.join(labels) or 'none'}")
         outcome = await self.rec.step(f"{domain}.{s.name}", agent, task)
         if outcome is None or not outcome.ok:
             return []
         found: list[AgentInsight] = []
-        for k, item in enumerate(outcome.output.insights, 1):
+        said: set[str] = set()
+        for item in outcome.output.insights:
+            key = " ".join(item.recommendation.lower().split())
+            if key in said:  # the small model sometimes writes the same insight twice
+                continue
+            said.add(key)
+            k = len(found) + 1
             slot = next((sl for sl in self.slots if sl.label == item.when), None)
             found.append(AgentInsight(
                 insight_id=f"{s.name}-{k}", agent=s.name, domain=domain, recommendation=item.recommendation.strip(),
