@@ -107,7 +107,8 @@ def test_skeptic_lowers_an_unsupported_claim_and_a_deficit_is_announced(tmp_path
         {"label": "Varn river", "why_relevant": "", "quote": "The Varn river supplies Lake Mira"}],
         "relationships": [{"quote": "The Ostby mill draws water from the Varn river", "source": "Ostby mill",
                            "type": "uses", "target": "Varn river"}], "gaps": []})
-    result = asyncio.run(team_for(tmp_path, script, iterations=1, noise_budget=0.5).ask(QUESTION, bus=bus))
+    result = asyncio.run(team_for(tmp_path, script, iterations=1, noise_budget=0.5).ask(
+        "How does the mill use the river water?", bus=bus))
     assert deficits and deficits[0]["satisfied"] is False and deficits[0]["target"] == 0.5
     s = result.scaffold
     # the skeptic challenged all three (above 0.8 first, then the rest while short of the budget)
@@ -181,3 +182,13 @@ def test_lifecycle_allows_only_the_designed_transitions() -> None:
     assert [s for s, _ in life.agents["mapper"].history] == ["spawn", "active", "pause", "resume", "terminate"]
     with pytest.raises(MootError, match="cannot go from terminate to active"):
         life.agents["mapper"].move("active")
+
+
+def test_names_the_question_uses_are_found_in_the_passages_when_the_mapper_leaves_them_out(tmp_path: Path) -> None:
+    script = GraphScript(mapping={"entities": [{"label": "Ostby mill", "why_relevant": "", "quote": "The Ostby mill draws water"}],
+                                  "relationships": [], "gaps": []})
+    result = team_for(tmp_path, script, iterations=1, hypotheses=False).ask_sync(QUESTION)
+    lake = result.scaffold.find("Lake Mira")
+    assert lake is not None and lake.why_relevant == "named in the question"
+    assert lake.evidence[0].quote == "In 2024 the paper mill at Ostby discharges waste into Lake Mira, because its filters are old."
+    assert result.scaffold.find("Ostby") is None  # already held by "Ostby mill"

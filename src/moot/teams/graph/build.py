@@ -59,10 +59,33 @@ def _ground(index: SourceIndex, quote: str, chunks: list[Chunk], *labels: str) -
     sentence of the passages that names them, else ``None``."""
     found = index.locate(quote, chunks) if quote else None
     if found is not None:
-        have = _tokens(found.text)
+        have = _tokens(quote)  # the quote itself must name them, not just its passage
         if all(_tokens(label) <= have for label in labels):
             return Evidence(source=found.source, quote=" ".join(quote.split()), chunk=found.id)
     return _sentence_naming(chunks, *labels)
+
+
+_NAME = re.compile(r"\b[A-Z][\w'-]*(?:\s+(?:of\s+|the\s+)?[A-Z][\w'-]*)*")
+_QUESTION_WORDS = frozenset("how what why when where which who whom whose does do did is are was were can could "
+                            "should would will if in on at the a an".split())
+
+
+def question_entities(question: str, chunks: list[Chunk]) -> list[tuple[str, Evidence]]:
+    """Names the question itself uses (capitalised words: "Lake Mira", "Ostby") that a sentence
+    of the passages also names, with that sentence as the quote. The mapper sometimes leaves out
+    the very things the question is about; these are found mechanically, never invented."""
+    out: list[tuple[str, Evidence]] = []
+    for match in _NAME.finditer(question):
+        words = match.group(0).split()
+        while words and words[0].lower() in _QUESTION_WORDS:
+            words = words[1:]
+        name = " ".join(words)
+        if not name or not _tokens(name):
+            continue
+        evidence = _sentence_naming(chunks, name)
+        if evidence is not None:
+            out.append((name, evidence))
+    return out
 
 
 @dataclass
@@ -116,6 +139,21 @@ def apply_entities(scaffold: Scaffold, output: Any, chunks: list[Chunk], index: 
             report.found.append(node.id)
     report.summarise()
     return report
+
+
+def add_question_entities(scaffold: Scaffold, report: MappingReport, question: str, chunks: list[Chunk],
+                          iteration: int) -> None:
+    """Add the names the question uses that the passages name too (see :func:`question_entities`)."""
+    for name, evidence in question_entities(question, chunks):
+        known = scaffold.find(name)
+        if known is None and any(name.lower() in n.label.lower() for n in scaffold.entities()):
+            continue  # "Ostby" when "Ostby mill" is already there: the longer name holds it
+        node, new = scaffold.add_entity(name, why_relevant="named in the question", evidence=[evidence], iteration=iteration)
+        if new:
+            report.new_nodes.append(node)
+            report.answer.added_nodes.append(node.id)
+        if node.id not in report.found:
+            report.found.append(node.id)
 
 
 def link_choices(scaffold: Scaffold, report: MappingReport, chunks: list[Chunk], limit: int = 12) -> dict[str, str]:

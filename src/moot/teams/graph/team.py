@@ -32,6 +32,7 @@ from moot.teams.graph.build import (
     apply_challenges,
     apply_labels,
     MappingReport,
+    add_question_entities,
     apply_entities,
     apply_links,
     apply_merges,
@@ -286,6 +287,8 @@ class _Loop:
                     self.asked.discard(q.text)  # unanswered (a bad reply, the budget): may be asked again
                     continue
                 report = apply_entities(self.scaffold, outcome.output, chunks, self.index, question_id=q.id, iteration=it)
+                if q.text == self.question:
+                    add_question_entities(self.scaffold, report, self.question, chunks, it)
                 self.scaffold.graph_answers.append(report.answer)
                 self.life.agents["mapper"].answers_processed += 1
                 for node in report.new_nodes:
