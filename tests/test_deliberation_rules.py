@@ -74,13 +74,17 @@ def test_resource_competition_needs_overlapping_times_and_different_agents() -> 
     same = insight("s2", "sleep", hours=(5, 6))                          # same agent as "s"
     untimed = insight("u", "stress")
     found = resource_conflicts([sleep, work, walk, same, untimed])
-    pairs = {frozenset((c.agent_a.insight_id, c.agent_b.insight_id)) for c in found}
-    assert pairs == {frozenset(("s", "w")), frozenset(("w", "s2"))}
-    first = next(c for c in found if {c.agent_a.insight_id, c.agent_b.insight_id} == {"s", "w"})
+    # sleep competes with the calendar twice (s and s2): one conflict per pair of agents, the most severe pair
+    [first] = found
+    assert {first.agent_a.insight_id, first.agent_b.insight_id} == {"s", "w"}
     assert first.type == "resource_competition" and first.severity == "blocking" and first.detected_by == "python"
-    other = next(c for c in found if c is not first)
+    other = resource_conflicts([same, work])[0]
     assert other.severity == "significant"
-    assert by_severity(list(reversed(found)))[0] is first
+    # at equal severity, a conflict across domains is debated before one inside a domain
+    rest = insight("r", "recovery", impact="high", hours=(3, 5))
+    inside, across = resource_conflicts([rest, sleep]), resource_conflicts([sleep, work])
+    domains = {"recovery": "health", "sleep": "health", "calendar": "work"}
+    assert by_severity(inside + across, domains) == across + inside
     # touching windows (one ends as the other starts) do not compete
     assert resource_conflicts([insight("a", "x", hours=(0, 2)), insight("b", "y", hours=(2, 3))]) == []
 

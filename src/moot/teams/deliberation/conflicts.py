@@ -26,17 +26,25 @@ def _now() -> str:
 
 
 def resource_conflicts(insights: Iterable[AgentInsight], start: int = 1) -> list[Conflict]:
-    """Pairs of insights by different agents whose time windows overlap.
+    """Pairs of insights by different agents whose time windows overlap, one conflict per pair of agents.
 
-    Severity: blocking when both are high impact, significant when one is, minor otherwise.
+    Severity: blocking when both are high impact, significant when one is, minor otherwise. When two
+    agents compete with several insights, the most severe pair stands for them (on the embedded
+    model eight overlapping pairs between three specialists became eight debates-in-waiting).
     """
-    out: list[Conflict] = []
+    best: dict[frozenset[str], tuple[tuple[int, float], AgentInsight, AgentInsight, Severity]] = {}
     timed = [i for i in insights if i.time_window is not None]
     for a, b in combinations(timed, 2):
         if a.agent == b.agent or not a.time_window.overlaps(b.time_window):  # type: ignore[union-attr]
             continue
         highs = (a.impact == "high") + (b.impact == "high")
         severity: Severity = "blocking" if highs == 2 else "significant" if highs == 1 else "minor"
+        key = (-SEVERITY_ORDER[severity], a.confidence + b.confidence)
+        pair = frozenset((a.agent, b.agent))
+        if pair not in best or key > best[pair][0]:
+            best[pair] = (key, a, b, severity)
+    out: list[Conflict] = []
+    for _, a, b, severity in best.values():
         out.append(Conflict(id=f"c{start + len(out)}", type="resource_competition", agent_a=side(a), agent_b=side(b),
                             severity=severity, detected_at=_now(), detected_by="python",
                             note=f"both want {a.time_window.label()} and {b.time_window.label()}"))  # type: ignore[union-attr]
@@ -57,9 +65,15 @@ def model_conflict(number: int, a: AgentInsight, b: AgentInsight, kind: Conflict
                     detected_at=_now(), detected_by="model")
 
 
-def by_severity(conflicts: list[Conflict]) -> list[Conflict]:
-    """Most severe first; resource competition (decided from data) before the model's at equal severity."""
-    return sorted(conflicts, key=lambda c: (SEVERITY_ORDER[c.severity], c.detected_by != "python"))
+def by_severity(conflicts: list[Conflict], domain_of: dict[str, str] | None = None) -> list[Conflict]:
+    """Most severe first; then conflicts across domains before those inside one; then resource
+    competition (decided from data) before the model's."""
+    domains = domain_of or {}
+
+    def inside(c: Conflict) -> bool:
+        return domains.get(c.agent_a.name, "a") == domains.get(c.agent_b.name, "b")
+
+    return sorted(conflicts, key=lambda c: (SEVERITY_ORDER[c.severity], inside(c), c.detected_by != "python"))
 
 
 __all__ = ["by_severity", "candidate_pairs", "model_conflict", "resource_conflicts", "side"]

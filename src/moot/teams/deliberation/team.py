@@ -207,7 +207,7 @@ class _Deliberation:
         conflicts = resource_conflicts(insights)
         if mode.debate and not self.rec.stopped:
             conflicts += await self._judge(insights, conflicts)
-        conflicts = by_severity(conflicts)
+        conflicts = by_severity(conflicts, {i.agent: i.domain for i in insights})
         for k, c in enumerate(conflicts, 1):
             c.id = f"c{k}"
             self.emit(EV_CONFLICT, conflict_id=c.id, conflict_type=c.type, severity=c.severity, a=c.agent_a.name, b=c.agent_b.name)
