@@ -81,11 +81,13 @@ def weights(engine_home: Path) -> Path:
 
 
 @contextlib.contextmanager
-def serving(weights: Path, *, idle_s: float = 0, factory: Any = FakeEngine) -> Iterator[tuple[EngineServer, EnginePaths, threading.Thread]]:
-    paths = EnginePaths.for_model(weights)
+def serving(weights: Path, *, idle_s: float = 0, factory: Any = FakeEngine,
+            identity: str | None = None) -> Iterator[tuple[EngineServer, EnginePaths, threading.Thread]]:
+    paths = EnginePaths.for_model(weights, identity=identity)
     server = EngineServer(
         name="fake", model_path=weights.resolve(), settings=EngineSettings(), socket_path=paths.socket,
         state_path=paths.state, pid_lock_path=paths.pid_lock, idle_s=idle_s, engine_factory=factory,
+        identity=identity,
     )  # fmt: skip
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -249,6 +251,20 @@ def test_an_engine_on_replaced_weights_is_stopped_and_a_failed_start_names_the_l
         thread.join(10)
         assert not thread.is_alive()
         assert "exited while starting" in info.value.message and str(paths.log) in info.value.fix
+
+
+def test_two_copies_of_the_bundled_weights_share_one_engine(weights: Path) -> None:
+    """Two moot homes (two MOOT_MODELS_DIR) each assemble the same verified weights: one engine."""
+    copy = weights.with_name(weights.stem + "-copy.gguf")
+    copy.write_bytes(weights.read_bytes())
+    try:
+        with serving(weights, identity="local:0123abcd") as (_server, paths, thread):
+            assert EnginePaths.for_model(copy, identity="local:0123abcd") == paths
+            got = engine_client.ensure_engine(copy, name="fake", settings=EngineSettings(), identity="local:0123abcd")
+            assert got == paths and thread.is_alive()  # served as it is, not stopped for "other" weights
+            assert EnginePaths.for_model(copy) != paths  # a GGUF given by path is keyed by its path
+    finally:
+        copy.unlink(missing_ok=True)
 
 
 @pytest.mark.parametrize("problem", ["file", "symlink", "open to others", "other owner"])

@@ -64,7 +64,7 @@ def start(
     )
     idle_s = engine_client.idle_timeout() if idle is None else idle
     path = local._resolve_path()  # assembles bundled weights on first use, naming the fix if missing
-    paths = engine_client.EnginePaths.for_model(path)
+    paths = engine_client.EnginePaths.for_model(path, identity=local.engine_identity())
     running = engine_client.status(paths)
     if foreground:
         if running is not None:
@@ -72,12 +72,13 @@ def start(
         stderr.print(f"serving {model} on {paths.socket} (Ctrl-C stops it)")
         server = EngineServer(
             name=model, model_path=path, settings=settings, socket_path=paths.socket, state_path=paths.state,
-            pid_lock_path=paths.pid_lock, idle_s=idle_s,
+            pid_lock_path=paths.pid_lock, idle_s=idle_s, identity=local.engine_identity(),
         )  # fmt: skip
         raise typer.Exit(server.run())
     if running is None:
         started = time.perf_counter()
-        engine_client.ensure_engine(path, name=model, settings=settings, idle_s=idle_s, paths=paths)
+        engine_client.ensure_engine(path, name=model, settings=settings, idle_s=idle_s, paths=paths,
+                                    identity=local.engine_identity())
         running = engine_client.status(paths) or {}
         note = f"started in {time.perf_counter() - started:.1f}s"
     else:
@@ -147,7 +148,8 @@ def stop(
 
     directory = engine_client.engine_dir(create=False)
     if model is not None:
-        targets = [engine_client.EnginePaths.for_model(_local_model(model)._resolve_path(), directory)]
+        local = _local_model(model)
+        targets = [engine_client.EnginePaths.for_model(local._resolve_path(), directory, identity=local.engine_identity())]
     else:
         targets = [engine_client.EnginePaths(directory, sock.stem) for sock in sorted(directory.glob("*.sock"))]
     stopped = []

@@ -119,9 +119,12 @@ class EnginePaths:
     key: str
 
     @classmethod
-    def for_model(cls, model_path: Path, directory: Path | None = None) -> EnginePaths:
+    def for_model(cls, model_path: Path, directory: Path | None = None, identity: str | None = None) -> EnginePaths:
+        """The engine files for a model: keyed by ``identity`` (the bundled weights' verified
+        sha256, so two copies of the same weights in two homes share one engine), else by
+        the file's resolved path."""
         directory = directory if directory is not None else engine_dir()
-        key = hashlib.sha256(str(model_path.resolve()).encode()).hexdigest()[:16]
+        key = hashlib.sha256((identity or str(model_path.resolve())).encode()).hexdigest()[:16]
         paths = cls(directory, key)
         if len(str(paths.socket)) > SOCKET_PATH_MAX:
             raise ConfigError(
@@ -277,29 +280,34 @@ def ensure_engine(
     settings: EngineSettings,
     idle_s: float | None = None,
     paths: EnginePaths | None = None,
+    identity: str | None = None,
 ) -> EnginePaths:
     """Make sure an engine serves ``model_path`` (starting one if none answers) and return its
     paths. Blocking: call it in a thread from async code."""
     _reap()
     model_path = model_path.resolve()
-    paths = paths or EnginePaths.for_model(model_path)
-    if _serves(paths, model_path):
+    paths = paths or EnginePaths.for_model(model_path, identity=identity)
+    if _serves(paths, model_path, identity):
         return paths
     with _start_lock(paths, START_TIMEOUT_S):
-        if _serves(paths, model_path):  # started by the process that held the lock before us
+        if _serves(paths, model_path, identity):  # started by the process that held the lock before us
             return paths
-        _start(paths, model_path, name=name, settings=settings, idle_s=idle_timeout() if idle_s is None else idle_s)
+        _start(paths, model_path, name=name, settings=settings, idle_s=idle_timeout() if idle_s is None else idle_s,
+               identity=identity)
     return paths
 
 
-def _serves(paths: EnginePaths, model_path: Path) -> bool:
+def _serves(paths: EnginePaths, model_path: Path, identity: str | None = None) -> bool:
     """Whether a live engine of this protocol serves the current bytes of ``model_path``.
 
     An engine whose weight file was replaced since it loaded it is stopped here, so the
-    caller starts a new one on the new file."""
+    caller starts a new one on the new file. An engine keyed by a verified identity serves
+    every copy of those bytes (the weights check compared this copy with the sidecar)."""
     info = status(paths)
     if info is None:
         return False
+    if info.get("protocol") == PROTOCOL and identity is not None and info.get("identity") == identity:
+        return True
     try:
         current = weights_stamp(model_path)
     except OSError:
@@ -310,7 +318,8 @@ def _serves(paths: EnginePaths, model_path: Path) -> bool:
     return True
 
 
-def _start(paths: EnginePaths, model_path: Path, *, name: str, settings: EngineSettings, idle_s: float) -> None:
+def _start(paths: EnginePaths, model_path: Path, *, name: str, settings: EngineSettings, idle_s: float,
+           identity: str | None = None) -> None:
     for leftover in (paths.socket, paths.state):
         with contextlib.suppress(FileNotFoundError):
             leftover.unlink()
@@ -326,6 +335,7 @@ def _start(paths: EnginePaths, model_path: Path, *, name: str, settings: EngineS
         "--context", str(settings.context),
         "--threads", str(settings.threads),
         "--prompt-cache", "1" if settings.prompt_cache else "0",
+        *(["--identity", identity] if identity else []),
     ]  # fmt: skip
     log = os.open(paths.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
@@ -398,6 +408,8 @@ class SharedEngine:
     model_path: Path
     name: str
     settings: EngineSettings
+    identity: str | None = None
+    """The verified weights' identity for bundled models (see :meth:`EnginePaths.for_model`)."""
     _paths: EnginePaths | None = field(default=None, init=False, repr=False)
     _checked_at: float = field(default=0.0, init=False, repr=False)
 
@@ -440,7 +452,8 @@ class SharedEngine:
             paths = self._paths
             if paths is None or time.monotonic() - self._checked_at > RECHECK_S:
                 # Checks that the engine serves the current weight file, starting one if needed.
-                paths = await asyncio.to_thread(ensure_engine, self.model_path, name=self.name, settings=self.settings)
+                paths = await asyncio.to_thread(ensure_engine, self.model_path, name=self.name, settings=self.settings,
+                                                identity=self.identity)
                 self._paths, self._checked_at = paths, time.monotonic()
             try:
                 return await asyncio.open_unix_connection(str(paths.socket), limit=MAX_LINE)
@@ -456,7 +469,7 @@ class SharedEngine:
     def describe(self) -> dict[str, Any]:
         """The running engine's status, without starting one."""
         try:
-            paths = EnginePaths.for_model(self.model_path, engine_dir(create=False))
+            paths = EnginePaths.for_model(self.model_path, engine_dir(create=False), identity=self.identity)
             info = status(paths, timeout=2.0) if paths.directory.is_dir() else None
         except (ConfigError, ModelError):
             info = None

@@ -116,6 +116,8 @@ class EngineServer:
     state_path: Path
     pid_lock_path: Path
     idle_s: float = 300.0
+    identity: str | None = None
+    """The verified identity of the weights (bundled models), shared by every copy of them."""
     started_at: float = field(default_factory=time.time)
     clients: dict[int, ClientRecord] = field(default_factory=dict)
     active: int = 0
@@ -208,6 +210,7 @@ class EngineServer:
             "name": self.name,
             "model_path": str(self.model_path),
             "weights": self._stamp,
+            "identity": self.identity,
             "socket": str(self.socket_path),
             "settings": self.settings.as_dict(),
             "idle_s": self.idle_s,
@@ -341,6 +344,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--context", type=int, default=8192)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--prompt-cache", type=int, default=1)
+    parser.add_argument("--identity", default=None, help="the weights' verified identity (bundled models)")
     args = parser.parse_args(argv)
     server = EngineServer(
         name=args.name,
@@ -352,6 +356,7 @@ def main(argv: list[str] | None = None) -> int:
         state_path=args.state,
         pid_lock_path=args.pid_lock,
         idle_s=args.idle,
+        identity=args.identity,
     )
     return server.run()
 

@@ -116,10 +116,15 @@ class LocalModel(Model):
             return self._engine
         return await asyncio.to_thread(self._get_engine)
 
+    def engine_identity(self) -> str | None:
+        """For bundled weights, their pinned sha256 (verified before use), so every copy of
+        them, in any moot home, is served by one shared engine; ``None`` for a GGUF path."""
+        return f"{self.variant}:{get_variant(self.variant).sha256}" if self.variant else None
+
     def _shared_engine(self) -> SharedEngine:
         with self._lock:
             if self._shared is None:
-                self._shared = SharedEngine(self._resolve_path(), self.name, self.settings)
+                self._shared = SharedEngine(self._resolve_path(), self.name, self.settings, self.engine_identity())
             return self._shared
 
     async def _chunks(self, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
@@ -154,7 +159,7 @@ class LocalModel(Model):
         if mode == "inprocess":
             info["loaded"] = self._engine is not None
         elif path is not None and path.exists():
-            running = SharedEngine(path.resolve(), self.name, self.settings).describe()
+            running = SharedEngine(path.resolve(), self.name, self.settings, self.engine_identity()).describe()
             info["loaded"] = bool(running)
             if running:
                 info.update(
