@@ -323,7 +323,8 @@ class _Deliberation:
         fa, fb = self.facts.get(a.agent, []), self.facts.get(b.agent, [])
 
         def evidence_task(me: AgentInsight, other: AgentInsight, facts: list[str]) -> str:
-            return (f"The user's request: {self.request}\nYour position: {position(me)}\n"
+            # no request here either: shown it, both embedded debaters argued "keep working tonight"
+            return (f"Your position: {position(me)}\n"
                     f"The other side's position: {position(other)}\n\nFacts from your data:\n{ag.numbered(facts)}")
 
         ra, rb = await asyncio.gather(
