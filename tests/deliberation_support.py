@@ -62,7 +62,7 @@ class Deliberators:
                 await asyncio.wait_for(self.barrier.wait(), 5)
             slots = enum(schema, "InsightOut", "when")
             facts = enum(schema, "InsightOut", "evidence")
-            return {"insights": [{"finding": "my data shows it", "evidence": facts[:2], "recommendation": rec, "impact": impact,
+            return {"insights": [{"finding": "my data shows it", "evidence": facts[:2], "action": ACTION_OF.get(agent, "rest"), "detail": rec, "impact": impact,
                                   "confidence": conf, "when": pick(slots, word) if word else "any time"}
                                  for rec, impact, conf, word in self.insights.get(agent, [("Keep going.", "low", 50, "")])]}
         if kind == "ConflictJudgement":
@@ -85,6 +85,9 @@ class Deliberators:
             return {"votes": [{"insight": i, "vote": self.votes.get(agent, 1), "reasoning": "fits my data"} for i in ids]}
         raise AssertionError(f"unexpected schema {kind}")
 
+
+ACTION_OF = {"sleep": "sleep early", "hypnos": "sleep early", "calendar": "work on the deadline", "chronos": "work on the deadline",
+             "deep_content": "work on the deadline", "stress": "limit messages", "activity": "take a light walk"}
 
 DEFAULT_INSIGHTS: dict[str, list[tuple[str, str, int, str]]] = {
     "recovery": [("Take it easy tonight; your recovery is low.", "high", 80, "")],

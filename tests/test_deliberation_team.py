@@ -176,4 +176,7 @@ def test_events_name_every_phase(tmp_path: Path) -> None:
 def test_a_specialist_repeating_itself_gives_one_insight(tmp_path: Path) -> None:
     twice = Deliberators(insights={"sleep": [("Be in bed by 22:30.", "high", 85, ""), ("be in bed by  22:30.", "high", 85, "")]})
     result = team(tmp_path, twice, mode="standard").deliberate_sync(REQUEST, now=NOW)
-    assert [i.insight_id for i in result.insights if i.agent == "sleep"] == ["sleep-1"]
+    [sleep] = [i for i in result.insights if i.agent == "sleep"]
+    assert sleep.insight_id == "sleep-1" and sleep.action == "sleep early"
+    # the action is the model's choice from a list; the detail its own words
+    assert sleep.recommendation == "Sleep early: Be in bed by 22:30"

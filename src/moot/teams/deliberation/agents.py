@@ -21,6 +21,11 @@ from moot.runtime import SubAgent
 
 ANY_TIME = "any time"
 
+ACTIONS = ("rest", "sleep early", "work on the deadline", "exercise", "take a light walk", "eat well", "cut caffeine",
+           "limit messages", "ask for help", "reschedule", "keep the plan")
+"""What a specialist can recommend: the action is chosen from this list (the embedded model, asked for a
+sentence, echoed the user's question or the prompt's wording); the detail is its own words."""
+
 
 @lru_cache(maxsize=None)
 def load_prompt(name: str) -> str:
@@ -52,7 +57,8 @@ def specialist_output(n_facts: int, slots: list[str]) -> type[BaseModel]:
         "InsightOut",
         finding=(str, Field(max_length=160)),
         evidence=(list[_choice(fact_ids(n_facts))], Field(min_length=1, max_length=3)),  # type: ignore[misc]
-        recommendation=(str, Field(max_length=160)),
+        action=(Literal[ACTIONS], ...),  # type: ignore[valid-type]
+        detail=(str, Field(default="", max_length=120)),
         impact=(Literal["low", "medium", "high"], ...),
         confidence=(int, ...),
         when=(_choice([*slots, ANY_TIME]), ...),
@@ -143,6 +149,6 @@ def voter_agent(model: Any, name: str, focus: str, insight_ids: list[str]) -> Su
 
 
 __all__ = [
-    "ANY_TIME", "CompromiseVerdict", "debater_agent", "fact_ids", "judge_agent", "load_prompt", "moderator_agent",
+    "ACTIONS", "ANY_TIME", "CompromiseVerdict", "debater_agent", "fact_ids", "judge_agent", "load_prompt", "moderator_agent",
     "numbered", "specialist_agent", "validator_agent", "voter_agent",
 ]

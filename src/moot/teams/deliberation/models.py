@@ -49,6 +49,8 @@ class AgentInsight(BaseModel):
     domain: str
     """Its coordinator's domain."""
     recommendation: str
+    action: str | None = None
+    """The action the specialist chose from a fixed list (``rest``, ``sleep early``, ``work on the deadline``, …)."""
     evidence: list[str] = Field(default_factory=list)
     """Facts from the data summary that the specialist cited (checked to come from its summary)."""
     impact: Impact = "medium"

@@ -264,14 +264,16 @@ class _Deliberation:
         found: list[AgentInsight] = []
         said: set[str] = set()
         for item in outcome.output.insights:
-            key = " ".join(item.recommendation.lower().split())
+            detail = " ".join(item.detail.split()).rstrip(".")
+            recommendation = item.action[0].upper() + item.action[1:] + (f": {detail}" if detail else "")
+            key = " ".join(recommendation.lower().split())
             if key in said:  # the small model sometimes writes the same insight twice
                 continue
             said.add(key)
             k = len(found) + 1
             slot = next((sl for sl in self.slots if sl.label == item.when), None)
             found.append(AgentInsight(
-                insight_id=f"{s.name}-{k}", agent=s.name, domain=domain, recommendation=item.recommendation.strip(),
+                insight_id=f"{s.name}-{k}", agent=s.name, domain=domain, recommendation=recommendation, action=item.action,
                 because=item.finding.strip(), evidence=[facts[int(e[1:]) - 1] for e in dict.fromkeys(item.evidence)],
                 impact=item.impact, confidence=clamp_pct(item.confidence),
                 time_window=slot.window if slot is not None else None))
