@@ -180,3 +180,12 @@ def test_a_specialist_repeating_itself_gives_one_insight(tmp_path: Path) -> None
     assert sleep.insight_id == "sleep-1" and sleep.action == "sleep early"
     # the action is the model's choice from a list; the detail its own words
     assert sleep.recommendation == "Sleep early: Be in bed by 22:30"
+
+
+def test_a_deadline_inside_a_debate_says_so_instead_of_blaming_the_reply(tmp_path: Path) -> None:
+    script = Deliberators(slow={"proposes a compromise that keeps both sides' evidence": 30.0})
+    result = team(tmp_path, script, mode="deep", deadline_s=1.5).deliberate_sync(REQUEST, now=NOW)
+    assert result.status == "stopped" and "deadline" in result.stop_reason
+    [debate] = result.debates
+    assert debate.status == "unresolved" and "round 3 (compromise)" in debate.reason
+    assert "the budget stopped moderator's reply" in debate.reason and "unusable" not in debate.reason

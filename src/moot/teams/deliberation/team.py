@@ -227,7 +227,11 @@ class _Deliberation:
                 self._mark_unresolved(c)
                 self.notes.append(f"conflict {c.id} was not debated ({mode.name} mode debates at most {mode.max_debates})")
                 continue
-            if self.calls_left() < DEBATE_CALLS or self.rec.stopped:
+            if self.rec.stopped:
+                self._mark_unresolved(c)
+                self.notes.append(f"conflict {c.id} was not debated: the run had stopped")
+                continue
+            if self.calls_left() < DEBATE_CALLS:
                 self._mark_unresolved(c)
                 self.notes.append(f"conflict {c.id} was not debated: a debate needs {DEBATE_CALLS} calls, "
                                   f"{max(0, self.calls_left())} of the mode's {mode.max_calls} were left")
@@ -409,6 +413,8 @@ class _Deliberation:
         for o in outcomes:
             if o is None:
                 problems.append("the budget stopped the debate")
+            elif o.stop_reason.startswith("budget:"):
+                problems.append(f"the budget stopped {o.agent}'s reply ({o.detail or o.stop_reason})")
             elif not o.ok:
                 problems.append(f"{o.agent}'s reply was unusable ({o.detail or o.stop_reason})")
         debate.reason = f"unresolved in {where}: " + "; ".join(dict.fromkeys(problems))
