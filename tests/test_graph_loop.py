@@ -192,3 +192,14 @@ def test_names_the_question_uses_are_found_in_the_passages_when_the_mapper_leave
     assert lake is not None and lake.why_relevant == "named in the question"
     assert lake.evidence[0].quote == "In 2024 the paper mill at Ostby discharges waste into Lake Mira, because its filters are old."
     assert result.scaffold.find("Ostby") is None  # already held by "Ostby mill"
+
+
+def test_an_entity_quote_must_name_the_entity_in_its_own_words(tmp_path: Path) -> None:
+    # the quote occurs in a source and holds "Ostby" and "mill", but not the name "Ostby mill":
+    # the sentence that does name it is quoted instead
+    script = GraphScript(mapping={"entities": [
+        {"label": "Ostby mill", "why_relevant": "", "quote": "the paper mill at Ostby discharges waste"}],
+        "relationships": [], "gaps": []})
+    result = team_for(tmp_path, script, iterations=1, hypotheses=False).ask_sync("How does the mill use the river water?")
+    mill = result.scaffold.find("Ostby mill")
+    assert mill is not None and mill.evidence[0].quote == "The Ostby mill draws water from the Varn river."

@@ -24,6 +24,7 @@ from moot.teams.graph.scaffold import (
     GraphAnswer,
     PlaceholderNode,
     Scaffold,
+    label_key,
     label_tokens,
 )
 
@@ -59,8 +60,10 @@ def _ground(index: SourceIndex, quote: str, chunks: list[Chunk], *labels: str) -
     sentence of the passages that names them, else ``None``."""
     found = index.locate(quote, chunks) if quote else None
     if found is not None:
-        have = _tokens(quote)  # the quote itself must name them, not just its passage
-        if all(_tokens(label) <= have for label in labels):
+        # the quote itself must name each label as written (words in order), not just its passage
+        # or its words scattered over two sentences ("Ostby Water Board … the mill's channel")
+        said = f" {label_key(quote)} "
+        if all(f" {label_key(label)} " in said for label in labels):
             return Evidence(source=found.source, quote=" ".join(quote.split()), chunk=found.id)
     return _sentence_naming(chunks, *labels)
 
