@@ -25,3 +25,22 @@ def test_embedded_model_answer_cites_a_real_location(tmp_path: Path, local_model
         assert RunStore(tmp_path / "runs.db").get_run(result.run_id).status == "completed"
     finally:
         team.close()
+
+
+def test_embedded_model_answers_where_a_function_is_defined_and_who_calls_it(tmp_path: Path, local_model) -> None:  # type: ignore[no-untyped-def]
+    """The question a new user asked of a five-file repository, which used to come back empty."""
+    from test_research_resolve import QUESTION
+    from test_research_resolve import make_repo as make_checks_repo
+
+    repo = make_checks_repo(tmp_path / "repo")
+    team = ResearchTeam(repo, model=local_model, store=RunStore(tmp_path / "runs.db"), db_path=tmp_path / "index.db",
+                        config=ResearchConfig(single_calls=2, researcher_calls=2))
+    try:
+        for mode in ("single", "multi"):
+            result = team.ask_sync(QUESTION, mode=mode)  # type: ignore[arg-type]
+            assert result.mode == mode, result.routing_rule
+            assert "`pkg.rules.check_fn` (function) is defined at pkg/rules.py:4-6" in result.answer, result.answer
+            assert "called by `pkg.caller_file.run` (pkg/caller_file.py:8)" in result.answer, result.answer
+            assert all(exists(team.index(), c) for c in find_citations(result.answer)), result.answer
+    finally:
+        team.close()
