@@ -113,6 +113,11 @@ def test_file_names_and_their_extensions_are_not_code_names(index: CodeIndex) ->
     assert notes == [] and fixed.startswith("`run` in `pkg/caller_file.py`")
 
 
+def test_prose_names_of_technologies_are_not_files(index: CodeIndex) -> None:
+    fixed, notes = fix(index, "`clamp` keeps a value between bounds, as in Node.js code.")
+    assert notes == [] and fixed == "`clamp` keeps a value between bounds, as in Node.js code."
+
+
 def test_a_file_the_repository_lacks_is_narrowed_away(index: CodeIndex) -> None:
     fixed, notes = fix(index, "`clamp` keeps a value between bounds, and `format_report` lives in `reports/html.py`.")
     assert fixed == "`clamp` keeps a value between bounds."

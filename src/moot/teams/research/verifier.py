@@ -44,6 +44,7 @@ _EXTENSIONS = ("py|pyi|pyx|js|jsx|mjs|cjs|ts|tsx|md|rst|txt|json|toml|yaml|yml|c
 _FILE = re.compile(rf"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+(?:\.[\w-]+)*\.(?:{_EXTENSIONS}))(?![\w/-])")
 """A file name or relative path: ``caller_file.py``, ``src/app/config.json``. Its stem and its
 extension are not code names (the old check took the ``py`` of ``caller_file.py`` for one)."""
+_TECH_NAME = re.compile(r"[A-Z][a-z]+\.js")
 TOOL_NAMES = frozenset({"search_code", "resolve_symbol", "read_file", "read_map"})
 """moot's research tools: a statement that names one talks about moot, not the repository."""
 _CLAUSE_BREAK = re.compile(r",\s+(?:and|but|which|while|where|so|then)\s+|;\s+|,\s+|\s+(?:and|but|while|whereas)\s+"
@@ -71,8 +72,10 @@ class Claim:
 
 
     def files(self) -> list[str]:
-        """The file names and paths the claim mentions outside its ``path:line`` citations."""
-        return list(dict.fromkeys(m.group(1) for m in _FILE.finditer(_strip_citations(self.text))))
+        """The file names and paths the claim mentions outside its ``path:line`` citations
+        (not prose names of technologies such as "Node.js" or "Vue.js")."""
+        found = (m.group(1) for m in _FILE.finditer(_strip_citations(self.text)))
+        return list(dict.fromkeys(f for f in found if not _TECH_NAME.fullmatch(f)))
 
 
 def unknown_names(index: CodeIndex, text: str) -> list[str]:
