@@ -334,6 +334,17 @@ class CodeIndex:
             ).fetchall()
         return [(str(caller or path), str(path), int(line)) for caller, path, line in rows]
 
+    def defined_as(self, name: str) -> str | None:
+        """The qualified name of the first definition called ``name``, or ``None`` when the
+        repository defines nothing of that name (a cheap check: no callers or references)."""
+        with self._guard() as conn:
+            row = conn.execute(
+                "SELECT s.qualified_name FROM symbols s JOIN files f ON f.id = s.file_id WHERE s.name = ? "
+                "ORDER BY f.path, s.start_line LIMIT 1",
+                (name.strip().rsplit(".", 1)[-1],),
+            ).fetchone()
+        return str(row[0]) if row else None
+
     def symbols_in(self, path: str, start_line: int, end_line: int, limit: int = 10) -> list[str]:
         """Qualified names of the definitions in ``path`` that overlap the line range,
         innermost (shortest) first: what a reported location is about."""

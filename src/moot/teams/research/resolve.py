@@ -98,7 +98,7 @@ def resolve(index: CodeIndex, names: Iterable[str], limit: int = MAX_RESOLVED) -
                 start_line=info.start_line, end_line=info.end_line, signature=info.signature,
                 docstring=info.docstring, callers=sites,
                 # calls of the repository's own code: `split` or `append` would only be noise
-                callees=[c for c in info.callees if index.resolve_symbol(c)][:8],
+                callees=[c for c in info.callees if index.defined_as(c) is not None][:8],
             ))  # fmt: skip
         if len(out) >= limit:
             break
@@ -114,25 +114,19 @@ def candidates(index: CodeIndex, locations: Iterable[tuple[str, int, int]], limi
         if name and name not in out and len(out) < limit:
             out.append(name)
 
-    located = [(path, start, end) for path, start, end in locations]
-    for path, start, end in located:
-        for name in index.symbols_in(path, start, end, limit=4):
+    # The definitions at each location, innermost first; the two innermost also give the
+    # repository functions they call (one symbol lookup each, no second pass).
+    at_locations = [index.symbols_in(path, start, end, limit=4) for path, start, end in locations]
+    for names in at_locations:
+        for name in names:
             add(name)
-    for path, start, end in located:
-        for name in index.symbols_in(path, start, end, limit=2):
+    for names in at_locations:
+        for name in names[:2]:
             for info in index.resolve_symbol(name)[:1]:
                 for callee in info.callees:
-                    for target in index.resolve_symbol(callee)[:1]:
-                        add(target.qualified_name)
+                    if (qualified := index.defined_as(callee)) is not None:
+                        add(qualified)
     return out
-
-
-def nomination_schema(names: list[str], *, most: int = MAX_RESOLVED) -> dict[str, object]:
-    """The JSON schema of a list of at most ``most`` names chosen from ``names`` (an enum, so
-    constrained decoding cannot produce a name that is not in the list)."""
-    if not names:
-        return {"type": "array", "items": {"type": "string"}, "maxItems": 0}
-    return {"type": "array", "items": {"type": "string", "enum": names}, "maxItems": most}
 
 
 def render_facts(resolved: list[ResolvedSymbol]) -> str:
@@ -148,16 +142,11 @@ def index_section(resolved: list[ResolvedSymbol], limit: int = 6) -> str:
     return "From the code index (written by moot from the symbol graph):\n" + "\n".join(lines)
 
 
-INDEX_SECTION_PREFIX = "From the code index (written by moot"
-
-
 __all__ = [
     "CallSite",
-    "INDEX_SECTION_PREFIX",
     "ResolvedSymbol",
     "candidates",
     "index_section",
-    "nomination_schema",
     "render_facts",
     "resolve",
 ]

@@ -205,8 +205,15 @@ def check_citations(index: CodeIndex, claims: list[Claim]) -> tuple[list[Verific
     verdicts: list[VerificationResult] = []
     replace: dict[str, str] = {}
     left: list[Claim] = []
+    paths: list[str] = []
+
+    def paths_of() -> list[str]:  # read once per answer, and only when a claim names a file
+        if not paths:
+            paths.extend(index.file_paths())
+        return paths
+
     for claim in claims:
-        fixed, notes = _check_names(index, claim.text, paths_of=index.file_paths)
+        fixed, notes = _check_names(index, claim.text, paths_of=paths_of)
         if fixed != claim.text:
             replace[claim.text] = fixed
             verdicts.append(VerificationResult(
