@@ -101,3 +101,26 @@ async def test_usage_is_summed_over_turns() -> None:
     )
     result = await SubAgent("a", "", "", [ping], model).run("ping")
     assert result.usage == Usage(input_tokens=30, output_tokens=5, requests=2, cost_usd=0.03)
+
+
+async def test_test_models_route_by_the_calling_agents_name() -> None:
+    from moot.models.testing import FunctionModel, by_agent
+
+    scripted = ScriptedModel(by_agent={"planner": ["plan A"], "writer": ["draft B"]})
+    writer = await SubAgent("writer", "", "Same prompt.", model=scripted).run("go")
+    planner = await SubAgent("planner", "", "Same prompt.", model=scripted).run("go")
+    assert (planner.output, writer.output) == ("plan A", "draft B")
+    assert [r.agent for r in scripted.requests] == ["writer", "planner"]
+    assert len(scripted.requests_from("planner")) == 1
+
+    function = FunctionModel(by_agent({"judge": {"answer": "no", "confidence": 0.2}}, default="plain"))
+    judged = await SubAgent("judge", "", "", model=function, output_type=Verdict).run("Is it?")
+    other = await SubAgent("helper", "", "", model=function).run("hi")
+    assert judged.output == Verdict(answer="no", confidence=0.2) and other.output == "plain"
+
+
+async def test_a_route_missing_for_an_agent_names_it() -> None:
+    from moot.models.testing import FunctionModel, by_agent
+
+    result = await SubAgent("stranger", "", "", model=FunctionModel(by_agent({"judge": "x"}))).run("hi")
+    assert not result.ok and "stranger" in (result.detail or "")

@@ -110,6 +110,10 @@ class ModelRequest(_Message):
     output: OutputSchema | None = None
     """When set, the response's ``output`` holds the parsed JSON that matches this schema."""
     settings: ModelSettings = Field(default_factory=ModelSettings)
+    agent: str | None = None
+    """The name of the agent that sends this request (set by the runtime for every agent
+    call; ``None`` for a direct call). Providers ignore it; test models route by it, so a
+    test never has to recognise an agent by its prompt text."""
 
     def estimated_input_tokens(self) -> int:
         """A provider-independent upper-ish estimate of the prompt size, for budget checks.

@@ -3,6 +3,10 @@
 - :class:`ScriptedModel` answers from a queue of responses (or raises queued exceptions)
   and records every request it received.
 - :class:`FunctionModel` lets a Python function decide each response.
+- Both route by the calling agent's name (``request.agent``, set by the runtime for every
+  agent call): ``ScriptedModel(by_agent={"planner": [...], "writer": [...]})`` or
+  ``FunctionModel(by_agent({"planner": plan_fn, "writer": "done"}))``, so a test of a team
+  never recognises an agent by its prompt text.
 - :func:`block_real_requests` makes every real provider refuse to send anything, so a test
   that forgot to use a test model fails loudly instead of calling the internet.
 
@@ -16,7 +20,7 @@ import asyncio
 import contextlib
 import itertools
 import os
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Union
 
@@ -94,22 +98,36 @@ class ScriptedModel(Model):
 
     When the script runs out it raises ``AssertionError`` (a test bug), unless ``repeat_last``
     is set. ``delay_s`` sleeps before each answer, to simulate latency.
+
+    ``by_agent`` gives an agent its own script, chosen by the request's ``agent`` (the calling
+    agent's name); requests from other agents take the shared ``script``:
+
+    >>> model = ScriptedModel(by_agent={"planner": [{"steps": ["a"]}], "writer": ["Done."]})
     """
 
     script: list[ScriptItem] = field(default_factory=list)
     name: str = "scripted"
     delay_s: float = 0.0
     repeat_last: bool = False
+    by_agent: dict[str, list[ScriptItem]] = field(default_factory=dict)
+    """Scripts by agent name; ``repeat_last`` applies to each of them too."""
     requests: list[ModelRequest] = field(default_factory=list, init=False)
     """Every request received, in order."""
 
+    def requests_from(self, agent: str) -> list[ModelRequest]:
+        """The requests one agent sent, in order."""
+        return [r for r in self.requests if r.agent == agent]
+
     async def request(self, request: ModelRequest) -> ModelResponse:
         self.requests.append(request)
-        if not self.script:
+        script = self.by_agent[request.agent] if request.agent in self.by_agent else self.script
+        if not script:
+            whose = f"agent {request.agent!r}'s script" if request.agent in self.by_agent else "its script"
             raise AssertionError(
-                f"ScriptedModel {self.name!r} got request #{len(self.requests)} but its script is empty"
+                f"ScriptedModel {self.name!r} got request #{len(self.requests)} (agent {request.agent!r}) "
+                f"but {whose} is empty"
             )
-        item = self.script[0] if (self.repeat_last and len(self.script) == 1) else self.script.pop(0)
+        item = script[0] if (self.repeat_last and len(script) == 1) else script.pop(0)
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
         return to_response(item, request, self.name)
@@ -137,11 +155,18 @@ class FunctionModel(Model):
     """Lets ``function(request)`` decide every response (sync or async; may raise).
 
     >>> model = FunctionModel(lambda req: req.messages[-1].content.upper())
+
+    ``request.agent`` names the calling agent; :func:`by_agent` builds a function that routes
+    on it.
     """
 
     function: ResponseFunction
     name: str = "function"
     requests: list[ModelRequest] = field(default_factory=list, init=False)
+
+    def requests_from(self, agent: str) -> list[ModelRequest]:
+        """The requests one agent sent, in order."""
+        return [r for r in self.requests if r.agent == agent]
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         self.requests.append(request)
@@ -149,6 +174,30 @@ class FunctionModel(Model):
         if asyncio.iscoroutine(item) or isinstance(item, asyncio.Future):
             item = await item
         return to_response(item, request, self.name)  # type: ignore[arg-type]
+
+
+def by_agent(
+    routes: Mapping[str, ResponseFunction | ScriptItem],
+    default: ResponseFunction | ScriptItem | None = None,
+) -> ResponseFunction:
+    """A :class:`FunctionModel` function that answers by the calling agent's name.
+
+    Each route is a function of the request (sync or async) or a fixed answer (text, a dict of
+    structured output, a :class:`ModelResponse`). ``default`` answers agents without a route;
+    without one such a request fails the test with the agent's name::
+
+        FunctionModel(by_agent({"mapper": map_fn, "skeptic": {"verdicts": []}}))
+    """
+
+    def route(request: ModelRequest) -> Any:
+        answer = routes.get(request.agent or "", default) if request.agent in routes else default
+        if answer is None:
+            raise AssertionError(
+                f"no scripted answer for agent {request.agent!r} (routes: {', '.join(sorted(routes))})"
+            )
+        return answer(request) if callable(answer) and not isinstance(answer, BaseException) else answer
+
+    return route
 
 
 # --------------------------------------------------------------------------- blocking real requests
@@ -194,6 +243,7 @@ def allow_real_requests() -> contextlib.AbstractContextManager[None]:
 
 __all__ = [
     "FunctionModel",
+    "by_agent",
     "ScriptedModel",
     "ScriptItem",
     "allow_real_requests",

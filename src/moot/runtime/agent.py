@@ -224,7 +224,8 @@ class SubAgent:
 
         while state.turns < self.max_turns:
             request = ModelRequest(
-                messages=tuple(state.messages), tools=definitions, output=output_schema, settings=self.settings
+                messages=tuple(state.messages), tools=definitions, output=output_schema, settings=self.settings,
+                agent=self.name,
             )
             try:
                 reservation, request = await tracker.acquire(self.name, request, price=price, model=model_name)
