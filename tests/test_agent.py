@@ -124,3 +124,17 @@ async def test_a_route_missing_for_an_agent_names_it() -> None:
 
     result = await SubAgent("stranger", "", "", model=FunctionModel(by_agent({"judge": "x"}))).run("hi")
     assert not result.ok and "stranger" in (result.detail or "")
+
+
+def test_one_prompt_loader_serves_the_runtime_and_every_team() -> None:
+    import pytest
+
+    from moot.errors import ConfigError
+    from moot.runtime import load_prompt
+
+    assert load_prompt("fallback").startswith("You are")
+    for package, name in [("moot.teams.graph", "mapper"), ("moot.teams.research", "planner"),
+                          ("moot.teams.board", "executor"), ("moot.teams.deliberation", "judge")]:
+        assert load_prompt(name, package) == load_prompt(name, package).strip() != ""
+    with pytest.raises(ConfigError, match="no prompt named 'nope' in moot/teams/graph/prompts/"):
+        load_prompt("nope", "moot.teams.graph")

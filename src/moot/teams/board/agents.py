@@ -33,8 +33,6 @@ from __future__ import annotations
 import os
 import uuid
 from collections import deque
-from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -43,6 +41,7 @@ from pydantic import BaseModel, Field
 from moot.errors import ConfigError, MootError
 from moot.models.base import Model, ModelSettings
 from moot.runtime.agent import SubAgent
+from moot.runtime.prompts import load_prompt
 from moot.teams.board.agent_tools import PATH_TOOLS, build_tools, terminal_enabled, workspace_listing
 from moot.teams.board.backend import AgentSpec, BoardBackend
 from moot.teams.board.goal_budget import GoalBudgetExceeded, charge, check_budget, read_budget
@@ -93,12 +92,6 @@ class ResultRejected(MootError):
 
     fix = "reword the goal more concretely, or run a larger model with --model"
     retryable = True
-
-
-@lru_cache(maxsize=None)
-def load_board_prompt(name: str) -> str:
-    """A prompt of the board team, kept as data in ``prompts/<name>.md``."""
-    return resources.files("moot.teams.board").joinpath("prompts", f"{name}.md").read_text("utf-8").strip()
 
 
 def workspace_for(board: BoardBackend, workspace: str | Path | None = None) -> Path:
@@ -173,7 +166,7 @@ class BaseAgent:
         agent = SubAgent(
             name=f"{self.agent_type}-{role}",
             role=role,
-            system_prompt=load_board_prompt(prompt).format(agent_type=self.agent_type),
+            system_prompt=load_prompt(prompt, __package__).format(agent_type=self.agent_type),
             model=self.resolved_model(),
             output_type=output_type,
             max_turns=2,
@@ -274,7 +267,7 @@ class BaseAgent:
     async def execute(self, task: BoardTask, board: BoardBackend, *, note: str | None = None) -> str:
         """Run the executor role with the spec's tools; its text answer is the result."""
         check_budget(board, task)
-        instructions = load_board_prompt("executor").format(agent_type=self.agent_type)
+        instructions = load_prompt("executor", __package__).format(agent_type=self.agent_type)
         if self.spec.instructions:
             instructions = f"{instructions}\n\n{self.spec.instructions}"
         executor = SubAgent(
@@ -406,6 +399,5 @@ __all__ = [
     "builtin_specs",
     "describe_task",
     "known_specs",
-    "load_board_prompt",
     "workspace_for",
 ]

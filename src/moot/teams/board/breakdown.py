@@ -33,7 +33,8 @@ from pydantic import BaseModel, Field, create_model
 from moot.errors import MootError
 from moot.models.base import Model, ModelSettings
 from moot.runtime.agent import SubAgent
-from moot.teams.board.agents import BaseAgent, known_specs, load_board_prompt
+from moot.runtime.prompts import load_prompt
+from moot.teams.board.agents import BaseAgent, known_specs
 from moot.teams.board.backend import AgentSpec, BoardBackend
 from moot.teams.board.extension import (
     BUILTIN_TYPES,
@@ -166,7 +167,7 @@ class TaskBreakdownAgent(BaseAgent):
         planner = SubAgent(
             name="breakdown-planner",
             role="executor",
-            system_prompt=load_board_prompt("breakdown"),
+            system_prompt=load_prompt("breakdown", __package__),
             model=self.resolved_model(),
             output_type=plan_type(capabilities),
             max_turns=2,
@@ -256,7 +257,7 @@ class TaskBreakdownAgent(BaseAgent):
         drafter = SubAgent(
             name="breakdown-spec-drafter",
             role="evaluator",
-            system_prompt=load_board_prompt("draft_spec"),
+            system_prompt=load_prompt("draft_spec", __package__),
             model=self.resolved_model(),
             output_type=SpecDraft,
             max_turns=2,

@@ -10,14 +10,12 @@ own name, so test models can route by the schema an agent asks for.
 
 from __future__ import annotations
 
-from functools import lru_cache
-from importlib import resources
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
 from moot.models.base import ModelSettings
-from moot.runtime import SubAgent
+from moot.runtime import SubAgent, load_prompt
 
 ANY_TIME = "any time"
 
@@ -25,12 +23,6 @@ ACTIONS = ("rest", "sleep early", "work on the deadline", "exercise", "take a li
            "limit messages", "ask for help", "reschedule", "keep the plan")
 """What a specialist can recommend: the action is chosen from this list (the embedded model, asked for a
 sentence, echoed the user's question or the prompt's wording); the detail is its own words."""
-
-
-@lru_cache(maxsize=None)
-def load_prompt(name: str) -> str:
-    """A prompt of the deliberation team, kept as data in ``prompts/<name>.md``."""
-    return resources.files("moot.teams.deliberation").joinpath("prompts", f"{name}.md").read_text("utf-8").strip()
 
 
 def _choice(ids: list[str]) -> Any:
@@ -67,7 +59,7 @@ def specialist_output(n_facts: int, slots: list[str]) -> type[BaseModel]:
 
 
 def specialist_agent(model: Any, name: str, focus: str, n_facts: int, slots: list[str]) -> SubAgent:
-    prompt = load_prompt("specialist").replace("{name}", name).replace("{focus}", focus)
+    prompt = load_prompt("specialist", __package__).replace("{name}", name).replace("{focus}", focus)
     return SubAgent(name, f"the {name} specialist", prompt, model=model, output_type=specialist_output(n_facts, slots),
                     max_turns=2, settings=_settings(360))
 
@@ -83,7 +75,7 @@ def judge_output(n_pairs: int) -> type[BaseModel]:
 
 
 def judge_agent(model: Any, n_pairs: int) -> SubAgent:
-    return SubAgent("conflict_judge", "decides which pairs of insights conflict", load_prompt("judge"), model=model,
+    return SubAgent("conflict_judge", "decides which pairs of insights conflict", load_prompt("judge", __package__), model=model,
                     output_type=judge_output(n_pairs), max_turns=2, settings=_settings(40 + 40 * n_pairs))
 
 
@@ -96,7 +88,7 @@ def debater_output(n_facts: int) -> type[BaseModel]:
 
 
 def debater_agent(model: Any, name: str, n_facts: int) -> SubAgent:
-    return SubAgent(name, f"the {name} specialist, debating", load_prompt("debater").replace("{name}", name), model=model,
+    return SubAgent(name, f"the {name} specialist, debating", load_prompt("debater", __package__).replace("{name}", name), model=model,
                     output_type=debater_output(n_facts), max_turns=2, settings=_settings(200))
 
 
@@ -117,7 +109,7 @@ def moderator_output(n_a: int, n_b: int, types: list[str], slots: list[str]) -> 
 
 
 def moderator_agent(model: Any, n_a: int, n_b: int, types: list[str], slots: list[str]) -> SubAgent:
-    return SubAgent("moderator", "proposes a compromise that keeps both sides' evidence", load_prompt("moderator"),
+    return SubAgent("moderator", "proposes a compromise that keeps both sides' evidence", load_prompt("moderator", __package__),
                     model=model, output_type=moderator_output(n_a, n_b, types, slots), max_turns=2, settings=_settings(320))
 
 
@@ -129,7 +121,7 @@ class CompromiseVerdict(BaseModel):
 
 
 def validator_agent(model: Any, name: str) -> SubAgent:
-    return SubAgent(name, f"the {name} specialist, rating a compromise", load_prompt("validator").replace("{name}", name),
+    return SubAgent(name, f"the {name} specialist, rating a compromise", load_prompt("validator", __package__).replace("{name}", name),
                     model=model, output_type=CompromiseVerdict, max_turns=2, settings=_settings(90))
 
 
@@ -143,12 +135,12 @@ def voter_output(insight_ids: list[str]) -> type[BaseModel]:
 
 
 def voter_agent(model: Any, name: str, focus: str, insight_ids: list[str]) -> SubAgent:
-    prompt = load_prompt("voter").replace("{name}", name).replace("{focus}", focus)
+    prompt = load_prompt("voter", __package__).replace("{name}", name).replace("{focus}", focus)
     return SubAgent(name, f"the {name} specialist, voting", prompt, model=model, output_type=voter_output(insight_ids),
                     max_turns=2, settings=_settings(40 + 60 * len(insight_ids)))
 
 
 __all__ = [
-    "ACTIONS", "ANY_TIME", "CompromiseVerdict", "debater_agent", "fact_ids", "judge_agent", "load_prompt", "moderator_agent",
+    "ACTIONS", "ANY_TIME", "CompromiseVerdict", "debater_agent", "fact_ids", "judge_agent", "moderator_agent",
     "numbered", "specialist_agent", "validator_agent", "voter_agent",
 ]

@@ -21,8 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, create_model
 
 from moot.models.base import ModelSettings, Usage
-from moot.runtime import SubAgent
-from moot.teams.deliberation.agents import load_prompt
+from moot.runtime import SubAgent, load_prompt
 from moot.teams.deliberation.consensus import adjusted_confidence, clamp_pct, consensus_score, is_low_consensus
 
 PERSONAS = ("a careful solver who checks every step", "a solver who works step by step from the facts given",
@@ -95,7 +94,7 @@ class QuestionDebate:
 
         # round 1: positions
         first = await asyncio.gather(*(call(SubAgent(f"solver{k + 1}", "answers the question",
-                                                     load_prompt("answerer").replace("{persona}", p), model=self.model,
+                                                     load_prompt("answerer", __package__).replace("{persona}", p), model=self.model,
                                                      output_type=answer_output(choices), max_turns=2,
                                                      settings=self._settings(seed * 10 + k)), f"Question: {question}")
                                        for k, p in enumerate(personas)))
@@ -120,7 +119,7 @@ class QuestionDebate:
             return "\n".join(f"- answer {o.answer!s}: {o.reasoning}" for j, o in answered if j != k)
 
         revised = await asyncio.gather(*(call(SubAgent(f"solver{k + 1}", "revises its answer",
-                                                       load_prompt("reviser").replace("{persona}", personas[k]), model=self.model,
+                                                       load_prompt("reviser", __package__).replace("{persona}", personas[k]), model=self.model,
                                                        output_type=answer_output(choices), max_turns=2,
                                                        settings=self._settings(seed * 10 + k + 5)),
                                               f"Question: {question}\n\nYour answer: {o.answer} ({o.reasoning})\n\n"
@@ -139,7 +138,7 @@ class QuestionDebate:
         # round 3: the moderator picks one of the answers on the table
         if len(candidates) > 1:
             arguments = "\n".join(f"- answer {o.answer!s}: {o.reasoning}" for _, o in final)
-            pick = await call(SubAgent("moderator", "picks the best-argued answer", load_prompt("picker"), model=self.model,
+            pick = await call(SubAgent("moderator", "picks the best-argued answer", load_prompt("picker", __package__), model=self.model,
                                        output_type=pick_output(candidates), max_turns=2,
                                        settings=ModelSettings(max_tokens=self.max_tokens, temperature=0.0)),
                               f"Question: {question}\n\nAnswers and arguments:\n{arguments}")
@@ -149,7 +148,7 @@ class QuestionDebate:
 
         # round 4: validation, the solvers' votes on the pick
         votes = await asyncio.gather(*(call(SubAgent(f"solver{k + 1}", "votes on the final answer",
-                                                     load_prompt("answer_voter").replace("{persona}", personas[k]),
+                                                     load_prompt("answer_voter", __package__).replace("{persona}", personas[k]),
                                                      model=self.model, output_type=AnswerVote, max_turns=2,
                                                      settings=ModelSettings(max_tokens=80, temperature=0.0)),
                                             f"Question: {question}\n\nYour answer: {o.answer}\nThe moderator's final answer: {chosen}")

@@ -10,24 +10,16 @@ cannot name anything else.
 
 from __future__ import annotations
 
-from functools import lru_cache
-from importlib import resources
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
 from moot.models.base import ModelSettings
-from moot.runtime import SubAgent
+from moot.runtime import SubAgent, load_prompt
 from moot.teams.graph.scaffold import RELATION_MEANINGS, RelationType
 
 AGENT_NAMES = ("mapper", "skeptic", "placeholder", "quantifier", "hypothesizer")
 """The agent registry, in the order they act in an iteration."""
-
-
-@lru_cache(maxsize=None)
-def load_prompt(name: str) -> str:
-    """A prompt of the graph team, kept as data in ``prompts/<name>.md``."""
-    return resources.files("moot.teams.graph").joinpath("prompts", f"{name}.md").read_text("utf-8").strip()
 
 
 def _choice(ids: list[str]) -> Any:
@@ -73,21 +65,21 @@ class MergeOutput(BaseModel):
 
 
 def mapper_agent(model: Any) -> SubAgent:
-    return SubAgent("mapper", "names the entities in the evidence", load_prompt("mapper"), model=model,
+    return SubAgent("mapper", "names the entities in the evidence", load_prompt("mapper", __package__), model=model,
                     output_type=MapperOutput, max_turns=2, settings=ModelSettings(max_tokens=380, temperature=0.0))
 
 
 def links_agent(model: Any, labels: list[str]) -> SubAgent:
     """The mapper's second call: which of the entities the passages link, and how (choices from enums)."""
     types = "\n".join(f"  {name}: {meaning}" for name, meaning in RELATION_MEANINGS.items())
-    return SubAgent("mapper", "links the entities the evidence relates", load_prompt("links").replace("{relation_types}", types),
+    return SubAgent("mapper", "links the entities the evidence relates", load_prompt("links", __package__).replace("{relation_types}", types),
                     model=model, output_type=links_output(labels), max_turns=2,
                     settings=ModelSettings(max_tokens=480, temperature=0.0))
 
 
 def merge_agent(model: Any) -> SubAgent:
     """The mapper's identity check: same agent, its merge decisions under their own schema."""
-    return SubAgent("mapper", "decides whether two labels name one thing", load_prompt("merge"), model=model,
+    return SubAgent("mapper", "decides whether two labels name one thing", load_prompt("merge", __package__), model=model,
                     output_type=MergeOutput, max_turns=2, settings=ModelSettings(max_tokens=200, temperature=0.0))
 
 
@@ -110,7 +102,7 @@ def quantifier_output(edge_ids: list[str], entity_ids: list[str]) -> type[BaseMo
 
 
 def quantifier_agent(model: Any, edge_ids: list[str], entity_ids: list[str]) -> SubAgent:
-    return SubAgent("quantifier", "labels what each piece of evidence shows", load_prompt("quantifier"), model=model,
+    return SubAgent("quantifier", "labels what each piece of evidence shows", load_prompt("quantifier", __package__), model=model,
                     output_type=quantifier_output(edge_ids, entity_ids), max_turns=2,
                     settings=ModelSettings(max_tokens=60 + 40 * (len(edge_ids) + len(entity_ids)), temperature=0.0))
 
@@ -125,7 +117,7 @@ def skeptic_output(ids: list[str]) -> type[BaseModel]:
 
 
 def skeptic_agent(model: Any, ids: list[str]) -> SubAgent:
-    return SubAgent("skeptic", "challenges confident claims against their quotes", load_prompt("skeptic"), model=model,
+    return SubAgent("skeptic", "challenges confident claims against their quotes", load_prompt("skeptic", __package__), model=model,
                     output_type=skeptic_output(ids), max_turns=2,
                     settings=ModelSettings(max_tokens=60 + 70 * len(ids), temperature=0.0))
 
@@ -141,7 +133,7 @@ def placeholder_output(gap_ids: list[str]) -> type[BaseModel]:
 
 
 def placeholder_agent(model: Any, gap_ids: list[str]) -> SubAgent:
-    return SubAgent("placeholder", "proposes a provisional node for each gap", load_prompt("placeholder"), model=model,
+    return SubAgent("placeholder", "proposes a provisional node for each gap", load_prompt("placeholder", __package__), model=model,
                     output_type=placeholder_output(gap_ids), max_turns=2,
                     settings=ModelSettings(max_tokens=60 + 110 * len(gap_ids), temperature=0.0))
 
@@ -168,12 +160,12 @@ def hypothesizer_output(node_labels: list[str], edge_ids: list[str]) -> type[Bas
 
 
 def hypothesizer_agent(model: Any, node_labels: list[str], edge_ids: list[str]) -> SubAgent:
-    return SubAgent("hypothesizer", "proposes alternative structures with testable predictions", load_prompt("hypothesizer"),
+    return SubAgent("hypothesizer", "proposes alternative structures with testable predictions", load_prompt("hypothesizer", __package__),
                     model=model, output_type=hypothesizer_output(node_labels, edge_ids), max_turns=2,
                     settings=ModelSettings(max_tokens=650, temperature=0.0))
 
 
 __all__ = [
-    "AGENT_NAMES", "MapperOutput", "links_agent", "MergeOutput", "hypothesizer_agent", "load_prompt", "mapper_agent", "merge_agent",
+    "AGENT_NAMES", "MapperOutput", "links_agent", "MergeOutput", "hypothesizer_agent", "mapper_agent", "merge_agent",
     "placeholder_agent", "quantifier_agent", "skeptic_agent",
 ]

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from moot.codeindex import CodeIndex
 
 from moot.models.base import ModelSettings
-from moot.runtime import SubAgent
+from moot.runtime import SubAgent, load_prompt
 from moot.teams.research.models import ResearchPlan, SubQuestion
 
-PROMPTS = Path(__file__).parent / "prompts"
 MAX_SUB_QUESTIONS = 5
 
 
@@ -30,15 +28,11 @@ class PlannerOutput(BaseModel):
     sub_questions: list[SubQuestion] = Field(min_length=2, max_length=MAX_SUB_QUESTIONS)
 
 
-def prompt(name: str) -> str:
-    return (PROMPTS / f"{name}.md").read_text(encoding="utf-8")
-
-
 def planner_agent(model: object, repo_map: str) -> SubAgent:
     return SubAgent(
         "planner",
         "splits a question about code into sub-questions, one per subsystem",
-        prompt("planner").replace("{repo_map}", repo_map[:1500]),
+        load_prompt("planner", __package__).replace("{repo_map}", repo_map[:1500]),
         model=model,  # type: ignore[arg-type]
         output_type=PlannerOutput,
         max_turns=2,  # one answer plus the one schema retry

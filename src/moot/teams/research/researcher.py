@@ -19,11 +19,10 @@ from pydantic import BaseModel, Field, create_model
 
 from moot.codeindex import CodeIndex
 from moot.models.base import ModelSettings
-from moot.runtime import AgentProgress, AgentResult, EventBus, EventType, SubAgent
+from moot.runtime import AgentProgress, AgentResult, EventBus, EventType, SubAgent, load_prompt
 from moot.runtime.events import BoundEmitter, summarize
 from moot.teams.research.citations import file_lines
 from moot.teams.research.models import EvidenceBundle, Finding, SubQuestion
-from moot.teams.research.planner import prompt
 from moot.teams.research.resolve import MAX_RESOLVED, candidates, resolve
 from moot.teams.research.verifier import unknown_names
 
@@ -185,7 +184,7 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
 def researcher_agent(name: str, model: object, index: CodeIndex, tools: list[Any], sub: SubQuestion,
                      *, max_turns: int, budget: Any) -> ResearcherAgent:
     return ResearcherAgent(
-        name, f"gathers evidence for: {sub.question[:80]}", prompt("researcher"), tools=tools,
+        name, f"gathers evidence for: {sub.question[:80]}", load_prompt("researcher", __package__), tools=tools,
         model=model, output_type=ResearcherReport, max_turns=max_turns,  # type: ignore[arg-type]
         settings=ModelSettings(max_tokens=400), budget=budget, index=index, sub_question=sub,
     )  # fmt: skip

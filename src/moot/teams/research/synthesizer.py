@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from moot.models.base import ModelSettings
-from moot.runtime import SubAgent
+from moot.runtime import SubAgent, load_prompt
 from moot.teams.research.models import EvidenceBundle
-from moot.teams.research.planner import prompt
 from moot.teams.research.resolve import ResolvedSymbol, render_facts
 
 BUNDLE_CHARS = 1400
@@ -13,7 +12,7 @@ BUNDLE_CHARS = 1400
 
 
 def synthesizer_agent(model: object) -> SubAgent:
-    return SubAgent("synthesizer", "writes the answer from the evidence, citing path:line", prompt("synthesizer"),
+    return SubAgent("synthesizer", "writes the answer from the evidence, citing path:line", load_prompt("synthesizer", __package__),
                     model=model, max_turns=1, settings=ModelSettings(max_tokens=500))  # type: ignore[arg-type]
 
 

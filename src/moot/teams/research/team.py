@@ -20,7 +20,7 @@ from moot.codeindex import CodeIndex
 from moot.codeindex.tools import code_tools
 from moot.errors import MootError
 from moot.models.base import ModelSettings, Usage
-from moot.runtime import Budget, EventBus, RunStore, SubAgent
+from moot.runtime import Budget, EventBus, RunStore, SubAgent, load_prompt
 from moot.teams.research.models import (
     EvidenceBundle,
     Mode,
@@ -31,7 +31,7 @@ from moot.teams.research.models import (
     VerificationResult,
 )
 from moot.teams.research.pipeline import PipelineRun
-from moot.teams.research.planner import derived_sub_questions, planner_agent, prompt, to_plan
+from moot.teams.research.planner import derived_sub_questions, planner_agent, to_plan
 from moot.teams.research.researcher import render_findings, researcher_agent, seed_findings
 from moot.teams.research.routing import route
 from moot.teams.research.resolve import index_section, resolve
@@ -173,7 +173,7 @@ class ResearchTeam:
     async def _baseline(self, question: str, index: CodeIndex, run: PipelineRun, rule: str) -> MultiAgentResult:
         repo_map = await asyncio.to_thread(index.read_map, ".")
         hits = seed_findings(index, SubQuestion(question=question), limit=5)
-        agent = SubAgent("one-call", "answers from the map and search hits in one call", prompt("baseline"),
+        agent = SubAgent("one-call", "answers from the map and search hits in one call", load_prompt("baseline", __package__),
                          model=self.model, max_turns=1, settings=ModelSettings(max_tokens=500))
         task = f"Repository map:\n{repo_map[:1500]}\n\nSearch results:\n{render_findings(hits) or 'none'}\n\nQuestion: {question}"
         outcome = await run.step("one-call", agent, task)
@@ -190,7 +190,7 @@ class ResearchTeam:
     async def _single(self, question: str, index: CodeIndex, run: PipelineRun, rule: str, requested: Mode,
                       note: str = "") -> MultiAgentResult:
         seeded = seed_findings(index, SubQuestion(question=question))
-        agent = SubAgent("single-agent", "answers with the code tools in one conversation", prompt("single"),
+        agent = SubAgent("single-agent", "answers with the code tools in one conversation", load_prompt("single", __package__),
                          tools=code_tools(index), model=self.model, max_turns=self.config.single_calls,
                          settings=ModelSettings(max_tokens=500))
         outcome = await run.step("single-agent", agent, f"Search results:\n{render_findings(seeded) or 'none'}\n\nQuestion: {question}")

@@ -31,10 +31,9 @@ from pydantic import BaseModel, Field
 
 from moot.codeindex import CodeIndex
 from moot.models.base import ModelSettings
-from moot.runtime import SubAgent
+from moot.runtime import SubAgent, load_prompt
 from moot.teams.research.citations import Citation, exists, file_lines, find_citations
 from moot.teams.research.models import VerificationResult
-from moot.teams.research.planner import prompt
 
 MAX_MODEL_CLAIMS = 5
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*-])|\n+")
@@ -156,7 +155,7 @@ class VerifierOutput(BaseModel):
 
 
 def verifier_agent(model: object, tools: list[object]) -> SubAgent:
-    return SubAgent("verifier", "checks each claim of the answer against the code", prompt("verifier"),
+    return SubAgent("verifier", "checks each claim of the answer against the code", load_prompt("verifier", __package__),
                     tools=tools, model=model, output_type=VerifierOutput, max_turns=3,  # type: ignore[arg-type]
                     settings=ModelSettings(max_tokens=500))
 
