@@ -57,6 +57,11 @@ CREATE TABLE IF NOT EXISTS agent_usage (
     cost_usd REAL NOT NULL,
     PRIMARY KEY (run_id, agent)
 );
+CREATE TABLE IF NOT EXISTS run_outputs (
+    run_id TEXT PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+    kind TEXT NOT NULL,
+    data TEXT NOT NULL
+);
 """
 
 
@@ -96,6 +101,10 @@ class RunRecord:
             "graph": self.graph,
             "budget": self.budget,
         }
+
+
+def _like_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def _dumps(value: Any) -> str:
@@ -216,7 +225,58 @@ class RunStore:
                 raise
             self._active.discard(result.run_id)
 
+    def record_output(self, run_id: str, kind: str, data: dict[str, Any]) -> None:
+        """Keep a team's final result with its run (``kind``: ``graph``, ``deliberation``, ``answer``…),
+        so a run's page can draw what the team produced, not only what its agents returned."""
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO run_outputs (run_id, kind, data) VALUES (?, ?, ?)",
+                             (run_id, kind, _dumps(data)))
+
     # ------------------------------------------------------------------ reading
+
+    def output(self, run_id: str) -> tuple[str, dict[str, Any]] | None:
+        """A run's team result as ``(kind, data)``, if its team recorded one."""
+        with self._lock:
+            row = self._db.execute("SELECT kind, data FROM run_outputs WHERE run_id = ?", (run_id,)).fetchone()
+        return None if row is None else (str(row["kind"]), json.loads(row["data"]))
+
+    def query_runs(self, *, name_prefixes: list[str] | None = None, status: str | None = None,
+                   since: float | None = None, until: float | None = None, search: str | None = None,
+                   limit: int = 50, offset: int = 0) -> tuple[list[RunRecord], int]:
+        """A page of runs, newest first, and how many match in all.
+
+        ``name_prefixes``: runs whose name starts with one of them (a team's runs); ``search``:
+        a case-insensitive substring of the name or a prefix of the id."""
+        where: list[str] = []
+        args: list[Any] = []
+        if name_prefixes:
+            where.append("(" + " OR ".join("name LIKE ? ESCAPE '\\'" for _ in name_prefixes) + ")")
+            args += [_like_escape(p) + "%" for p in name_prefixes]
+        if status:
+            where.append("status = ?")
+            args.append(status)
+        if since is not None:
+            where.append("started >= ?")
+            args.append(since)
+        if until is not None:
+            where.append("started < ?")
+            args.append(until)
+        if search:
+            where.append("(name LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\')")
+            args += ["%" + _like_escape(search) + "%", _like_escape(search) + "%"]
+        clause = (" WHERE " + " AND ".join(where)) if where else ""
+        with self._lock:
+            total = self._db.execute(f"SELECT COUNT(*) FROM runs{clause}", args).fetchone()[0]
+            rows = self._db.execute(f"SELECT * FROM runs{clause} ORDER BY started DESC LIMIT ? OFFSET ?",
+                                    [*args, limit, offset]).fetchall()
+        return [self._record(row, with_details=False) for row in rows], int(total)
+
+    def events_after(self, run_id: str, after_seq: int = 0) -> list[Event]:
+        """A run's events with ``seq`` above ``after_seq``, in order (a live view polls this)."""
+        with self._lock:
+            rows = self._db.execute("SELECT * FROM events WHERE run_id = ? AND seq > ? ORDER BY seq",
+                                    (run_id, after_seq)).fetchall()
+        return [self._event(r) for r in rows]
 
     def list_runs(self, limit: int = 20) -> list[RunRecord]:
         """The most recent runs first."""
@@ -279,6 +339,11 @@ class RunStore:
             )
             for r in rows
         ]
+
+    @staticmethod
+    def _event(r: sqlite3.Row) -> Event:
+        return Event.from_dict({"seq": r["seq"], "ts": r["ts"], "type": r["type"], "run_id": r["run_id"],
+                                "task_id": r["task_id"], "agent": r["agent"], "payload": json.loads(r["payload"])})
 
     def _record(self, row: sqlite3.Row, *, with_details: bool) -> RunRecord:
         usage = Usage(**json.loads(row["usage"])) if row["usage"] else Usage()

@@ -115,6 +115,8 @@ class DeliberationTeam:
             raise MootError("the request is empty", fix='pass what you want advice on, e.g. "Should I work late tonight?"')
         run = _Deliberation(self, request, parse_now(now), bus, run_id)
         result = await run.run()
+        if self.store is not None:  # the run's page shows insights, debates and votes from this
+            self.store.record_output(result.run_id, "deliberation", result.to_json())
         if self.memory is not None:
             self.memory.save(result)
         return result

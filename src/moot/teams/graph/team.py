@@ -153,7 +153,10 @@ class GraphTeam:
             raise MootError("the iteration limit must be at least 1", fix="use --iterations 1 or more")
         index = self._index if self._index is not None else await asyncio.to_thread(self.index)
         loop = _Loop(self, question, index, bus, run_id)
-        return await loop.run()
+        result = await loop.run()
+        if self.store is not None:  # the run's page draws the scaffold from this
+            self.store.record_output(result.run_id, "graph", result.to_json())
+        return result
 
 
 class _Loop:

@@ -312,8 +312,12 @@ class LearningTeam:
         if not question.strip():
             raise MootError("the question is empty", fix='ask something: moot ask "QUESTION" --kb NAME')
         kb = self.knowledge_base()
-        return await answer_question(kb, question, model=self.model, mode=mode, budget=self.budget,
-                                     store=self.store, bus=bus, on_phase=on_phase)
+        answer = await answer_question(kb, question, model=self.model, mode=mode, budget=self.budget,
+                                       store=self.store, bus=bus, on_phase=on_phase)
+        if self.store is not None and answer.run_id:  # the run's page shows intent, strategy and facts from this
+            self.store.record_output(answer.run_id, "answer", {**answer.to_json(), "question": answer.question,
+                                                               "trace": answer.trace.model_dump(mode="json")})
+        return answer
 
     def ask_sync(self, question: str, *, mode: str = "auto") -> Answer:
         """:meth:`ask` from synchronous code."""
