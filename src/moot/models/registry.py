@@ -29,8 +29,39 @@ SUGGESTED = {
 }
 
 
+_PROVIDERS = ("openai", "anthropic", "ollama", "openai-compatible")
+# Bare model names whose provider is plain from the name (a pure guess for the error message only).
+_NAME_PREFIXES = (
+    (("gpt", "o1", "o3", "o4", "chatgpt", "text-embedding"), "openai"),
+    (("claude",), "anthropic"),
+    (("llama", "qwen", "mistral", "mixtral", "gemma", "phi", "deepseek", "codellama"), "ollama"),
+)
+
+
+def suggest_model_string(spec: str) -> str | None:
+    """A likely meant model string for a wrong one (``gpt-4o`` → ``openai:gpt-4o``,
+    ``opnai:gpt-4o`` → ``openai:gpt-4o``), or ``None``. Pure: used only to word an error."""
+    spec = spec.strip()
+    provider, sep, rest = spec.partition(":")
+    if not sep:
+        lowered = spec.lower()
+        for prefixes, name in _NAME_PREFIXES:
+            if lowered.startswith(prefixes):
+                return f"{name}:{spec}"
+        return None
+    if provider not in _PROVIDERS and rest.strip():
+        import difflib
+
+        close = difflib.get_close_matches(provider.lower(), _PROVIDERS, n=1, cutoff=0.6)
+        if close:
+            return f"{close[0]}:{rest.strip()}"
+    return None
+
+
 def _bad(spec: str, why: str) -> ConfigError:
-    return ConfigError(f"unknown model string {spec!r} ({why})", fix=f"use one of: {VALID_FORMS}")
+    guess = suggest_model_string(spec)
+    hint = f"did you mean `{guess}`? Otherwise use one of: " if guess else "use one of: "
+    return ConfigError(f"unknown model string {spec!r} ({why})", fix=f"{hint}{VALID_FORMS}")
 
 
 def ollama_base_url() -> str:
