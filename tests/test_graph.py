@@ -354,3 +354,26 @@ async def test_a_reducer_conflict_is_not_retried_by_a_fallback() -> None:
     result = await graph.run()
     assert result.status == "failed" and result.results["c"].status == "failed"
     assert "reducer failed" in (result.results["c"].error or "")
+
+
+async def test_max_parallel_caps_tasks_in_flight_without_fake_dependencies() -> None:
+    in_flight = peak = 0
+
+    async def answer(request: ModelRequest) -> str:
+        nonlocal in_flight, peak
+        in_flight += 1
+        peak = max(peak, in_flight)
+        await asyncio.sleep(0.01)
+        in_flight -= 1
+        return f"{request.agent} done"
+
+    model = FunctionModel(answer)
+    agents = [SubAgent(f"chunk-{i}", "", "", model=model) for i in range(5)]
+    tasks = [SubAgentTask(a.name, "read") for a in agents]
+    result = await TaskGraph(agents, tasks).run(max_parallel=2)
+    assert result.status == "completed" and peak == 2
+    assert [result.results[a.name].output for a in agents] == [f"chunk-{i} done" for i in range(5)]
+    started = [result.results[a.name].started_at for a in agents]
+    assert started == sorted(started)  # waiting tasks start in the graph's order
+    with pytest.raises(ConfigError, match="max_parallel=0"):
+        await TaskGraph(agents, tasks).run(max_parallel=0)

@@ -201,3 +201,19 @@ async def test_retries_count_what_the_failed_attempts_cost() -> None:
     with pytest.raises(MalformedResponseError) as caught:
         await giving_up.request(ask("hi"))
     assert caught.value.usage.requests == 2 and caught.value.usage.output_tokens == 100
+
+
+def test_a_model_per_role_beside_one_default() -> None:
+    import pytest
+
+    from moot.errors import ConfigError
+    from moot.models.registry import model_for, resolve_models
+    from moot.models.testing import ScriptedModel
+
+    default, planner = ScriptedModel(name="default"), ScriptedModel(name="planner-model")
+    base, per_role = resolve_models(default, {"planner": planner}, roles=["planner", "writer"], team="demo")
+    assert base is default
+    assert model_for("planner", base, per_role) is planner and model_for("writer", base, per_role) is default
+    with pytest.raises(ConfigError, match="the demo team has no role 'judge'") as info:
+        resolve_models(default, {"judge": planner}, roles=["planner", "writer"], team="demo")
+    assert "planner, writer" in str(info.value.fix)

@@ -2,12 +2,15 @@
 
 This is the only place that knows which provider class a model string means. Everything
 above it asks :func:`infer_model` and receives a :class:`Model`, ready-wrapped with retries,
-the process-wide concurrency limit and cost accounting.
+the process-wide concurrency limit and cost accounting. A team that takes a model per role
+(``models={"planner": "openai:gpt-4o"}`` beside one default ``model=``) resolves both with
+:func:`resolve_models` and picks a role's model with :func:`model_for`.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from moot import config
@@ -174,3 +177,53 @@ def list_configured() -> list[str]:
     if default not in found:
         found.append(default)
     return found
+
+
+RoleModels = Mapping[str, "Model | str"]
+"""A model per role: ``{"planner": "openai:gpt-4o", "researcher": "local"}``."""
+
+
+def check_roles(models: RoleModels | None, roles: Sequence[str], *, team: str) -> None:
+    """Refuse a role that the team does not have, in one line naming the roles it has."""
+    unknown = sorted(set(models or {}) - set(roles))
+    if unknown:
+        raise ConfigError(
+            f"the {team} team has no role {', '.join(repr(r) for r in unknown)}",
+            fix=f"use one of: {', '.join(roles)}",
+        )
+
+
+def resolve_models(
+    default: Model | str | None,
+    models: RoleModels | None = None,
+    *,
+    roles: Sequence[str] | None = None,
+    team: str = "",
+) -> tuple[Model, dict[str, Model]]:
+    """The one way a team turns its ``model=`` and ``models={role: model}`` into models.
+
+    ``default`` (a model string, a :class:`Model`, or ``None`` for the configured default)
+    serves every role without an entry in ``models``. Each distinct model string is resolved
+    once through :func:`infer_model`, so roles that name the same string share one model.
+    With ``roles``, a role the team does not have is a :class:`ConfigError`. Returns the
+    default model and the per-role models; :func:`model_for` picks one.
+    """
+    if roles is not None:
+        check_roles(models, roles, team=team or "this")
+    cache: dict[str, Model] = {}
+
+    def one(spec: Model | str | None) -> Model:
+        if isinstance(spec, Model):
+            return spec
+        key = config.default_model_string() if spec is None else spec
+        if key not in cache:
+            cache[key] = infer_model(spec)
+        return cache[key]
+
+    base = one(default)
+    return base, {role: one(spec) for role, spec in (models or {}).items()}
+
+
+def model_for(role: str, default: Model, models: Mapping[str, Model] | None) -> Model:
+    """The model of ``role``: its own entry in ``models``, else ``default``."""
+    return (models or {}).get(role, default)

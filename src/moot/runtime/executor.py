@@ -39,8 +39,10 @@ class Execution:
         store: RunStore | None,
         name: str,
         run_id: str,
+        max_parallel: int | None = None,
     ) -> None:
         self.graph = graph
+        self.max_parallel = max_parallel
         self.bus = bus
         self.store = store
         self.name = name
@@ -151,9 +153,14 @@ class Execution:
         """Tasks whose dependencies all have usable results, in the graph's order."""
         if not self._ready_ids:
             return []
-        ready = sorted(self._ready_ids, key=self._order.__getitem__)
+        ready = [tid for tid in sorted(self._ready_ids, key=self._order.__getitem__)
+                 if self.results[tid].status == "not_started"]
         self._ready_ids.clear()
-        return [tid for tid in ready if self.results[tid].status == "not_started"]
+        if self.max_parallel is not None:
+            room = max(0, self.max_parallel - len(self.running))
+            self._ready_ids.update(ready[room:])  # they wait for a slot, in the graph's order
+            ready = ready[:room]
+        return ready
 
     def _start(self, tid: str, agent: SubAgent | None = None) -> None:
         spec = self.graph.tasks[tid]

@@ -261,14 +261,22 @@ class TaskGraph:
         bus: EventBus | None = None,
         name: str | None = None,
         run_id: str | None = None,
+        max_parallel: int | None = None,
     ) -> RunResult:
         """Run the graph. Cancelling this coroutine raises :class:`RunCancelled` (a
-        ``CancelledError`` carrying the partial :class:`RunResult`) after recording it."""
+        ``CancelledError`` carrying the partial :class:`RunResult`) after recording it.
+
+        ``max_parallel`` caps the tasks in flight at once (ready tasks wait for a slot in the
+        graph's order); ``None`` starts every ready task at once.
+        """
         from moot.runtime.executor import Execution
 
+        if max_parallel is not None and max_parallel < 1:
+            raise ConfigError(f"max_parallel={max_parallel} would run nothing", fix="use max_parallel=1 or more")
         bus = bus or EventBus()
         execution = Execution(self, budget=budget or Budget(), bus=bus, store=store,
-                              name=name or "graph " + "+".join(self.tasks), run_id=run_id or uuid.uuid4().hex)
+                              name=name or "graph " + "+".join(self.tasks), run_id=run_id or uuid.uuid4().hex,
+                              max_parallel=max_parallel)
         return await execution.run()
 
     def run_sync(self, **kwargs: Any) -> RunResult:
