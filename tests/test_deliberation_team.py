@@ -189,3 +189,15 @@ def test_a_deadline_inside_a_debate_says_so_instead_of_blaming_the_reply(tmp_pat
     [debate] = result.debates
     assert debate.status == "unresolved" and "round 3 (compromise)" in debate.reason
     assert "the budget stopped moderator's reply" in debate.reason and "unusable" not in debate.reason
+
+
+def test_the_moderator_can_have_its_own_model(tmp_path: Path) -> None:
+    from moot.errors import MootError
+
+    default, moderator = model_for(Deliberators()), model_for(Deliberators())
+    result = DeliberationTeam(SLEEP_VS_DEADLINE, model=default, models={"moderator": moderator},
+                              store=RunStore(tmp_path / "runs.db")).deliberate_sync(REQUEST, now=NOW)
+    assert result.debates and {r.agent for r in moderator.requests} == {"moderator"}
+    assert "moderator" not in {r.agent for r in default.requests}
+    with pytest.raises(MootError, match="the deliberation team has no role 'chair'"):
+        DeliberationTeam(SLEEP_VS_DEADLINE, model=default, models={"chair": moderator})

@@ -203,3 +203,15 @@ def test_an_entity_quote_must_name_the_entity_in_its_own_words(tmp_path: Path) -
     result = team_for(tmp_path, script, iterations=1, hypotheses=False).ask_sync("How does the mill use the river water?")
     mill = result.scaffold.find("Ostby mill")
     assert mill is not None and mill.evidence[0].quote == "The Ostby mill draws water from the Varn river."
+
+
+def test_a_role_can_have_its_own_model(tmp_path: Path) -> None:
+    shared, skeptic_script = GraphScript(), GraphScript()
+    default, skeptic = model_for(shared), model_for(skeptic_script)
+    team = GraphTeam(make_sources(tmp_path / "src"), model=default, models={"skeptic": skeptic},
+                     store=RunStore(tmp_path / "runs.db"))
+    team.ask_sync(QUESTION)
+    assert skeptic.requests and {r.agent for r in skeptic.requests} == {"skeptic"}
+    assert "skeptic" not in {r.agent for r in default.requests} and "mapper" in {r.agent for r in default.requests}
+    with pytest.raises(MootError, match="the graph team has no role 'critic'"):
+        GraphTeam(make_sources(tmp_path / "src"), model=default, models={"critic": skeptic})

@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from moot.errors import MootError
+from moot.models.base import Model
+from moot.models.registry import RoleModels, model_for, resolve_models
 from moot.runtime import Budget, EventBus, RecordedRun, RunStore
 from moot.teams.deliberation import agents as ag
 from moot.teams.deliberation.conflicts import by_severity, candidate_pairs, model_conflict, resource_conflicts
@@ -80,20 +82,24 @@ def parse_now(value: str | datetime | None) -> datetime:
     return when if when.tzinfo else when.astimezone()
 
 
+ROLES = ("specialist", "conflict_judge", "debater", "moderator", "validator", "voter")
+"""The roles a model can be given for (``models={role: model}``); the specialists play
+``specialist``, ``debater``, ``validator`` and ``voter`` under their own names."""
+
+
 class DeliberationTeam:
     """Coordinators, specialists, a conflict judge, a moderator and voters over a folder of exports."""
 
-    def __init__(self, data: str | Path | DataSet, *, model: Any = None, mode: str = "standard",
-                 roster: Roster | str | Path | None = None, store: RunStore | None = None,
+    def __init__(self, data: str | Path | DataSet, *, model: Any = None, models: RoleModels | None = None,
+                 mode: str = "standard", roster: Roster | str | Path | None = None, store: RunStore | None = None,
                  memory: FeedbackMemory | None = None, max_calls: int | None = None, deadline_s: float | None = None) -> None:
+        """``model`` serves every agent; ``models`` gives single roles their own model
+        (``{"moderator": "openai:gpt-4o"}``; roles: :data:`ROLES`)."""
         base = get_mode(mode)
         self.roster = load_roster(roster) if isinstance(roster, (str, Path)) else (roster or DEFAULT_ROSTER)
         self.data = data if isinstance(data, DataSet) else load_folder(data)
-        if model is None or isinstance(model, str):
-            from moot.models.registry import infer_model
-
-            model = infer_model(model)
-        self.model = model
+        self.model, self.models = resolve_models(model, models, roles=ROLES, team="deliberation")
+        model = self.model
         if deadline_s is None and str(getattr(model, "name", "")).startswith("local"):
             # the design's seconds are for a hosted model; one embedded call on 2 shared cores takes 10-60 s
             deadline_s = base.deadline_s * EMBEDDED_DEADLINE_FACTOR
@@ -104,6 +110,10 @@ class DeliberationTeam:
             raise MootError("the time budget must be positive", fix="use --max-seconds 30 or more")
         self.store = store
         self.memory = memory
+
+    def model_for(self, role: str) -> Model:
+        """The model of one role: its own from ``models``, else the team's ``model``."""
+        return model_for(role, self.model, self.models)
 
     def deliberate_sync(self, request: str, **kwargs: Any) -> DeliberationResult:
         return asyncio.run(self.deliberate(request, **kwargs))
@@ -259,7 +269,7 @@ class _Deliberation:
     async def _specialist(self, domain: str, s: Specialist) -> list[AgentInsight]:
         facts = self.facts[s.name]
         labels = [sl.label for sl in self.slots]
-        agent = ag.specialist_agent(self.model, s.name, s.focus, len(facts), labels)
+        agent = ag.specialist_agent(self.team.model_for("specialist"), s.name, s.focus, len(facts), labels)
         # the request chose who speaks (activation); the data decides what they say: on the embedded
         # model every specialist that saw the request copied it ("keep working tonight") as its finding
         task = (f"Your focus: {s.focus}\nNow: {self.now:%a %Y-%m-%d %H:%M}\n\n"
@@ -293,7 +303,7 @@ class _Deliberation:
         if not pairs or self.calls_left() < 1:
             return []
         text = "\n".join(f"P{k}: (1) {a.recommendation} | (2) {b.recommendation}" for k, (a, b) in enumerate(pairs, 1))
-        outcome = await self.rec.step("conflicts", ag.judge_agent(self.model, len(pairs)),
+        outcome = await self.rec.step("conflicts", ag.judge_agent(self.team.model_for("conflict_judge"), len(pairs)),
                                       f"The user's request: {self.request}\n\nPairs:\n{text}")
         if outcome is None or not outcome.ok:
             self.notes.append("the conflict judge gave no usable answer; only time conflicts were checked")
@@ -336,8 +346,8 @@ class _Deliberation:
                     f"The other side's position: {position(other)}\n\nFacts from your data:\n{ag.numbered(facts)}")
 
         ra, rb = await asyncio.gather(
-            self.rec.step(f"{c.id}.r2.a", ag.debater_agent(self.model, a.agent, len(fa)), evidence_task(a, b, fa)),
-            self.rec.step(f"{c.id}.r2.b", ag.debater_agent(self.model, b.agent, len(fb)), evidence_task(b, a, fb)))
+            self.rec.step(f"{c.id}.r2.a", ag.debater_agent(self.team.model_for("debater"), a.agent, len(fa)), evidence_task(a, b, fa)),
+            self.rec.step(f"{c.id}.r2.b", ag.debater_agent(self.team.model_for("debater"), b.agent, len(fb)), evidence_task(b, a, fb)))
         if not (ra and ra.ok and rb and rb.ok):
             return self._unresolved(debate, "round 2 (evidence)", [ra, rb])
         ev_a = [fa[int(e[1:]) - 1] for e in dict.fromkeys(ra.output.evidence)]
@@ -358,7 +368,7 @@ class _Deliberation:
                 f"Side A: {position(a)}\nSide A's argument: {ra.output.argument}\nSide A's evidence:\n{ag.numbered(ev_a, 'A')}\n\n"
                 f"Side B: {position(b)}\nSide B's argument: {rb.output.argument}\nSide B's evidence:\n{ag.numbered(ev_b, 'B')}"
                 f"{memory_text}\n\nTimes: {', '.join(labels) or 'none'}")
-        rm = await self.rec.step(f"{c.id}.r3", ag.moderator_agent(self.model, len(ev_a), len(ev_b), types, labels), task,
+        rm = await self.rec.step(f"{c.id}.r3", ag.moderator_agent(self.team.model_for("moderator"), len(ev_a), len(ev_b), types, labels), task,
                                  depends_on=[f"{c.id}.r2.a", f"{c.id}.r2.b"])
         if not (rm and rm.ok):
             return self._unresolved(debate, "round 3 (compromise)", [rm])
@@ -377,8 +387,8 @@ class _Deliberation:
                     f"Of your evidence it keeps: {'; '.join(kept)}")
 
         va, vb = await asyncio.gather(
-            self.rec.step(f"{c.id}.r4.a", ag.validator_agent(self.model, a.agent), verdict_task(a, kept_a), depends_on=[f"{c.id}.r3"]),
-            self.rec.step(f"{c.id}.r4.b", ag.validator_agent(self.model, b.agent), verdict_task(b, kept_b), depends_on=[f"{c.id}.r3"]))
+            self.rec.step(f"{c.id}.r4.a", ag.validator_agent(self.team.model_for("validator"), a.agent), verdict_task(a, kept_a), depends_on=[f"{c.id}.r3"]),
+            self.rec.step(f"{c.id}.r4.b", ag.validator_agent(self.team.model_for("validator"), b.agent), verdict_task(b, kept_b), depends_on=[f"{c.id}.r3"]))
         if not (va and va.ok and vb and vb.ok):
             return self._unresolved(debate, "round 4 (validation)", [va, vb])
         res.verdicts = {"agent_a": {"accept": va.output.accept, "reason": va.output.reason},
@@ -452,7 +462,7 @@ class _Deliberation:
             facts = self.facts.get(name, [])
             task = (f"The user's request: {self.request}\n\nWhat your data shows:\n{ag.numbered(facts)}\n\n"
                     f"Recommendations to vote on:\n{listing}")
-            outcome = await self.rec.step(f"vote.{name}", ag.voter_agent(self.model, name, roster.specialist(name).focus, ids), task)
+            outcome = await self.rec.step(f"vote.{name}", ag.voter_agent(self.team.model_for("voter"), name, roster.specialist(name).focus, ids), task)
             if outcome is None or not outcome.ok:
                 return []
             stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")

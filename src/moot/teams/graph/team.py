@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from moot.errors import MootError
+from moot.models.base import Model
+from moot.models.registry import RoleModels, model_for, resolve_models
 from moot.runtime import Budget, EventBus, RecordedRun, RunStore
 from moot.teams.graph import agents as ag
 from moot.teams.graph.answer import compose_answer, hypotheses_task, to_hypotheses
@@ -97,18 +99,20 @@ class GraphTeam:
     """Mapper, skeptic, placeholder generator, quantifier and hypothesizer over your sources."""
 
     def __init__(self, sources: Sequence[str | Path] = (), *, kb: str | Path | None = None, model: Any = None,
-                 store: RunStore | None = None, config: GraphConfig | None = None,
+                 models: RoleModels | None = None, store: RunStore | None = None, config: GraphConfig | None = None,
                  index: SourceIndex | None = None) -> None:
+        """``model`` serves every agent; ``models`` gives single roles their own model
+        (``{"skeptic": "openai:gpt-4o"}``; roles: :data:`~moot.teams.graph.agents.AGENT_NAMES`)."""
         self.sources = [Path(s) for s in sources]
         self.kb = kb
         self.config = config or GraphConfig()
         self.store = store
         self._index = index
-        if model is None or isinstance(model, str):
-            from moot.models.registry import infer_model
+        self.model, self.models = resolve_models(model, models, roles=ag.AGENT_NAMES, team="graph")
 
-            model = infer_model(model)
-        self.model = model
+    def model_for(self, role: str) -> Model:
+        """The model of one role: its own from ``models``, else the team's ``model``."""
+        return model_for(role, self.model, self.models)
 
     # ------------------------------------------------------------------ sources
 
@@ -280,7 +284,7 @@ class _Loop:
         if jobs:
             self.life.working("mapper")
             outcomes = await asyncio.gather(*(
-                self.rec.step(f"mapper-{it}-{k}", ag.mapper_agent(self.model),
+                self.rec.step(f"mapper-{it}-{k}", ag.mapper_agent(self.team.model_for("mapper")),
                               f"Question: {q.text}\n\nPassages:\n{render_passages(chunks)}")
                 for k, (q, chunks) in enumerate(jobs, 1)))
             reports: list[tuple[int, GraphQuestion, list[Chunk], MappingReport, dict[str, str]]] = []
@@ -301,7 +305,7 @@ class _Loop:
                 if len(choices) >= 2:
                     reports.append((k, q, chunks, report, choices))
             links = await asyncio.gather(*(
-                self.rec.step(f"mapper-{it}-{k}-links", ag.links_agent(self.model, list(choices)),
+                self.rec.step(f"mapper-{it}-{k}-links", ag.links_agent(self.team.model_for("mapper"), list(choices)),
                               f"Question: {q.text}\n\nEntities: {', '.join(choices)}\n\nPassages:\n{render_passages(chunks)}",
                               depends_on=[f"mapper-{it}-{k}"])
                 for k, q, chunks, _, choices in reports))
@@ -318,7 +322,7 @@ class _Loop:
             if candidates and not self.rec.stopped:
                 pairs = [(a, b) for a, b in dict.fromkeys(candidates) if a in self.scaffold.nodes and b in self.scaffold.nodes][:8]
                 if pairs:
-                    outcome = await self.rec.step(f"merge-{it}", ag.merge_agent(self.model), merge_task(self.scaffold, pairs))
+                    outcome = await self.rec.step(f"merge-{it}", ag.merge_agent(self.team.model_for("mapper")), merge_task(self.scaffold, pairs))
                     if outcome is not None and outcome.ok:
                         rec.merged = len(apply_merges(self.scaffold, pairs, outcome.output))
             self.life.waiting("mapper")
@@ -400,7 +404,7 @@ class _Loop:
         output = None
         if not self.rec.stopped:
             self.life.working("placeholder")
-            outcome = await self.rec.step(f"placeholder-{it}", ag.placeholder_agent(self.model, [g.id for g in gaps]),
+            outcome = await self.rec.step(f"placeholder-{it}", ag.placeholder_agent(self.team.model_for("placeholder"), [g.id for g in gaps]),
                                           placeholder_task(self.scaffold, gaps))
             output = outcome.output if outcome is not None and outcome.ok else None
             self.life.agents["placeholder"].answers_processed += 1
@@ -415,7 +419,7 @@ class _Loop:
             apply_labels(self.scaffold, None, self.index)
             return
         self.life.working("quantifier")
-        outcome = await self.rec.step(f"quantifier-{it}", ag.quantifier_agent(self.model, edge_ids, entity_ids),
+        outcome = await self.rec.step(f"quantifier-{it}", ag.quantifier_agent(self.team.model_for("quantifier"), edge_ids, entity_ids),
                                       quantifier_task(self.scaffold, edge_ids, entity_ids))
         output = outcome.output if outcome is not None and outcome.ok else None
         self.labelled |= apply_labels(self.scaffold, output, self.index)
@@ -434,7 +438,7 @@ class _Loop:
             GraphQuestion(id=f"s{it}_{k}", agent="skeptic", text=f"What evidence would disconfirm {t}?", focus=[t], iteration=it)
             for k, t in enumerate(targets, 1)]
         self.life.working("skeptic")
-        outcome = await self.rec.step(f"skeptic-{it}", ag.skeptic_agent(self.model, targets), skeptic_task(self.scaffold, targets))
+        outcome = await self.rec.step(f"skeptic-{it}", ag.skeptic_agent(self.team.model_for("skeptic"), targets), skeptic_task(self.scaffold, targets))
         self.life.waiting("skeptic")
         self.challenged |= set(targets)
         if outcome is None or not outcome.ok:
@@ -448,7 +452,7 @@ class _Loop:
         edge_ids = list(self.scaffold.edges)[:30]
         self.life.working("hypothesizer")
         self.emit(EV_QUESTIONS, agent="hypothesizer", agent_id="hypothesizer", count=1, iteration=self.scaffold.meta.iteration)
-        outcome = await self.rec.step("hypothesizer", ag.hypothesizer_agent(self.model, labels, edge_ids),
+        outcome = await self.rec.step("hypothesizer", ag.hypothesizer_agent(self.team.model_for("hypothesizer"), labels, edge_ids),
                                       hypotheses_task(self.scaffold, self.question))
         if outcome is not None and outcome.ok:
             self.scaffold.hypotheses = to_hypotheses(self.scaffold, outcome.output)
