@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+
+import click
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -13,6 +15,7 @@ from moot.cli import (
     ask_cmd,
     board_cmd,
     chat_cmd,
+    config_cmd,
     deliberate_cmd,
     engine_cmd,
     eval_cmd,
@@ -27,7 +30,7 @@ from moot.cli import (
     setup_cmd,
     teach_cmd,
 )
-from moot.errors import MootError
+from moot.errors import EXIT_FAILURE, EXIT_USAGE, MootError
 
 app = typer.Typer(
     name="moot",
@@ -37,14 +40,14 @@ app = typer.Typer(
         "openai:MODEL, anthropic:MODEL, ollama:MODEL or openai-compatible:URL#MODEL."
     ),
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 for module in (
-    setup_cmd, chat_cmd, learn_cmd, ask_cmd, teach_cmd, kb_cmd, board_cmd, index_cmd, research_cmd, graph_cmd,
-    deliberate_cmd, serve_cmd, eval_cmd, models_cmd, engine_cmd, runs_cmd,
+    setup_cmd, config_cmd, chat_cmd, learn_cmd, ask_cmd, teach_cmd, kb_cmd, board_cmd, index_cmd, research_cmd,
+    graph_cmd, deliberate_cmd, serve_cmd, eval_cmd, models_cmd, engine_cmd, runs_cmd,
 ):
     module.register(app)
 
@@ -65,15 +68,74 @@ def _root(
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: runs the app and turns a :class:`MootError` into one plain line on stderr.
+    """Entry point: runs the app and exits with one status a script can rely on.
 
-    Typer itself handles usage errors (exit 2 with the usage line), ``--help`` and ``Exit``.
+    ``0`` success, ``1`` a runtime failure, ``2`` a usage mistake (see :mod:`moot.errors`).
+    A :class:`MootError` becomes one plain line on stderr (and, with ``--json``, one JSON object
+    ``{"error", "fix", "exit_code"}`` on stdout); a usage mistake that Typer finds keeps its usage
+    text. Settings from ``moot.toml`` are applied first, the environment winning.
     """
+    args = sys.argv[1:] if argv is None else list(argv)
+    wants_json = "--json" in args
     try:
-        app(args=argv)
+        from moot import config
+
+        config.apply_file_settings()
+        _refuse_old_options(args)
+        code = app(args=args, prog_name="moot", standalone_mode=False)
     except MootError as exc:
-        Console(stderr=True).print(f"[bold red]error:[/] {escape(exc.one_line())}", highlight=False, soft_wrap=True)
-        sys.exit(2)
+        _fail(exc.one_line(), exc.message, exc.fix, exc.exit_code, wants_json)
+    except click.ClickException as exc:
+        if wants_json:
+            _json_error(exc.format_message(), "see `moot COMMAND --help`", exc.exit_code)
+        _show_click_error(exc)
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        Console(stderr=True).print("[yellow]interrupted[/]")
+        sys.exit(130)
     except KeyboardInterrupt:
         Console(stderr=True).print("[yellow]interrupted[/]")
         sys.exit(130)
+    if code == 130:
+        Console(stderr=True).print("[yellow]interrupted[/]")
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _fail(line: str, message: str, fix: str, code: int, wants_json: bool) -> None:
+    if wants_json:
+        _json_error(message, fix, code)
+    Console(stderr=True).print(f"[bold red]error:[/] {escape(line)}", highlight=False, soft_wrap=True)
+    sys.exit(code)
+
+
+def _json_error(message: str, fix: str, code: int) -> None:
+    from moot.cli._output import print_json
+
+    print_json({"error": " ".join(message.split()), "fix": fix, "exit_code": code})
+
+
+def _show_click_error(exc: click.ClickException) -> None:
+    try:
+        from typer import rich_utils
+
+        rich_utils.rich_format_error(exc)
+    except Exception:  # the plain form, if typer's rich helper changes
+        exc.show()
+
+
+# Options whose meaning changed: the old use gets one line naming the new option.
+_OLD_JSON_FILE = ("progressive", "research", "graph", "deliberation")
+
+
+def _refuse_old_options(args: list[str]) -> None:
+    from moot.errors import UsageError
+
+    if len(args) >= 2 and args[0] == "eval" and args[1] in _OLD_JSON_FILE and "--json" in args:
+        at = args.index("--json")
+        following = args[at + 1] if at + 1 < len(args) else ""
+        if following and not following.startswith("-"):
+            raise UsageError(f"--json takes no file any more (got {following!r})",
+                             fix=f"write the results file with --out {following} (add --json to print the summary)")
+
+
+__all__ = ["EXIT_FAILURE", "EXIT_USAGE", "app", "main"]

@@ -179,7 +179,9 @@ class Database:
     def __init__(self, path: Path) -> None:
         if path.is_dir():
             raise MootError(f"{path} is a directory", fix="pass a file path such as kb.sqlite3 inside it")
-        path.parent.mkdir(parents=True, exist_ok=True)
+        from moot import config
+
+        config.make_parent_folder(path, what="the knowledge base", setting="MOOT_HOME")
         self.path = path
         self.lock = threading.RLock()
         self.writes = 0

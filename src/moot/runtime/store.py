@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from moot.errors import MootError
+from moot.errors import ConfigError, MootError
 from moot.models.base import Usage
 from moot.runtime.events import Event
 
@@ -120,13 +120,19 @@ class RunStore:
 
             path = config.runs_db()
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        from moot import config
+
+        config.make_parent_folder(self.path, what="the run store", setting="MOOT_RUNS_DB")
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=10.0, isolation_level=None)
+        try:
+            self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=10.0, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.OperationalError as exc:
+            raise ConfigError(f"cannot open the run store {self.path}: {exc}",
+                              fix="set MOOT_RUNS_DB (or `runs_db` in moot.toml) to a file in a folder you can write") from None
         self._db.row_factory = sqlite3.Row
         self._active: set[str] = set()
         with self._lock:
-            self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
             version = self._db.execute("PRAGMA user_version").fetchone()[0]
