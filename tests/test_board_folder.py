@@ -178,3 +178,17 @@ def test_a_hand_edited_registry_is_kept_aside(board: FolderBoard) -> None:
     board.init()
     assert "echo" in {s.name for s in board.agents()}
     assert any(n.endswith(".invalid") for n in os.listdir(board.registry_path.parent))
+
+
+def test_the_storage_backends_do_not_import_the_agents() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, moot.teams.board.folder, moot.teams.board.postgres; "
+            "print(sorted(m for m in sys.modules if m.startswith(('moot.teams.board.agents', 'moot.runtime', 'moot.models'))))")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == "[]"
+    from moot.teams.board.folder import FolderBoard  # noqa: F401
+    from moot.teams.board.specs import BUILTIN_SPECS
+
+    assert [s.name for s in BUILTIN_SPECS] == ["echo", "breakdown", "search", "file", "terminal"]

@@ -46,6 +46,7 @@ from moot.teams.board.agent_tools import PATH_TOOLS, build_tools, terminal_enabl
 from moot.teams.board.backend import AgentSpec, BoardBackend
 from moot.teams.board.goal_budget import GoalBudgetExceeded, charge, check_budget, read_budget
 from moot.teams.board.result_check import failure_reason
+from moot.teams.board.specs import BREAKDOWN_SPEC, BUILTIN_SPECS, FILE_SPEC, SEARCH_SPEC, TERMINAL_SPEC
 from moot.teams.board.task import BoardTask
 
 T = TypeVar("T", bound=BaseModel)
@@ -315,9 +316,6 @@ class BaseAgent:
 
 def builtin_specs(*, allow_terminal: bool | None = None) -> dict[str, AgentSpec]:
     """The built-in agent types (``terminal`` only while the terminal is enabled)."""
-    from moot.teams.board.breakdown import BREAKDOWN_SPEC
-    from moot.teams.board.builtin_agents import FILE_SPEC, SEARCH_SPEC, TERMINAL_SPEC
-
     specs = {s.name: s for s in (BREAKDOWN_SPEC, SEARCH_SPEC, FILE_SPEC)}
     if terminal_enabled(allow_terminal):
         specs[TERMINAL_SPEC.name] = TERMINAL_SPEC
@@ -333,17 +331,6 @@ def known_specs(board: BoardBackend, *, allow_terminal: bool | None = None) -> d
             continue  # echo takes anything (a test agent); a disabled terminal would strand its tasks
         specs.setdefault(spec.name, spec)
     return specs
-
-
-def __getattr__(name: str) -> Any:
-    # ``BUILTIN_SPECS`` is what the folder backend writes into a new registry; it is computed
-    # lazily because the specs live in modules that import this one.
-    if name == "BUILTIN_SPECS":
-        from moot.teams.board.breakdown import BREAKDOWN_SPEC
-        from moot.teams.board.builtin_agents import FILE_SPEC, SEARCH_SPEC, TERMINAL_SPEC
-
-        return [BREAKDOWN_SPEC, SEARCH_SPEC, FILE_SPEC, TERMINAL_SPEC]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def build_agent(
@@ -388,6 +375,7 @@ def build_agent(
 
 
 __all__ = [
+    "BUILTIN_SPECS",
     "BaseAgent",
     "CapabilityDecision",
     "Fitness",

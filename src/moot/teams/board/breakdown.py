@@ -45,18 +45,11 @@ from moot.teams.board.extension import (
 )
 from moot.teams.board.goal_budget import charge, check_budget, root_of
 from moot.teams.board.protocol import AWAITING_SUBTASKS
+from moot.teams.board.specs import BREAKDOWN_SPEC
 from moot.teams.board.similarity import content_tokens, content_words, similarity
 from moot.teams.board.steps import MAX_STEPS, missing_steps, step_description
 from moot.teams.board.task import MAX_DEPTH, BoardTask, TaskStatus
 
-BREAKDOWN_SPEC = AgentSpec(
-    name="breakdown",
-    capabilities=["task_decomposition", "planning"],
-    instructions="Split goals that have several parts into concrete steps; leave single steps to specialists.",
-    tools=[],
-    threshold=8,
-)
-"""The seed's TaskBreakdownAgent: threshold 8, so it only takes genuinely composite work."""
 
 NEW_CAPABILITY = "new_capability"
 """What the planner picks when no registered agent fits; triggers self-extension."""

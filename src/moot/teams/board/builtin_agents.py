@@ -21,34 +21,7 @@ from moot.errors import ConfigError
 from moot.models.base import Model
 from moot.teams.board.agent_tools import TERMINAL_ENV, terminal_enabled
 from moot.teams.board.agents import BaseAgent
-from moot.teams.board.backend import AgentSpec
-
-SEARCH_SPEC = AgentSpec(
-    name="search",
-    capabilities=["research", "document_search"],
-    instructions="Search the local documents and knowledge bases with search_documents, then answer from what you found.",
-    tools=["search_documents"],
-    threshold=6,
-)
-FILE_SPEC = AgentSpec(
-    name="file",
-    capabilities=["file_operations"],
-    instructions=(
-        "Read, write and list files inside the workspace. Input documents are under context/, "
-        "deliverables go under results/: use the exact paths from 'workspace files', and list_files "
-        "when unsure. Answer with what the files say, not with the path."
-    ),
-    tools=["read_file", "write_file", "list_files"],
-    threshold=6,
-)
-TERMINAL_SPEC = AgentSpec(
-    name="terminal",
-    capabilities=["command_execution"],
-    instructions="Run one allow-listed read-only command in the workspace with run_command and report its output.",
-    tools=["run_command"],
-    threshold=6,
-)
-
+from moot.teams.board.specs import FILE_SPEC, SEARCH_SPEC, TERMINAL_SPEC
 
 class SearchAgent(BaseAgent):
     """Finds information in local documents and knowledge bases."""

@@ -4,18 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from moot.teams.board.backend import AgentSpec
+from moot.teams.board.specs import ECHO_SPEC
 
 if TYPE_CHECKING:
     from moot.teams.board.backend import BoardBackend
     from moot.teams.board.task import BoardTask
 
-ECHO_SPEC = AgentSpec(
-    name="echo",
-    capabilities=["echo"],
-    instructions="Completes any task with {'echo': description}; no model. For tests and benchmarks.",
-    threshold=0,
-)
 
 
 class EchoAgent:

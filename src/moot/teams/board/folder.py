@@ -50,6 +50,7 @@ from moot.teams.board.backend import (
     UnknownTaskError,
 )
 from moot.teams.board.protocol import AWAITING_OWNER
+from moot.teams.board.specs import builtin_specs
 from moot.teams.board.task import (
     MAX_TASK_BYTES,
     TASK_ID_PATTERN,
@@ -717,20 +718,6 @@ class FolderBoard(BoardBackend):
                     return
             except FileNotFoundError:
                 return
-
-
-def builtin_specs() -> list[AgentSpec]:
-    """The agent types present in every new registry: ``echo`` plus the model-driven ones."""
-    from moot.teams.board.echo import ECHO_SPEC
-
-    specs = [ECHO_SPEC]
-    try:
-        from moot.teams.board import agents as _agents
-
-        specs.extend(s for s in getattr(_agents, "BUILTIN_SPECS", []) if s.name != ECHO_SPEC.name)
-    except ImportError:
-        pass
-    return specs
 
 
 __all__ = ["BoardWriteError", "FolderBoard", "WORKER_ID_PATTERN", "atomic_write", "builtin_specs"]

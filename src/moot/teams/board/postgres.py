@@ -251,7 +251,7 @@ class PostgresBoard(BoardBackend):
 
     def init(self) -> None:
         """Apply migrations and add the built-in agent specs that are missing (never replacing one)."""
-        from moot.teams.board.folder import builtin_specs  # one list of built-ins for both backends
+        from moot.teams.board.specs import builtin_specs  # one list of built-ins for both backends
 
         with self._lock:
             conn = self._connection()
