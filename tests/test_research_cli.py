@@ -28,7 +28,7 @@ def test_research_json_then_runs_show(tmp_path: Path) -> None:
     data = json.loads(out.stdout.strip().splitlines()[-1])
     assert set(data) >= {"answer", "mode", "evidence", "verification", "usage", "usage_by_phase", "seconds", "run_id"}
     assert data["mode"] == "multi" and "app/server.py:4" in data["answer"]
-    assert set(data["usage_by_phase"]) == {"planner", "researchers", "synthesizer", "verifier"}
+    assert set(data["usage_by_phase"]) == {"planner", "researchers", "synthesizer", "verifier", "quotes"}
     assert data["usage_by_phase"]["researchers"]["requests"] == 2
     assert data["evidence"][0]["findings"][0]["file_path"].startswith("app/")
     shown = moot("runs", "show", data["run_id"][:10], home=tmp_path / "home")

@@ -85,6 +85,9 @@ class ResearchScript:
         self.log: list[tuple[str, str]] = []
 
     async def __call__(self, request: ModelRequest) -> Any:
+        if request.agent == "line-picker":  # the last phase: it quotes the first line it is shown
+            self.log.append(("line-picker", user(request)))
+            return {"lines": [1]}
         s = system(request)
         if s.startswith("You plan research"):
             self.log.append(("planner", ""))

@@ -388,14 +388,15 @@ class CodeIndex:
 
     # --- files and map ------------------------------------------------------------------------
 
-    def read_file(
-        self, path: str, start: int | None = None, end: int | None = None, *, max_chars: int | None = None
-    ) -> str:
-        """Numbered lines ``start``..``end`` of a file under the root (at most :data:`MAX_READ_LINES`).
+    def source_lines(self, path: str, start: int, end: int) -> list[tuple[int, str]]:
+        """Lines ``start``..``end`` of an indexed file as ``(number, text)``, unnumbered and
+        uncut: for quoting code verbatim at the line a statement cites."""
+        _, lines = self._indexed_lines(path)
+        first, last = max(1, start), min(end, len(lines))
+        return [(n, lines[n - 1].rstrip(chr(13))) for n in range(first, last + 1)]
 
-        ``max_chars`` cuts earlier, at a line boundary, so a tool output stays within a size;
-        either cut ends with a note naming the ``start`` to read on from.
-        """
+    def _indexed_lines(self, path: str) -> tuple[str, list[str]]:
+        """The relative path and the lines of a file the index holds (the checks of read_file)."""
         real = confine(self.root, path)
         rel = relative(self.root, real)
         if real.is_dir():
@@ -417,6 +418,17 @@ class CodeIndex:
         lines = decode(data).split("\n")
         if lines and lines[-1] == "":
             lines.pop()
+        return rel, lines
+
+    def read_file(
+        self, path: str, start: int | None = None, end: int | None = None, *, max_chars: int | None = None
+    ) -> str:
+        """Numbered lines ``start``..``end`` of a file under the root (at most :data:`MAX_READ_LINES`).
+
+        ``max_chars`` cuts earlier, at a line boundary, so a tool output stays within a size;
+        either cut ends with a note naming the ``start`` to read on from.
+        """
+        rel, lines = self._indexed_lines(path)
         total = len(lines)
         first = max(1, int(start or 1))
         if total == 0:

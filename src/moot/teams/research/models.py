@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from moot.models.base import Usage
+from moot.teams.research.quotes import CodeLine
 from moot.teams.research.resolve import ResolvedSymbol
 
 Mode = Literal["auto", "single", "multi", "baseline"]
@@ -107,6 +108,8 @@ class MultiAgentResult(BaseModel):
     """The synthesizer's answer before the verifier revised it (same as ``answer`` when nothing changed)."""
     resolved: list[ResolvedSymbol] = Field(default_factory=list)
     """The symbols the answer's index section states facts about (from the symbol graph)."""
+    quoted: list[CodeLine] = Field(default_factory=list)
+    """Source lines that answer the question: picked by the model, quoted verbatim by moot."""
     usage: Usage = Field(default_factory=Usage)
     usage_by_phase: dict[str, PhaseUsage] = Field(default_factory=dict)
     seconds: float = 0.0

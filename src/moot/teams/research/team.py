@@ -34,7 +34,8 @@ from moot.teams.research.pipeline import PipelineRun
 from moot.teams.research.planner import derived_sub_questions, planner_agent, to_plan
 from moot.teams.research.researcher import render_findings, researcher_agent, seed_findings
 from moot.teams.research.routing import route
-from moot.teams.research.resolve import index_section, resolve
+from moot.teams.research.quotes import CodeLine, candidate_lines, chosen, picker_agent, picker_task, quote_section
+from moot.teams.research.resolve import ResolvedSymbol, index_section, resolve
 from moot.teams.research.synthesizer import merged_resolved, render_evidence, sources_line, synthesizer_agent
 from moot.teams.research.verifier import (
     MAX_MODEL_CLAIMS,
@@ -65,6 +66,8 @@ class ResearchConfig:
     parallel: bool = True
     """Researchers at the same time (False chains them: only for the benchmark)."""
     verify_with_model: bool = True
+    quote_lines: bool = True
+    """One more call: the model picks the source lines that answer the question, moot quotes them."""
 
 
 def no_answer(outcome: Any, otherwise: str) -> str:
@@ -74,6 +77,10 @@ def no_answer(outcome: Any, otherwise: str) -> str:
     if outcome is not None and outcome.stop_reason.startswith("budget:"):
         return f"(no answer: the budget stopped the run: {outcome.detail or outcome.stop_reason})"
     return f"({'no answer: ' + otherwise})"
+
+
+_QUOTES = {"quotes": ["line-picker"]}
+"""The line picker's phase, reported when it ran."""
 
 
 class ResearchTeam:
@@ -212,10 +219,13 @@ class ResearchTeam:
             answer = f"{answer}\n\n{section}"
         elif not any(exists(index, c) for c in find_citations(answer)) and (extra := sources_line([bundle])):
             answer = f"{answer}\n\n{extra}"
+        quoted = await self._quote(question, index, run, resolved, after="single-agent")
+        if quoted:
+            answer = f"{answer}\n\n{quote_section(quoted)}"
         return MultiAgentResult(
             question=question, answer=answer, draft_answer=draft, mode="single", requested_mode=requested,
-            routing_rule=rule + (f" ({note})" if note else ""), evidence=[bundle], verification=verdicts, resolved=resolved,
-            usage_by_phase=self._phases(run, {"single-agent": ["single-agent"]}),
+            routing_rule=rule + (f" ({note})" if note else ""), evidence=[bundle], verification=verdicts, resolved=resolved, quoted=quoted,
+            usage_by_phase=self._phases(run, {"single-agent": ["single-agent"], **_QUOTES}),
         )  # fmt: skip
 
     # ------------------------------------------------------------------ the pipeline
@@ -240,7 +250,7 @@ class ResearchTeam:
             why = f"{plan.note or f'the planner found {len(plan.sub_questions)} distinct sub-question(s)'}; fell back to single"
             result = await self._single(question, index, run, rule, requested, note=why)
             result.plan = plan
-            result.usage_by_phase = self._phases(run, {"planner": ["planner"], "single-agent": ["single-agent"]})
+            result.usage_by_phase = self._phases(run, {"planner": ["planner"], "single-agent": ["single-agent"], **_QUOTES})
             return result
         tools = code_tools(index)
         researchers = [researcher_agent(f"researcher-{i}", self.model, index, tools, sq,
@@ -263,12 +273,30 @@ class ResearchTeam:
         # Written by moot from the symbol graph after verification: nothing in it is the model's.
         if section := index_section(resolved):
             answer = f"{answer}\n\n{section}"
+        quoted = await self._quote(question, index, run, resolved, after="verifier" if verification else "synthesizer")
+        if quoted:
+            answer = f"{answer}\n\n{quote_section(quoted)}"
         return MultiAgentResult(
             question=question, answer=answer, draft_answer=draft, mode="multi", requested_mode=requested, routing_rule=rule,
-            plan=plan, evidence=bundles, verification=verification, resolved=resolved[:6],
+            plan=plan, evidence=bundles, verification=verification, resolved=resolved[:6], quoted=quoted,
             usage_by_phase=self._phases(run, {"planner": ["planner"], "researchers": [r.name for r in researchers],
-                                              "synthesizer": ["synthesizer"], "verifier": ["verifier"]}),
+                                              "synthesizer": ["synthesizer"], "verifier": ["verifier"], **_QUOTES}),
         )  # fmt: skip
+
+    async def _quote(self, question: str, index: CodeIndex, run: PipelineRun, resolved: list[ResolvedSymbol],
+                     *, after: str) -> list[CodeLine]:
+        """The source lines that answer the question: Python gathers and ranks the lines of the
+        resolved definitions (and what they call), the model picks by number, moot quotes them
+        verbatim with path:line. Nothing is added when there is nothing to pick from, the
+        budget is spent, or the model picks nothing."""
+        if not self.config.quote_lines or run.stopped:
+            return []
+        lines = await asyncio.to_thread(candidate_lines, index, question, resolved)
+        if not lines:
+            return []
+        outcome = await run.step("line-picker", picker_agent(self.model, len(lines)), picker_task(question, lines),
+                                 depends_on=[after])
+        return chosen(lines, outcome.output if outcome else None)
 
     async def _verify(self, draft: str, index: CodeIndex, run: PipelineRun,
                       plan: ResearchPlan) -> tuple[str, list[VerificationResult]]:
@@ -294,6 +322,8 @@ class ResearchTeam:
         by_agent = run.usage_by_agent()
         out = {}
         for phase, agents in phases.items():
+            if phase == "quotes" and "line-picker" not in run.results:
+                continue
             usage = sum((by_agent.get(a, Usage()) for a in agents), Usage())
             seconds = run.phase_seconds.get("researchers" if phase == "researchers" else agents[0], 0.0)
             out[phase] = PhaseUsage(phase=phase, usage=usage, seconds=round(seconds, 3))

@@ -1,0 +1,231 @@
+"""Lines of the source that answer the question: the model picks them, moot quotes them.
+
+The index can say where a thing is defined and who calls it, but a question about behaviour
+("what happens to the method on a redirect?") is answered by a few lines of code: an ``if``
+on the status, a ``headers.pop(...)``, a default value. A 0.5B model paraphrases such lines
+badly, and invents them when it writes from memory. Here Python gathers the candidate lines
+(the bodies of the resolved symbols and of the repository functions they call), ranks them
+by the question's words, and the model only *chooses* among them, by number, under a schema
+that admits nothing else. The answer then quotes the chosen lines verbatim from the file,
+with ``path:line``, so every quoted line really occurs where it is cited.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, Field, create_model
+
+from moot.codeindex import CodeIndex
+from moot.codeindex.terms import STOPWORDS, identifier_parts
+from moot.models.base import ModelSettings
+from moot.runtime import SubAgent, load_prompt
+from moot.teams.research.resolve import ResolvedSymbol
+
+MAX_CANDIDATES = 40
+"""Lines offered to the model: more fills the small model's context with noise."""
+MAX_PICKED = 5
+"""Lines quoted in one answer."""
+MAX_BODY_LINES = 120
+"""Lines read from one definition (a 700-line class is not read whole)."""
+MAX_CALLEES = 8
+"""Repository functions called by the resolved symbols whose bodies are also searched."""
+MAX_CLASS_LINES = 30
+LINE_CHARS = 140
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+")
+_PASS_ALONG = re.compile(r"^(\w+)=\1,?$")
+"""``timeout=timeout,``: an argument handed on unchanged says nothing about behaviour."""
+_TRIVIAL = re.compile(r"^(?:[)\]}:,]*|pass|else:|try:|finally:|return|return self|break|continue|\.\.\.|#.*|@\w[\w.]*)$")
+
+
+class CodeLine(BaseModel, frozen=True):
+    """One line of source, where it is, and which definition holds it."""
+
+    path: str
+    line: int
+    text: str
+    """The line as it is in the file (stripped of its indentation)."""
+    symbol: str
+    """The qualified name of the definition that holds it."""
+    score: float = 0.0
+    """How well it matched the question's words (ranking only)."""
+
+    def location(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+class QuotePick(BaseModel):
+    """The line picker's answer: numbers from the list it was shown."""
+
+    lines: list[int] = Field(default_factory=list, max_length=MAX_PICKED)
+
+
+def _stem(word: str) -> str:
+    # "redirects", "redirected", "redirecting" → "redirect": enough for matching code words
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def question_terms(question: str) -> set[str]:
+    """The question's content words, lower-cased, split like identifiers, lightly stemmed."""
+    terms: set[str] = set()
+    for word in _WORD.findall(question):
+        for part in identifier_parts(word) or [word.lower()]:
+            if part not in STOPWORDS and (len(part) > 2 or part.isdigit()):
+                terms.add(_stem(part))
+    return terms
+
+
+def line_terms(text: str) -> set[str]:
+    out: set[str] = set()
+    for word in _WORD.findall(text):
+        out.add(_stem(word.lower()))
+        out.update(_stem(p) for p in identifier_parts(word))
+    return out
+
+
+def score_line(text: str, terms: set[str], *, prose: bool = False) -> float:
+    """How much of the question a line speaks to: the distinct question words it holds, with a
+    little extra for lines where behaviour lives (a condition, a raise, an assignment, a literal
+    or constant that decides something) and a little less for signatures (the index section
+    already states them) and docstring prose."""
+    found = line_terms(text) & terms
+    if not found:
+        return 0.0
+    stripped = text.strip()
+    score = float(len(found))
+    if prose:
+        return score - 0.5
+    if re.match(r"(?:def|class|async def)\b", stripped):
+        return score - 1.0
+    if re.match(r"(?:if|elif|raise|return|while|assert)\b", stripped) or re.search(r"[^=!<>]=[^=]", stripped):
+        score += 0.5
+    if re.search(r"\b(?:raise|pop|del|remove)\b|[A-Z][A-Z0-9]*_[A-Z0-9_]+|\b\d+(?:\.\d+)?\b|\"[^\"]+\"|'[^']+'", stripped):
+        score += 1.0
+    return score
+
+
+def _body(index: CodeIndex, symbol: ResolvedSymbol) -> list[tuple[int, str]]:
+    # A class's methods are definitions of their own (resolved or called separately): of the
+    # class itself only its head (docstring, attributes) is read.
+    span = MAX_CLASS_LINES if symbol.kind == "class" else MAX_BODY_LINES
+    end = min(symbol.end_line, symbol.start_line + span - 1)
+    return index.source_lines(symbol.path, symbol.start_line, end)
+
+
+def candidate_lines(index: CodeIndex, question: str, resolved: list[ResolvedSymbol],
+                    limit: int = MAX_CANDIDATES) -> list[CodeLine]:
+    """The lines the model may pick from: every non-trivial line of the resolved definitions and
+    of the repository functions they call that shares a word with the question, best first
+    (ties in source order), each location once."""
+    terms = question_terms(question)
+    if not terms:
+        return []
+    symbols: list[ResolvedSymbol] = list(resolved)
+    seen_defs = {(r.path, r.start_line) for r in resolved}
+    callees: list[str] = []
+    for r in resolved:
+        for name in r.callees:
+            if name not in callees:
+                callees.append(name)
+    for name in callees[:MAX_CALLEES]:
+        qualified = index.defined_as(name)
+        for info in index.resolve_symbol(qualified or name)[:1]:
+            if (info.path, info.start_line) in seen_defs:
+                continue
+            seen_defs.add((info.path, info.start_line))
+            symbols.append(ResolvedSymbol(name=info.name, qualified_name=info.qualified_name, kind=info.kind,
+                                          path=info.path, start_line=info.start_line, end_line=info.end_line))
+    # Per definition, its lines best first; then one line from each definition in turn, so
+    # twenty lines that pass `follow_redirects` along cannot crowd out the one `if` in a
+    # callee that decides the answer.
+    groups: list[list[CodeLine]] = []
+    seen_text: set[str] = set()
+    for symbol in symbols:
+        group: list[CodeLine] = []
+        in_doc = False
+        for number, text in _body(index, symbol):
+            stripped = text.strip()
+            quotes = stripped.count('"""') + stripped.count("'''")
+            prose = in_doc or quotes > 0
+            if quotes % 2:
+                in_doc = not in_doc
+            key = " ".join(stripped.split())
+            if not stripped or _TRIVIAL.match(stripped) or _PASS_ALONG.match(stripped) or key in seen_text:
+                continue
+            score = score_line(stripped, terms, prose=prose)
+            if score <= 0:
+                continue
+            seen_text.add(key)
+            group.append(CodeLine(path=symbol.path, line=number, text=stripped, symbol=symbol.qualified_name, score=score))
+        if group:
+            groups.append(sorted(group, key=lambda c: -c.score))  # stable: ties keep source order
+    groups.sort(key=lambda g: -g[0].score)
+    out: list[CodeLine] = []
+    for rank in range(max((len(g) for g in groups), default=0)):
+        for group in groups:
+            if rank < len(group) and len(out) < limit:
+                out.append(group[rank])
+    return out
+
+
+def pick_type(count: int) -> type[QuotePick]:
+    """The picker's schema with line numbers limited to 1..``count`` (constrained decoding
+    cannot name a line it was not shown)."""
+    if count <= 0:
+        return QuotePick
+    return create_model(  # type: ignore[call-overload, no-any-return]
+        "QuotePick", __base__=QuotePick,
+        lines=(list[Literal[tuple(range(1, count + 1))]], Field(default_factory=list, max_length=MAX_PICKED,  # type: ignore[misc]
+                                                                  description="numbers of the lines that answer the question")),
+    )
+
+
+def picker_agent(model: object, count: int) -> SubAgent:
+    return SubAgent("line-picker", "chooses the source lines that answer the question, by number",
+                    load_prompt("quote", __package__), model=model, output_type=pick_type(count),  # type: ignore[arg-type]
+                    max_turns=2, settings=ModelSettings(max_tokens=120))
+
+
+def picker_task(question: str, lines: list[CodeLine]) -> str:
+    shown = "\n".join(f"{n}. {c.location()} (in `{c.symbol}`): {_short(c.text)}" for n, c in enumerate(lines, 1))
+    return f"Question: {question}\n\nLines:\n{shown}\n\nGive the numbers of the lines that answer the question."
+
+
+def chosen(lines: list[CodeLine], output: object) -> list[CodeLine]:
+    """The lines the model picked, each once, in source order (file, then line); nothing when it
+    picked none or gave no valid answer (nothing is guessed for it)."""
+    numbers = output.lines if isinstance(output, QuotePick) else []
+    picked = [lines[n - 1] for n in dict.fromkeys(numbers) if 1 <= n <= len(lines)][:MAX_PICKED]
+    return sorted(picked, key=lambda c: (c.path, c.line))
+
+
+def quote_section(lines: list[CodeLine]) -> str:
+    """The answer's quoted lines: verbatim from the file at the cited line."""
+    if not lines:
+        return ""
+    body = "\n".join(f"- {c.location()} (in `{c.symbol}`): `{_short(c.text)}`" for c in lines)
+    return "Lines of the source that answer it (chosen by the model, quoted by moot from the files):\n" + body
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= LINE_CHARS else text[: LINE_CHARS - 1] + "…"
+
+
+__all__ = [
+    "CodeLine",
+    "QuotePick",
+    "candidate_lines",
+    "chosen",
+    "pick_type",
+    "picker_agent",
+    "picker_task",
+    "question_terms",
+    "quote_section",
+    "score_line",
+]

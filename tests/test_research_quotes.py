@@ -1,0 +1,176 @@
+"""Source lines that answer a question: Python gathers and ranks, the model picks by number,
+moot quotes them verbatim at path:line.
+
+The repository is small and written here; its answer lives in a callee (``next_method``)
+and in one ``headers.pop`` line, the kind of behaviour the index alone cannot state.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from moot.codeindex import CodeIndex
+from moot.models.base import ModelRequest
+from moot.models.testing import FunctionModel, by_agent
+from moot.runtime import RunStore
+from moot.teams.research import ResearchConfig, ResearchTeam
+from moot.teams.research.quotes import (
+    CodeLine,
+    QuotePick,
+    candidate_lines,
+    chosen,
+    pick_type,
+    question_terms,
+    quote_section,
+)
+from moot.teams.research.resolve import resolve
+
+REDIRECTS = '''"""Following redirects."""
+
+SEE_OTHER = 303
+
+
+def next_method(method, status):
+    """The method to use after a redirect."""
+    if status == SEE_OTHER and method != "HEAD":
+        method = "GET"
+    return method
+
+
+def build_redirect(request, status):
+    """A new request for a redirect."""
+    method = next_method(request.method, status)
+    headers = dict(request.headers)
+    headers.pop("Authorization", None)
+    return make_request(
+        method=method,
+        headers=headers,
+    )
+
+
+def make_request(method, headers):
+    return (method, headers)
+'''
+
+QUESTION = "What happens to the method and the Authorization header when a request is redirected?"
+
+
+def make_repo(root: Path) -> Path:
+    (root / "web").mkdir(parents=True)
+    (root / "web" / "redirects.py").write_text(REDIRECTS)
+    return root
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> CodeIndex:
+    built = CodeIndex.build(make_repo(tmp_path / "repo"), db_path=tmp_path / "index.db")
+    yield built
+    built.close()
+
+
+def file_line(root: Path, line: CodeLine) -> str:
+    return (root / line.path).read_text().splitlines()[line.line - 1].strip()
+
+
+def test_candidates_reach_into_callees_and_skip_noise(index: CodeIndex, tmp_path: Path) -> None:
+    resolved = resolve(index, ["build_redirect"])
+    lines = candidate_lines(index, QUESTION, resolved)
+    texts = [c.text for c in lines]
+    # the deciding line lives in the callee, not in the nominated function
+    assert 'if status == SEE_OTHER and method != "HEAD":' in texts
+    assert 'headers.pop("Authorization", None)' in texts
+    # arguments handed on unchanged say nothing and are not offered
+    assert "method=method," not in texts and "headers=headers," not in texts
+    # every candidate is the file's own line at its number
+    for c in lines:
+        assert file_line(tmp_path / "repo", c) == c.text
+    assert len({c.location() for c in lines}) == len(lines)
+
+
+def test_candidates_need_the_question_to_share_a_word(index: CodeIndex) -> None:
+    resolved = resolve(index, ["build_redirect"])
+    assert candidate_lines(index, "the and of", resolved) == []
+    assert "redirect" in question_terms("Which redirects are followed?")
+    assert candidate_lines(index, QUESTION, []) == []
+
+
+def test_the_pick_schema_admits_only_shown_numbers() -> None:
+    schema = pick_type(3)
+    assert schema.model_validate({"lines": [1, 3]}).lines == [1, 3]
+    for bad in ([0], [4], [1, 2, 3, 1, 2, 3]):
+        with pytest.raises(ValidationError):
+            schema.model_validate({"lines": bad})
+
+
+def test_chosen_keeps_shown_lines_once_in_source_order() -> None:
+    lines = [CodeLine(path="a.py", line=n, text=f"x = {n}", symbol="a.f") for n in (12, 5, 9)]
+    assert [c.line for c in chosen(lines, QuotePick(lines=[2, 1, 2]))] == [5, 12]
+    assert chosen(lines, "not a pick") == []
+    assert chosen(lines, QuotePick(lines=[7])) == []
+    section = quote_section(chosen(lines, QuotePick(lines=[3])))
+    assert section.endswith("- a.py:9 (in `a.f`): `x = 9`")
+    assert quote_section([]) == ""
+
+
+def pick_lines_holding(*fragments: str):
+    """The line picker, scripted: the numbers of the shown lines that hold any fragment."""
+
+    def pick(request: ModelRequest) -> dict:
+        task = request.messages[-1].content
+        numbers = [int(m.group(1)) for m in re.finditer(r"^(\d+)\. (.*)$", task, re.M)
+                   if any(f in m.group(2) for f in fragments)]
+        return {"lines": numbers}
+
+    return pick
+
+
+def team_for(tmp_path: Path, model: FunctionModel, **config: object) -> ResearchTeam:
+    return ResearchTeam(make_repo(tmp_path / "repo"), model=model, store=RunStore(tmp_path / "runs.db"),
+                        db_path=tmp_path / "index.db", config=ResearchConfig(**config))  # type: ignore[arg-type]
+
+
+def test_the_answer_quotes_the_picked_lines_verbatim(tmp_path: Path) -> None:
+    model = FunctionModel(by_agent({
+        "single-agent": "`build_redirect` builds the new request.",
+        "line-picker": pick_lines_holding("SEE_OTHER", "pop("),
+    }))
+    team = team_for(tmp_path, model)
+    try:
+        result = team.ask_sync(QUESTION, mode="single")
+    finally:
+        team.close()
+    texts = [q.text for q in result.quoted]
+    assert texts == ['if status == SEE_OTHER and method != "HEAD":', 'headers.pop("Authorization", None)']
+    for q in result.quoted:
+        assert file_line(tmp_path / "repo", q) == q.text
+        assert f"- {q.location()} (in `{q.symbol}`): `{q.text}`" in result.answer
+    assert "quoted by moot from the files" in result.answer
+    record = RunStore(tmp_path / "runs.db").get_run(result.run_id)
+    assert record.results["line-picker"]["status"] == "completed"
+    assert "line-picker" in record.usage_by_agent
+
+
+def test_no_pick_no_section(tmp_path: Path) -> None:
+    model = FunctionModel(by_agent({"single-agent": "`build_redirect` builds the new request.",
+                                    "line-picker": {"lines": []}}))
+    team = team_for(tmp_path, model)
+    try:
+        result = team.ask_sync(QUESTION, mode="single")
+    finally:
+        team.close()
+    assert result.quoted == [] and "Lines of the source" not in result.answer
+
+
+def test_a_spent_budget_asks_no_picker(tmp_path: Path) -> None:
+    model = FunctionModel(by_agent({"single-agent": "`build_redirect` builds the new request."}))
+    team = team_for(tmp_path, model, max_calls=1)
+    try:
+        result = team.ask_sync(QUESTION, mode="single")  # a picker request would fail the test
+    finally:
+        team.close()
+    assert result.quoted == []
+    assert result.answer.startswith("`build_redirect` builds the new request.")
