@@ -101,7 +101,7 @@ def test_candidates_need_the_question_to_share_a_word(index: CodeIndex) -> None:
 def test_the_pick_schema_admits_only_shown_numbers() -> None:
     schema = pick_type(3)
     assert schema.model_validate({"lines": [1, 3]}).lines == [1, 3]
-    for bad in ([0], [4], [1, 2, 3, 1, 2, 3]):
+    for bad in ([0], [4], [1, 2, 3] * 3):
         with pytest.raises(ValidationError):
             schema.model_validate({"lines": bad})
 
@@ -147,7 +147,13 @@ def test_the_answer_quotes_the_picked_lines_verbatim(tmp_path: Path) -> None:
     assert texts == ['if status == SEE_OTHER and method != "HEAD":', 'headers.pop("Authorization", None)']
     for q in result.quoted:
         assert file_line(tmp_path / "repo", q) == q.text
-        assert f"- {q.location()} (in `{q.symbol}`): `{q.text}`" in result.answer
+    condition, pop = result.quoted
+    # a condition is quoted with what it does, both verbatim, cited as one range
+    assert condition.then == 'method = "GET"' and condition.location() == f"web/redirects.py:{condition.line}-{condition.line + 1}"
+    assert (tmp_path / "repo" / "web/redirects.py").read_text().splitlines()[condition.then_line - 1].strip() == condition.then
+    assert (f'- {condition.location()} (in `web.redirects.next_method`): '
+            f'`if status == SEE_OTHER and method != "HEAD":` → `method = "GET"`') in result.answer
+    assert f'- {pop.location()} (in `web.redirects.build_redirect`): `headers.pop("Authorization", None)`' in result.answer
     assert "quoted by moot from the files" in result.answer
     record = RunStore(tmp_path / "runs.db").get_run(result.run_id)
     assert record.results["line-picker"]["status"] == "completed"

@@ -25,7 +25,7 @@ from moot.teams.research.resolve import ResolvedSymbol
 
 MAX_CANDIDATES = 40
 """Lines offered to the model: more fills the small model's context with noise."""
-MAX_PICKED = 5
+MAX_PICKED = 8
 """Lines quoted in one answer."""
 MAX_BODY_LINES = 120
 """Lines read from one definition (a 700-line class is not read whole)."""
@@ -37,6 +37,7 @@ LINE_CHARS = 140
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+")
 _PASS_ALONG = re.compile(r"^(\w+)=\1,?$")
 """``timeout=timeout,``: an argument handed on unchanged says nothing about behaviour."""
+_OPENS_BLOCK = re.compile(r"(?:if|elif|else|while|for|with|except|async with|async for)\b")
 _TRIVIAL = re.compile(r"^(?:[)\]}:,]*|pass|else:|try:|finally:|return|return self|break|continue|\.\.\.|#.*|@\w[\w.]*)$")
 
 
@@ -47,13 +48,21 @@ class CodeLine(BaseModel, frozen=True):
     line: int
     text: str
     """The line as it is in the file (stripped of its indentation)."""
+    then: str = ""
+    then_line: int = 0
+    """For a line that opens a block (``if …:``), the block's first line and its number: a
+    condition is half a statement without what it does."""
     symbol: str
     """The qualified name of the definition that holds it."""
     score: float = 0.0
     """How well it matched the question's words (ranking only)."""
 
     def location(self) -> str:
-        return f"{self.path}:{self.line}"
+        return f"{self.path}:{self.line}-{self.then_line}" if self.then else f"{self.path}:{self.line}"
+
+    def quoted(self) -> str:
+        """The line (and its block's first line) in backticks, each verbatim from the file."""
+        return f"`{_short(self.text)}` → `{_short(self.then)}`" if self.then else f"`{_short(self.text)}`"
 
 
 class QuotePick(BaseModel):
@@ -148,7 +157,8 @@ def candidate_lines(index: CodeIndex, question: str, resolved: list[ResolvedSymb
     for symbol in symbols:
         group: list[CodeLine] = []
         in_doc = False
-        for number, text in _body(index, symbol):
+        body = _body(index, symbol)
+        for at, (number, text) in enumerate(body):
             stripped = text.strip()
             quotes = stripped.count('"""') + stripped.count("'''")
             prose = in_doc or quotes > 0
@@ -157,11 +167,13 @@ def candidate_lines(index: CodeIndex, question: str, resolved: list[ResolvedSymb
             key = " ".join(stripped.split())
             if not stripped or _TRIVIAL.match(stripped) or _PASS_ALONG.match(stripped) or key in seen_text:
                 continue
-            score = score_line(stripped, terms, prose=prose)
+            then, then_line = ("", 0) if prose else _block_start(body, at)
+            score = score_line(f"{stripped} {then}", terms, prose=prose)
             if score <= 0:
                 continue
             seen_text.add(key)
-            group.append(CodeLine(path=symbol.path, line=number, text=stripped, symbol=symbol.qualified_name, score=score))
+            group.append(CodeLine(path=symbol.path, line=number, text=stripped, then=then, then_line=then_line,
+                                  symbol=symbol.qualified_name, score=score))
         if group:
             groups.append(sorted(group, key=lambda c: -c.score))  # stable: ties keep source order
     groups.sort(key=lambda g: -g[0].score)
@@ -171,6 +183,17 @@ def candidate_lines(index: CodeIndex, question: str, resolved: list[ResolvedSymb
             if rank < len(group) and len(out) < limit:
                 out.append(group[rank])
     return out
+
+
+def _block_start(body: list[tuple[int, str]], at: int) -> tuple[str, int]:
+    """The first line of the block that line ``at`` opens (``if x:`` → its next line), if it opens one."""
+    stripped = body[at][1].strip()
+    if not (_OPENS_BLOCK.match(stripped) and stripped.endswith(":")):
+        return "", 0
+    for number, text in body[at + 1:at + 4]:
+        if text.strip() and not text.strip().startswith("#"):
+            return text.strip(), number
+    return "", 0
 
 
 def pick_type(count: int) -> type[QuotePick]:
@@ -192,7 +215,7 @@ def picker_agent(model: object, count: int) -> SubAgent:
 
 
 def picker_task(question: str, lines: list[CodeLine]) -> str:
-    shown = "\n".join(f"{n}. {c.location()} (in `{c.symbol}`): {_short(c.text)}" for n, c in enumerate(lines, 1))
+    shown = "\n".join(f"{n}. {c.location()} (in `{c.symbol}`): {c.quoted()}" for n, c in enumerate(lines, 1))
     return f"Question: {question}\n\nLines:\n{shown}\n\nGive the numbers of the lines that answer the question."
 
 
@@ -208,7 +231,7 @@ def quote_section(lines: list[CodeLine]) -> str:
     """The answer's quoted lines: verbatim from the file at the cited line."""
     if not lines:
         return ""
-    body = "\n".join(f"- {c.location()} (in `{c.symbol}`): `{_short(c.text)}`" for c in lines)
+    body = "\n".join(f"- {c.location()} (in `{c.symbol}`): {c.quoted()}" for c in lines)
     return "Lines of the source that answer it (chosen by the model, quoted by moot from the files):\n" + body
 
 
