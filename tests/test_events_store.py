@@ -155,6 +155,33 @@ async def test_otel_spans_when_enabled() -> None:  # pragma: no cover - only wit
     assert any(n.startswith("moot.run") for n in names) and any(n == "moot.task finder" for n in names)
 
 
+@pytest.mark.skipif(importlib.util.find_spec("opentelemetry.sdk") is None, reason="needs moot[otel]")
+async def test_moot_otel_traces_every_run_with_genai_attributes(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from moot.runtime import Budget, Run, SubAgent
+    from moot.runtime import otel
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    monkeypatch.setattr(otel, "enable_otel", lambda bus: bus.subscribe(otel.OtelSubscriber(provider.get_tracer("t"))))
+    monkeypatch.setenv("MOOT_OTEL", "1")
+    # a code-sequenced run (as research and teaching make), not only a task graph
+    async with Run("pipeline", Budget(max_calls=3)) as run:
+        await run.step("plan", SubAgent("planner", model=ScriptedModel(["a plan"], name="openai:gpt-4o-mini")), "go")
+    spans = {s.name: s for s in exporter.get_finished_spans()}
+    assert {"moot.run pipeline", "moot.task plan", "invoke_agent planner", "chat gpt-4o-mini"} <= set(spans)
+    chat = spans["chat gpt-4o-mini"].attributes
+    assert chat["gen_ai.operation.name"] == "chat" and chat["gen_ai.provider.name"] == "openai"
+    assert chat["gen_ai.request.model"] == "gpt-4o-mini" and chat["gen_ai.agent.name"] == "planner"
+    assert chat["gen_ai.usage.input_tokens"] > 0 and chat["gen_ai.usage.output_tokens"] > 0
+    assert spans["invoke_agent planner"].attributes["gen_ai.operation.name"] == "invoke_agent"
+    assert spans["chat gpt-4o-mini"].parent.span_id == spans["invoke_agent planner"].context.span_id
+
+
 def test_a_teams_own_dotted_event_is_recorded_and_read_back(tmp_path) -> None:  # type: ignore[no-untyped-def]
     store = RunStore(tmp_path / "runs.db")
     bus = EventBus()

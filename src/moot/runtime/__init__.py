@@ -13,6 +13,10 @@ Define agents and a graph in a few lines::
         SubAgentTask("judge", "Is remote work a good idea?", depends_on=["pros", "cons"]),
     ])
     result = graph.run_sync(budget=Budget.preset("quick"), store=RunStore())
+
+Every way of running agents goes through one lifecycle, :class:`Run` (record, events, spans,
+budget, cancellation): a task graph is a run around one graph; a pipeline sequenced by code
+calls ``run.step(...)`` and ``run.graph(...)`` on one run.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from moot.runtime.graph import (
     run_graph,
 )
 from moot.runtime.prompts import load_prompt
-from moot.runtime.recorded import RecordedRun
+from moot.runtime.run import RecordedRun, Run
 from moot.runtime.reducers import ReducerConflict, collect, concat_text, merge_dicts_strict, merge_lists
 from moot.runtime.store import RunRecord, RunStore
 from moot.runtime.tools import Tool, tool
@@ -53,6 +57,7 @@ __all__ = [
     "ReducerConflict",
     "RunCancelled",
     "RunRecord",
+    "Run",
     "RunResult",
     "RunStatus",
     "RunStore",

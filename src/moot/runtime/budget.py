@@ -212,7 +212,7 @@ class BudgetTracker:
         self._clock = clock
         self._run = _Ledger(self.budget, clock())
         self._agents: dict[str, _Ledger] = {}
-        self._on_warning = on_warning
+        self._warning_listeners: list[Callable[[str, str, str], None]] = [on_warning] if on_warning else []
         self.run_stop: BudgetExceeded | None = None
         """Set when a run-wide limit was hit: the run starts no new task after that."""
         self.usage_by_agent: dict[str, Usage] = {}
@@ -229,6 +229,15 @@ class BudgetTracker:
         """Highest dollars per token seen, per model without a known price."""
         self._in_flight = 0
         self._settled: asyncio.Event | None = None
+
+    def add_warning_listener(self, listener: Callable[[str, str, str], None]) -> None:
+        """Also call ``listener(scope, which, detail)`` on each budget warning (a run sharing
+        this tracker announces the warnings on its own bus)."""
+        self._warning_listeners.append(listener)
+
+    def remove_warning_listener(self, listener: Callable[[str, str, str], None]) -> None:
+        if listener in self._warning_listeners:
+            self._warning_listeners.remove(listener)
 
     # ------------------------------------------------------------------ queries
 
@@ -248,6 +257,23 @@ class BudgetTracker:
     def register_agent(self, agent: str, budget: Budget | None = None) -> None:
         """Start an agent's own clock (its ``deadline_s`` counts from here)."""
         self._agent_ledger(agent, budget)
+
+    def out_of_room(self) -> bool:
+        """Whether no further call can be made on the run's budget (its calls are spent, or its
+        deadline passed); marks the run stopped with the reason when so. Calls in flight count."""
+        if self.run_stop is not None:
+            return True
+        left = self.time_left()
+        if left is not None and left <= 0:
+            self.deadline_error()
+            return True
+        calls = self.budget.max_calls
+        if calls is not None and self._run.spent.requests + self._run.reserved_calls >= calls:
+            try:
+                self._refuse("run", "calls", self._run, f"{self._run.spent.requests} calls already made")
+            except BudgetExceeded:
+                return True
+        return False
 
     def time_left(self, agent: str | None = None) -> float | None:
         """Seconds until the nearest deadline (run or agent), ``None`` when there is none."""
@@ -487,7 +513,7 @@ class BudgetTracker:
 
     def _maybe_warn(self, scope: str, ledger: _Ledger) -> None:
         b = ledger.budget
-        if self._on_warning is None or not (b.max_calls or b.max_tokens or b.max_cost_usd):
+        if not self._warning_listeners or not (b.max_calls or b.max_tokens or b.max_cost_usd):
             return
         checks = [
             ("calls", ledger.spent.requests, b.max_calls),
@@ -497,7 +523,8 @@ class BudgetTracker:
         for which, used, limit in checks:
             if limit and which not in ledger.warned and used >= b.warn_at * limit:
                 ledger.warned.add(which)
-                self._on_warning(scope, which, f"{used:g} of {limit:g} {_LIMIT_NAMES[which]} used")
+                for listener in tuple(self._warning_listeners):
+                    listener(scope, which, f"{used:g} of {limit:g} {_LIMIT_NAMES[which]} used")
 
 
 __all__ = ["DEFAULT_OUTPUT_ALLOWANCE", "INPUT_MARGIN", "PRESETS", "Budget", "BudgetExceeded", "BudgetTracker", "Reservation"]

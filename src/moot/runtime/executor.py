@@ -1,4 +1,4 @@
-"""The asyncio executor behind :meth:`TaskGraph.run`: one :class:`Execution` per run."""
+"""The asyncio scheduler behind :meth:`TaskGraph.run` and :meth:`Run.graph`: one :class:`Execution` per graph."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from moot.models.base import Usage
 from moot.runtime.agent import AgentProgress, AgentResult, SubAgent
-from moot.runtime.budget import Budget, BudgetTracker
-from moot.runtime.events import BoundEmitter, EventBus, EventType
+from moot.runtime.events import BoundEmitter, EventType
 from moot.runtime.graph import (
     _USABLE,
     RunCancelled,
@@ -19,42 +18,27 @@ from moot.runtime.graph import (
     TaskResult,
     generic_fallback_agent,
     isolated,
-    otel_requested,
 )
 from moot.runtime.reducers import collect
 
 if TYPE_CHECKING:
-    from moot.runtime.store import RunStore
+    from moot.runtime.run import Run
 
 
 class Execution:
-    """The state of one run: results so far, tasks in flight, and why it ended."""
+    """The scheduling state of one task graph inside a :class:`~moot.runtime.run.Run`:
+    results so far, tasks in flight, and why the graph ended. The run owns the record,
+    events, spans and budget; this only decides which task starts when."""
 
-    def __init__(
-        self,
-        graph: TaskGraph,
-        *,
-        budget: Budget,
-        bus: EventBus,
-        store: RunStore | None,
-        name: str,
-        run_id: str,
-        max_parallel: int | None = None,
-    ) -> None:
+    def __init__(self, graph: TaskGraph, run: Run, *, max_parallel: int | None = None) -> None:
         self.graph = graph
+        self.run = run
         self.max_parallel = max_parallel
-        self.bus = bus
-        self.store = store
-        self.name = name
-        self.run_id = run_id
-        self.budget = budget
-        self.emit = BoundEmitter(bus, {"run_id": run_id})
-        self.tracker = BudgetTracker(
-            budget,
-            on_warning=lambda scope, which, detail: self.emit.emit(
-                EventType.BUDGET_WARNING, scope=scope, which=which, detail=detail
-            ),
-        )
+        self.bus = run.bus
+        self.name = run.name
+        self.run_id = run.run_id
+        self.tracker = run.tracker
+        self.emit = BoundEmitter(self.bus, {"run_id": run.run_id})
         self.results = {tid: TaskResult(id=tid, agent=t.agent) for tid, t in graph.tasks.items()}
         self.running: dict[asyncio.Task[AgentResult], str] = {}
         self.progress: dict[str, AgentProgress] = {}
@@ -82,33 +66,28 @@ class Execution:
 
     # ------------------------------------------------------------------ the run
 
-    async def run(self) -> RunResult:
-        unsubscribe = []
-        if self.store is not None:
-            self.store.start_run(self.run_id, self.name, graph=self.graph.describe(), budget=self.budget.describe())
-            unsubscribe.append(self.bus.subscribe(self.store.record_event))
-        if otel_requested():
-            from moot.runtime.otel import enable_otel
-
-            unsubscribe.append(enable_otel(self.bus))
-        self.emit.emit(
-            EventType.RUN_STARTED, name=self.name, tasks=self.graph.describe(), budget=self.budget.describe()
-        )
+    async def run_to_end(self) -> RunResult:
+        """Run the graph as the whole of its run: start the record, schedule, and finish it."""
+        run = self.run
+        run.start(self.graph.describe())
         try:
-            await self._schedule()
+            await self.schedule()
         except asyncio.CancelledError:
-            await self._cancel_running("cancelled")
-            result = self._finish("cancelled", "the run was cancelled (Ctrl-C or cancellation); partial results kept")
-            await self._close(result, unsubscribe)
+            await self.cancel_running("cancelled")
+            run.results.update(self.results)
+            result = await run.finish("cancelled", "the run was cancelled (Ctrl-C or cancellation); partial results kept",
+                                      sink_ids=self.graph.sink_ids)
             raise RunCancelled(result) from None
         except BaseException:
-            await self._cancel_running("cancelled")
-            result = self._finish("failed", "the run crashed inside moot; partial results kept")
-            await self._close(result, unsubscribe)
+            await self.cancel_running("cancelled")
+            run.results.update(self.results)
+            await run.finish("failed", "the run crashed inside moot; partial results kept", sink_ids=self.graph.sink_ids)
             raise
-        result = self._finish(*self._verdict())
-        await self._close(result, unsubscribe)
-        return result
+        run.results.update(self.results)
+        return await run.finish(*self.verdict(), sink_ids=self.graph.sink_ids)
+
+    async def schedule(self) -> None:
+        await self._schedule()
 
     async def _schedule(self) -> None:
         loop = asyncio.get_running_loop()
@@ -133,7 +112,7 @@ class Execution:
                 if self.results[tid].status in _USABLE:
                     self._release_dependents(tid)
             if self.failure is not None:
-                await self._cancel_running("cancelled")
+                await self.cancel_running("cancelled")
                 return
 
     def _job_done(self, job: asyncio.Task[AgentResult]) -> None:
@@ -284,7 +263,7 @@ class Execution:
             return
         self.failure = f"task {tid!r} (agent {spec.agent!r}) failed: {result.error}"
 
-    async def _cancel_running(self, status: str) -> None:
+    async def cancel_running(self, status: str) -> None:
         jobs = dict(self.running)
         self.running.clear()
         for job in jobs:
@@ -302,7 +281,7 @@ class Execution:
 
     # ------------------------------------------------------------------ the end
 
-    def _verdict(self) -> tuple[RunStatus, str]:
+    def verdict(self) -> tuple[RunStatus, str]:
         counts: dict[str, int] = {}
         for r in self.results.values():
             counts[r.status] = counts.get(r.status, 0) + 1
@@ -316,15 +295,16 @@ class Execution:
             return "completed", f"completed with {', '.join(notes)} task(s)"
         return "completed", f"all {len(self.results)} tasks completed"
 
-    def _finish(self, status: RunStatus, reason: str) -> RunResult:
+    def result(self, status: RunStatus, reason: str, *, own_usage: bool = True) -> RunResult:
+        """The graph's outcome; its usage from the tracker (``own_usage``: the tracker is the
+        graph's alone) or else summed over its tasks (a graph inside a longer run)."""
         usage = sum((r.usage for r in self.results.values()), Usage())
         by_agent: dict[str, Usage] = {}
         for r in self.results.values():
             if r.usage.requests or r.usage.total_tokens:
                 key = r.agent if r.fallback_agent is None else f"{r.agent}+{r.fallback_agent}"
                 by_agent[key] = by_agent.get(key, Usage()) + r.usage
-        # The tracker knows each agent's own spend exactly (fallbacks included separately).
-        if self.tracker.usage_by_agent:
+        if own_usage and self.tracker.usage_by_agent:
             by_agent = dict(self.tracker.usage_by_agent)
             usage = sum(by_agent.values(), Usage())
         return RunResult(
@@ -339,18 +319,6 @@ class Execution:
             finished_at=time.time(),
             sink_ids=self.graph.sink_ids,
         )
-
-    async def _close(self, result: RunResult, unsubscribe: list[Any]) -> None:
-        kind = EventType.RUN_FAILED if result.status == "failed" else EventType.RUN_FINISHED
-        self.emit.emit(kind, status=result.status, stop_reason=result.stop_reason, **result.usage.model_dump())
-        try:
-            await self.bus.flush()
-        except asyncio.CancelledError:  # a second Ctrl-C: still record the run below
-            pass
-        for remove in unsubscribe:
-            remove()
-        if self.store is not None:
-            self.store.finish_run(result)
 
 
 def _tail(count: int, what: str) -> str:

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import os
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -21,7 +19,7 @@ from typing import Any, Literal
 from moot.errors import ConfigError
 from moot.models.base import Usage
 from moot.runtime.agent import SubAgent, render_value
-from moot.runtime.budget import Budget
+from moot.runtime.budget import Budget, BudgetTracker
 from moot.runtime.events import EventBus
 from moot.runtime.prompts import load_prompt
 from moot.runtime.reducers import Reducer
@@ -256,28 +254,31 @@ class TaskGraph:
     async def run(
         self,
         *,
-        budget: Budget | None = None,
+        budget: Budget | BudgetTracker | None = None,
         store: Any | None = None,
         bus: EventBus | None = None,
         name: str | None = None,
         run_id: str | None = None,
         max_parallel: int | None = None,
+        parent_run_id: str | None = None,
     ) -> RunResult:
-        """Run the graph. Cancelling this coroutine raises :class:`RunCancelled` (a
-        ``CancelledError`` carrying the partial :class:`RunResult`) after recording it.
+        """Run the graph as one :class:`~moot.runtime.run.Run` (record, events, spans, budget).
 
-        ``max_parallel`` caps the tasks in flight at once (ready tasks wait for a slot in the
-        graph's order); ``None`` starts every ready task at once.
+        Cancelling this coroutine raises :class:`RunCancelled` (a ``CancelledError`` carrying
+        the partial :class:`RunResult`) after recording it. ``max_parallel`` caps the tasks in
+        flight at once (ready tasks wait for a slot in the graph's order); ``None`` starts every
+        ready task at once. ``budget`` may be a :class:`BudgetTracker` already spending for a
+        longer piece of work: it is used as it is. To run a graph as one part of a longer run,
+        use :meth:`Run.graph <moot.runtime.run.Run.graph>` instead.
         """
         from moot.runtime.executor import Execution
+        from moot.runtime.run import Run
 
         if max_parallel is not None and max_parallel < 1:
             raise ConfigError(f"max_parallel={max_parallel} would run nothing", fix="use max_parallel=1 or more")
-        bus = bus or EventBus()
-        execution = Execution(self, budget=budget or Budget(), bus=bus, store=store,
-                              name=name or "graph " + "+".join(self.tasks), run_id=run_id or uuid.uuid4().hex,
-                              max_parallel=max_parallel)
-        return await execution.run()
+        run = Run(name or "graph " + "+".join(self.tasks), budget or Budget(), bus, store, run_id,
+                  parent_run_id=parent_run_id)
+        return await Execution(self, run, max_parallel=max_parallel).run_to_end()
 
     def run_sync(self, **kwargs: Any) -> RunResult:
         """Run from synchronous code. Ctrl-C cancels the sub-agents and returns the partial
@@ -319,10 +320,6 @@ def isolated(value: Any) -> Any:
         return copy.deepcopy(value)
     except Exception:  # uncopyable objects (locks, clients) are handed over as they are
         return value
-
-
-def otel_requested() -> bool:
-    return os.environ.get("MOOT_OTEL", "").strip() not in ("", "0", "false")
 
 
 __all__ = [

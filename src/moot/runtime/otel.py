@@ -1,16 +1,22 @@
-"""Optional OpenTelemetry export: run, task and agent events become spans.
+"""Optional OpenTelemetry export: every run's events become spans.
 
 Off by default, and nothing leaves the machine unless you configure it: call
-:func:`enable_otel` (or set ``MOOT_OTEL=1`` so every graph run does) *and* configure an
-OpenTelemetry tracer provider with an exporter, as you would for any other library. Needs the
-``opentelemetry-sdk`` package: ``pip install 'moot[otel]'``.
+:func:`enable_otel` (or set ``MOOT_OTEL=1`` so every run does, whatever team made it) *and*
+configure an OpenTelemetry tracer provider with an exporter, as you would for any other
+library. Needs the ``opentelemetry-sdk`` package: ``pip install 'moot[otel]'``.
 
-Spans carry names, ids, statuses, usage and latency; prompts and answers only when the bus
-records content (``EventBus(record_content=True)``).
+Spans nest run → task → agent → model call / tool call, and carry the OpenTelemetry GenAI
+semantic-convention attributes: ``gen_ai.operation.name`` (``invoke_agent``, ``chat``,
+``execute_tool``), ``gen_ai.agent.name``, ``gen_ai.provider.name``, ``gen_ai.request.model``,
+``gen_ai.request.max_tokens``, ``gen_ai.usage.input_tokens``, ``gen_ai.usage.output_tokens``,
+``gen_ai.response.finish_reasons`` and ``gen_ai.tool.name``; moot's own details are under
+``moot.*``. Prompts and answers are attached only when the bus records content
+(``EventBus(record_content=True)``).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +27,7 @@ _OPENS = {
     EventType.RUN_STARTED: "run",
     EventType.TASK_STARTED: "task",
     EventType.AGENT_STARTED: "agent",
+    EventType.MODEL_REQUEST: "chat",
 }
 _CLOSES = {
     EventType.RUN_FINISHED: "run",
@@ -29,7 +36,20 @@ _CLOSES = {
     EventType.TASK_FAILED: "task",
     EventType.AGENT_FINISHED: "agent",
     EventType.AGENT_FAILED: "agent",
+    EventType.MODEL_RESPONSE: "chat",
 }
+_PARENTS = {
+    "run": [],
+    "task": ["run"],
+    "agent": ["task", "run"],
+    "chat": ["agent", "task", "run"],
+    "event": ["chat", "agent", "task", "run"],
+}
+
+
+def otel_requested() -> bool:
+    """Whether ``MOOT_OTEL`` asks every run to export spans."""
+    return os.environ.get("MOOT_OTEL", "").strip().lower() not in ("", "0", "false", "no", "off")
 
 
 def _trace_module() -> Any:
@@ -43,6 +63,14 @@ def _trace_module() -> Any:
     return trace
 
 
+def _provider_and_model(model: str) -> tuple[str, str]:
+    """``openai:gpt-4o`` → (``openai``, ``gpt-4o``); the embedded model is provider ``moot``."""
+    provider, sep, name = model.partition(":")
+    if provider == "local" or provider.startswith("local-"):
+        return "moot", model
+    return (provider, name) if sep else ("unknown", model)
+
+
 def _attributes(event: Event) -> dict[str, Any]:
     attrs: dict[str, Any] = {"moot.event": event.type.value}
     for key in ("run_id", "task_id", "agent"):
@@ -52,11 +80,36 @@ def _attributes(event: Event) -> dict[str, Any]:
     for key, value in event.payload.items():
         if isinstance(value, (str, bool, int, float)):
             attrs[f"moot.{key}"] = value
+    if event.agent is not None:
+        attrs["gen_ai.agent.name"] = event.agent
+    payload = event.payload
+    if event.type is EventType.AGENT_STARTED:
+        attrs["gen_ai.operation.name"] = "invoke_agent"
+    elif event.type is EventType.MODEL_REQUEST:
+        attrs["gen_ai.operation.name"] = "chat"
+        provider, model = _provider_and_model(str(payload.get("model", "")))
+        attrs["gen_ai.provider.name"] = provider
+        attrs["gen_ai.request.model"] = model
+        if payload.get("max_tokens") is not None:
+            attrs["gen_ai.request.max_tokens"] = payload["max_tokens"]
+    elif event.type is EventType.MODEL_RESPONSE:
+        attrs["gen_ai.operation.name"] = "chat"
+        attrs["gen_ai.usage.input_tokens"] = int(payload.get("input_tokens", 0))
+        attrs["gen_ai.usage.output_tokens"] = int(payload.get("output_tokens", 0))
+        if payload.get("finish_reason"):
+            attrs["gen_ai.response.finish_reasons"] = [str(payload["finish_reason"])]
+    elif event.type in (EventType.AGENT_FINISHED, EventType.AGENT_FAILED, EventType.RUN_FINISHED, EventType.RUN_FAILED):
+        if "input_tokens" in payload:
+            attrs["gen_ai.usage.input_tokens"] = int(payload["input_tokens"])
+            attrs["gen_ai.usage.output_tokens"] = int(payload.get("output_tokens", 0))
+    elif event.type is EventType.TOOL_CALL:
+        attrs["gen_ai.operation.name"] = "execute_tool"
+        attrs["gen_ai.tool.name"] = str(payload.get("tool", ""))
     return attrs
 
 
 class OtelSubscriber:
-    """Turns events into nested spans: run → task → agent, with model and tool events on them."""
+    """Turns events into nested spans: run → task → agent → chat / execute_tool."""
 
     def __init__(self, tracer: Any | None = None) -> None:
         trace = _trace_module()
@@ -69,35 +122,60 @@ class OtelSubscriber:
             return ("run", event.run_id or "")
         if level == "task":
             return ("task", event.run_id or "", event.task_id or "")
-        return ("agent", event.run_id or "", event.task_id or "", event.agent or "")
+        return (level, event.run_id or "", event.task_id or "", event.agent or "")
 
     def _parent(self, event: Event, level: str) -> Any | None:
-        chain = {"task": ["run"], "agent": ["task", "run"], "event": ["agent", "task", "run"]}[level]
-        for candidate in chain:
+        for candidate in _PARENTS[level]:
             span = self._spans.get(self._key(candidate, event))
             if span is not None:
                 return span
         return None
 
+    def _name(self, level: str, event: Event) -> str:
+        if level == "agent":
+            return f"invoke_agent {event.agent or ''}".strip()
+        if level == "chat":
+            return f"chat {_provider_and_model(str(event.payload.get('model', '')))[1]}".strip()
+        return f"moot.{level} {event.task_id or event.agent or event.payload.get('name', '')}".strip()
+
     def __call__(self, event: Event) -> None:
         if event.type in _OPENS:
             level = _OPENS[event.type]
-            parent = self._parent(event, level) if level != "run" else None
+            parent = self._parent(event, level)
             context = self._trace.set_span_in_context(parent) if parent is not None else None
-            name = f"moot.{level} {event.task_id or event.agent or event.payload.get('name', '')}".strip()
-            span = self.tracer.start_span(name, context=context, attributes=_attributes(event))
+            span = self.tracer.start_span(self._name(level, event), context=context, attributes=_attributes(event),
+                                          start_time=int(event.ts * 1e9))
             self._spans[self._key(level, event)] = span
         elif event.type in _CLOSES:
-            span = self._spans.pop(self._key(_CLOSES[event.type], event), None)
-            if span is not None:
-                span.set_attributes(_attributes(event))
-                if event.type.value.endswith("_failed"):
-                    span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, str(event.payload.get("error", ""))))
-                span.end()
+            level = _CLOSES[event.type]
+            if level == "agent":  # a model call cut short (deadline, error) ends with its agent
+                self._end(("chat", *self._key("agent", event)[1:]), event, error="the agent stopped during the call")
+            self._end(self._key(level, event), event)
+        elif event.type is EventType.TOOL_CALL:
+            parent = self._parent(event, "agent")
+            context = self._trace.set_span_in_context(parent) if parent is not None else None
+            seconds = float(event.payload.get("seconds") or 0.0)
+            span = self.tracer.start_span(f"execute_tool {event.payload.get('tool', '')}", context=context,
+                                          attributes=_attributes(event), start_time=int((event.ts - seconds) * 1e9))
+            if event.payload.get("error"):
+                span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, str(event.payload["error"])))
+            span.end(end_time=int(event.ts * 1e9))
         else:
             span = self._parent(event, "event")
             if span is not None:
-                span.add_event(event.type.value, attributes=_attributes(event))
+                span.add_event(event.type.value, attributes=_attributes(event), timestamp=int(event.ts * 1e9))
+
+    def _end(self, key: tuple[str, ...], event: Event, *, error: str | None = None) -> None:
+        span = self._spans.pop(key, None)
+        if span is None:
+            return
+        if error is None:
+            span.set_attributes(_attributes(event))
+            if event.type.value.endswith("_failed"):
+                error = str(event.payload.get("error") or event.payload.get("stop_reason") or "")
+        if error is not None:
+            span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, error))
+        span.end(end_time=int(event.ts * 1e9))
 
 
 def enable_otel(bus: EventBus, *, tracer: Any | None = None) -> Callable[[], None]:
@@ -105,4 +183,24 @@ def enable_otel(bus: EventBus, *, tracer: Any | None = None) -> Callable[[], Non
     return bus.subscribe(OtelSubscriber(tracer))
 
 
-__all__ = ["OtelSubscriber", "enable_otel"]
+_ATTACHED = "_moot_otel_attached"
+
+
+def attach_if_requested(bus: EventBus) -> Callable[[], None] | None:
+    """With ``MOOT_OTEL`` set, export ``bus`` once (runs sharing a bus share one exporter).
+
+    Returns the function that detaches it, for the run that attached it; ``None`` otherwise.
+    """
+    if not otel_requested() or getattr(bus, _ATTACHED, False):
+        return None
+    remove = enable_otel(bus)
+    setattr(bus, _ATTACHED, True)
+
+    def detach() -> None:
+        remove()
+        setattr(bus, _ATTACHED, False)
+
+    return detach
+
+
+__all__ = ["OtelSubscriber", "attach_if_requested", "enable_otel", "otel_requested"]

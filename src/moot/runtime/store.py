@@ -22,7 +22,9 @@ from moot.runtime.events import Event
 if TYPE_CHECKING:
     from moot.runtime.graph import RunResult
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""1: runs, events, usage per agent, team outputs. 2: ``runs.parent_run_id`` (a run made as
+one of several by one command points to the run that holds them)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -35,7 +37,8 @@ CREATE TABLE IF NOT EXISTS runs (
     usage TEXT,
     result TEXT,
     graph TEXT,
-    budget TEXT
+    budget TEXT,
+    parent_run_id TEXT
 );
 CREATE INDEX IF NOT EXISTS runs_by_start ON runs (started);
 CREATE TABLE IF NOT EXISTS events (
@@ -81,6 +84,8 @@ class RunRecord:
     """Task results as plain JSON (id → status, agent, output, error, usage, times)."""
     graph: list[dict[str, Any]] = field(default_factory=list)
     budget: dict[str, Any] = field(default_factory=dict)
+    parent_run_id: str | None = None
+    """The run that holds this one (a board goal, a command that made several runs)."""
 
     @property
     def duration_s(self) -> float | None:
@@ -100,6 +105,7 @@ class RunRecord:
             "results": self.results,
             "graph": self.graph,
             "budget": self.budget,
+            "parent_run_id": self.parent_run_id,
         }
 
 
@@ -146,11 +152,19 @@ class RunStore:
                 for statement in _SCHEMA.split(";"):
                     if statement.strip():
                         self._db.execute(statement)
+                self._migrate()
                 self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
+
+    def _migrate(self) -> None:
+        """Bring an older file up to this schema, inside the opening transaction (all or nothing)."""
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(runs)")}
+        if "parent_run_id" not in columns:  # schema 1
+            self._db.execute("ALTER TABLE runs ADD COLUMN parent_run_id TEXT")
+        self._db.execute("CREATE INDEX IF NOT EXISTS runs_by_parent ON runs (parent_run_id)")
 
     def close(self) -> None:
         with self._lock:
@@ -172,12 +186,13 @@ class RunStore:
         graph: list[dict[str, Any]] | None = None,
         budget: dict[str, Any] | None = None,
         started: float | None = None,
+        parent_run_id: str | None = None,
     ) -> None:
         """Record a run as ``running`` before any of its work starts."""
         with self._lock:
             self._db.execute(
-                "INSERT INTO runs (id, name, status, started, graph, budget) VALUES (?, ?, 'running', ?, ?, ?)",
-                (run_id, name, started or time.time(), _dumps(graph or []), _dumps(budget or {})),
+                "INSERT INTO runs (id, name, status, started, graph, budget, parent_run_id) VALUES (?, ?, 'running', ?, ?, ?, ?)",
+                (run_id, name, started or time.time(), _dumps(graph or []), _dumps(budget or {}), parent_run_id),
             )
             self._active.add(run_id)
 
@@ -230,6 +245,47 @@ class RunStore:
                 self._db.execute("ROLLBACK")
                 raise
             self._active.discard(result.run_id)
+
+    def ensure_run(self, run_id: str, name: str, *, budget: dict[str, Any] | None = None) -> bool:
+        """Record a parent run as ``running`` unless it exists (several processes may each be
+        first to work for it, e.g. board workers on one goal); True when this call made it."""
+        with self._lock:
+            cursor = self._db.execute(
+                "INSERT OR IGNORE INTO runs (id, name, status, started, graph, budget) VALUES (?, ?, 'running', ?, '[]', ?)",
+                (run_id, name, time.time(), _dumps(budget or {})),
+            )
+        return cursor.rowcount == 1
+
+    def close_parent(self, run_id: str, status: str, stop_reason: str) -> None:
+        """Finish a parent run: its status and reason, and its usage summed over its children."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT u.agent, SUM(u.input_tokens), SUM(u.output_tokens), SUM(u.requests), SUM(u.cost_usd) "
+                "FROM agent_usage u JOIN runs r ON r.id = u.run_id WHERE r.parent_run_id = ? GROUP BY u.agent",
+                (run_id,),
+            ).fetchall()
+            by_agent = {r[0]: Usage(input_tokens=r[1], output_tokens=r[2], requests=r[3], cost_usd=r[4]) for r in rows}
+            total = sum(by_agent.values(), Usage())
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.execute("UPDATE runs SET status = ?, stop_reason = ?, finished = ?, usage = ? WHERE id = ?",
+                                 (status, stop_reason, time.time(), _dumps(total.model_dump()), run_id))
+                self._db.execute("DELETE FROM agent_usage WHERE run_id = ?", (run_id,))
+                self._db.executemany(
+                    "INSERT INTO agent_usage (run_id, agent, input_tokens, output_tokens, requests, cost_usd) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    [(run_id, a, u.input_tokens, u.output_tokens, u.requests, u.cost_usd) for a, u in by_agent.items()],
+                )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def children(self, run_id: str) -> list[RunRecord]:
+        """The runs that ``run_id`` holds, oldest first."""
+        with self._lock:
+            rows = self._db.execute("SELECT * FROM runs WHERE parent_run_id = ? ORDER BY started", (run_id,)).fetchall()
+        return [self._record(row, with_details=False) for row in rows]
 
     def record_output(self, run_id: str, kind: str, data: dict[str, Any]) -> None:
         """Keep a team's final result with its run (``kind``: ``graph``, ``deliberation``, ``answer``…),
@@ -284,10 +340,11 @@ class RunStore:
                                     (run_id, after_seq)).fetchall()
         return [self._event(r) for r in rows]
 
-    def list_runs(self, limit: int = 20) -> list[RunRecord]:
-        """The most recent runs first."""
+    def list_runs(self, limit: int = 20, *, top_level: bool = False) -> list[RunRecord]:
+        """The most recent runs first; ``top_level``: only runs that no other run holds."""
+        where = " WHERE parent_run_id IS NULL" if top_level else ""
         with self._lock:
-            rows = self._db.execute("SELECT * FROM runs ORDER BY started DESC LIMIT ?", (limit,)).fetchall()
+            rows = self._db.execute(f"SELECT * FROM runs{where} ORDER BY started DESC LIMIT ?", (limit,)).fetchall()
         return [self._record(row, with_details=False) for row in rows]
 
     def resolve_id(self, id_or_prefix: str) -> str:
@@ -364,6 +421,7 @@ class RunStore:
             results=json.loads(row["result"]) if with_details and row["result"] else {},
             graph=json.loads(row["graph"]) if with_details and row["graph"] else [],
             budget=json.loads(row["budget"]) if with_details and row["budget"] else {},
+            parent_run_id=row["parent_run_id"],
         )
 
 

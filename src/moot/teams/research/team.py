@@ -256,7 +256,7 @@ class ResearchTeam:
         researchers = [researcher_agent(f"researcher-{i}", self.model, index, tools, sq,
                                         max_turns=cfg.researcher_calls + 1, budget=Budget(max_calls=cfg.researcher_calls))
                        for i, sq in enumerate(plan.sub_questions, 1)]
-        graph = await run.graph(researchers, parallel=cfg.parallel, per_agent_calls=cfg.researcher_calls)
+        graph = await run.researchers(researchers, parallel=cfg.parallel)
         bundles = []
         for r, sq in zip(researchers, plan.sub_questions):
             out = graph.results[r.name].output
