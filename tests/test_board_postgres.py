@@ -572,7 +572,7 @@ def test_board_submit_file_with_a_deep_task_is_one_line_on_postgres(db_url: str,
     PostgresBoard(db_url).init()
     deep = tmp_path / "deep.json"
     deep.write_text('{"description": "deep", "context": {"x": ' + "[" * 1000 + "]" * 1000 + "}}")
-    result = subprocess.run([sys.executable, "-m", "moot", "board", "submit", "--db", db_url, "--file", str(deep)],
+    result = subprocess.run([sys.executable, "-m", "moot", "board", "submit", "--postgres", db_url, "--file", str(deep)],
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2, result.stderr
     assert "deeper than 32 levels" in result.stderr and "Traceback" not in result.stderr

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -40,3 +43,37 @@ def usage_line(usage: Usage, seconds: float | None = None) -> str:
     if seconds is not None:
         parts.append(f"{seconds:.2f}s")
     return " · ".join(parts)
+
+
+def write_json_file(path: Path, payload: Any) -> None:
+    """Write ``payload`` as indented JSON to ``path`` atomically (a temporary file, then a rename),
+    so an interrupted run never leaves half a results file behind."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(payload, indent=2, ensure_ascii=False, default=str))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def require_charts(command: str) -> None:
+    """Refuse, before any work, a command that draws a chart when matplotlib is not installed."""
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:
+        from moot.errors import UsageError
+
+        raise UsageError(f"`moot {command}` draws a chart and matplotlib is not installed",
+                         fix="pip install 'moot[charts]' (or scripts/setup --tests)")
+
+
+def exit_for_status(status: str) -> None:
+    """Exit 1 when a run did not complete (``stopped`` by its budget, ``failed``, ``cancelled``):
+    the result was printed, but a script must not take it for a finished answer."""
+    if status not in ("completed", "succeeded", "ok"):
+        import typer
+
+        raise typer.Exit(1)

@@ -1,6 +1,6 @@
 """`moot board`: the task board (seed 002) from the command line.
 
-Every command takes a folder (the shared workspace) or ``--db postgresql://…``; the same
+Every command takes a folder (the shared workspace) or ``--postgres postgresql://…``; the same
 workers run on either.
 """
 
@@ -19,7 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from moot.cli._output import print_json, stdout
-from moot.errors import MootError
+from moot.errors import MootError, UsageError
 from moot.teams.board.backend import BoardBackend, open_board
 from moot.teams.board.folder import read_regular
 from moot.teams.board.task import BoardTask, load_task_json, parse_task
@@ -28,19 +28,23 @@ board_app = typer.Typer(help="A shared task board: peer agents claim tasks atomi
                         no_args_is_help=True)
 
 _STYLE = {"pending": "yellow", "active": "cyan", "completed": "green", "failed": "red"}
-_DIR_HELP = "The board folder (or use --db)."
-_DB_HELP = "A postgresql:// URL instead of a folder."
+_DIR_HELP = "The board folder (or use --postgres)."
+_DB_HELP = "A postgresql:// URL: the board in PostgreSQL instead of a folder."
 
 
 def register(app: typer.Typer) -> None:
     app.add_typer(board_app, name="board")
 
 
-def _open(directory: Optional[Path], db: Optional[str]) -> BoardBackend:
+def _open(directory: Optional[Path], db: Optional[str], old_db: Optional[str] = None) -> BoardBackend:
+    if old_db is not None:
+        raise UsageError("--db is now --postgres (a postgresql:// URL) on `moot board`", fix=f"use --postgres {old_db}")
     if db and directory:
-        raise MootError("give either a board folder or --db, not both", fix="drop one of them")
+        raise UsageError("give either a board folder or --postgres, not both", fix="drop one of them")
     if not db and not directory:
-        raise MootError("no board given", fix="pass a folder (moot board status DIR) or --db postgresql://…")
+        raise UsageError("no board given", fix="pass a folder (moot board status DIR) or --postgres postgresql://…")
+    if db and not db.startswith(("postgresql://", "postgres://")):
+        raise UsageError(f"--postgres takes a postgresql:// URL, not {db!r}", fix="pass the board folder as DIR, or --postgres postgresql://USER@HOST/DB")
     return open_board(db or str(directory))
 
 
@@ -59,10 +63,11 @@ def _task_dict(task: BoardTask) -> dict[str, Any]:
 
 @board_app.command("init")
 def init(directory: Optional[Path] = typer.Argument(None, help=_DIR_HELP),
-         db: Optional[str] = typer.Option(None, "--db", help=_DB_HELP),
+         db: Optional[str] = typer.Option(None, "--postgres", help=_DB_HELP),
+    old_db: Optional[str] = typer.Option(None, "--db", hidden=True),
          as_json: bool = typer.Option(False, "--json", help="Print one JSON object.")) -> None:
     """Create a board: tasks/{pending,active,completed,failed}, agents/registry.json, context/, results/."""
-    board = _open(directory, db)
+    board = _open(directory, db, old_db)
     board.init()
     if as_json:
         print_json({"board": board.location, "agents": [s.name for s in board.agents()]})
@@ -80,14 +85,23 @@ def submit(
     parent: Optional[str] = typer.Option(None, "--parent", help="The parent task id."),
     task_id: Optional[str] = typer.Option(None, "--id", help="Choose the id (letters, digits, _ . -)."),
     priority: int = typer.Option(0, "--priority", help="Higher is claimed first."),
-    db: Optional[str] = typer.Option(None, "--db", help=_DB_HELP),
+    budget: Optional[str] = typer.Option(
+        None, "--budget", "-b",
+        help="The goal's limits: quick (40 model calls), standard (80) or deep (160), and/or calls=N; "
+             "tasks come from the preset (12, 25, 50). Default: the task's own context.budget, else standard."),
+    db: Optional[str] = typer.Option(None, "--postgres", help=_DB_HELP),
+    old_db: Optional[str] = typer.Option(None, "--db", hidden=True),
     as_json: bool = typer.Option(False, "--json", help="Print the task as one JSON object."),
 ) -> None:
     """Add a pending task."""
     if db and directory is not None and description is None:
-        # with --db there is no folder: the one positional argument is the description
+        # with --postgres there is no folder: the one positional argument is the description
         directory, description = None, str(directory)
-    board = _open(directory, db)
+    if directory is not None and description is None and file is None and not directory.is_dir():
+        # `moot board submit "do a thing"`: the words are a description, not a board folder
+        raise UsageError(f"{str(directory)!r} is not a board folder: the folder comes first",
+                         fix=f'moot board submit DIR "{directory}" (create a board with `moot board init DIR`)')
+    board = _open(directory, db, old_db)
     if file is not None:
         try:
             data = load_task_json(read_regular(file), origin=str(file))
@@ -99,6 +113,8 @@ def submit(
         data = {"description": description, "type": task_type, "requirements": requires, "priority": priority}
     else:
         raise MootError("nothing to submit", fix='give a description: moot board submit DIR "what to do"')
+    if budget is not None:
+        data.setdefault("context", {})["budget"] = _goal_budget(budget)
     if task_id:
         data["id"] = task_id
     if parent:
@@ -110,6 +126,21 @@ def submit(
         print_json(_task_dict(task))
     else:
         stdout.print(f"submitted {task.id} ({task.type}) to {board.location}")
+
+
+def _goal_budget(text: str) -> dict[str, int]:
+    """``--budget`` as a goal's ``context.budget``: the board's own standard size is 80 model calls
+    and 25 tasks; quick halves and deep doubles it; ``calls=N`` sets the calls."""
+    from moot.cli._options import parse_budget
+    from moot.teams.board.goal_budget import DEFAULT_MAX_MODEL_CALLS, DEFAULT_MAX_TASKS
+
+    choice = parse_budget(text)
+    if set(choice.limits()) - {"max_calls"}:
+        raise UsageError(f"a board goal's budget counts model calls and tasks only (got --budget {text})",
+                         fix="use --budget quick, standard or deep, and/or calls=N")
+    sized = choice.scaled({"max_calls": DEFAULT_MAX_MODEL_CALLS})
+    tasks = choice.scaled({"max_calls": DEFAULT_MAX_TASKS})["max_calls"] if choice.preset != "standard" else DEFAULT_MAX_TASKS
+    return {"max_model_calls": int(sized["max_calls"]), "max_tasks": int(tasks)}
 
 
 def _status_payload(board: BoardBackend, limit: int) -> dict[str, Any]:
@@ -138,11 +169,12 @@ def _render(board: BoardBackend, limit: int) -> list[Any]:
 
 @board_app.command("status")
 def status(directory: Optional[Path] = typer.Argument(None, help=_DIR_HELP),
-           db: Optional[str] = typer.Option(None, "--db", help=_DB_HELP),
+           db: Optional[str] = typer.Option(None, "--postgres", help=_DB_HELP),
+    old_db: Optional[str] = typer.Option(None, "--db", hidden=True),
            limit: int = typer.Option(20, "--limit", "-n", help="How many recent tasks to show."),
            as_json: bool = typer.Option(False, "--json", help="Print counts and tasks as one JSON object.")) -> None:
     """Counts by status and the most recent tasks."""
-    board = _open(directory, db)
+    board = _open(directory, db, old_db)
     if as_json:
         print_json(_status_payload(board, limit))
         return
@@ -152,14 +184,15 @@ def status(directory: Optional[Path] = typer.Argument(None, help=_DIR_HELP),
 
 @board_app.command("watch")
 def watch(directory: Optional[Path] = typer.Argument(None, help=_DIR_HELP),
-          db: Optional[str] = typer.Option(None, "--db", help=_DB_HELP),
+          db: Optional[str] = typer.Option(None, "--postgres", help=_DB_HELP),
+    old_db: Optional[str] = typer.Option(None, "--db", hidden=True),
           limit: int = typer.Option(20, "--limit", "-n", help="How many recent tasks to show."),
           every: float = typer.Option(1.0, "--every", help="Seconds between refreshes."),
           once: bool = typer.Option(False, "--once", help="Print one frame and exit.")) -> None:
     """A live table of the board, refreshed until Ctrl-C."""
     from rich.console import Group
 
-    board = _open(directory, db)
+    board = _open(directory, db, old_db)
     if once:
         stdout.print(Group(*_render(board, limit)))
         return
@@ -193,7 +226,8 @@ def _build_agent(agent_type: str, model: Optional[str], board: BoardBackend) -> 
 @board_app.command("worker")
 def worker(directory: Optional[Path] = typer.Argument(None, help=_DIR_HELP),
            agent: str = typer.Option(..., "--agent", "-a", help="The agent type (echo is built in)."),
-           db: Optional[str] = typer.Option(None, "--db", help=_DB_HELP),
+           db: Optional[str] = typer.Option(None, "--postgres", help=_DB_HELP),
+    old_db: Optional[str] = typer.Option(None, "--db", hidden=True),
            concurrency: int = typer.Option(1, "--concurrency", "-c", min=1, help="Tasks worked on at once."),
            lease: float = typer.Option(30.0, "--lease", min=0.5, help="Lease seconds (heartbeat every third)."),
            max_tasks: Optional[int] = typer.Option(None, "--max-tasks", min=1, help="Stop after claiming N tasks."),
@@ -207,7 +241,7 @@ def worker(directory: Optional[Path] = typer.Argument(None, help=_DIR_HELP),
     """Run one agent on the board: claim, work, heartbeat, complete. Ctrl-C stops gracefully."""
     from moot.teams.board.worker import Worker
 
-    board = _open(directory, db)
+    board = _open(directory, db, old_db)
     instance = _build_agent(agent, model, board)
     runner = Worker(board, instance, worker_id=worker_id, lease_s=lease, concurrency=concurrency,
                     max_tasks=max_tasks, stop_when_idle=until_idle, idle_grace_s=idle_grace)

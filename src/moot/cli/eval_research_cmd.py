@@ -8,15 +8,13 @@ The eval layer knows nothing of teams; this command wires the research team in t
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
 
-from moot.cli._output import print_json, stderr, stdout
+from moot.cli._options import MODEL_HELP, budget_option, model_option, parse_budget, parse_models, team_model_kwargs
+from moot.cli._output import print_json, stderr, stdout, write_json_file
 from moot.errors import MootError
 
 _MODES = {"single": ["single"], "multi": ["multi"], "both": ["single", "multi"], "auto": ["auto"],
@@ -30,9 +28,10 @@ def register(eval_app: typer.Typer) -> None:
 class TeamAgent:
     """The research team as a :class:`moot.eval.research.ResearchAgent` (one index, one model)."""
 
-    def __init__(self, model: Any, store: Any) -> None:
+    def __init__(self, model: Any, store: Any, *, options: dict[str, Any] | None = None) -> None:
         self.model = model
         self.store = store
+        self.options = options or {}
         self.teams: dict[Path, Any] = {}
 
     async def answer(self, question: str, repo: Path, *, mode: str) -> Any:
@@ -41,7 +40,7 @@ class TeamAgent:
 
         team = self.teams.get(repo)
         if team is None:
-            team = self.teams[repo] = ResearchTeam(repo, model=self.model, store=self.store)
+            team = self.teams[repo] = ResearchTeam(repo, model=self.model, store=self.store, **self.options)
             await asyncio.to_thread(team.index)
         result = await team.ask(question, mode=mode)  # type: ignore[arg-type]
         return ResearchAnswer(text=result.answer, citations=result.citations(), usage=result.usage,
@@ -57,11 +56,13 @@ def research_eval(
         "both", "--mode", help="single, multi, both, auto, baseline (one call with the map and search hits) or all (baseline, single, multi)."
     ),
     question_set: str = typer.Option("httpx", "--set", help="Which installed package to ask about: httpx or click."),
-    model: Optional[str] = typer.Option(None, "--model", "-m", help="Model string (default: $MOOT_MODEL, else the embedded model)."),
+    model: Optional[list[str]] = model_option(MODEL_HELP),
     questions: Optional[str] = typer.Option(None, "--questions", help="Only these question ids, e.g. redirects,auth."),
     judge: Optional[str] = typer.Option(None, "--judge", help="Also grade with an LLM judge on this model string."),
     judge_votes: int = typer.Option(3, "--judge-votes", help="Judge votes per answer (median score)."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the full results JSON here; print a summary JSON on stdout."),
+    budget: str = budget_option(),
+    json_out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the full results JSON here (saved after every answer)."),
+    as_json: bool = typer.Option(False, "--json", help='Print one JSON object on stdout: {"summary", "results"}.'),
 ) -> None:
     """Ask the research team questions about an installed package (httpx or click) and score
     coverage, claims, citations and anti-claims, beside the one-call baseline with --mode all."""
@@ -71,6 +72,13 @@ def research_eval(
 
     if mode not in _MODES:
         raise MootError(f"unknown mode {mode!r}", fix="use --mode single, multi, both, auto, baseline or all")
+    from moot.cli.research_cmd import research_options
+    from moot.teams.research import ResearchTeam
+
+    choice = parse_models(model)
+    options = research_options(parse_budget(budget))
+    models_kwargs = team_model_kwargs(ResearchTeam, choice, command="eval research")
+    options.update({k: v for k, v in models_kwargs.items() if k != "model"})
     qset = load_set(name=question_set)
     if (installed := qset.installed_version()) != qset.version:
         stderr.print(f"[yellow]note:[/] the questions were written for {qset.package} {qset.version}; "
@@ -84,13 +92,13 @@ def research_eval(
         from moot.eval.judge import LLMJudge
 
         judge_obj = LLMJudge(infer_model(judge), votes=judge_votes)
-    agent = TeamAgent(infer_model(model), RunStore())
+    agent = TeamAgent(infer_model(choice.default), RunStore(), options=options)
 
     def on_answer(record: dict[str, Any], so_far: dict[str, Any]) -> None:
         stderr.print(f"[dim]{record['mode']:>6} {record['question_id']:<10} overall {record['overall']:.2f} "
                      f"({record['seconds']}s, {record['usage']['requests']} calls)[/]")
         if json_out is not None:  # saved after every answer: an interrupted run keeps what it graded
-            _write_atomic(json_out, json.dumps(so_far, indent=2, default=str))
+            write_json_file(json_out, so_far)
 
     try:
         result = asyncio.run(run_research_eval(agent, modes=_MODES[mode], questions=qset, only=only,
@@ -98,15 +106,10 @@ def research_eval(
     finally:
         agent.close()
     if json_out is not None:
-        _write_atomic(json_out, json.dumps(result, indent=2, default=str))
-        print_json({"summary": result["summary"], "results": str(json_out)})
+        write_json_file(json_out, result)
+    if as_json:
+        print_json({"summary": result["summary"], "results": str(json_out) if json_out else None})
         return
     stdout.print(render_table(result))
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    if json_out is not None:
+        stdout.print(f"results: {json_out}")

@@ -19,8 +19,9 @@ from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
 
-from moot.cli._output import print_json, stderr, stdout, usage_line
-from moot.errors import MootError
+from moot.cli._options import BudgetChoice, budget_option, model_option, parse_budget, parse_models, team_model_kwargs
+from moot.cli._output import exit_for_status, print_json, stderr, stdout, usage_line
+from moot.errors import MootError, UsageError
 
 
 def register(app: typer.Typer) -> None:
@@ -33,23 +34,25 @@ def research_command(
     mode: str = typer.Option(
         "auto", "--mode", help="auto (routed by the question's shape), single, multi, or baseline (one call, to compare)."
     ),
-    model: Optional[str] = typer.Option(
-        None, "--model", "-m", help="Model string (default: $MOOT_MODEL, else the embedded model)."
-    ),
+    model: Optional[list[str]] = model_option(),
     db: Optional[Path] = typer.Option(None, "--db", help="Index file; default: one file per root in the moot home."),
+    budget: str = budget_option(help="The run's limits: quick (20 calls), standard (40) or deep (80), and/or "
+                                     "calls=N, tokens=N, usd=X, seconds=X, comma-separated."),
     sequential: bool = typer.Option(False, "--sequential", help="Run researchers one after another (for comparison)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object: answer, evidence, verification, usage."),
 ) -> None:
     """Research a codebase: planner → parallel researchers → synthesizer → verifier (or one agent)."""
     from moot.cli.index_cmd import _progress_bar
     from moot.runtime import EventBus, RunStore
-    from moot.teams.research import ResearchConfig, ResearchTeam
+    from moot.teams.research import ResearchTeam
 
     if mode not in ("auto", "single", "multi", "baseline"):
-        raise MootError(f"unknown mode {mode!r}", fix="use --mode auto, single, multi or baseline")
+        raise UsageError(f"unknown mode {mode!r}", fix="use --mode auto, single, multi or baseline")
     if not repo.exists() or not repo.is_dir():
-        raise MootError(f"{repo} is not a folder", fix="pass --repo with the path of a source folder")
-    team = ResearchTeam(repo, model=model, store=RunStore(), db_path=db, config=ResearchConfig(parallel=not sequential))
+        raise UsageError(f"{repo} is not a folder", fix="pass --repo with the path of a source folder")
+    options = research_options(parse_budget(budget), parallel=not sequential)
+    models = team_model_kwargs(ResearchTeam, parse_models(model), command="research")
+    team = ResearchTeam(repo, store=RunStore(), db_path=db, **models, **options)
     with _progress_bar(enabled=not as_json) as on_progress:
         team.index(progress=on_progress)
     bus = EventBus()
@@ -67,8 +70,7 @@ def research_command(
         team.close()
     if as_json:
         print_json(result.to_json())
-        if result.status == "failed":
-            raise typer.Exit(1)
+        exit_for_status(result.status)
         return
     if result.status == "failed":
         # No model answered: say why, on stderr, and exit 1 (a budget stop still prints its answer).
@@ -88,6 +90,23 @@ def research_command(
                 stdout.print(f"[yellow]corrected:[/] {escape(v.correction)}")
     stdout.print(f"[dim]{usage_line(result.usage, result.seconds)} · run {result.run_id[:12]} "
                  f"(moot runs show {result.run_id[:12]})[/]")
+    if result.status == "stopped":
+        stderr.print(f"[yellow]stopped:[/] {escape(result.stop_reason)} (fix: pass a larger --budget, e.g. --budget deep)",
+                     soft_wrap=True)
+    exit_for_status(result.status)
+
+
+def research_options(choice: BudgetChoice, **fields: Any) -> dict[str, Any]:
+    """The research team's ``config=`` for a ``--budget``: its one size is standard (40 calls);
+    quick halves and deep doubles it, and given limits override."""
+    from dataclasses import replace
+
+    from moot.teams.research import ResearchConfig
+
+    base = ResearchConfig(**fields)
+    limits = choice.scaled({"max_calls": base.max_calls, "max_tokens": base.max_tokens,
+                            "max_cost_usd": base.max_cost_usd, "deadline_s": base.deadline_s})
+    return {"config": replace(base, **limits)}
 
 
 @dataclass
