@@ -47,28 +47,26 @@ def write_suite(folder: Path) -> Path:
 
 
 def team_model(request: ModelRequest) -> Any:
-    """Learns every sentence but the engineer's; answers lengths well, costs badly in synthesis."""
-    system = request.messages[0].content
+    """Learns every sentence but the engineer's; the single agent answers lengths well and costs
+    badly; the compute specialist picks the cost. Routed by the calling agent's name."""
     task = request.messages[-1].content
-    if system.startswith("You extract facts"):
+    if request.agent == "fact-extractor":
         body = task.split("Text:", 1)[1]
         sentences = [s.strip() for s in re.split(r"(?<=\.)\s+", body) if "Kestrel" in s and "engineer" not in s]
         return {"facts": [{"content": s, "entity": "Kestrel footbridge", "attribute": f"detail {i}", "value": s}
                           for i, s in enumerate(sentences)]}
-    if request.output is None and system.startswith("Summarise"):
+    if request.agent == "source-summariser":
         return "A new footbridge opened."
-    if system.startswith("You are the coordinator"):
-        return {"intent": "mathematical", "entities": ["Kestrel footbridge"]}
-    if system.startswith("You are the reasoning specialist"):
-        if request.tools and len(request.messages) == 2:
-            from moot.models.testing import tool_call
-
-            return tool_call("calculate", expression="4200000 + 0")
-        asked = request.messages[1].content
-        return "Result: it cost 4200000 crowns." if "cost" in asked else "Result: 214 metres."
+    if request.agent == "compute":
+        cost = next(line.split(" = ")[0] for line in task.splitlines() if "4,200,000" in line)
+        return {"operation": "sum", "operands": [cost]}
+    if request.agent == "context":
+        return "It is 214 metres long and cost 4,200,000 crowns; the articles do not name the engineer."
     if "How long" in task:
         return "The Kestrel footbridge is 214 metres long [#1]."
-    return "It was expensive."  # drops the cost that the reasoning step found
+    if "How much" in task:
+        return "It cost 4,900,000 crowns."  # a number no fact holds: the checker refuses it
+    return "It was expensive."  # drops the cost
 
 
 @pytest.fixture
@@ -80,12 +78,13 @@ def store(tmp_path: Path) -> RunStore:
 def test_learning_team_through_the_harness_with_stage_attribution(tmp_path: Path, store: RunStore) -> None:
     levels = load_suite(write_suite(tmp_path / "suite"))
     model = FunctionModel(team_model)
-    results = asyncio.run(run_progressive(levels, learning_team_factory(model, store=store), modes=["single", "multi"],
-                                          runs=1, agent_name="learning team", model_name="function"))
+    results = asyncio.run(run_progressive(levels, learning_team_factory(model, store=store),
+                                          modes=["single", "multi", "context"], runs=1, agent_name="learning team",
+                                          model_name="function"))
     level = results.levels[0]
     assert level.learn.model_calls == 2 and level.learn.error is None  # extraction + summary, once
     by = {(r.question_id, r.mode): r for r in level.records}
-    assert len(by) == 6
+    assert len(by) == 9
     for mode in ("single", "multi"):
         length = by[("L1.1", mode)]
         assert length.passed and length.run_id and length.model_calls >= 1
@@ -93,12 +92,28 @@ def test_learning_team_through_the_harness_with_stage_attribution(tmp_path: Path
     # The engineer's sentence was never learned: the learning stage, found by looking in the KB.
     assert by[("L1.3", "multi")].stage in ("learning",)
     assert "Olsen" in by[("L1.3", "multi")].stage_reason
-    # Multi: reasoning found the cost, the synthesis dropped it — read from the run store.
-    cost = by[("L1.2", "multi")]
-    assert not cost.passed and cost.trace["intent"] == "mathematical"
-    assert cost.stage == "synthesis", cost.stage_reason
-    # Single: the facts were in front of the one agent, and it still answered without the cost.
-    assert by[("L1.2", "single")].stage == "reasoning"
+    # Single and multi got the same vague draft for the cost; nothing in it could be refused.
+    assert by[("L1.2", "single")].stage == "reasoning" and by[("L1.2", "multi")].stage == "reasoning"
+    # The one-call baseline: one request with the article in it, graded like the others.
+    context = by[("L1.1", "context")]
+    assert context.passed and context.model_calls == 1 and context.trace["mode"] == "context"
+    prompt = next(r for r in model.requests if r.agent == "context").messages[-1].content
+    assert "214 metres long" in prompt and "Dunmore Courier" in prompt
+
+
+def test_multi_answers_with_the_computed_value_where_single_invents_one(tmp_path: Path, store: RunStore) -> None:
+    suite = write_suite(tmp_path / "suite")
+    data = json.loads((suite / "L01.json").read_text())
+    data["questions"] = [{"id": "L1.4", "question": "How much did the Kestrel footbridge cost in total?",
+                          "expected": "4,200,000 crowns.", "rubric": {"required": [["4200000"]], "forbidden": []}}]
+    (suite / "L01.json").write_text(json.dumps(data))
+    model = FunctionModel(team_model)
+    results = asyncio.run(run_progressive(load_suite(suite), learning_team_factory(model, store=store),
+                                          modes=["single", "multi"], runs=1))
+    by = {r.mode: r for r in results.levels[0].records}
+    assert not by["single"].passed and "4,900,000" in by["single"].answer
+    assert by["multi"].passed and by["multi"].answer.startswith("4,200,000")
+    assert any("selector: the question asks for a worked-out value" in n for n in by["multi"].trace["notes"])
 
 
 def test_each_level_gets_a_fresh_knowledge_base(tmp_path: Path, store: RunStore) -> None:

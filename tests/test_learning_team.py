@@ -1,7 +1,7 @@
 """The learning team's question answering: routing, parallelism, fallback, modes, traces, tools.
 
 Every test runs on a real SQLite knowledge base filled with facts, and a FunctionModel that
-answers according to the system prompt of each request — so the test sees exactly which
+answers by the calling agent's name (``request.agent``) — so the test sees exactly which
 specialists the coordinator asked, in what order, and what the user gets back.
 """
 
@@ -25,20 +25,9 @@ from moot.runtime import EventBus, RunStore
 from moot.teams.learning import LearningTeam, choose_mode, keyword_classify
 from moot.teams.learning.tools import CalculationError, calculate, safe_calculate, temporal_worksheet
 
-ROLES = {
-    "You are the coordinator": "coordinator",
-    "You are the research specialist checking": "research_check",
-    "You are the research specialist": "research",
-    "You are the reasoning specialist": "reasoning",
-    "You are the teaching specialist": "teaching",
-    "You answer questions from the facts of a knowledge base, alone": "single",
-    "You write the team's final answer": "synthesize",
-}
-
-
 def role_of(request: ModelRequest) -> str:
-    system = request.messages[0].content
-    return next(role for prefix, role in ROLES.items() if system.startswith(prefix))
+    assert request.agent, "every agent call carries the agent's name"
+    return request.agent
 
 
 class Router:
@@ -60,10 +49,12 @@ class Router:
             return {"queries": ["Norway gold medals", "Italy gold medals", "downhill snow"]}
         if role == "research_check":
             return {"enough": True, "missing": "", "next_queries": []}
+        if role == "compute":
+            menu = request.messages[-1].content
+            ids = [line.split(" = ")[0] for line in menu.splitlines() if " = 14 " in line or " = 5 " in line]
+            return {"operation": "difference", "operands": ids[:2]}
         if role == "reasoning":
-            if request.tools and len(request.messages) == 2:
-                return tool_call("calculate", expression="14 - 9")
-            return "Result: Norway gained 5 gold medals."
+            return "Norway went from 9 to 14 gold medals, 5 more [#1] [#3]."
         if role == "teaching":
             return "Norway leads the medal table [#3]. Can you explain why in your own words?"
         return f"{role}: Norway went from 9 to 14 gold medals [#1] [#3]."
@@ -83,8 +74,8 @@ def kb(tmp_path: Path) -> KnowledgeBase:
              source="Day 10 report", source_date=date(2026, 2, 16)),
         Fact("Heavy snow delayed the downhill race by a day", entity="downhill race", attribute="status",
              value="delayed", source="Day 8 report"),
-        Fact("The medal ceremony steps are: anthem, flag raising, photographs", entity="medal ceremony",
-             attribute="steps", source="Guide"),
+        Fact("The medal ceremony steps are: first the anthem, then the flag raising, then photographs",
+             entity="medal ceremony", attribute="steps", source="Guide"),
     ])
     yield base
     base.close()
@@ -105,16 +96,15 @@ def tasks_run(answer: Any) -> set[str]:
 @pytest.mark.parametrize(
     ("question", "intent", "tasks"),
     [
-        ("How did Norway's gold medals change?", "temporal", {"memory", "reasoning", "synthesize"}),
+        # Multi mode: the single agent's draft always, beside the specialists whose preconditions
+        # hold in the evidence, then the selector.
+        ("How did Norway's gold medals change?", "temporal", {"memory", "single", "reasoning", "select"}),
         ("How many more gold medals does Norway have than Italy?", "mathematical",
-         {"memory", "reasoning", "synthesize"}),
-        ("Why was the downhill race delayed?", "causal", {"memory", "reasoning", "research", "synthesize"}),
-        ("What if heavy snow had not delayed the downhill race?", "counterfactual",
-         {"memory", "reasoning", "research", "synthesize"}),
-        ("Compare the gold medals of Norway and Italy", "multi_source",
-         {"memory", "reasoning", "research", "synthesize"}),
-        ("Do the reports disagree about Norway's gold medals?", "contradiction", {"memory", "reasoning", "synthesize"}),
-        ("What are the steps of the medal ceremony?", "procedural", {"memory", "reasoning", "synthesize"}),
+         {"memory", "single", "compute", "select"}),
+        ("Why was the downhill race delayed?", "causal", {"memory", "single", "select"}),
+        ("What if heavy snow had not delayed the downhill race?", "counterfactual", {"memory", "single", "select"}),
+        ("Compare the gold medals of Norway and Italy", "multi_source", {"memory", "single", "select"}),
+        ("What are the steps of the medal ceremony?", "procedural", {"memory", "single", "reasoning", "select"}),
         ("Teach me about Norway's gold medals", "teaching", {"memory", "teaching"}),
     ],
 )
@@ -131,6 +121,18 @@ def test_each_intent_routes_to_its_specialists(kb: KnowledgeBase, question: str,
     assert answer.knows
 
 
+def test_a_disagreement_between_sources_brings_the_contradiction_specialist(kb: KnowledgeBase) -> None:
+    kb.add_facts([Fact("Italy has 7 gold medals", entity="Italy", attribute="gold medals", value="7",
+                       source="Rival report", source_date=date(2026, 2, 16))])
+    router = Router(single="Italy has 5 gold medals [#4].",
+                    reasoning="The Day 10 report says Italy has 5 gold medals, the Rival report 7 [#4] [#7].")
+    team, _ = make_team(kb, router)
+    answer = team.ask_sync("How many gold medals does Italy have?", mode="multi")
+    assert "reasoning" in tasks_run(answer) and "contradiction" in answer.trace.mode_rule
+    assert "5" in answer.answer and "7" in answer.answer  # the draft that names both values wins
+    assert any("sources disagree: the draft that names the most" in n for n in answer.trace.notes)
+
+
 def test_model_classifies_when_no_keyword_matches(kb: KnowledgeBase) -> None:
     router = Router(coordinator={"intent": "temporal", "entities": ["Norway"]})
     team, _ = make_team(kb, router)
@@ -138,7 +140,7 @@ def test_model_classifies_when_no_keyword_matches(kb: KnowledgeBase) -> None:
     assert router.calls[0] == "coordinator"
     assert answer.intent == "temporal" and answer.trace.intent_decided_by == "model"
     assert answer.sub_agents[0] == "coordinator"
-    assert tasks_run(answer) == {"memory", "reasoning", "synthesize"}
+    assert tasks_run(answer) == {"memory", "single", "reasoning", "select"}
 
 
 def test_keyword_classifier_and_auto_rules() -> None:
@@ -176,8 +178,8 @@ def test_auto_sends_simple_recall_on_a_small_kb_to_one_agent(kb: KnowledgeBase) 
     assert "one agent is enough" in answer.trace.mode_rule
     assert router.calls == ["coordinator", "single"]
     multi = team.ask_sync("Norway gold medals", mode="multi")
-    assert multi.mode == "multi" and tasks_run(multi) == {"memory", "synthesize"}
-    assert multi.trace.mode_rule == "requested: mode=multi"
+    assert multi.mode == "multi" and tasks_run(multi) == {"memory", "single", "select"}
+    assert multi.trace.mode_rule.startswith("requested: mode=multi")
 
 
 def test_bad_mode_and_empty_question_are_one_line_errors(kb: KnowledgeBase) -> None:
@@ -191,28 +193,19 @@ def test_bad_mode_and_empty_question_are_one_line_errors(kb: KnowledgeBase) -> N
 # --------------------------------------------------------------------------- parallelism and fallback
 
 
-def test_reasoning_and_research_run_in_parallel(kb: KnowledgeBase) -> None:
-    barrier = asyncio.Barrier(2)
+def test_research_runs_first_on_a_large_knowledge_base(kb: KnowledgeBase) -> None:
+    from moot.teams.learning.coordinator import plan_multi
 
-    async def meet(request: ModelRequest) -> Any:
-        # Each specialist's first request waits for the other's: only concurrent branches pass.
-        await asyncio.wait_for(barrier.wait(), timeout=10)
-        return "Result: snow" if role_of(request) == "reasoning" else {"queries": ["snow", "downhill race"]}
-
-    router = Router(reasoning=meet, research=meet)
-    bus = EventBus()
-    events: list[tuple[str, str | None]] = []
-    bus.subscribe(lambda e: events.append((str(e.type), e.task_id)))
-    team, _ = make_team(kb, router)
-    answer = asyncio.run(team.ask("Why was the downhill race delayed?", mode="multi", bus=bus))
-    assert answer.trace.sub_agents and all(s.status == "completed" for s in answer.trace.sub_agents)
-    starts = [events.index(("task_started", t)) for t in ("reasoning", "research")]
-    ends = [events.index(("task_finished", t)) for t in ("reasoning", "research")]
-    assert max(starts) < min(ends)  # both were running at the same time
-    assert events.index(("task_started", "synthesize")) > max(ends)  # synthesis waits for both
+    recalled = {"relevant": True, "facts": [], "passages": []}
+    tasks, why = plan_multi("Why was the downhill race delayed?", "causal", recalled, fact_count=600)
+    by_id = {t.id or t.agent: t for t in tasks}
+    assert by_id["research"].depends_on == ["memory"] and by_id["single"].depends_on == ["memory", "research"]
+    assert "large knowledge base" in why[0]
+    small, _ = plan_multi("Why was the downhill race delayed?", "causal", recalled, fact_count=6)
+    assert "research" not in {t.agent for t in small}
 
 
-def test_failed_specialist_falls_back_to_the_single_agent(kb: KnowledgeBase) -> None:
+def test_a_failed_specialist_leaves_the_other_drafts(kb: KnowledgeBase) -> None:
     async def broken(request: ModelRequest) -> Any:
         raise RuntimeError("the reasoning model crashed")
 
@@ -220,10 +213,9 @@ def test_failed_specialist_falls_back_to_the_single_agent(kb: KnowledgeBase) -> 
     team, _ = make_team(kb, router)
     answer = team.ask_sync("How did Norway's gold medals change?", mode="multi")
     step = next(s for s in answer.trace.sub_agents if s.task == "reasoning")
-    assert step.status == "fell_back" and step.fallback_agent == "single"
-    assert "single" in answer.sub_agents and "single" in router.calls
-    assert any("reasoning failed" in n and "single took over" in n for n in answer.trace.notes)
-    assert answer.answer.startswith("synthesize:")  # the run still completed with a synthesized answer
+    assert step.status == "completed"  # a failed draft is not a failed run
+    assert answer.answer.startswith("single:")  # the single agent's draft answered
+    assert any("reasoning: fails (no draft)" in n for n in answer.trace.notes)
     assert answer.knows
 
 
@@ -243,18 +235,21 @@ def test_no_answer_from_any_agent_still_shows_the_facts(kb: KnowledgeBase) -> No
 
 def test_trace_names_intent_strategy_facts_sources_agents_and_confidence(kb: KnowledgeBase) -> None:
     team, _ = make_team(kb, Router())
-    answer = team.ask_sync("How did Norway's gold medals change?", mode="multi")
+    answer = team.ask_sync("Norway gold medals", mode="multi")
     trace = answer.trace
-    assert trace.intent == "temporal" and "temporal: 'change'" in trace.cues
-    assert trace.retrieval_strategy == "temporal" and "time order" in trace.retrieval_note
-    assert [f.id for f in answer.facts_used] == [1, 3]  # the facts the answer cites
-    assert answer.facts_used[0].source == "Day 7 report" and answer.facts_used[0].source_date == "2026-02-13"
+    assert sorted(f.id for f in answer.facts_used) == [1, 3]  # the facts the answer cites
+    day7 = next(f for f in answer.facts_used if f.id == 1)
+    assert day7.source == "Day 7 report" and day7.source_date == "2026-02-13"  # an older value, with its source
     assert 0.5 < answer.confidence <= 0.95 and trace.confidence == answer.confidence
     payload = answer.to_json()
     assert {"answer", "mode", "sub_agents", "facts_used", "confidence", "usage", "seconds", "run_id"} <= set(payload)
-    assert payload["usage"]["requests"] == 2  # reasoning and synthesis: one call each
+    assert payload["usage"]["requests"] == 1  # the single draft only: no specialist's precondition held
     rendered = trace.render()
-    assert "intent: temporal" in rendered and "sub-agents: memory, reasoning, synthesize" in rendered
+    assert "sub-agents: memory, single, select" in rendered
+    assert "selector: the single draft passed the checker" in rendered
+    temporal = team.ask_sync("How did Norway's gold medals change?", mode="multi").trace
+    assert temporal.intent == "temporal" and "temporal: 'change'" in temporal.cues
+    assert temporal.retrieval_strategy == "temporal" and "time order" in temporal.retrieval_note
 
 
 def test_reasoning_gets_the_worksheet_computed_in_python(kb: KnowledgeBase) -> None:
@@ -267,14 +262,18 @@ def test_reasoning_gets_the_worksheet_computed_in_python(kb: KnowledgeBase) -> N
     assert request.tools == ()  # the differences are already there: no calculator call to pay for
 
 
-def test_mathematical_reasoning_uses_the_safe_calculator(kb: KnowledgeBase) -> None:
-    router = Router()
-    team, model = make_team(kb, router)
-    answer = team.ask_sync("How many more gold medals does Norway have than Italy?", mode="multi")
-    turns = [r for r in model.requests if role_of(r) == "reasoning"]
+def test_the_single_baseline_keeps_its_calculator_on_arithmetic(kb: KnowledgeBase) -> None:
+    async def single(request: ModelRequest) -> Any:
+        if request.tools and len(request.messages) == 2:
+            return tool_call("calculate", expression="14 - 9")
+        return "Norway has 5 more gold medals [#3] [#4]."
+
+    team, model = make_team(kb, Router(single=single))
+    answer = team.ask_sync("How many more gold medals does Norway have than Italy?", mode="single")
+    turns = model.requests_from("single")
     assert [t.name for t in turns[0].tools] == ["calculate"]
     assert "14 - 9 = 5" in turns[1].messages[-1].content  # the tool's exact result reached the model
-    assert answer.usage.requests == 3
+    assert answer.usage.requests == 2 and answer.answer == "Norway has 5 more gold medals [#3] [#4]."
 
 
 def test_unknown_topic_says_so_plainly_without_calling_a_model(kb: KnowledgeBase) -> None:
@@ -301,7 +300,7 @@ def test_runs_are_recorded_for_moot_runs_show(kb: KnowledgeBase, tmp_path: Path)
     record = store.get_run(answer.run_id)
     assert record is not None and record.status == "completed"
     tasks = {e.task_id for e in store.events(answer.run_id) if str(e.type) == "task_started"}
-    assert tasks == {"memory", "reasoning", "research", "synthesize"}
+    assert tasks == {"memory", "single", "select"}
 
 
 # --------------------------------------------------------------------------- missing knowledge base and CLI
@@ -345,7 +344,7 @@ def test_cli_json_shows_sub_agents_and_facts(kb: KnowledgeBase, monkeypatch: pyt
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout.strip().splitlines()[-1])
     assert payload["mode"] == "multi"
-    assert payload["sub_agents"] == ["memory", "reasoning", "synthesize"]
+    assert payload["sub_agents"] == ["memory", "single", "reasoning", "select"]
     assert payload["facts_used"][0]["source"] == "Day 7 report"
     assert payload["run_id"] and payload["usage"]["requests"] == 2
 
@@ -385,26 +384,12 @@ def test_temporal_worksheet_orders_values_and_computes_changes(kb: KnowledgeBase
     assert series.rows[0].when == "2026-02-13"
 
 
-def test_synthesis_giving_up_falls_back_to_the_reasoning_result(kb: KnowledgeBase) -> None:
-    team, _ = make_team(kb, Router(synthesize="The knowledge base does not hold the answer."))
-    answer = team.ask_sync("How did Norway's gold medals change?", mode="multi")
-    assert answer.answer == "Norway gained 5 gold medals."
-    assert answer.knows
-    assert any("reasoning result is shown" in n for n in answer.trace.notes)
-
-
-def test_a_number_the_synthesis_invented_is_replaced_by_the_reasoning_result(kb: KnowledgeBase) -> None:
-    # Seen on the embedded model: the reasoning said "+5", the synthesis wrote "by 5.56%".
-    team, _ = make_team(kb, Router(synthesize="Norway's gold medals changed by 5.56% [#1] [#3]."))
-    answer = team.ask_sync("How did Norway's gold medals change?", mode="multi")
-    assert answer.answer == "Norway gained 5 gold medals."
-    assert any("5.56" in n and "found in no fact" in n for n in answer.trace.notes)
-
-
 def test_numbers_that_come_from_the_facts_are_kept(kb: KnowledgeBase) -> None:
-    team, _ = make_team(kb, Router(synthesize="Norway went from 9 to 14 gold medals, 5 more [#1] [#3]."))
-    answer = team.ask_sync("How did Norway's gold medals change?", mode="multi")
-    assert answer.answer == "Norway went from 9 to 14 gold medals, 5 more [#1] [#3]."
+    team, _ = make_team(kb, Router(single="Norway went from 9 to 14 gold medals [#1] [#3]."))
+    for mode in ("single", "multi"):
+        answer = team.ask_sync("How did Norway's gold medals change?", mode=mode)
+        assert answer.answer == "Norway went from 9 to 14 gold medals [#1] [#3]."
+        assert not any("found in no fact" in n for n in answer.trace.notes)
 
 
 def test_a_year_the_knowledge_base_never_mentions_is_unknown_without_a_model_call(kb: KnowledgeBase) -> None:
@@ -423,14 +408,12 @@ def test_remaining_amount_questions_are_arithmetic() -> None:
     assert found is not None and found.intent == "mathematical"
 
 
-def test_an_unsupported_number_without_a_reasoning_result_is_flagged_and_lowers_confidence(kb: KnowledgeBase) -> None:
-    grounded, _ = make_team(kb, Router(reasoning="Norway has more gold medals than Italy.",
-                                       synthesize="Norway has 14 gold medals [#3]."))
-    invented, _ = make_team(kb, Router(reasoning="Norway has more gold medals than Italy.",
-                                       synthesize="Norway has 54 gold medals [#3]."))
-    good = grounded.ask_sync("How did Norway's gold medals change?", mode="multi")
-    bad = invented.ask_sync("How did Norway's gold medals change?", mode="multi")
-    assert bad.answer == "Norway has 54 gold medals [#3]."
+def test_single_mode_flags_an_unsupported_number_and_lowers_confidence(kb: KnowledgeBase) -> None:
+    grounded, _ = make_team(kb, Router(single="Norway has 14 gold medals [#3]."))
+    invented, _ = make_team(kb, Router(single="Norway has 54 gold medals [#3]."))
+    good = grounded.ask_sync("Norway gold medals", mode="single")
+    bad = invented.ask_sync("Norway gold medals", mode="single")
+    assert bad.answer == "Norway has 54 gold medals [#3]."  # the baseline is left as it answered
     assert any("54" in n and "found in no fact or calculation" in n for n in bad.trace.notes)
     assert not any("found in no fact" in n for n in good.trace.notes)
     assert bad.confidence < good.confidence

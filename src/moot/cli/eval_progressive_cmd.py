@@ -16,7 +16,37 @@ import typer
 from moot.cli._output import print_json, stderr, stdout
 from moot.errors import MootError
 
-_MODES = {"single": ["single"], "multi": ["multi"], "both": ["single", "multi"]}
+_MODES = {"single": ["single"], "multi": ["multi"], "context": ["context"], "both": ["single", "multi"],
+          "all": ["single", "multi", "context"]}
+
+
+def _modes(value: str) -> list[str]:
+    """``both``, ``all`` or a comma list such as ``single,multi,context``."""
+    if value in _MODES:
+        return _MODES[value]
+    parts = [p.strip() for p in value.split(",") if p.strip()]
+    bad = [p for p in parts if p not in ("single", "multi", "context")]
+    if bad or not parts:
+        raise MootError(f"unknown mode {(bad or [value])[0]!r}",
+                        fix="use --mode single, multi, context, both, all or a list like single,multi,context")
+    return list(dict.fromkeys(parts))
+
+
+def _split_models(values: list[str] | None) -> tuple[str | None, dict[str, str]]:
+    """``--model M`` (the default) and ``--model ROLE=M`` (one role), as given on the command line."""
+    from moot.teams.learning.team import ROLES
+
+    default: str | None = None
+    roles: dict[str, str] = {}
+    for value in values or []:
+        role, sep, name = value.partition("=")
+        if sep and role in ROLES:
+            roles[role] = name
+        elif sep and ":" not in role and "/" not in role:
+            raise MootError(f"unknown role {role!r} in --model {value}", fix=f"name one of: {', '.join(ROLES)}")
+        else:
+            default = value
+    return default, roles
 
 
 def register(eval_app: typer.Typer) -> None:
@@ -26,9 +56,11 @@ def register(eval_app: typer.Typer) -> None:
 
 def progressive(
     levels: Optional[str] = typer.Option(None, "--levels", help="Levels to run, e.g. L1,L3 (default: all)."),
-    mode: str = typer.Option("both", "--mode", help="single, multi or both."),
+    mode: str = typer.Option("both", "--mode", help="single, multi, context (one call with all the level's articles), "
+                             "both (single and multi), all, or a list like single,multi,context."),
     runs: int = typer.Option(1, "--runs", help="Runs per question; runs differ only by the sampling seed."),
-    model: Optional[str] = typer.Option(None, "--model", "-m", help="Model string (default: $MOOT_MODEL, else the embedded model)."),
+    model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="Model string (default: $MOOT_MODEL, else the "
+                                              "embedded model); ROLE=MODEL gives one role its own model, e.g. selector=local-1.5b (repeatable)."),
     judge: Optional[str] = typer.Option(None, "--judge", help="Also grade with an LLM judge on this model string."),
     judge_votes: int = typer.Option(3, "--judge-votes", help="Judge votes per answer (median score, majority pass)."),
     temperature: Optional[float] = typer.Option(
@@ -54,8 +86,8 @@ def progressive(
     """Run the progressive L1–L12 suite on the learning team: each level in a fresh knowledge base."""
     from moot.eval.levels import load_suite
 
-    if mode not in _MODES:
-        raise MootError(f"unknown mode {mode!r}", fix="use --mode single, multi or both")
+    modes = _modes(mode)
+    model_name, role_models = _split_models(model)
     if runs < 1:
         raise MootError(f"--runs must be at least 1 (got {runs})", fix="pass --runs 1 or more")
     if judge_votes < 1:
@@ -83,7 +115,7 @@ def progressive(
             raise MootError(f"nothing to resume: no results file at {results_path}",
                             fix="pass the --json of the stopped run, or drop --resume")  # fmt: skip
         earlier = EvalResults.load(results_path)
-    results = asyncio.run(_run(suite_levels, _MODES[mode], runs, model, judge, judge_votes, temperature, seed,
+    results = asyncio.run(_run(suite_levels, modes, runs, (model_name, role_models), judge, judge_votes, temperature, seed,
                                results_path, teaching_rounds, budget, earlier))  # fmt: skip
     from moot.eval.report import summary_json, write_report
 
@@ -95,7 +127,8 @@ def progressive(
     stdout.print(f"results: {results_path}\nreport:  {md}\nchart:   {png}")
 
 
-async def _run(levels: list[Any], modes: list[str], runs: int, model: str | None, judge: str | None, votes: int,
+async def _run(levels: list[Any], modes: list[str], runs: int, models: tuple[str | None, dict[str, str]],
+               judge: str | None, votes: int,
                temperature: float | None, seed: int, results_path: Path, teaching_rounds: int, budget: str,
                resume: Any = None) -> Any:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -105,10 +138,13 @@ async def _run(levels: list[Any], modes: list[str], runs: int, model: str | None
     from moot.models.registry import infer_model
     from moot.teams.learning.eval_adapter import learning_team_factory
 
+    model, role_refs = models
     llm = infer_model(model)
+    role_llms = {role: infer_model(ref) for role, ref in role_refs.items()}
     judge_llm = infer_model(judge) if judge else None
     settings = {"agent_name": "learning team", "model_name": model or llm.name, "temperature": temperature,
-                "judge_model": judge, "budget": budget}
+                "judge_model": judge, "budget": budget,
+                "role_models": {role: ref for role, ref in role_refs.items()} or None}
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    console=stderr, transient=True)  # fmt: skip
     # Without a terminal (a background run, CI) the bar cannot redraw: log one line per step instead.
@@ -140,12 +176,15 @@ async def _run(levels: list[Any], modes: list[str], runs: int, model: str | None
                     bar.update(levels_bar, completed=len(levels))
 
             return await run_progressive(
-                levels, learning_team_factory(llm, temperature=temperature, teaching_rounds=teaching_rounds, budget=budget),
+                levels, learning_team_factory(llm, temperature=temperature, teaching_rounds=teaching_rounds, budget=budget,
+                                              models=role_llms),
                 modes=modes, runs=runs, base_seed=seed, judge=LLMJudge(judge_llm, votes=votes) if judge_llm else None,
                 progress=on_progress, save_to=results_path, resume=resume, **settings,
             )  # fmt: skip
     finally:
         await llm.aclose()
+        for role_llm in role_llms.values():
+            await role_llm.aclose()
         if judge_llm is not None:
             await judge_llm.aclose()
 
@@ -156,7 +195,7 @@ def _print_table(results: Any) -> None:
     from moot.eval.report import stage_counts, summarise_level
 
     table = Table(title=f"progressive · {results.model} · {results.runs} run(s) · {results.seconds / 60:.1f} min")
-    for column in ("level", "single pass", "multi pass", "Δ", "teaching", "calls/q", "s/q"):
+    for column in ("level", "single pass", "multi pass", "context pass", "Δ", "teaching", "calls/q", "s/q"):
         table.add_column(column)
     for level in results.levels:
         s = summarise_level(level)
@@ -166,6 +205,7 @@ def _print_table(results: Any) -> None:
             f"{s.level} {s.name}",
             f"{single.pass_rate:.0%}" if single else "–",
             f"{multi.pass_rate:.0%}" if multi else "–",
+            f"{s.modes['context'].pass_rate:.0%}" if "context" in s.modes else "–",
             f"{s.delta * 100:+.0f}" if s.delta is not None else "–",
             f"{teach.pass_rate:.0%}" if teach else (s.teaching or "–"),
             f"{cost.calls_per_question:.1f}" if cost else "–",

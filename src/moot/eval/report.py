@@ -16,7 +16,7 @@ from moot.eval.analysis import STAGES
 from moot.eval.judge import agreement
 from moot.eval.results import EvalResults, LevelResult, QuestionRecord
 
-MODE_ORDER = ("single", "multi", "teaching")
+MODE_ORDER = ("single", "multi", "context", "teaching")
 
 
 class ModeSummary(BaseModel):
@@ -137,18 +137,35 @@ def render_markdown(results: EvalResults, *, chart: str | None = "progressive.pn
             "Pass rate = median over runs of the share of questions passed (min–max over runs in brackets); "
             "score = median of the mean rubric score; tokens, model calls and seconds are means per answered question "
             "(single / multi). Learning is counted once per level (its seconds and model calls are the last column).", ""]  # fmt: skip
-    out.append("| level | single pass | single score | multi pass | multi score | Δ multi−single | tokens/q (single / multi) | calls/q | s/q | learning (s, calls) |")
-    out.append("|---|---|---|---|---|---|---|---|---|---|")
+    with_context = "context" in results.modes
+    if with_context:  # the one-call baseline (all the level's articles in one prompt) beside the team
+        out.append("| level | single pass | single score | multi pass | multi score | context pass | context score | Δ multi−single | Δ multi−context | tokens/q (single / multi / context) | calls/q | s/q | learning (s, calls) |")
+        out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    else:
+        out.append("| level | single pass | single score | multi pass | multi score | Δ multi−single | tokens/q (single / multi) | calls/q | s/q | learning (s, calls) |")
+        out.append("|---|---|---|---|---|---|---|---|---|---|")
     for s in levels:
-        single, multi = s.modes.get("single"), s.modes.get("multi")
+        single, multi, context = s.modes.get("single"), s.modes.get("multi"), s.modes.get("context")
+        shown = (single, multi, context) if with_context else (single, multi)
         sp, ss = _cell(single, results.runs)
         mp, ms = _cell(multi, results.runs)
-        tok = " / ".join(f"{m.tokens_per_question:.0f}" if m else "–" for m in (single, multi))
-        calls = " / ".join(f"{m.calls_per_question:.1f}" if m else "–" for m in (single, multi))
-        secs = " / ".join(f"{m.seconds_per_question:.1f}" if m else "–" for m in (single, multi))
+        tok = " / ".join(f"{m.tokens_per_question:.0f}" if m else "–" for m in shown)
+        calls = " / ".join(f"{m.calls_per_question:.1f}" if m else "–" for m in shown)
+        secs = " / ".join(f"{m.seconds_per_question:.1f}" if m else "–" for m in shown)
         delta = "–" if s.delta is None else f"{s.delta * 100:+.0f} pts"
         cut = next((not getattr(lv, "complete", True) for lv in results.levels if lv.level == s.level), False)
-        out.append(f"| {s.level} {s.name}{' (interrupted)' if cut else ''} | {sp} | {ss} | {mp} | {ms} | {delta} | {tok} | {calls} | {secs} | {s.learn_seconds:.0f}, {s.learn_calls} |")
+        if with_context:
+            cp, cs = _cell(context, results.runs)
+            dc = "–" if multi is None or context is None else f"{(multi.pass_rate - context.pass_rate) * 100:+.0f} pts"
+            out.append(f"| {s.level} {s.name}{' (interrupted)' if cut else ''} | {sp} | {ss} | {mp} | {ms} | {cp} | {cs} | {delta} | {dc} | {tok} | {calls} | {secs} | {s.learn_seconds:.0f}, {s.learn_calls} |")
+        else:
+            out.append(f"| {s.level} {s.name}{' (interrupted)' if cut else ''} | {sp} | {ss} | {mp} | {ms} | {delta} | {tok} | {calls} | {secs} | {s.learn_seconds:.0f}, {s.learn_calls} |")
+    overall = summary_json(results)["overall"]
+    if with_context and overall:
+        out += ["", "Overall pass rate (all answers of all runs): " + "; ".join(
+            f"{m} {_pct(v['pass_rate'])} of {v['answers']}" for m, v in overall.items())]
+    if results.role_models:
+        out += ["", "Models per role: " + "; ".join(f"{role} `{name}`" for role, name in results.role_models.items())]
     stopped = [r for lv in results.levels for r in lv.records if (r.trace or {}).get("run_status") == "stopped"]
     if stopped:
         modes_hit = Counter(r.mode for r in stopped)
@@ -205,7 +222,7 @@ def render_chart(results: EvalResults, path: str | Path) -> Path:
     modes = [m for m in MODE_ORDER if any(m in s.modes for s in levels)]
     fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(levels) + 2), 3.8), dpi=110)
     width = 0.8 / max(1, len(modes))
-    colours = {"single": "#8da0cb", "multi": "#fc8d62", "teaching": "#66c2a5"}
+    colours = {"single": "#8da0cb", "multi": "#fc8d62", "context": "#a6a6a6", "teaching": "#66c2a5"}
     for i, mode in enumerate(modes):
         xs, ys, lo, hi = [], [], [], []
         for x, s in enumerate(levels):

@@ -29,7 +29,7 @@ class QuestionRecord(BaseModel):
     question: str
     expected: str
     mode: str
-    """``single``, ``multi``, or ``teaching`` (L7: the student's answer after being taught)."""
+    """``single``, ``multi``, ``context`` (one call with all the level's articles), or ``teaching`` (L7: the student's answer after being taught)."""
     run: int
     seed: int | None = None
     answer: str = ""
@@ -96,6 +96,8 @@ class EvalResults(BaseModel):
     """The per-question budget preset the agent answered under."""
     judge_model: str | None = None
     judge_votes: int | None = None
+    role_models: dict[str, str] = Field(default_factory=dict)
+    """Which model played which role, where the agent says (the learning team's ``models=``)."""
     started_at: str = ""
     seconds: float = 0.0
     machine: dict[str, Any] = Field(default_factory=dict)

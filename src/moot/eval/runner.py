@@ -29,7 +29,8 @@ from moot.eval.levels import Level, Question
 from moot.eval.results import EvalResults, LearnCost, LevelResult, QuestionRecord
 from moot.eval.rubric import grade_question
 
-MODES = ("single", "multi")
+MODES = ("single", "multi", "context")
+"""``context``: one call with all of the level's articles in the prompt — the baseline a user tries first."""
 
 
 @dataclass
@@ -209,6 +210,7 @@ async def run_level(
 
 _SETTINGS = (  # what must match for a stopped run to be resumed
     "suite", "agent", "model", "modes", "runs", "temperature", "seeds", "budget", "judge_model", "judge_votes",
+    "role_models",
 )
 
 
@@ -223,9 +225,10 @@ def _load() -> list[float] | None:
 
 def new_results(*, agent_name: str = "", model_name: str = "", modes: list[str], runs: int, base_seed: int = 0,
                 temperature: float | None = None, judge_model: str | None = None, judge_votes: int | None = None,
-                budget: str | None = None) -> EvalResults:
+                budget: str | None = None, role_models: dict[str, str] | None = None) -> EvalResults:
     """An empty results file for these settings, stamped with the time and the machine."""
     return EvalResults(
+        role_models=dict(role_models or {}),
         agent=agent_name, model=model_name, modes=modes, runs=runs, temperature=temperature,
         seeds=[_seed(base_seed, r) for r in range(1, runs + 1)], judge_model=judge_model, budget=budget,
         judge_votes=judge_votes, started_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -265,6 +268,7 @@ async def run_progressive(
     temperature: float | None = None,
     judge_model: str | None = None,
     budget: str | None = None,
+    role_models: dict[str, str] | None = None,
     progress: Callable[[RunProgress], None] | None = None,
     save_to: str | Path | None = None,
     workdir: Path | None = None,
@@ -280,13 +284,14 @@ async def run_progressive(
     modes = list(modes)
     bad = [m for m in modes if m not in MODES]
     if bad or not modes:
-        raise MootError(f"unknown mode {', '.join(bad) or '(none)'}", fix="use --mode single, multi or both")
+        raise MootError(f"unknown mode {', '.join(bad) or '(none)'}", fix="use --mode single, multi, context, both or all")
     if runs < 1:
         raise MootError("--runs must be at least 1", fix="pass --runs 1 or more")
     started = time.perf_counter()
     results = new_results(agent_name=agent_name, model_name=model_name, modes=modes, runs=runs, base_seed=base_seed,
                           temperature=temperature, judge_model=judge_model,
-                          judge_votes=judge.votes if judge is not None else None, budget=budget)  # fmt: skip
+                          judge_votes=judge.votes if judge is not None else None, budget=budget,
+                          role_models=role_models)  # fmt: skip
     kept: dict[str, LevelResult] = {}
     earlier = 0.0
     if resume is not None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -163,6 +163,74 @@ def plan(question: str, intent: str, mode: str, *, relevant: bool, fact_count: i
     return tasks
 
 
+STEP_WORDS = re.compile(r"\b(step|steps|first|then|next|after that|finally|last)\b|^\s*\d+[.)]\s", re.I | re.M)
+ORDER_WORDS = re.compile(r"\b(first|before|after|earlier|later|order|when|which happened|how long|since|until)\b", re.I)
+
+
+def specialists_for(question: str, intent: str, recalled: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """The drafting specialists whose preconditions hold, and why (one line each).
+
+    Preconditions are about the evidence, not only the classification, so a misread question
+    still gets the specialist its facts call for: compute when the facts (or the question) hold
+    numbers or dates and the question asks for a worked-out value; temporal ordering when they
+    hold several dates; procedure when they hold steps; contradiction when sources disagree.
+    """
+    from moot.teams.learning.compute import collect_quantities, derivation_asked
+    from moot.teams.learning.tools import temporal_worksheet
+
+    facts, passages = list(recalled.get("facts") or [])[:MAX_FACTS], list(recalled.get("passages") or [])
+    quantities = collect_quantities(question, facts, passages)
+    dates = [q for q in quantities if q.date is not None]
+    chosen: list[str] = []
+    why: list[str] = []
+    if quantities and (derivation_asked(question) or intent == "mathematical"):
+        chosen.append("compute")
+        why.append(f"compute: {len(quantities)} quantities and the question asks for a worked-out value")
+    evidence_text = " ".join(str(f.get("content") or "") for f in facts) + " " + " ".join(
+        str(p.get("text") or "") for p in passages)
+    if conflicting_values(facts):
+        chosen.append("reasoning:contradiction")
+        why.append("contradiction: different sources give different values")
+    elif (series := temporal_worksheet(facts)) and (intent == "temporal" or ORDER_WORDS.search(question)):
+        chosen.append("reasoning:temporal")
+        why.append(f"temporal ordering: {len(series)} value(s) reported at several dates")
+    elif len({q.date for q in dates}) >= 2 and (intent == "temporal" or ORDER_WORDS.search(question)):
+        chosen.append("reasoning:temporal")
+        why.append(f"temporal ordering: {len({q.date for q in dates})} dates in the evidence")
+    elif intent == "procedural" and len(STEP_WORDS.findall(evidence_text)) >= 2:
+        chosen.append("reasoning:procedural")
+        why.append("procedure: the evidence holds steps")
+    return chosen, why
+
+
+def plan_multi(question: str, intent: str, recalled: dict[str, Any], *,
+               fact_count: int = 0) -> tuple[list[SubAgentTask], list[str]]:
+    """Multi mode: the single agent's draft beside every specialist whose preconditions hold, in
+    parallel, then the selector (the checker first, the model second). On a knowledge base of
+    ``LARGE_KB_FACTS`` or more, the ResearchAgent's searches come first and every draft sees them."""
+    from moot.teams.learning.selector import drafts
+
+    memory = SubAgentTask("memory", question, on_failure="fallback", fallback_agent="single")
+    if not recalled["relevant"]:
+        return [memory], []
+    if intent == "teaching":
+        return [memory, SubAgentTask("teaching", question, depends_on=["memory"], reducer=evidence,
+                                     on_failure="fallback", fallback_agent="single")], ["teaching: a teaching request"]
+    chosen, why = specialists_for(question, intent, recalled)
+    tasks = [memory]
+    sources = ["memory"]
+    if fact_count >= LARGE_KB_FACTS:
+        tasks.append(SubAgentTask("research", question, depends_on=["memory"], reducer=evidence))
+        sources.append("research")
+        why.insert(0, f"research: a large knowledge base ({fact_count} ≥ {LARGE_KB_FACTS} facts)")
+    tasks.append(SubAgentTask("single", question, depends_on=list(sources), reducer=evidence))
+    for name in chosen:
+        agent = name.split(":")[0]
+        tasks.append(SubAgentTask(agent, question, depends_on=list(sources), reducer=evidence))
+    tasks.append(SubAgentTask("select", question, depends_on=[t.id or t.agent for t in tasks], reducer=drafts))
+    return tasks, why
+
+
 def remaining(budget: Budget, spent: Usage, elapsed_s: float) -> Budget:
     """What is left of the question's budget after classification, for the graph run."""
     changes: dict[str, Any] = {}
@@ -182,8 +250,12 @@ PhaseCallback = Callable[[str], None]
 
 async def answer_question(kb: KnowledgeBase, question: str, *, model: Model, mode: str = "auto",
                           budget: Budget, store: RunStore | None, bus: EventBus | None = None,
-                          on_phase: PhaseCallback | None = None) -> Any:
-    """Answer one question with the team; returns a :class:`~moot.teams.learning.team.Answer`."""
+                          on_phase: PhaseCallback | None = None, models: Mapping[str, Model] | None = None) -> Any:
+    """Answer one question with the team; returns a :class:`~moot.teams.learning.team.Answer`.
+
+    ``models`` maps a role (``single``, ``compute``, ``reasoning``, ``selector``, ``teaching``,
+    ``research``, ``synthesize``, ``coordinator``) to the model that plays it; other roles use
+    ``model``."""
     from moot.teams.learning.team import build_answer
 
     if mode not in MODES:
@@ -191,6 +263,11 @@ async def answer_question(kb: KnowledgeBase, question: str, *, model: Model, mod
 
         raise MootError(f"unknown mode {mode!r}", fix="use mode='auto', 'single' or 'multi'")
     phase = on_phase or (lambda _name: None)
+    role_models = dict(models or {})
+
+    def model_for(role: str) -> Model:
+        return role_models.get(role, model)
+
     started = time.perf_counter()
     bus = bus or EventBus()
     phase("retrieve")
@@ -198,25 +275,51 @@ async def answer_question(kb: KnowledgeBase, question: str, *, model: Model, mod
     recalled = memory.recall(question)  # first: when nothing is relevant, no model call is needed at all
     phase("classify")
     classification, class_usage = await classify(
-        question, model=model, budget=BudgetTracker(budget), bus=bus,
+        question, model=model_for("coordinator"), budget=BudgetTracker(budget), bus=bus,
         # with one call in the budget, it goes to the answer, not to classifying the question
-        use_model=mode != "single" and recalled["relevant"] and (budget.max_calls is None or budget.max_calls > 1),
+        use_model=mode == "auto" and recalled["relevant"] and (budget.max_calls is None or budget.max_calls > 1),
     )
     fact_count = kb.count(include_superseded=False)
     used_mode, rule = choose_mode(mode, classification.intent, fact_count)
-    tasks = plan(question, classification.intent, used_mode, relevant=recalled["relevant"], fact_count=fact_count)
     # The baseline gets the calculator on the same rule as the reasoning specialist: offered it on
     # every question, the small model "calculates" recall questions and answers with the result.
-    agents = {"memory": memory, "single": build_single(model, tools=classification.intent in ARITHMETIC_INTENTS)}
-    builders = {
-        "reasoning": lambda: build_reasoning(model, classification.intent),
-        "research": lambda: build_research(model, kb),
-        "teaching": lambda: build_teaching(model),
-        "synthesize": lambda: build_synthesizer(model),
-    }
-    for task in tasks:
-        if task.agent in builders:
-            agents[task.agent] = builders[task.agent]()
+    single = build_single(model_for("single"), tools=classification.intent in ARITHMETIC_INTENTS)
+    agents: dict[str, Any] = {"memory": memory, "single": single}
+    if used_mode == "multi":
+        from moot.teams.learning.compute import build_compute
+        from moot.teams.learning.selector import DraftAgent, SelectorAgent
+
+        tasks, why = plan_multi(question, classification.intent, recalled, fact_count=fact_count)
+        rule += "; specialists: " + ("; ".join(why) or "none whose preconditions hold")
+        drafting = {t.agent for t in tasks}
+        if "teaching" in drafting:
+            agents["teaching"] = build_teaching(model_for("teaching"))
+        else:
+            agents["single"] = DraftAgent("single", single.role, "", (), single.model, inner=single)
+            if "research" in drafting:
+                agents["research"] = build_research(model_for("research"), kb)
+            if "compute" in drafting:
+                agents["compute"] = build_compute(model_for("compute"))
+            focus = next((n.split(":")[1] for n in specialists_for(question, classification.intent, recalled)[0]
+                          if n.startswith("reasoning:")), None)
+            if "reasoning" in drafting and focus:
+                inner = build_reasoning(model_for("reasoning"), focus)
+                agents["reasoning"] = DraftAgent("reasoning", inner.role, "", (), inner.model, inner=inner)
+            agents["select"] = SelectorAgent(
+                "select", "checks every draft and chooses the answer", load_team_prompt("selector"), (),
+                model_for("selector"), reviser=build_single(model_for("single"), tools=False),
+                conflicts=conflicting_values(recalled["facts"]))
+    else:
+        tasks = plan(question, classification.intent, used_mode, relevant=recalled["relevant"], fact_count=fact_count)
+        builders = {
+            "reasoning": lambda: build_reasoning(model_for("reasoning"), classification.intent),
+            "research": lambda: build_research(model_for("research"), kb),
+            "teaching": lambda: build_teaching(model_for("teaching")),
+            "synthesize": lambda: build_synthesizer(model_for("synthesize")),
+        }
+        for task in tasks:
+            if task.agent in builders:
+                agents[task.agent] = builders[task.agent]()
     phase("specialists")
     graph = TaskGraph(list(agents.values()), tasks)
     run = await graph.run(budget=remaining(budget, class_usage, time.perf_counter() - started), store=store,

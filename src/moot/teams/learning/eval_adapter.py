@@ -26,8 +26,12 @@ class LearningTeamAgent:
     name = "learning team"
 
     def __init__(self, folder: Path, *, model: Model, temperature: float | None = None,
-                 budget: str = "standard", store: RunStore | None = None, teaching_rounds: int = 8) -> None:  # fmt: skip
+                 budget: str = "standard", store: RunStore | None = None, teaching_rounds: int = 8,
+                 models: dict[str, Model] | None = None) -> None:  # fmt: skip
         self.folder = Path(folder)
+        self.models = dict(models or {})
+        self.articles: list[tuple[str, str | None, str]] = []
+        """The level's articles as learned (source, date, text): the ``context`` mode's prompt."""
         self.kb = KnowledgeBase.open(self.folder / "kb.sqlite3")
         self.model = model
         self.temperature = temperature
@@ -42,13 +46,17 @@ class LearningTeamAgent:
     async def learn(self, content: str, *, source: str, published: str | None) -> Usage:
         from moot.teams.learning.learning import learn
 
+        self.articles.append((source, published, content))
         report = await learn(self.kb, content, source=source, published=published, model=self.model, store=self.store)
         return report.usage
 
     async def answer(self, question: str, *, mode: str, seed: int | None) -> AgentAnswer:
         from moot.teams.learning.team import LearningTeam
 
-        team = LearningTeam(self.kb, model=self._model_for(seed), budget=self.budget, store=self.store)
+        if mode == "context":
+            return await self._answer_in_context(question, seed)
+        models = {role: self._model_for_role(role, seed) for role in self.models}
+        team = LearningTeam(self.kb, model=self._model_for(seed), models=models, budget=self.budget, store=self.store)
         reply = await team.ask(question, mode=mode)
         trace = {
             "intent": reply.intent,
@@ -63,6 +71,33 @@ class LearningTeamAgent:
         }
         return AgentAnswer(text=reply.answer, usage=reply.usage, run_id=reply.run_id, trace=trace, seconds=reply.seconds,
                            complete=reply.answered)
+
+    def _model_for_role(self, role: str, seed: int | None) -> Model:
+        return SeededModel(self.models[role], seed=seed, temperature=self.temperature)
+
+    async def _answer_in_context(self, question: str, seed: int | None) -> AgentAnswer:
+        """The baseline a user tries first: ONE call with all of the level's articles in the prompt.
+
+        No knowledge base, no specialists, no tools. When the articles do not fit the model's
+        context the answer is an error the report counts, never a silently cut prompt."""
+        import time
+
+        from moot.models.base import ModelRequest, ModelSettings, SystemMessage, UserMessage
+        from moot.teams.learning.specialists import load_team_prompt
+
+        started = time.perf_counter()
+        articles = "\n\n".join(f"[{source}{', ' + str(date) if date else ''}]\n{text.strip()}"
+                                for source, date, text in self.articles)
+        request = ModelRequest(messages=(SystemMessage(content=load_team_prompt("context")),
+                                         UserMessage(content=f"Articles:\n\n{articles}\n\nQuestion: {question}")),
+                               settings=ModelSettings(max_tokens=300, temperature=0.0), agent="context")
+        window = getattr(getattr(self.model, "settings", None), "context", None)
+        if isinstance(window, int) and request.estimated_input_tokens() + 300 > window:
+            raise MootError(f"the level's articles ({request.estimated_input_tokens()} tokens) do not fit the "
+                            f"model's context of {window}", fix="use a model with a larger context")
+        reply = await self._model_for(seed).request(request)
+        return AgentAnswer(text=reply.text.strip(), usage=reply.usage, trace={"mode": "context",
+                           "articles": len(self.articles)}, seconds=time.perf_counter() - started)
 
     async def teach_and_quiz(self, topic: str, questions: list[str], *, seed: int | None) -> list[AgentAnswer]:
         """Teach ``topic`` to a new student, then the student alone answers ``questions``.
@@ -121,12 +156,15 @@ class LearningTeamAgent:
 
 
 def learning_team_factory(model: Model, *, temperature: float | None = None, budget: str = "standard",
-                          store: RunStore | None = None, teaching_rounds: int = 8) -> Any:  # fmt: skip
-    """The runner's factory: a fresh :class:`LearningTeamAgent` in each level's folder."""
+                          store: RunStore | None = None, teaching_rounds: int = 8,
+                          models: dict[str, Model] | None = None) -> Any:  # fmt: skip
+    """The runner's factory: a fresh :class:`LearningTeamAgent` in each level's folder.
+
+    ``models`` gives answering roles their own model (see ``LearningTeam(models=…)``)."""
 
     def make(folder: Path) -> LearningTeamAgent:
         return LearningTeamAgent(folder, model=model, temperature=temperature, budget=budget, store=store,
-                                 teaching_rounds=teaching_rounds)  # fmt: skip
+                                 teaching_rounds=teaching_rounds, models=models)  # fmt: skip
 
     return make
 

@@ -167,8 +167,9 @@ class MemoryAgent(SubAgent):
         else:
             facts = list(retrieval.facts)
         facts.sort(key=lambda f: 0 if f.id in matched else 1)
+        facts += self._history(facts)
         terms = query_terms(question)
-        missing_years = self._years_not_covered(question)
+        missing_years = self._years_not_covered(question) or (self._names_not_covered(question) if facts else [])
         if missing_years:
             # "How much will it cost in 2027?" retrieves facts about the cost, but none of them is
             # about 2027: a small model would answer from them anyway, so say plainly it is unknown.
@@ -183,6 +184,32 @@ class MemoryAgent(SubAgent):
             "relevant": bool(facts),
             "terms": terms,
         }
+
+    def _history(self, facts: list[Any], limit: int = 6) -> list[Any]:
+        """The superseded values of the retrieved facts' entity and attribute: a question about a
+        change needs the old value beside the new one (rendered as "older value")."""
+        assert self.kb is not None
+        keys = {(str(f.entity).lower(), str(f.attribute).lower()) for f in facts[:MAX_FACTS] if f.entity and f.attribute}
+        if not keys:
+            return []
+        have = {f.id for f in facts}
+        older = [f for f in self.kb.facts(include_superseded=True)
+                 if f.id not in have and (str(f.entity).lower(), str(f.attribute).lower()) in keys]
+        return older[:limit]
+
+    def _names_not_covered(self, question: str) -> list[str]:
+        """Names (places, people, things) in the question that nothing learned mentions: a question
+        about the Harwick reservoir must not be answered from the Tessaly reservoir's facts."""
+        from moot.teams.learning.checker import names_in
+
+        assert self.kb is not None
+        names = sorted(re.sub(r"['’]s?$", "", n) for n in names_in(question))
+        if not names:
+            return []
+        known = " ".join(f"{f.content} {f.entity} {f.value} {f.source}" for f in self.kb.facts(include_superseded=True))
+        known += " " + " ".join(f"{e.text} {e.source}" for e in self.kb.episodes())
+        known = known.lower()
+        return [n for n in names if n and not re.search(r"(?<![a-z])" + re.escape(n.lower()), known)]
 
     def _years_not_covered(self, question: str) -> list[str]:
         """Years the question names that no fact of the knowledge base mentions or is dated in."""

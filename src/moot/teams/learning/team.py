@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,9 @@ from moot.errors import MootError
 from moot.memory import KnowledgeBase
 from moot.models.base import Model, Usage
 from moot.runtime import Budget, EventBus, RunResult, RunStore
+
+ROLES = ("coordinator", "single", "compute", "reasoning", "research", "selector", "synthesize", "teaching")
+"""The answering roles a model can be given with ``models={role: model}``."""
 
 _UNKNOWN = re.compile(r"\b(does not hold|doesn't hold|do not know|don't know|no information|not in the facts|"
                       r"cannot be determined|can't be determined|not enough information)\b", re.I)
@@ -187,12 +191,21 @@ def build_answer(*, question: str, classification: Any, mode: str, rule: str, re
     facts = list(given.values())[:max_facts]
     notes: list[str] = []
     unsupported_numbers = False
-    sink = next((t for t in ("synthesize", "teaching", "single") if t in run.results), None)
+    sink = next((t for t in ("select", "synthesize", "teaching", "single") if t in run.results), None)
     text = ""
+    selection: dict[str, Any] | None = None
     if sink is not None:
         out = run.results[sink]
         if out.status in ("completed", "fell_back", "stopped") and out.output:
-            text = str(out.output).strip()
+            if isinstance(out.output, dict) and "answer" in out.output:
+                selection = out.output
+                text = str(out.output["answer"]).strip()
+                notes.append(f"selector: {selection.get('rule')}")
+                notes += [f"checker: {c}" for c in selection.get("checks") or []]
+            elif isinstance(out.output, dict) and "draft" in out.output:
+                text = str(out.output["draft"]).strip()
+            else:
+                text = str(out.output).strip()
     if not recalled["relevant"]:
         about = ", ".join(recalled.get("terms") or []) or "this question"
         notes.append(f"the knowledge base holds no facts about {about}")
@@ -205,7 +218,9 @@ def build_answer(*, question: str, classification: Any, mode: str, rule: str, re
     reasoning = run.results.get("reasoning")
     result_line = next((line.strip() for line in str(reasoning.output or "").splitlines() if "Result:" in line),
                        "") if reasoning is not None and reasoning.status in ("completed", "fell_back") else ""
-    if recalled["relevant"] and _UNKNOWN.search(text) and result_line:
+    if selection is not None:
+        pass  # the checker has already held every number and name of the answer to the evidence
+    elif recalled["relevant"] and _UNKNOWN.search(text) and result_line:
         # A small synthesizer sometimes gives up although the reasoning step found the answer.
         notes.append("the synthesis said it could not answer; the reasoning result is shown instead")
         text = result_line.split("Result:", 1)[1].strip() or text
@@ -264,11 +279,17 @@ class LearningTeam:
     """
 
     def __init__(self, kb: KnowledgeBase | str | Path, *, model: Model | str | None = None,
+                 models: Mapping[str, Model | str] | None = None,
                  budget: Budget | str = "standard", store: RunStore | None | bool = True) -> None:
         self._kb = kb if isinstance(kb, KnowledgeBase) else None
         self._kb_ref = kb
         self._model_ref = model
         self._model: Model | None = model if isinstance(model, Model) else None
+        unknown = sorted(set(models or {}) - set(ROLES))
+        if unknown:
+            raise MootError(f"unknown role {unknown[0]!r}", fix=f"name one of: {', '.join(ROLES)}")
+        self._role_refs: dict[str, Model | str] = dict(models or {})
+        self._role_models: dict[str, Model] = {r: m for r, m in self._role_refs.items() if isinstance(m, Model)}
         self.budget = Budget.preset(budget) if isinstance(budget, str) else budget
         self.store: RunStore | None = RunStore() if store is True else (store or None)  # type: ignore[assignment]
 
@@ -293,6 +314,21 @@ class LearningTeam:
             self._model = infer_model(self._model_ref)  # type: ignore[arg-type]
         return self._model
 
+    @property
+    def models(self) -> dict[str, Model]:
+        """The model of each role that does not use the default ``model``."""
+        for role, ref in self._role_refs.items():
+            if role not in self._role_models:
+                from moot.models.registry import infer_model
+
+                self._role_models[role] = infer_model(ref)  # type: ignore[arg-type]
+        return dict(self._role_models)
+
+    def model_names(self) -> dict[str, str]:
+        """Which model plays which role (every role; the default model's name where not overridden)."""
+        default = self.model.name
+        return {role: (self.models[role].name if role in self._role_refs else default) for role in ROLES}
+
     async def aclose(self) -> None:
         """Close the knowledge base (when the team opened it) and the model (when it built it)."""
         if self._kb is not None and not isinstance(self._kb_ref, KnowledgeBase):
@@ -301,6 +337,10 @@ class LearningTeam:
         if self._model is not None and not isinstance(self._model_ref, Model):
             await self._model.aclose()
             self._model = None
+        for role, ref in self._role_refs.items():
+            built = self._role_models.pop(role, None)
+            if built is not None and not isinstance(ref, Model):
+                await built.aclose()
 
     # ------------------------------------------------------------------ the three jobs
 
@@ -344,4 +384,4 @@ class LearningTeam:
         return asyncio.run(self.teach(topic, **kwargs))
 
 
-__all__ = ["Answer", "AnswerTrace", "FactUsed", "LearningTeam", "SubAgentStep", "build_answer"]
+__all__ = ["ROLES", "Answer", "AnswerTrace", "FactUsed", "LearningTeam", "SubAgentStep", "build_answer"]

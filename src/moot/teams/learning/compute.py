@@ -1,0 +1,372 @@
+"""The ComputeAgent: the model chooses an operation and its operands, Python computes the value.
+
+A 0.5B model cannot add, subtract dates or apply a fee rule, but it can pick from a short menu.
+So the numbers and dates of the retrieved facts (and of the question and the source passages)
+are listed in Python as *quantities*, each with an id (``q1``, ``q2`` …) and the fact it came
+from; the model fills :class:`ComputeChoice` under a constrained schema — an operation from a
+closed set and the operand ids (an enum of the listed ids, so it cannot name a number that is
+not there); :func:`evaluate` computes the value exactly and records the expression. The draft
+answer is written in Python from that value, so the number the user reads is the one computed.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as _dt
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, create_model
+
+from moot.models.base import ModelSettings, Usage
+from moot.runtime import AgentProgress, AgentResult, EventBus, SubAgent
+from moot.runtime.calculator import CalculationError, safe_calculate
+
+Operation = Literal["none", "sum", "difference", "product", "ratio", "percent_change", "days_between",
+                    "months_between", "years_between", "convert", "formula", "minimum", "maximum"]
+OPERATIONS: tuple[str, ...] = Operation.__args__  # type: ignore[attr-defined]
+DATE_OPERATIONS = frozenset({"days_between", "months_between", "years_between"})
+MAX_QUANTITIES = 18
+
+_MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
+_MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
+_MONTH_RE = "|".join(sorted((m for m in _MONTHS if len(m) > 2), key=len, reverse=True))
+_DATE_DMY = re.compile(rf"\b(\d{{1,2}})\s+({_MONTH_RE})\.?(?:,?\s+((?:19|20)\d{{2}}))?\b", re.I)
+_DATE_MDY = re.compile(rf"\b({_MONTH_RE})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+((?:19|20)\d{{2}}))?\b", re.I)
+_DATE_ISO = re.compile(r"\b((?:19|20)\d{2})-(\d{2})-(\d{2})\b")
+_NUMBER = re.compile(r"(?<![\w.#-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(\s*%)?(?:\s+(million|billion|thousand))?"
+                     r"(?:[\s-]+(per ?cent|percentage points?|[A-Za-z][A-Za-z-]*))?")
+_SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
+_UNIT_SKIP = {"a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "by", "for", "from", "with", "is", "was",
+              "were", "are", "it", "its", "this", "that", "on", "per", "each", "than", "as"}
+
+CONVERSIONS: dict[tuple[str, str], float] = {
+    ("km", "m"): 1000, ("m", "cm"): 100, ("kg", "g"): 1000, ("tonne", "kg"): 1000, ("hour", "minute"): 60,
+    ("minute", "second"): 60, ("day", "hour"): 24, ("week", "day"): 7, ("year", "month"): 12, ("l", "ml"): 1000,
+    ("mile", "km"): 1.609344, ("kilometre", "metre"): 1000, ("metre", "centimetre"): 100,
+}
+"""Unit conversions the ``convert`` operation knows (and their inverses)."""
+_UNIT_ALIASES = {"kilometres": "km", "kilometers": "km", "kilometre": "km", "kilometer": "km", "metres": "m",
+                 "meters": "m", "metre": "m", "meter": "m", "centimetres": "cm", "kilograms": "kg", "kilogram": "kg",
+                 "kilos": "kg", "kilo": "kg", "grams": "g", "gram": "g", "tonnes": "tonne", "tons": "tonne",
+                 "hours": "hour", "minutes": "minute", "seconds": "second", "days": "day", "weeks": "week",
+                 "years": "year", "months": "month", "litres": "l", "liters": "l", "litre": "l", "miles": "mile"}
+
+DERIVATION_CUES = re.compile(
+    r"\b(how many more|how much more|how many fewer|how much less|by how (?:many|much)|difference|how far apart|"
+    r"together|in total|total|combined|altogether|sum|average|how many (?:days|weeks|months|years|hours|minutes)|"
+    r"how long (?:after|before|between|did|was|were)|for how (?:long|many)|per cent|percent|percentage|ratio|"
+    r"times (?:as|more)|how much (?:does|do|did|would|will) .* (?:pay|cost|spend|need)|spend|how often|"
+    r"how much .* (?:each|a|per) (?:day|week|month|year)|how many .* (?:would|will|could)|"
+    r"still need|left|remaining)\b", re.I)
+"""Questions whose answer is usually worked out rather than stated: compute's precondition,
+and the selector's reason to prefer a computed value."""
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A number or a date found in a fact, a passage or the question."""
+
+    id: str
+    value: float | None
+    date: _dt.date | None
+    unit: str
+    text: str
+    """The span as written (``82%``, ``12 May 2023``)."""
+    origin: str
+    """``#12`` (a fact id), ``passage 1`` or ``question``."""
+    context: str
+
+    def render(self) -> str:
+        what = self.date.isoformat() if self.date else self.text
+        return f"{self.id} = {what} ({self.origin}: {self.context})"
+
+
+class Computation(BaseModel):
+    """What Python computed: the value, its unit, the expression and where the operands came from."""
+
+    operation: str
+    value: float | None = None
+    unit: str = ""
+    expression: str
+    operands: list[str] = Field(default_factory=list)
+    """The quantity ids used."""
+    origins: list[str] = Field(default_factory=list)
+    """Where each operand came from (``#12``, ``question`` …)."""
+
+    def value_text(self) -> str:
+        return format_number(self.value) if self.value is not None else ""
+
+    def sentence(self) -> str:
+        """The draft answer: the value first, then how it was computed and from which facts."""
+        cites = " ".join(dict.fromkeys(f"[{o}]" for o in self.origins if o.startswith("#")))
+        unit = f" {self.unit}" if self.unit else ""
+        return f"{self.value_text()}{unit} ({self.expression}{', ' + cites if cites else ''})."
+
+
+class ComputeError(ValueError):
+    """The chosen operation does not fit the operands (wrong count, a date where a number is needed)."""
+
+
+def format_number(value: float) -> str:
+    if abs(value - round(value)) < 1e-9:
+        return f"{int(round(value)):,}" if abs(value) >= 10000 else str(int(round(value)))
+    return f"{value:,.2f}".rstrip("0").rstrip(".")
+
+
+def _year_hint(origin_date: Any) -> int | None:
+    if isinstance(origin_date, (_dt.date, _dt.datetime)):
+        return origin_date.year
+    if isinstance(origin_date, str) and re.match(r"\d{4}", origin_date):
+        return int(origin_date[:4])
+    return None
+
+
+def _dates(text: str, year: int | None) -> list[tuple[tuple[int, int], _dt.date, str]]:
+    found: list[tuple[tuple[int, int], _dt.date, str]] = []
+    for match in _DATE_ISO.finditer(text):
+        try:
+            found.append((match.span(), _dt.date(int(match[1]), int(match[2]), int(match[3])), match[0]))
+        except ValueError:
+            pass
+    for pattern, day_first in ((_DATE_DMY, True), (_DATE_MDY, False)):
+        for match in pattern.finditer(text):
+            day, month = (match[1], match[2]) if day_first else (match[2], match[1])
+            y = int(match[3]) if match[3] else year
+            if y is None:
+                continue
+            try:
+                found.append((match.span(), _dt.date(y, _MONTHS[month.lower()], int(day)), match[0]))
+            except (ValueError, KeyError):
+                pass
+    return found
+
+
+def find_quantities(text: str, *, origin: str, year: int | None = None, start: int = 1) -> list[Quantity]:
+    """Numbers (with the word after them as the unit) and dates in ``text``."""
+    quantities: list[Quantity] = []
+    taken: list[tuple[int, int]] = []
+    context = " ".join(text.split())[:140]
+    for span, date, written in _dates(text, year):
+        if any(a <= span[0] < b for a, b in taken):
+            continue
+        taken.append(span)
+        quantities.append(Quantity(f"q{start + len(quantities)}", None, date, "", written, origin, context))
+    for match in _NUMBER.finditer(text):
+        if any(a <= match.start() < b for a, b in taken):
+            continue
+        number = float(match[1].replace(",", "") + (match[2] or ""))
+        if match[4]:
+            number *= _SCALE[match[4].lower()]
+        word = (match[5] or "").lower()
+        unit = "%" if match[3] else ("" if word in _UNIT_SKIP else word)
+        if unit in ("per cent", "percent"):
+            unit = "%"
+        written = match[0].strip()
+        if match[5] and (match[3] or word in _UNIT_SKIP):
+            written = text[match.start(): match.start(5)].strip(" -")
+        quantities.append(Quantity(f"q{start + len(quantities)}", number, None, unit, written, origin, context))
+    return quantities
+
+
+def collect_quantities(question: str, facts: Sequence[Mapping[str, Any]],
+                       passages: Sequence[Mapping[str, Any]] = ()) -> list[Quantity]:
+    """The menu the model chooses from: the question's numbers, then the facts', then the passages'."""
+    quantities: list[Quantity] = []
+    seen: set[tuple[str, str]] = set()
+
+    def add(found: list[Quantity]) -> None:
+        for q in found:
+            key = (q.origin, q.text)
+            if key in seen or len(quantities) >= MAX_QUANTITIES:
+                continue
+            seen.add(key)
+            quantities.append(Quantity(f"q{len(quantities) + 1}", q.value, q.date, q.unit, q.text, q.origin, q.context))
+
+    years = [y for y in (_year_hint(f.get("source_date")) for f in facts) if y]
+    add(find_quantities(question, origin="question", year=years[0] if years else None))
+    for fact in facts:
+        add(find_quantities(str(fact.get("content") or ""), origin=f"#{fact['id']}", year=_year_hint(fact.get("source_date"))))
+    for n, passage in enumerate(passages, 1):
+        add(find_quantities(str(passage.get("text") or ""), origin=f"passage {n}", year=_year_hint(passage.get("published"))))
+    return quantities
+
+
+def choice_schema(ids: Sequence[str]) -> type[BaseModel]:
+    """:class:`ComputeChoice` with the operands restricted to the listed quantity ids."""
+    operand = Literal[tuple(ids)] if ids else str  # type: ignore[valid-type]
+    return create_model(
+        "ComputeChoice",
+        operation=(Operation, Field(description="the operation that answers the question, or none")),
+        operands=(list[operand], Field(default_factory=list, description="quantity ids, in order")),  # type: ignore[valid-type]
+        formula=(str, Field(default="", description="only for formula: an expression over quantity ids, e.g. (q1 + q2) * 2")),
+        to_unit=(str, Field(default="", description="only for convert: the unit to convert to")),
+    )
+
+
+def _unit_key(unit: str) -> str:
+    return _UNIT_ALIASES.get(unit.lower(), unit.lower())
+
+
+def _common_unit(quantities: Sequence[Quantity]) -> str:
+    units = [q.unit for q in quantities if q.unit]
+    return units[0] if units else ""
+
+
+def _months_between(a: _dt.date, b: _dt.date) -> float:
+    months = (b.year - a.year) * 12 + (b.month - a.month)
+    return months + (b.day - a.day) / 30.0
+
+
+def evaluate(operation: str, operands: Sequence[Quantity], *, formula: str = "", to_unit: str = "") -> Computation:
+    """Compute exactly. Raises :class:`ComputeError` when the operands do not fit the operation."""
+    ids = [q.id for q in operands]
+    origins = [q.origin for q in operands]
+
+    def done(value: float | None, unit: str, expression: str) -> Computation:
+        return Computation(operation=operation, value=value, unit=unit, expression=expression, operands=ids,
+                           origins=origins)
+
+    if operation in DATE_OPERATIONS:
+        dates = [q.date for q in operands if q.date is not None]
+        if len(dates) != 2:
+            raise ComputeError(f"{operation} needs two dates, got {len(dates)}")
+        a, b = sorted(dates)
+        if operation == "days_between":
+            value, unit = float((b - a).days), "days"
+        elif operation == "months_between":
+            value, unit = round(_months_between(a, b), 1), "months"
+        else:
+            value, unit = round(_months_between(a, b) / 12, 1), "years"
+        return done(value, unit, f"from {a:%d %B %Y} to {b:%d %B %Y}")
+    numbers = [q for q in operands if q.value is not None]
+    if len(numbers) != len(operands):
+        if operation == "difference" and len(operands) == 2 and all(q.date for q in operands):
+            return evaluate("days_between", operands)
+        raise ComputeError(f"{operation} needs numbers, not dates")
+    values = [q.value for q in numbers]
+    shown = [q.text for q in numbers]
+    unit = _common_unit(numbers)
+    if operation == "none":
+        raise ComputeError("no computation chosen")
+    if operation == "formula":
+        if not formula.strip():
+            raise ComputeError("formula needs an expression")
+        expression = formula
+        for q in sorted(numbers, key=lambda q: -len(q.id)):
+            expression = re.sub(rf"\b{q.id}\b", format_number(q.value).replace(",", ""), expression)  # type: ignore[arg-type]
+        if re.search(r"\bq\d+\b", expression):
+            raise ComputeError(f"the formula names quantities that were not chosen: {formula}")
+        try:
+            value = float(safe_calculate(expression))
+        except CalculationError as exc:
+            raise ComputeError(str(exc)) from None
+        return done(value, unit, f"{expression} = {format_number(value)}")
+    if not values:
+        raise ComputeError(f"{operation} needs at least one number")
+    if operation == "sum":
+        value = sum(values)  # type: ignore[arg-type]
+        return done(value, unit, " + ".join(shown) + f" = {format_number(value)}")
+    if operation in ("minimum", "maximum"):
+        pick = (min if operation == "minimum" else max)(numbers, key=lambda q: q.value)  # type: ignore[arg-type,return-value]
+        return done(pick.value, pick.unit, f"{operation} of {', '.join(shown)} = {pick.text}")
+    if operation == "product":
+        value = 1.0
+        for v in values:
+            value *= v  # type: ignore[operator]
+        return done(value, "", " × ".join(shown) + f" = {format_number(value)}")
+    if operation == "convert":
+        source, target = _unit_key(numbers[0].unit), _unit_key(to_unit)
+        if (source, target) in CONVERSIONS:
+            value = values[0] * CONVERSIONS[(source, target)]  # type: ignore[operator]
+        elif (target, source) in CONVERSIONS:
+            value = values[0] / CONVERSIONS[(target, source)]  # type: ignore[operator]
+        else:
+            raise ComputeError(f"cannot convert {numbers[0].unit or 'a number'} to {to_unit or 'nothing'}")
+        return done(value, to_unit, f"{shown[0]} = {format_number(value)} {to_unit}")
+    if len(values) != 2:
+        raise ComputeError(f"{operation} needs two numbers, got {len(values)}")
+    a, b = values
+    if operation == "difference":
+        value = abs(a - b)  # type: ignore[operator]
+        big, small = (numbers[0], numbers[1]) if a >= b else (numbers[1], numbers[0])  # type: ignore[operator]
+        if unit == "%":
+            unit = "percentage points"
+        return done(value, unit, f"{big.text} − {small.text} = {format_number(value)}")
+    if operation == "ratio":
+        if b == 0:
+            raise ComputeError("ratio by zero")
+        value = a / b  # type: ignore[operator]
+        return done(value, "", f"{shown[0]} / {shown[1]} = {format_number(value)}")
+    if operation == "percent_change":
+        if a == 0:
+            raise ComputeError("percent change from zero")
+        value = (b - a) / a * 100  # type: ignore[operator]
+        return done(round(value, 1), "%", f"({shown[1]} − {shown[0]}) / {shown[0]} × 100 = {format_number(round(value, 1))}%")
+    raise ComputeError(f"unknown operation {operation}")
+
+
+def derivation_asked(question: str) -> bool:
+    """True when the question's wording asks for a value that is usually worked out."""
+    return DERIVATION_CUES.search(question) is not None
+
+
+def render_menu(quantities: Sequence[Quantity]) -> str:
+    return "\n".join(q.render() for q in quantities)
+
+
+@dataclass
+class ComputeAgent(SubAgent):
+    """Lists the quantities, asks the model for an operation under a schema, computes in Python.
+
+    Its output is ``{"draft": sentence, "computation": Computation dict}``, or ``{"draft": ""}``
+    when the model chose ``none`` or its choice did not fit (the reason is in ``detail``)."""
+
+    quantities: list[Quantity] = field(default_factory=list)
+
+    async def run(self, task: str, context: Mapping[str, Any] | None = None, *,
+                  budget: Any = None, bus: EventBus | None = None, progress: AgentProgress | None = None,
+                  run_id: str | None = None, task_id: str | None = None) -> AgentResult:
+        from moot.teams.learning.specialists import evidence
+
+        merged = dict(context) if context and "facts" in context else evidence(context or {})
+        quantities = collect_quantities(task, list(merged.get("facts") or []), list(merged.get("passages") or []))
+        if len(quantities) < 1:
+            return AgentResult(agent=self.name, output={"draft": "", "computation": None}, text="",
+                               usage=Usage(), transcript=(), stop_reason="completed", turns=0,
+                               detail="no numbers or dates to compute with")
+        chooser = SubAgent(self.name, self.role, self.system_prompt, (), self._model or self.model,
+                           output_type=choice_schema([q.id for q in quantities]), max_turns=2,
+                           settings=self.settings)
+        message = f"Quantities:\n{render_menu(quantities)}\n\nQuestion: {task}"
+        result = await chooser.run(message, budget=budget, bus=bus, progress=progress, run_id=run_id, task_id=task_id)
+        if not result.ok:
+            return result
+        choice = result.output
+        by_id = {q.id: q for q in quantities}
+        chosen = [by_id[i] for i in choice.operands if i in by_id]
+        if choice.operation == "formula":
+            named = re.findall(r"\bq\d+\b", choice.formula)
+            chosen = [by_id[i] for i in dict.fromkeys(named) if i in by_id] or chosen
+        output: dict[str, Any] = {"draft": "", "computation": None, "choice": choice.model_dump()}
+        detail = None
+        try:
+            computation = evaluate(choice.operation, chosen, formula=choice.formula, to_unit=choice.to_unit)
+            output.update(draft=computation.sentence(), computation=computation.model_dump())
+        except ComputeError as exc:
+            detail = f"no value computed: {exc}"
+        return AgentResult(agent=self.name, output=output, text=output["draft"], usage=result.usage,
+                           transcript=result.transcript, stop_reason="completed", turns=result.turns, detail=detail)
+
+
+def build_compute(model: Any) -> ComputeAgent:
+    from moot.teams.learning.specialists import load_team_prompt
+
+    return ComputeAgent("compute", "chooses an operation and operands; Python computes the value",
+                        load_team_prompt("compute"), (), model, max_turns=2, settings=ModelSettings(max_tokens=120))
+
+
+__all__ = ["Computation", "ComputeAgent", "ComputeError", "OPERATIONS", "Quantity", "build_compute",
+           "choice_schema", "collect_quantities", "derivation_asked", "evaluate", "find_quantities"]

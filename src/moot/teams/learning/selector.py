@@ -1,0 +1,209 @@
+"""Multi mode's drafts and the selector that chooses among them: the checker first, the model second.
+
+In multi mode the specialists whose preconditions hold run in parallel beside the single
+agent, each writing a *draft* (:class:`DraftAgent` wraps any answering agent so that its draft
+carries the values its calculator computed). The :class:`SelectorAgent` then decides in
+Python, in this order:
+
+1. Every draft goes through the checker (:mod:`moot.teams.learning.checker`); a draft that
+   states a number, date or name that no retrieved fact, passage or computed value holds is out.
+2. When the question asks for a worked-out value (``how many more``, ``in total``, ``how many
+   days`` …) and the ComputeAgent computed one, its draft leads — unless a passing draft of
+   the single agent already states that very value (its wording is kept).
+3. When the sources disagree (different values of one attribute from different sources), the
+   passing draft that names the most of those values leads.
+4. Otherwise the single agent's draft, if it passes: multi never loses an answer the single
+   agent's draft had, because of routing.
+5. If the single draft fails and several others pass, the model picks one under a schema (an
+   enum of the passing drafts); if none passes, the single agent's draft goes back once with
+   the offending spans named; if it still fails, the answer is a plain statement of what the
+   sources do and do not say.
+
+Every step is in the answer's trace (``selection`` in the task output).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import create_model
+
+from moot.models.base import ModelSettings, Usage
+from moot.runtime import AgentProgress, AgentResult, EventBus, SubAgent
+from moot.teams.learning.checker import Evidence, Verdict, check_draft, numbers_in, plain_statement
+from moot.teams.learning.compute import derivation_asked
+
+
+def _tool_results(transcript: Any) -> list[str]:
+    return [str(getattr(m, "content", "")) for m in (transcript or ()) if getattr(m, "role", "") == "tool"]
+
+
+@dataclass
+class DraftAgent(SubAgent):
+    """Runs ``inner`` and hands on ``{"draft": text, "computed": [calculator results]}``.
+
+    A failed draft is not a failed run: the output says why and the selector works with the
+    other drafts (``detail`` keeps the reason)."""
+
+    inner: SubAgent | None = field(default=None, repr=False)
+
+    async def run(self, task: str, context: Mapping[str, Any] | None = None, *,
+                  budget: Any = None, bus: EventBus | None = None, progress: AgentProgress | None = None,
+                  run_id: str | None = None, task_id: str | None = None) -> AgentResult:
+        assert self.inner is not None
+        result = await self.inner.run(task, context, budget=budget, bus=bus, progress=progress, run_id=run_id,
+                                      task_id=task_id)
+        text = str(result.output).strip() if result.output is not None else ""
+        output = {"draft": text, "computed": _tool_results(result.transcript),
+                  "error": None if result.ok else (result.detail or result.stop_reason)}
+        stop = result.stop_reason if result.stop_reason.startswith("budget") else "completed"
+        return dataclasses.replace(result, agent=self.name, output=output, stop_reason=stop)
+
+
+def drafts(outputs: Mapping[str, Any]) -> dict[str, Any]:
+    """The selector's reducer: memory's facts and passages, and each draft under its task id."""
+    facts: dict[int, dict[str, Any]] = {}
+    passages: list[dict[str, Any]] = []
+    found: dict[str, dict[str, Any]] = {}
+    for task_id, output in outputs.items():
+        if isinstance(output, Mapping) and "facts" in output:
+            for fact in output.get("facts") or []:
+                facts.setdefault(int(fact["id"]), dict(fact))
+            passages += [dict(p) for p in output.get("passages") or []]
+        elif isinstance(output, Mapping) and "draft" in output:
+            found[task_id] = dict(output)
+        elif output is not None and str(output).strip():
+            found[task_id] = {"draft": str(output).strip(), "computed": []}
+    return {"facts": list(facts.values()), "passages": passages, "drafts": found}
+
+
+@dataclass
+class Candidate:
+    task: str
+    draft: str
+    verdict: Verdict
+    computed: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SelectorAgent(SubAgent):
+    """Chooses the answer among the drafts (see the module docstring); may revise once."""
+
+    reviser: SubAgent | None = field(default=None, repr=False)
+    """The agent a failing single draft goes back to (the single agent itself)."""
+    conflicts: list[str] = field(default_factory=list)
+    """The values on which sources disagree (from :func:`conflicting_values`), found in Python."""
+
+    async def run(self, task: str, context: Mapping[str, Any] | None = None, *,
+                  budget: Any = None, bus: EventBus | None = None, progress: AgentProgress | None = None,
+                  run_id: str | None = None, task_id: str | None = None) -> AgentResult:
+        ctx = dict(context or {})
+        facts, passages = list(ctx.get("facts") or []), list(ctx.get("passages") or [])
+        raw: dict[str, dict[str, Any]] = dict(ctx.get("drafts") or {})
+        computed_values: list[str] = []
+        for out in raw.values():
+            computed_values += [str(c) for c in out.get("computed") or []]
+            computation = out.get("computation")
+            if computation:
+                computed_values.append(f"{computation.get('expression', '')} {computation.get('value', '')}")
+        evidence = Evidence.build(question=task, facts=facts, passages=passages, computed=computed_values)
+        candidates = [Candidate(tid, str(out.get("draft") or ""), check_draft(str(out.get("draft") or ""), evidence),
+                                [str(c) for c in out.get("computed") or []])
+                      for tid, out in raw.items()]
+        steps = [f"{c.task}: {'passes' if c.verdict.ok else 'fails'} ({c.verdict.reason()})" for c in candidates]
+        usage, turns, transcript = Usage(), 0, ()
+        chosen, rule = self._choose(task, candidates, raw)
+        if chosen is None:
+            passing = [c for c in candidates if c.verdict.ok and c.task != "single"]
+            if len(passing) >= 2:
+                pick, picked_usage, picked_turns = await self._model_pick(task, passing, facts, budget, bus, run_id, task_id)
+                usage, turns = usage + picked_usage, turns + picked_turns
+                if pick is not None:
+                    chosen, rule = pick, "the model chose among the drafts that passed the checker"
+        if chosen is None:
+            passing = [c for c in candidates if c.verdict.ok]
+            if passing:
+                chosen, rule = passing[0], "the only draft that passed the checker"
+        text = chosen.draft if chosen is not None else ""
+        if chosen is None:
+            single = next((c for c in candidates if c.task == "single"), None)
+            offending = single.verdict.unsupported if single is not None else []
+            if single is not None and single.draft and self.reviser is not None:
+                revised = await self._revise(task, single, facts, passages, budget, bus, progress, run_id, task_id)
+                usage, turns = usage + revised.usage, turns + revised.turns
+                draft = str(revised.output or "").strip() if revised.ok else ""
+                verdict = check_draft(draft, Evidence(texts=evidence.texts,
+                                                      computed=evidence.computed + _tool_results(revised.transcript)))
+                steps.append(f"revision: {'passes' if verdict.ok else 'fails'} ({verdict.reason()})")
+                if verdict.ok:
+                    text, rule = draft, "the single draft, revised once after the checker named " + ", ".join(offending)
+                else:
+                    offending = verdict.unsupported or offending
+            if not text:
+                text = plain_statement(task, facts, unsupported=offending)
+                rule = "no draft passed the checker: a plain statement of what the sources say"
+        output = {"answer": text, "chosen": chosen.task if chosen is not None else None, "rule": rule, "checks": steps}
+        return AgentResult(agent=self.name, output=output, text=text, usage=usage, transcript=transcript,
+                           stop_reason="completed", turns=turns)
+
+    def _choose(self, question: str, candidates: list[Candidate],
+                raw: Mapping[str, Mapping[str, Any]]) -> tuple[Candidate | None, str]:
+        by_task = {c.task: c for c in candidates}
+        single = by_task.get("single")
+        compute = by_task.get("compute")
+        computation = (raw.get("compute") or {}).get("computation")
+        if compute is not None and computation and compute.verdict.ok and derivation_asked(question):
+            value = numbers_in(str(computation.get("value") if computation.get("value") is not None else ""))
+            if single is not None and single.verdict.ok and value and value <= numbers_in(single.draft):
+                return single, "the single draft states the computed value"
+            return compute, "the question asks for a worked-out value: the computed one"
+        if self.conflicts:
+            # "Italy gold medals: 5 (Day 10 report, #4) vs 7 (Rival report, #7)" → {"5", "7"}
+            wanted = {part.split(": ", 1)[-1].rsplit(" (", 1)[0].strip().lower()
+                      for line in self.conflicts for part in line.split(" vs ")}
+
+            def named(c: Candidate) -> int:
+                text = c.draft.lower()
+                return sum(1 for v in wanted if v and re.search(r"(?<![\w.])" + re.escape(v) + r"(?![\w])", text))
+
+            passing = [c for c in candidates if c.verdict.ok and c.draft]
+            if passing:
+                best = max(passing, key=lambda c: (named(c), c.task == "single"))
+                if named(best) > (named(single) if single is not None and single.verdict.ok else -1):
+                    return best, "the sources disagree: the draft that names the most of their values"
+        if single is not None and single.verdict.ok:
+            return single, "the single draft passed the checker"
+        return None, ""
+
+    async def _model_pick(self, question: str, passing: list[Candidate], facts: list[dict[str, Any]], budget: Any,
+                          bus: EventBus | None, run_id: str | None, task_id: str | None
+                          ) -> tuple[Candidate | None, Usage, int]:
+        labels = [f"draft {i}" for i in range(1, len(passing) + 1)]
+        schema = create_model("DraftChoice", best=(Literal[tuple(labels)], ...))  # type: ignore[valid-type]
+        picker = SubAgent("selector", self.role, self.system_prompt, (), self._model or self.model,
+                          output_type=schema, max_turns=2, settings=ModelSettings(max_tokens=30))
+        from moot.teams.learning.specialists import render_facts
+
+        listing = "\n".join(f"{label}: {c.draft}" for label, c in zip(labels, passing))
+        result = await picker.run(f"Facts:\n{render_facts(facts)}\n\nQuestion: {question}\n\n{listing}",
+                                  budget=budget, bus=bus, run_id=run_id, task_id=task_id)
+        if not result.ok:
+            return None, result.usage, result.turns
+        return passing[labels.index(result.output.best)], result.usage, result.turns
+
+    async def _revise(self, question: str, single: Candidate, facts: list[dict[str, Any]],
+                      passages: list[dict[str, Any]], budget: Any, bus: EventBus | None,
+                      progress: AgentProgress | None, run_id: str | None, task_id: str | None) -> AgentResult:
+        assert self.reviser is not None
+        note = (f"Your draft answer was: {single.draft}\nIt states {', '.join(single.verdict.unsupported)}, which no "
+                "fact or passage contains. Answer again using only the facts and passages; if they do not give "
+                "the answer, say plainly that the sources do not say.")
+        return await self.reviser.run(question, {"facts": facts, "passages": passages, "notes": {"checker": note}},
+                                      budget=budget, bus=bus, progress=progress, run_id=run_id, task_id=task_id)
+
+
+__all__ = ["DraftAgent", "SelectorAgent", "drafts"]

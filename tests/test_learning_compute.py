@@ -1,0 +1,268 @@
+"""Multi mode's compute specialist, answer checker and selector.
+
+The model only chooses (an operation and operands by id, or a draft); Python computes and
+checks. Every test runs on a real SQLite knowledge base with test models that answer by the
+calling agent's name (``request.agent``), never by recognising prompt text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from moot.memory import Fact, KnowledgeBase
+from moot.models.base import ModelRequest
+from moot.models.testing import FunctionModel, by_agent, tool_call
+from moot.teams.learning import LearningTeam
+from moot.teams.learning.checker import Evidence, check_draft, plain_statement
+from moot.teams.learning.compute import (
+    ComputeError,
+    choice_schema,
+    collect_quantities,
+    derivation_asked,
+    evaluate,
+    find_quantities,
+)
+
+# --------------------------------------------------------------------------- compute: Python does the arithmetic
+
+
+def _q(text: str, origin: str = "#1", year: int | None = 2023) -> list[Any]:
+    return find_quantities(text, origin=origin, year=year)
+
+
+def test_quantities_carry_value_unit_date_and_the_fact_they_came_from() -> None:
+    found = _q("The reservoir stood at 82% of capacity on 14 March; the pipeline is 14 kilometres long and cost 4,200,000 crowns.")
+    by_text = {q.text: q for q in found}
+    assert by_text["82%"].value == 82 and by_text["82%"].unit == "%"
+    assert by_text["14 March"].date == dt.date(2023, 3, 14)
+    assert by_text["14 kilometres"].value == 14 and by_text["14 kilometres"].unit == "kilometres"
+    assert by_text["4,200,000 crowns"].value == 4_200_000
+    assert all(q.origin == "#1" for q in found)
+    assert _q("It cost 6.8 million crowns")[0].value == 6_800_000
+
+
+@pytest.mark.parametrize(("operation", "texts", "value", "unit"), [
+    ("difference", ["82%", "61%"], 21, "percentage points"),
+    ("sum", ["14 member-bakers", "9 member-bakers"], 23, "member-bakers"),
+    ("product", ["900 loaves", "0.5 kg", "2 crowns"], 900, ""),
+    ("ratio", ["900 loaves", "600 loaves"], 1.5, ""),
+    ("percent_change", ["82%", "61%"], -25.6, "%"),
+    ("days_between", ["12 May 2023", "1 June 2023"], 20, "days"),
+    ("months_between", ["1 June 2023", "1 September 2023"], 3, "months"),
+    ("years_between", ["1 May 2019", "1 May 2022"], 3, "years"),
+    ("maximum", ["900 loaves", "600 loaves"], 900, "loaves"),
+])
+def test_each_operation_is_computed_exactly(operation: str, texts: list[str], value: float, unit: str) -> None:
+    operands = [_q(t, origin=f"#{i}")[0] for i, t in enumerate(texts, 1)]
+    result = evaluate(operation, operands)
+    assert result.value == pytest.approx(value) and result.unit == unit
+    assert result.origins == [f"#{i}" for i in range(1, len(texts) + 1)]
+    sentence = result.sentence()
+    assert sentence.startswith(result.value_text()) and "[#1]" in sentence  # the value first, then its sources
+
+
+def test_a_formula_from_the_documentation_binds_quantity_ids_to_values() -> None:
+    base, per_metre, length = _q("10 marks")[0], _q("2 marks")[0], _q("4 metres")[0]
+    base, per_metre, length = (type(base)(f"q{i}", q.value, q.date, q.unit, q.text, q.origin, q.context)
+                               for i, q in enumerate((base, per_metre, length), 1))
+    result = evaluate("formula", [base, per_metre, length], formula="(q1 + q3 * q2) * 2")
+    assert result.value == 36 and "(10 + 4 * 2) * 2 = 36" in result.expression
+
+
+def test_conversion_and_refusals() -> None:
+    assert evaluate("convert", _q("14 kilometres"), to_unit="m").value == 14000
+    with pytest.raises(ComputeError, match="two dates"):
+        evaluate("days_between", _q("82%"))
+    with pytest.raises(ComputeError, match="cannot convert"):
+        evaluate("convert", _q("14 crowns"), to_unit="m")
+    with pytest.raises(ComputeError, match="not chosen"):
+        evaluate("formula", _q("10 marks"), formula="q1 + q7")
+    with pytest.raises(ComputeError):
+        evaluate("none", _q("10 marks"))
+
+
+def test_the_schema_only_admits_listed_quantity_ids() -> None:
+    schema = choice_schema(["q1", "q2"])
+    assert schema.model_validate({"operation": "sum", "operands": ["q1", "q2"]}).operands == ["q1", "q2"]
+    with pytest.raises(ValueError):
+        schema.model_validate({"operation": "sum", "operands": ["q9"]})
+    with pytest.raises(ValueError):
+        schema.model_validate({"operation": "integrate", "operands": ["q1"]})
+
+
+def test_derivation_cues() -> None:
+    assert derivation_asked("How many more lifeguards does the lido have now?")
+    assert derivation_asked("How many days after the work began did the ban start?")
+    assert derivation_asked("How many loaves do the two bakeries bake together each day?")
+    assert not derivation_asked("Who is the captain of the Marren Star?")
+
+
+# --------------------------------------------------------------------------- the checker
+
+FACTS = [
+    {"id": 1, "content": "The Tessaly reservoir stood at 82% of capacity on 14 March 2023", "source": "Varnby Courier",
+     "source_date": "2023-03-14"},
+    {"id": 2, "content": "The reservoir was at 61% on 20 June 2023", "source": "Varnby Courier", "source_date": "2023-06-20"},
+]
+
+
+def test_checker_passes_numbers_dates_and_names_from_the_facts() -> None:
+    evidence = Evidence.build(question="How did the Tessaly reservoir change?", facts=FACTS)
+    verdict = check_draft("The Tessaly reservoir fell from 82% on 14 March 2023 to 61% on 20 June [#1] [#2].", evidence)
+    assert verdict.ok, verdict.reason()
+
+
+@pytest.mark.parametrize(("draft", "offending"), [
+    ("The reservoir fell by 25 percentage points.", ["25"]),           # a derived number nobody computed
+    ("It was 82% in March, says Marit Ossel.", ["Marit", "Ossel"]),    # a name in no fact
+    ("The level reached 38% on 10 August 2023.", ["10", "38"]),       # a date and value in no fact
+])
+def test_checker_refuses_what_no_fact_or_computation_holds(draft: str, offending: list[str]) -> None:
+    verdict = check_draft(draft, Evidence.build(question="How did the Tessaly reservoir change?", facts=FACTS))
+    assert not verdict.ok
+    assert verdict.unsupported == offending
+    assert all(o in verdict.reason() for o in offending)
+
+
+def test_a_computed_value_grounds_a_derived_number() -> None:
+    evidence = Evidence.build(question="By how much did it fall?", facts=FACTS, computed=["82 - 61 = 21"])
+    assert check_draft("It fell by 21 percentage points.", evidence).ok
+    assert not check_draft("It fell by 22 percentage points.", evidence).ok
+
+
+def test_step_numbers_are_not_claims() -> None:
+    evidence = Evidence.build(question="What are the steps?", facts=[{"id": 1, "content": "Wait, then unlock the door"}])
+    assert check_draft("1. Wait.\n2. Unlock the door.", evidence).ok
+    assert check_draft("Unlocking the door is step 2.", evidence).ok
+
+
+def test_plain_statement_says_what_the_sources_do_and_do_not_say() -> None:
+    text = plain_statement("How many bottles were sold?", FACTS, unsupported=["300"])
+    assert text.startswith("The sources do not say") and "300" in text and "82% of capacity" in text
+
+
+# --------------------------------------------------------------------------- the team, multi mode
+
+
+@pytest.fixture
+def kb(tmp_path: Path) -> KnowledgeBase:
+    base = KnowledgeBase.open(tmp_path / "reservoir.sqlite3")
+    base.add_facts([
+        Fact("The Tessaly reservoir stood at 82% of capacity on 14 March 2023", entity="Tessaly reservoir",
+             attribute="level", value="82%", source="Varnby Courier", source_date=dt.date(2023, 3, 14)),
+        Fact("The Tessaly reservoir was at 61% of capacity on 20 June 2023", entity="Tessaly reservoir",
+             attribute="level", value="61%", source="Varnby Courier", source_date=dt.date(2023, 6, 20)),
+        Fact("Work on the Orrin springs pipeline began on 12 May 2023", entity="Orrin springs pipeline",
+             attribute="start", value="12 May 2023", source="Varnby Courier", source_date=dt.date(2023, 6, 20)),
+        Fact("The hosepipe ban started on 1 June 2023", entity="hosepipe ban", attribute="start",
+             value="1 June 2023", source="Varnby Courier", source_date=dt.date(2023, 6, 20)),
+    ])
+    yield base
+    base.close()
+
+
+def pick(*texts: str) -> Any:
+    """A compute route that picks the quantities whose value is written ``texts`` (dates in ISO)."""
+
+    def choose(operation: str) -> Any:
+        def answer(request: ModelRequest) -> Any:
+            menu = [line for line in request.messages[-1].content.splitlines() if " = " in line]
+            ids = [next(line.split(" = ")[0] for line in menu if line.split(" = ", 1)[1].split(" (")[0] == t)
+                   for t in texts]
+            return {"operation": operation, "operands": ids}
+        return answer
+    return choose
+
+
+def ask(kb: KnowledgeBase, question: str, routes: dict[str, Any], mode: str = "multi") -> tuple[Any, FunctionModel]:
+    model = FunctionModel(by_agent(routes))
+    return LearningTeam(kb, model=model, store=False).ask_sync(question, mode=mode), model
+
+
+def test_multi_answers_a_derived_value_with_the_computed_number(kb: KnowledgeBase) -> None:
+    question = "By how many percentage points did the Tessaly reservoir level fall between 14 March and 20 June 2023?"
+    routes = {"single": "It fell by 25 percentage points [#1] [#2].",  # the small model's arithmetic
+              "compute": pick("82%", "61%")("difference"),
+              "reasoning": "The level went from 82% to 61% [#1] [#2]."}
+    answer, model = ask(kb, question, routes)
+    assert answer.answer.startswith("21 percentage points") and "82% − 61% = 21" in answer.answer
+    assert "25" not in answer.answer
+    assert any("worked-out value" in n for n in answer.trace.notes)
+    assert any("single: fails" in n and "'25'" in n for n in answer.trace.notes)
+    single, _ = ask(kb, question, routes, mode="single")
+    assert "25 percentage points" in single.answer  # the baseline keeps its own answer
+
+
+def test_days_between_two_dates_from_two_facts(kb: KnowledgeBase) -> None:
+    answer, _ = ask(kb, "How many days after work on the Orrin springs pipeline began did the hosepipe ban start?",
+                    {"single": "About three weeks.", "compute": pick("2023-05-12", "2023-06-01")("days_between"),
+                     "reasoning": "It began on 12 May 2023 and the ban on 1 June 2023."})
+    assert answer.answer.startswith("20 days") and "12 May 2023" in answer.answer
+
+
+def test_specialists_run_in_parallel_beside_the_single_draft(kb: KnowledgeBase) -> None:
+    barrier = asyncio.Barrier(3)
+
+    async def meet(value: Any) -> Any:
+        async def answer(request: ModelRequest) -> Any:
+            await asyncio.wait_for(barrier.wait(), timeout=10)  # only concurrent drafts get past
+            return value(request) if callable(value) else value
+        return answer
+
+    async def run() -> Any:
+        routes = {"single": await meet("The level fell from 82% to 61% [#1] [#2]."),
+                  "compute": await meet(pick("82%", "61%")("difference")),
+                  "reasoning": await meet("From 82% on 14 March 2023 to 61% on 20 June 2023.")}
+        team = LearningTeam(kb, model=FunctionModel(by_agent(routes)), store=False)
+        return await team.ask("By how much did the Tessaly reservoir level change between 14 March and 20 June 2023?",
+                              mode="multi")
+
+    answer = asyncio.run(run())
+    assert {"single", "compute", "reasoning", "select"} <= set(answer.sub_agents)
+
+
+def test_multi_keeps_the_single_draft_when_it_passes_and_nothing_is_derived(kb: KnowledgeBase) -> None:
+    answer, model = ask(kb, "When did the hosepipe ban start?",
+                        {"single": "The hosepipe ban started on 1 June 2023 [#4].",
+                         "reasoning": "On 12 May 2023."})
+    assert answer.answer == "The hosepipe ban started on 1 June 2023 [#4]."
+    assert any("the single draft passed the checker" in n for n in answer.trace.notes)
+
+
+def test_a_refused_draft_goes_back_once_naming_the_span(kb: KnowledgeBase) -> None:
+    drafts = iter(["The reservoir holds 9 million litres [#1].", "The sources do not say how much it holds."])
+    answer, model = ask(kb, "How much water does the Tessaly reservoir hold?", {"single": lambda r: next(drafts)})
+    second = model.requests_from("single")[1].messages[-1].content
+    assert "It states 9" in second  # the offending span is named
+    assert answer.answer == "The sources do not say how much it holds."
+    assert any("revision: passes" in n for n in answer.trace.notes)
+
+
+def test_a_draft_refused_twice_becomes_a_plain_statement(kb: KnowledgeBase) -> None:
+    answer, model = ask(kb, "How much water does the Tessaly reservoir hold?",
+                        {"single": "The reservoir holds 9 million litres [#1]."})
+    assert len(model.requests_from("single")) == 2  # the draft and one revision, no more
+    assert answer.answer.startswith("The sources do not say") and "9 million" not in answer.answer
+    assert "82% of capacity" in answer.answer  # what the sources do say
+
+
+def test_single_with_its_calculator_result_is_grounded(kb: KnowledgeBase) -> None:
+    def single(request: ModelRequest) -> Any:
+        if request.tools and len(request.messages) == 2:
+            return tool_call("calculate", expression="82 - 61")
+        return "It fell by 21 percentage points [#1] [#2]."
+
+    answer, _ = ask(kb, "How many percentage points did the level fall between March and June?",
+                    {"single": single, "compute": {"operation": "none", "operands": []}})
+    assert answer.answer == "It fell by 21 percentage points [#1] [#2]."
+
+
+def test_a_place_no_fact_covers_is_unknown_without_a_model_call(kb: KnowledgeBase) -> None:
+    answer, model = ask(kb, "What was the level of the Harwick reservoir in June 2023?", {})
+    assert not model.requests and not answer.knows
+    assert "Harwick" in answer.answer and "don't know" in answer.answer
