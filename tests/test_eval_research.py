@@ -85,7 +85,7 @@ def test_eval_research_cli_with_a_loopback_model(tmp_path: Path) -> None:
     env.pop("MOOT_MODEL", None)
     with fake_openai_server() as model:
         out = subprocess.run([sys.executable, "-m", "moot", "eval", "research", "--mode", "both", "--questions", "redirects",
-                              "--model", model, "--json", str(tmp_path / "r.json")],
+                              "--model", model, "--out", str(tmp_path / "r.json"), "--json"],
                              capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr
     summary = json.loads(out.stdout.strip().splitlines()[-1])["summary"]
@@ -146,7 +146,7 @@ def test_eval_research_all_modes_on_click_with_a_loopback_model(tmp_path: Path) 
     env.pop("MOOT_MODEL", None)
     with fake_openai_server() as model:
         out = subprocess.run([sys.executable, "-m", "moot", "eval", "research", "--set", "click", "--mode", "all",
-                              "--questions", "prompt", "--model", model, "--json", str(tmp_path / "r.json")],
+                              "--questions", "prompt", "--model", model, "--out", str(tmp_path / "r.json"), "--json"],
                              capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr
     result = json.loads((tmp_path / "r.json").read_text())

@@ -104,7 +104,7 @@ def test_moot_eval_graph_prints_a_summary(tmp_path: Path) -> None:
     env = {**os.environ, "MOOT_HOME": str(tmp_path), "MOOT_RUNS_DB": str(tmp_path / "runs.db")}
     with openai_compatible_server(reply) as model:
         done = subprocess.run([sys.executable, "-m", "moot", "eval", "graph", "--cases", "2", "--systems", "one-call",
-                               "--model", model, "--json", str(tmp_path / "r.json")],
+                               "--model", model, "--out", str(tmp_path / "r.json"), "--json"],
                               capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout.strip().splitlines()[-1])["summary"]["one-call"]

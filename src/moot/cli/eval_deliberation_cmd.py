@@ -7,13 +7,12 @@ The eval layer knows nothing of teams; this command wires the deliberation proto
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
 
-from moot.cli._output import print_json, stderr, stdout
+from moot.cli._output import print_json, stderr, stdout, write_json_file
 from moot.errors import MootError
 
 
@@ -27,7 +26,8 @@ def deliberation_eval(
     datasets: str = typer.Option("syllogism,family_relationships,basic_arithmetic", "--datasets",
                                  help="reasoning-gym datasets, comma-separated."),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="Model string (default: $MOOT_MODEL, else the embedded model)."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Write every question's rows here; print the summary JSON on stdout."),
+    json_out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write every question's rows here (JSON)."),
+    as_json: bool = typer.Option(False, "--json", help='Print one JSON object on stdout: {"model", "seed", "questions", "summary", "results"}.'),
 ) -> None:
     """Score the debate and the baselines a user would try first, at the same model and equal calls."""
     from moot.eval.deliberation import SelfConsistency, SingleAgent, is_correct, majority, make_questions, summarise
@@ -72,13 +72,14 @@ def deliberation_eval(
     summary.setdefault("majority-initial", {})["note"] = "uses the debate's round-1 answers (3 calls a question, counted under debate)"
     model_name = getattr(resolved, "name", str(model))
     if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps({"model": model_name, "seed": seed, "datasets": names, "summary": summary, "rows": rows},
-                                       indent=2, default=str), encoding="utf-8")
-    else:
-        _table(summary)
-    print_json({"model": model_name, "seed": seed, "questions": len(qs), "summary": summary,
-                **({"results": str(json_out)} if json_out else {})})
+        write_json_file(json_out, {"model": model_name, "seed": seed, "datasets": names, "summary": summary, "rows": rows})
+    if as_json:
+        print_json({"model": model_name, "seed": seed, "questions": len(qs), "summary": summary,
+                    "results": str(json_out) if json_out else None})
+        return
+    _table(summary)
+    if json_out is not None:
+        stdout.print(f"results: {json_out}")
 
 
 def _table(summary: dict[str, dict[str, Any]]) -> None:

@@ -7,14 +7,14 @@ The eval layer knows nothing of teams; this command wires the graph team in as a
 from __future__ import annotations
 
 import asyncio
-import json
 import tempfile
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
 
-from moot.cli._output import print_json, stderr, stdout
+from moot.cli._options import model_option, parse_budget, parse_models, team_model_kwargs
+from moot.cli._output import print_json, stderr, stdout, write_json_file
 from moot.errors import MootError
 
 SYSTEMS = ("team", "one-call")
@@ -29,15 +29,19 @@ class TeamSystem:
 
     name = "team"
 
-    def __init__(self, model: Any, store: Any, budget: str, iterations: int | None) -> None:
+    def __init__(self, model: Any, store: Any, budget: str, iterations: int | None,
+                 models: dict[str, Any] | None = None) -> None:
         self.model, self.store, self.budget, self.iterations = model, store, budget, iterations
+        self.models = models or {}
 
     async def build(self, case: Any, paths: list[str]) -> Any:
         from moot.eval.graph import GraphPrediction, PredictedEdge, PredictedNode
         from moot.teams.graph import EntityNode, GraphConfig, GraphTeam
 
-        team = GraphTeam(paths, model=self.model, store=self.store,
-                         config=GraphConfig.preset(self.budget, iterations=self.iterations))
+        from moot.cli.graph_cmd import graph_config
+
+        team = GraphTeam(paths, model=self.model, store=self.store, **self.models,
+                         config=graph_config(parse_budget(self.budget), iterations=self.iterations))
         try:
             result = await team.ask(case.question)
         finally:
@@ -56,27 +60,33 @@ class TeamSystem:
 def graph_eval(
     cases: int = typer.Option(3, "--cases", "-n", help="How many seeded worlds (each: 3 documents, 7 entities, 8 edges)."),
     seed: int = typer.Option(1, "--seed", help="The first seed; cases use seed, seed+1, …"),
-    model: Optional[str] = typer.Option(None, "--model", "-m", help="Model string (default: $MOOT_MODEL, else the embedded model)."),
-    budget: str = typer.Option("quick", "--budget", "-b", help="The team's budget: quick, standard or deep."),
+    model: Optional[list[str]] = model_option(),
+    budget: str = typer.Option("quick", "--budget", "-b", help="The team's limits: quick, standard or deep, and/or "
+                               "calls=N, tokens=N, seconds=X, comma-separated."),
     iterations: Optional[int] = typer.Option(None, "--iterations", help="Override the team's iteration limit."),
     systems: str = typer.Option("team,one-call", "--systems", help="Which to run: team, one-call, or both (comma-separated)."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Write every case's scores here; print the summary JSON on stdout."),
+    json_out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write every case's scores here (JSON)."),
+    as_json: bool = typer.Option(False, "--json", help='Print one JSON object on stdout: {"summary", "results"}.'),
 ) -> None:
     """Score the graph team and a one-call baseline on seeded documents with a gold graph."""
     from moot.eval.graph import OneCallBaseline, make_case, score, summarise
     from moot.models.registry import infer_model
     from moot.runtime import RunStore
-    from moot.teams.graph import BUDGETS
+    from moot.teams.graph import GraphTeam
 
     chosen = [s.strip() for s in systems.split(",") if s.strip()]
     if not chosen or set(chosen) - set(SYSTEMS):
         raise MootError(f"unknown system(s) in {systems!r}", fix="use --systems team,one-call")
-    if budget not in BUDGETS:
-        raise MootError(f"unknown budget {budget!r}", fix="use --budget " + ", ".join(BUDGETS))
+    from moot.cli.graph_cmd import graph_config
+
+    graph_config(parse_budget(budget))  # a wrong --budget fails here, before any model loads
+    choice = parse_models(model)
+    team_models = {k: v for k, v in team_model_kwargs(GraphTeam, choice, command="eval graph").items() if k != "model"}
+    model = choice.default
     if cases < 1:
         raise MootError("--cases must be at least 1", fix="use --cases 1 or more")
     resolved = infer_model(model)
-    runners: dict[str, Any] = {"team": TeamSystem(resolved, RunStore(), budget, iterations), "one-call": OneCallBaseline(resolved)}
+    runners: dict[str, Any] = {"team": TeamSystem(resolved, RunStore(), budget, iterations, team_models), "one-call": OneCallBaseline(resolved)}
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in chosen}
     with tempfile.TemporaryDirectory(prefix="moot-eval-graph-") as tmp:
         for k in range(cases):
@@ -97,11 +107,13 @@ def graph_eval(
     summary = {name: summarise(r) for name, r in rows.items()}
     report = {"model": getattr(resolved, "name", str(model)), "budget": budget, "seed": seed, "summary": summary, "cases": rows}
     if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(report, indent=2, default=str), encoding="utf-8")
-    if json_out is None:
-        _table(summary)
-    print_json({"summary": summary, **({"results": str(json_out)} if json_out else {})})
+        write_json_file(json_out, report)
+    if as_json:
+        print_json({"summary": summary, "results": str(json_out) if json_out else None})
+        return
+    _table(summary)
+    if json_out is not None:
+        stdout.print(f"results: {json_out}")
 
 
 def _table(summary: dict[str, dict[str, Any]]) -> None:

@@ -18,8 +18,9 @@ from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
 
-from moot.cli._output import print_json, stderr, stdout, usage_dict, usage_line
-from moot.errors import MootError
+from moot.cli._options import BudgetChoice, model_option, parse_budget, parse_models, team_model_kwargs
+from moot.cli._output import exit_for_status, print_json, stderr, stdout, usage_dict, usage_line
+from moot.errors import MootError, UsageError
 
 
 def register(app: typer.Typer) -> None:
@@ -32,10 +33,11 @@ def graph_command(
     kb: Optional[str] = typer.Option(None, "--kb", help="Also read the sources of a knowledge base made by `moot learn`."),
     iterations: Optional[int] = typer.Option(None, "--iterations", "-n", help="Iteration limit (default from --budget)."),
     noise_budget: float = typer.Option(0.25, "--noise-budget", help="Share of the graph that must stay low-confidence."),
-    budget: str = typer.Option("standard", "--budget", "-b", help="quick (2 iterations, 12 calls), standard (3, 24) or deep (5, 48)."),
-    max_calls: Optional[int] = typer.Option(None, "--max-calls", help="Override the budget's model calls."),
-    max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="Stop after this many seconds (graph so far kept)."),
-    model: Optional[str] = typer.Option(None, "--model", "-m", help="Model string (default: $MOOT_MODEL, else the embedded model)."),
+    budget: str = typer.Option("standard", "--budget", "-b", help="The run's limits: quick (2 iterations, 12 calls), standard (3, 24) "
+                               "or deep (5, 48), and/or calls=N, tokens=N, seconds=X, comma-separated."),
+    max_calls: Optional[int] = typer.Option(None, "--max-calls", help="The same as --budget calls=N."),
+    max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="The same as --budget seconds=X (graph so far kept)."),
+    model: Optional[list[str]] = model_option(),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the graph: .json, .graphml (Gephi, yEd, networkx) or .mmd (Mermaid)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object: nodes, edges, gaps, hypotheses, noise, answer, usage."),
 ) -> None:
@@ -52,9 +54,10 @@ def graph_command(
         raise MootError(f"noise budget {noise_budget} is not a share", fix="use --noise-budget between 0 and 1, e.g. 0.25")
     if iterations is not None and iterations < 1:
         raise MootError("the iteration limit must be at least 1", fix="use --iterations 1 or more")
-    config = GraphConfig.preset(budget, iterations=iterations, max_calls=max_calls, noise_budget=noise_budget,
-                                deadline_s=max_seconds)
-    team = GraphTeam(source or [], kb=kb, model=model, store=RunStore(), config=config)
+    config = graph_config(parse_budget(budget), iterations=iterations, noise_budget=noise_budget,
+                          max_calls=max_calls, deadline_s=max_seconds)
+    models = team_model_kwargs(GraphTeam, parse_models(model), command="graph")
+    team = GraphTeam(source or [], kb=kb, store=RunStore(), config=config, **models)
     try:
         with _progress(enabled=not as_json) as on_progress:
             index = team.index(progress=on_progress)
@@ -77,8 +80,10 @@ def graph_command(
     if out is not None:
         fmt = write_graph(out, result.scaffold, payload)
         payload["out"] = {"path": str(out), "format": fmt}
+    status = getattr(result, "status", "completed")
     if as_json:
         print_json(payload)
+        exit_for_status(status)
         return
     stdout.print(escape(result.answer))
     n = result.noise
@@ -90,6 +95,18 @@ def graph_command(
         stdout.print(f"[dim]graph written to {escape(str(out))}[/]")
     stdout.print(f"[dim]{usage_line(result.usage, result.seconds)} · run {result.run_id[:12]} "
                  f"(moot runs show {result.run_id[:12]})[/]")
+    exit_for_status(status)
+
+
+def graph_config(choice: BudgetChoice, *, iterations: int | None = None, **changes: Any) -> Any:
+    """The graph team's config for a ``--budget`` (its own presets; limits override)."""
+    from moot.teams.graph import GraphConfig
+
+    limits = choice.limits()
+    if "max_cost_usd" in limits:
+        raise UsageError("the graph team has no dollar limit", fix="use calls=N, tokens=N or seconds=X in --budget")
+    merged = {**{k: v for k, v in changes.items() if v is not None}, **limits}
+    return GraphConfig.preset(choice.preset, iterations=iterations, **merged)
 
 
 class _progress:
