@@ -392,3 +392,61 @@ async def test_siblings_of_one_plan_are_not_sent_to_the_model_as_duplicates(boar
     subs = [board.get(i).description for i in board.get(root.id).subtasks]
     assert subs == ["Summarise solar.md", "Summarise wind.md"]
     assert "DuplicateCheck" not in router.calls
+
+
+# --------------------------------------------------------------------------- one run lifecycle
+
+
+async def test_board_agent_calls_are_recorded_runs_under_the_goals_parent_run(board: FolderBoard, tmp_path: Path) -> None:
+    from moot.runtime import EventBus, RunStore
+    from moot.teams.board.agents import goal_run_id
+
+    store, bus = RunStore(tmp_path / "runs.db"), EventBus()
+    seen: list[str] = []
+    bus.subscribe(lambda e: seen.append(f"{e.type.value}:{e.agent or ''}"))
+    root = submit_root(board, budget={"max_model_calls": 10})
+    router = Router(MetacognitiveDecision=YES, CapabilityDecision={"can_handle": True, "reason": "ok"},
+                    Fitness={"score": 9, "reason": "x"})
+    agent = SearchAgent(model=router.model, workspace=board.root, store=store, bus=bus)
+    assert await agent.should_handle(root, board) is True
+    runs = store.children(goal_run_id(root.id))
+    assert [r.name.split(":")[0] for r in runs] == ["board search-metacognition", "board search-evaluator",
+                                                    "board search-evaluator"]
+    assert all(r.status == "completed" and r.usage.requests == 1 for r in runs)
+    assert store.get_run(goal_run_id(root.id)).name.startswith("board goal: Write a short guide")
+    assert "model_request:search-metacognition" in seen and "run_finished:" in seen
+    assert {r.agent for r in router.requests} == {"search-metacognition", "search-evaluator"}
+    # the worker closes the goal's run once the root is done: usage summed over its calls
+    done = board.get(root.id).model_copy(update={"status": TaskStatus.COMPLETED})
+    agent.goal_settled(done)
+    goal = store.get_run(goal_run_id(root.id))
+    assert goal.status == "completed" and goal.usage.requests == 3
+
+
+async def test_a_multi_turn_executor_cannot_take_the_goal_past_its_call_budget(board: FolderBoard, tmp_path: Path) -> None:
+    from moot.models.testing import tool_call
+    from moot.runtime import RunStore
+
+    (board.root / "context").mkdir(exist_ok=True)
+    root = submit_root(board, "Find the notes", budget={"max_model_calls": 2})
+    router = Router(text=lambda request: tool_call("search_documents", query="notes"))  # never answers
+    agent = SearchAgent(model=router.model, workspace=board.root, store=RunStore(tmp_path / "runs.db"))
+    agent.max_turns = 5
+    with pytest.raises(ResultRejected, match="budget"):
+        await agent.execute(root, board)
+    assert router.calls == ["text", "text"]  # reserved before the call: 2 of its 5 turns, never more
+    assert read_budget(board, root).model_calls == 2
+    with pytest.raises(GoalBudgetExceeded):
+        await agent.execute(board.get(root.id), board)
+    assert router.calls == ["text", "text"]
+
+
+async def test_a_board_role_can_have_its_own_model(board: FolderBoard) -> None:
+    root = submit_root(board)
+    cheap = Router(MetacognitiveDecision=YES)
+    judge = Router(CapabilityDecision={"can_handle": True, "reason": "ok"}, Fitness={"score": 9, "reason": "x"})
+    agent = SearchAgent(model=cheap.model, models={"evaluator": judge.model}, workspace=board.root, record=False)
+    assert await agent.should_handle(root, board) is True
+    assert cheap.calls == ["MetacognitiveDecision"] and judge.calls == ["CapabilityDecision", "Fitness"]
+    with pytest.raises(ConfigError, match="the board team has no role 'boss'"):
+        SearchAgent(model=cheap.model, models={"boss": judge.model})

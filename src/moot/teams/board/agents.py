@@ -40,14 +40,34 @@ from pydantic import BaseModel, Field
 
 from moot.errors import ConfigError, MootError
 from moot.models.base import Model, ModelSettings
-from moot.runtime.agent import SubAgent
+from moot.models.registry import RoleModels, check_roles, model_for, resolve_models
+from moot.runtime.agent import AgentResult, SubAgent
+from moot.runtime.budget import Budget
+from moot.runtime.events import EventBus
+from moot.runtime.run import Run
+from moot.runtime.store import RunStore
 from moot.runtime.prompts import load_prompt
 from moot.teams.board.agent_tools import PATH_TOOLS, build_tools, terminal_enabled, workspace_listing
 from moot.teams.board.backend import AgentSpec, BoardBackend
-from moot.teams.board.goal_budget import GoalBudgetExceeded, charge, check_budget, read_budget
+from moot.teams.board.goal_budget import (
+    GoalBudgetExceeded,
+    check_budget,
+    read_budget,
+    release_calls,
+    reserve_calls,
+    root_of,
+)
 from moot.teams.board.result_check import failure_reason
 from moot.teams.board.specs import BREAKDOWN_SPEC, BUILTIN_SPECS, FILE_SPEC, SEARCH_SPEC, TERMINAL_SPEC
-from moot.teams.board.task import BoardTask
+from moot.teams.board.task import BoardTask, TaskStatus
+
+ROLES = ("executor", "metacognition", "evaluator", "planner", "deduplicator", "drafter")
+"""The roles a board agent can give its own model (``models={role: model}``)."""
+
+
+def goal_run_id(root_id: str) -> str:
+    """The id of the parent run that holds every recorded agent call of one goal."""
+    return f"goal-{root_id}"
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -130,10 +150,17 @@ class BaseAgent:
         spec: AgentSpec,
         *,
         model: Model | str | None = None,
+        models: RoleModels | None = None,
         workspace: str | Path | None = None,
         allow_terminal: bool | None = None,
         max_turns: int = 3,
+        store: RunStore | None = None,
+        record: bool = True,
+        bus: EventBus | None = None,
     ) -> None:
+        """``models`` gives single roles their own model (roles: :data:`ROLES`); every call
+        is a recorded run in ``store`` (default: the user's run store; ``record=False``: none)."""
+        check_roles(models, ROLES, team="board")
         self.spec = spec
         self.agent_type = spec.name
         self.capabilities = list(spec.capabilities)
@@ -146,35 +173,89 @@ class BaseAgent:
         """Descriptions of the tasks this agent took lately, shown to metacognition."""
         self._decisions: dict[tuple[str, int], bool] = {}
         self._model_obj: Model | None = model if isinstance(model, Model) else None
+        self.models = dict(models or {})
+        self._role_models: dict[str, Model] | None = None
+        self.bus = bus if bus is not None else EventBus()
+        self._store = store
+        self._record = record
+        self._goal_runs: set[str] = set()
 
     @property
     def threshold(self) -> int:
         return self.spec.threshold
 
-    def resolved_model(self) -> Model:
-        """One model object shared by every role (the embedded engine loads once)."""
-        if self._model_obj is None:
-            from moot.models.registry import infer_model
+    def resolved_model(self, role: str | None = None) -> Model:
+        """The model of ``role`` (its own from ``models``, else the agent's one model, shared by
+        every role so the embedded engine loads once)."""
+        if self._model_obj is None or self._role_models is None:
+            self._model_obj, self._role_models = resolve_models(self._model_obj or self.model, self.models)
+        return model_for(role or "", self._model_obj, self._role_models)
 
-            self._model_obj = infer_model(self.model)  # type: ignore[arg-type]
-        return self._model_obj
+    def run_store(self) -> RunStore | None:
+        """Where this agent's calls are recorded (opened on first use)."""
+        if self._store is None and self._record:
+            self._store = RunStore()
+        return self._store
 
     # ------------------------------------------------------------------ model calls
 
+    async def call(self, role: str, agent: SubAgent, text: str, task: BoardTask, board: BoardBackend,
+                   context: dict[str, Any] | None = None) -> AgentResult:
+        """One agent call for ``task``, through the runtime's run lifecycle.
+
+        The goal's model calls are reserved first (as many as the call may make, at most what
+        the goal has left; none left raises :class:`GoalBudgetExceeded`), the call runs as one
+        recorded run (events, spans, ``moot runs``) under the goal's parent run with a budget of
+        exactly the calls granted, and the calls it did not make are handed back.
+        """
+        granted = reserve_calls(board, task, agent.max_turns)
+        store = self.run_store()
+        parent = self._goal_run(board, task, store)
+        run = Run(f"board {agent.name}: {task.description[:60]}", Budget(max_calls=granted), self.bus, store,
+                  parent_run_id=parent)
+        made = granted  # a cancelled call keeps its whole reservation: it may have spent it
+        try:
+            async with run:
+                outcome = await run.step(role, agent, text, context=context)
+            made = min(granted, max(1, run.usage.requests))
+        finally:
+            release_calls(board, task, granted - made)
+        assert outcome is not None  # a fresh run with at least one call granted always calls
+        return outcome
+
+    def _goal_run(self, board: BoardBackend, task: BoardTask, store: RunStore | None) -> str | None:
+        """The id of the goal's parent run, recorded on first use (by whichever worker is first)."""
+        if store is None:
+            return None
+        root = root_of(board, task)
+        run_id = goal_run_id(root.id)
+        if run_id not in self._goal_runs:
+            store.ensure_run(run_id, f"board goal: {root.description[:60]}", budget=root.context.get("budget") or {})
+            self._goal_runs.add(run_id)
+        return run_id
+
+    def goal_settled(self, root: BoardTask) -> None:
+        """Close the goal's parent run once its root task completed or failed (the worker calls this)."""
+        store = self.run_store()
+        if store is None or root.status not in (TaskStatus.COMPLETED, TaskStatus.FAILED):
+            return
+        if goal_run_id(root.id) not in self._goal_runs and not any(r.id == goal_run_id(root.id) for r in store.list_runs(200)):
+            return  # no agent call of this goal was recorded here
+        status = "completed" if root.status is TaskStatus.COMPLETED else "failed"
+        store.close_parent(goal_run_id(root.id), status, root.error or f"goal {status}")
+
     async def _decide(self, role: str, prompt: str, output_type: type[T], text: str, task: BoardTask, board: BoardBackend) -> T:
-        """One structured decision, charged to the task's root goal."""
-        check_budget(board, task)
+        """One structured decision, on the goal's budget."""
         agent = SubAgent(
             name=f"{self.agent_type}-{role}",
             role=role,
             system_prompt=load_prompt(prompt, __package__).format(agent_type=self.agent_type),
-            model=self.resolved_model(),
+            model=self.resolved_model(role),
             output_type=output_type,
             max_turns=2,
             settings=ModelSettings(max_tokens=160, temperature=0.0),
         )
-        result = await agent.run(text)
-        charge(board, task, model_calls=max(1, result.usage.requests))
+        result = await self.call(role, agent, text, task, board)
         if not result.ok or not isinstance(result.output, output_type):
             raise MootError(f"the {role} of agent {self.agent_type!r} gave no valid decision: {result.detail or result.stop_reason}")
         return result.output
@@ -267,7 +348,6 @@ class BaseAgent:
 
     async def execute(self, task: BoardTask, board: BoardBackend, *, note: str | None = None) -> str:
         """Run the executor role with the spec's tools; its text answer is the result."""
-        check_budget(board, task)
         instructions = load_prompt("executor", __package__).format(agent_type=self.agent_type)
         if self.spec.instructions:
             instructions = f"{instructions}\n\n{self.spec.instructions}"
@@ -276,7 +356,7 @@ class BaseAgent:
             role="executor",
             system_prompt=instructions,
             tools=self._tools(task, board),
-            model=self.resolved_model(),
+            model=self.resolved_model("executor"),
             max_turns=self.max_turns,
             settings=ModelSettings(max_tokens=400, temperature=0.0),
         )
@@ -288,8 +368,7 @@ class BaseAgent:
             context["original goal"] = task.original_goal
         if note:
             context["note"] = note
-        result = await executor.run(task.description, context or None)
-        charge(board, task, model_calls=max(1, result.usage.requests))
+        result = await self.call("executor", executor, task.description, task, board, context or None)
         if not result.ok:
             raise ResultRejected(f"the {self.agent_type} executor stopped: {result.detail or result.stop_reason}")
         text = str(result.output or "").strip()
@@ -340,8 +419,12 @@ def build_agent(
     model: Model | str | None = None,
     workspace: str | Path | None = None,
     allow_terminal: bool | None = None,
+    **agent_options: Any,
 ) -> Any:
     """The agent for a type name or a spec: a built-in, ``echo``, or any registered spec.
+
+    ``agent_options`` go to the model-driven agents: ``models`` (a model per role), ``store``
+    (where calls are recorded), ``record``, ``bus``.
 
     Raises :class:`ConfigError` (one line, with the fix) for an unknown type, and for the
     terminal agent while the terminal is off.
@@ -349,7 +432,7 @@ def build_agent(
     from moot.teams.board.breakdown import TaskBreakdownAgent
     from moot.teams.board.builtin_agents import FileAgent, SearchAgent, TerminalAgent
 
-    options: dict[str, Any] = {"model": model, "workspace": workspace, "allow_terminal": allow_terminal}
+    options: dict[str, Any] = {"model": model, "workspace": workspace, "allow_terminal": allow_terminal, **agent_options}
     if isinstance(spec_or_type, AgentSpec):
         from moot.teams.board.extension import validate_spec
 
@@ -376,6 +459,8 @@ def build_agent(
 
 __all__ = [
     "BUILTIN_SPECS",
+    "ROLES",
+    "goal_run_id",
     "BaseAgent",
     "CapabilityDecision",
     "Fitness",

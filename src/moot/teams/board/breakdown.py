@@ -90,8 +90,10 @@ class TaskBreakdownAgent(BaseAgent):
         workspace: str | Path | None = None,
         allow_terminal: bool | None = None,
         spec: AgentSpec = BREAKDOWN_SPEC,
+        **options: Any,
     ) -> None:
-        super().__init__(spec, model=model, workspace=workspace, allow_terminal=allow_terminal)
+        """``options``: ``models``, ``store``, ``record``, ``bus`` as for :class:`BaseAgent`."""
+        super().__init__(spec, model=model, workspace=workspace, allow_terminal=allow_terminal, **options)
 
     # ------------------------------------------------------------------ should_handle
 
@@ -155,19 +157,18 @@ class TaskBreakdownAgent(BaseAgent):
 
     async def plan(self, task: BoardTask, board: BoardBackend, specs: dict[str, AgentSpec]) -> list[tuple[str, str]]:
         """The planner's (description, capability) pairs, 2-5 of them."""
-        check_budget(board, task)
         capabilities = sorted({c for s in specs.values() for c in s.capabilities} - {"task_decomposition"})
         planner = SubAgent(
             name="breakdown-planner",
             role="executor",
             system_prompt=load_prompt("breakdown", __package__),
-            model=self.resolved_model(),
+            model=self.resolved_model("planner"),
             output_type=plan_type(capabilities),
             max_turns=2,
             settings=ModelSettings(max_tokens=400, temperature=0.0),
         )
-        result = await planner.run(f"Goal: {task.description}\nAllowed capabilities: {', '.join(capabilities)}, {NEW_CAPABILITY}")
-        charge(board, task, model_calls=max(1, result.usage.requests))
+        result = await self.call("planner", planner, f"Goal: {task.description}\nAllowed capabilities: "
+                                 f"{', '.join(capabilities)}, {NEW_CAPABILITY}", task, board)
         if not result.ok:
             raise MootError(f"the breakdown planner gave no valid plan: {result.detail or result.stop_reason}")
         pairs = [(s.description.strip(), s.capability) for s in result.output.subtasks if s.description.strip()]
@@ -246,18 +247,17 @@ class TaskBreakdownAgent(BaseAgent):
         Only data is produced: a name, capabilities, instructions, allow-listed tool names and
         a threshold. No code is written, imported or run.
         """
-        check_budget(board, task)
         drafter = SubAgent(
             name="breakdown-spec-drafter",
             role="evaluator",
             system_prompt=load_prompt("draft_spec", __package__),
-            model=self.resolved_model(),
+            model=self.resolved_model("drafter"),
             output_type=SpecDraft,
             max_turns=2,
             settings=ModelSettings(max_tokens=300, temperature=0.0),
         )
-        result = await drafter.run(f"Task that needs a new agent: {description}\nOriginal goal: {task.original_goal}")
-        charge(board, task, model_calls=max(1, result.usage.requests))
+        result = await self.call("drafter", drafter, f"Task that needs a new agent: {description}\n"
+                                 f"Original goal: {task.original_goal}", task, board)
         if not result.ok:
             return None, f"the spec draft was invalid: {result.detail or result.stop_reason}"
         spec = spec_from_draft(result.output, created_by=self.agent_id)

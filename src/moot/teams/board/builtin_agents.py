@@ -16,6 +16,7 @@ They are :class:`BaseAgent` with fixed specs; what makes them safe lives in thei
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from moot.errors import ConfigError
 from moot.models.base import Model
@@ -26,27 +27,30 @@ from moot.teams.board.specs import FILE_SPEC, SEARCH_SPEC, TERMINAL_SPEC
 class SearchAgent(BaseAgent):
     """Finds information in local documents and knowledge bases."""
 
-    def __init__(self, *, model: Model | str | None = None, workspace: str | Path | None = None, allow_terminal: bool | None = None) -> None:
-        super().__init__(SEARCH_SPEC, model=model, workspace=workspace, allow_terminal=allow_terminal)
+    def __init__(self, *, model: Model | str | None = None, workspace: str | Path | None = None,
+                 allow_terminal: bool | None = None, **options: Any) -> None:
+        super().__init__(SEARCH_SPEC, model=model, workspace=workspace, allow_terminal=allow_terminal, **options)
 
 
 class FileAgent(BaseAgent):
     """Reads and writes files confined to the workspace."""
 
-    def __init__(self, *, model: Model | str | None = None, workspace: str | Path | None = None, allow_terminal: bool | None = None) -> None:
-        super().__init__(FILE_SPEC, model=model, workspace=workspace, allow_terminal=allow_terminal)
+    def __init__(self, *, model: Model | str | None = None, workspace: str | Path | None = None,
+                 allow_terminal: bool | None = None, **options: Any) -> None:
+        super().__init__(FILE_SPEC, model=model, workspace=workspace, allow_terminal=allow_terminal, **options)
 
 
 class TerminalAgent(BaseAgent):
     """Runs allow-listed commands; refuses to exist while the terminal is off."""
 
-    def __init__(self, *, model: Model | str | None = None, workspace: str | Path | None = None, allow_terminal: bool | None = None) -> None:
+    def __init__(self, *, model: Model | str | None = None, workspace: str | Path | None = None,
+                 allow_terminal: bool | None = None, **options: Any) -> None:
         if not terminal_enabled(allow_terminal):
             raise ConfigError(
                 "the terminal agent is off by default",
                 fix=f"set {TERMINAL_ENV}=1 to allow its allow-listed, read-only commands",
             )
-        super().__init__(TERMINAL_SPEC, model=model, workspace=workspace, allow_terminal=True)
+        super().__init__(TERMINAL_SPEC, model=model, workspace=workspace, allow_terminal=True, **options)
 
 
 __all__ = ["FILE_SPEC", "SEARCH_SPEC", "TERMINAL_SPEC", "FileAgent", "SearchAgent", "TerminalAgent"]

@@ -15,6 +15,11 @@ charging at the same instant may lose one increment, so the limit can be oversho
 calls per concurrent worker — never without bound, since every check re-reads the root.
 
 A user sets the limits when submitting (``context.budget``); otherwise :data:`DEFAULT_LIMITS`.
+
+Model calls are **reserved before** an agent call (:func:`reserve_calls`: as many as the call
+may make, at most what the goal has left) and the unused part is handed back afterwards
+(:func:`release_calls`). The agent call runs under a budget of exactly the calls it was
+granted, so a multi-turn call can never take the goal past its limit.
 """
 
 from __future__ import annotations
@@ -110,6 +115,26 @@ def charge(board: BoardBackend, task: BoardTask, *, model_calls: int = 0, tasks:
     return read_budget(board, root)
 
 
+def reserve_calls(board: BoardBackend, task: BoardTask, wanted: int) -> int:
+    """Hold up to ``wanted`` of the goal's model calls before an agent call; how many were granted.
+
+    Raises :class:`GoalBudgetExceeded` when the goal has none left.
+    """
+    budget = read_budget(board, task)
+    left = budget.max_model_calls - budget.model_calls
+    if left <= 0:
+        raise GoalBudgetExceeded(budget.exceeded() or f"the goal's budget of {budget.max_model_calls} model calls is spent")
+    granted = max(1, min(wanted, left))
+    charge(board, task, model_calls=granted)
+    return granted
+
+
+def release_calls(board: BoardBackend, task: BoardTask, unused: int) -> None:
+    """Hand back the reserved calls an agent call did not make."""
+    if unused > 0:
+        charge(board, task, model_calls=-unused)
+
+
 __all__ = [
     "DEFAULT_MAX_MODEL_CALLS",
     "DEFAULT_MAX_TASKS",
@@ -118,5 +143,7 @@ __all__ = [
     "charge",
     "check_budget",
     "read_budget",
+    "release_calls",
+    "reserve_calls",
     "root_of",
 ]

@@ -316,8 +316,10 @@ class Worker:
             except LeaseLostError:
                 self.stats.lost += 1
                 return
+            settled = []
             if outcome.status is TaskStatus.FAILED and task.parent_id:
-                await asyncio.to_thread(settle_parents, self.board, [task.parent_id])
+                settled = await asyncio.to_thread(settle_parents, self.board, [task.parent_id])
+            self._goals_settled([outcome, *settled])
             return
         await self._finish(task, result)
 
@@ -343,7 +345,9 @@ class Worker:
                 self.stats.completed += 1
                 self.stats.completed_ids.append(done.id)
                 settled = await asyncio.to_thread(settle_parents, self.board, [task.parent_id]) if task.parent_id else []
-            self.stats.parents_settled += len(settled)
+                settled = [done, *settled]
+            self.stats.parents_settled += len([t for t in settled if t.id != task.id])
+            self._goals_settled(settled)
         except ValueError as exc:
             try:
                 await asyncio.to_thread(self.board.fail, task.id, self.worker_id, str(exc))
@@ -354,6 +358,18 @@ class Worker:
             # Recovered while we worked: another worker redoes it; our result is dropped, never doubled.
             log.warning("lease on %s was lost before its result was committed", task.id)
             self.stats.lost += 1
+
+    def _goals_settled(self, tasks: list[BoardTask]) -> None:
+        """Tell the agent about root goals that just completed or failed (it closes their parent run)."""
+        hook = getattr(self.agent, "goal_settled", None)
+        if hook is None:
+            return
+        for t in tasks:
+            if t.parent_id is None and t.status in (TaskStatus.COMPLETED, TaskStatus.FAILED):
+                try:
+                    hook(t)
+                except Exception as exc:  # recording is secondary: never fail a worker over it
+                    log.warning("could not close the run of goal %s: %s", t.id, exc)
 
     def _park(self, task_id: str) -> None:
         """Hand a broken-down parent to its subtasks: no lease, never recovered, settled later."""
