@@ -109,9 +109,9 @@ def test_background_run_streams_phases_until_done(repo: Path, tmp_path: Path) ->
             assert stream.headers["content-type"].startswith("text/event-stream")
             events = list(sse(stream.iter_lines()))
         names = [e for e, _ in events]
-        assert names[-1] == "done" and events[-1][1]["status"] == "completed"
+        assert names[-1] == "done" and events[-1][1]["status"] == "completed", events[-1]
         phases = [d["phase"] for e, d in events if e == "phase" and d["status"] == "started"]
-        assert phases[0] == "planner" and phases[-2:] == ["synthesizer", "verifier"]
+        assert phases[0] == "planner" and phases.index("synthesizer") < phases.index("verifier")
         assert sorted(d["researcher"] for e, d in events if e == "phase" and d["status"] == "started"
                       and d["phase"] == "researchers") == [1, 2, 3]
         assert "tool_call" in names and "usage" in names

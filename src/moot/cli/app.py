@@ -29,6 +29,7 @@ from moot.cli import (
     serve_cmd,
     setup_cmd,
     teach_cmd,
+    ui_cmd,
 )
 from moot.errors import EXIT_FAILURE, EXIT_USAGE, MootError
 
@@ -47,7 +48,7 @@ app = typer.Typer(
 
 for module in (
     setup_cmd, config_cmd, chat_cmd, learn_cmd, ask_cmd, teach_cmd, kb_cmd, board_cmd, index_cmd, research_cmd,
-    graph_cmd, deliberate_cmd, serve_cmd, eval_cmd, models_cmd, engine_cmd, runs_cmd,
+    graph_cmd, deliberate_cmd, serve_cmd, ui_cmd, eval_cmd, models_cmd, engine_cmd, runs_cmd,
 ):
     module.register(app)
 

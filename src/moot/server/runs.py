@@ -1,4 +1,4 @@
-"""Research runs inside the server: started, limited in number, streamed, kept.
+"""Team runs inside the server: started, limited in number, streamed, kept.
 
 Each run's runtime events are turned into a short list of progress events (phase, researcher
 index, tool calls, usage, ``done``) kept in memory for its stream, while the run store keeps
@@ -12,6 +12,7 @@ import asyncio
 import os
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,8 +49,9 @@ class ServerRun:
 
     id: str
     prompt: str
-    repo: str
-    mode: str
+    repo: str = ""
+    mode: str = ""
+    team: str = "research"
     status: str = "queued"
     """``queued`` (waiting for a slot), ``running``, ``completed``, ``stopped``, ``failed``, ``cancelled``."""
     created: float = field(default_factory=time.time)
@@ -59,6 +61,13 @@ class ServerRun:
     error: str | None = None
     task: asyncio.Task[Any] | None = None
     listeners: set[asyncio.Queue[dict[str, Any] | None]] = field(default_factory=set)
+    recorded_ids: list[str] = field(default_factory=list)
+    """The run store's ids for this run (a team that picks its own run id records under that one)."""
+
+    @property
+    def record_id(self) -> str:
+        """The id its record in the run store has."""
+        return self.recorded_ids[0] if self.recorded_ids else self.id
 
     @property
     def done(self) -> bool:
@@ -71,7 +80,7 @@ class ServerRun:
             queue.put_nowait(item)
 
     def summary(self) -> dict[str, Any]:
-        return {"run_id": self.id, "status": self.status, "prompt": self.prompt, "repo": self.repo, "mode": self.mode,
+        return {"run_id": self.id, "record_id": self.record_id, "team": self.team, "status": self.status, "prompt": self.prompt, "repo": self.repo, "mode": self.mode,
                 "created": self.created, "finished": self.finished, "events": len(self.events),
                 "error": self.error, "result": self.result}
 
@@ -100,6 +109,8 @@ def progress_event(event: Event) -> tuple[str, dict[str, Any]] | None:
                          "requests": p.get("requests", 0), "cost_usd": p.get("cost_usd", 0.0)}
     if kind in ("budget_warning", "budget_stop"):
         return kind, {**base, "reason": p.get("reason") or p.get("detail")}
+    if "." in kind:  # a team's own event (a node added, a debate round): streamed as it is
+        return "team", {**base, "type": kind, "agent": event.agent, "payload": p}
     return None
 
 
@@ -114,18 +125,32 @@ class RunManager:
     """Starts research runs with one shared model, at most ``max_concurrent`` at a time."""
 
     def __init__(self, model: Any, store: RunStore, *, max_concurrent: int = 2, max_queued: int = 16,
-                 repo_roots: list[Path] | None = None, team_options: dict[str, Any] | None = None) -> None:
-        self.model = model
+                 repo_roots: list[Path] | None = None, team_options: dict[str, Any] | None = None,
+                 record_content: bool = False) -> None:
+        self._model = model
+        self._model_ready = model is not None and not isinstance(model, str)
         self.store = store
         self.slots = asyncio.Semaphore(max_concurrent)
         self.max_concurrent = max_concurrent
         self.max_queued = max_queued
         self.repo_roots = [r.resolve() for r in repo_roots or []]
         self.team_options = team_options or {}
+        self.record_content = record_content
+        """Whether runs record their prompts and responses in the run store (``--record-content``)."""
         self.runs: dict[str, ServerRun] = {}
         self._build_locks: dict[str, asyncio.Lock] = {}
         self.open_streams = 0
         self._cancel_grace_until = 0.0
+
+    @property
+    def model(self) -> Any:
+        """The shared model, built on first use: a server that only shows recorded runs never loads one."""
+        if not self._model_ready:
+            from moot.models.registry import infer_model
+
+            self._model = infer_model(self._model)
+            self._model_ready = True
+        return self._model
 
     def check_repo(self, repo: str) -> Path:
         """The repository's real path, if this server may read it.
@@ -149,16 +174,55 @@ class RunManager:
     def queued(self) -> int:
         return sum(1 for r in self.runs.values() if r.status == "queued")
 
-    def start(self, prompt: str, repo: str, mode: str) -> ServerRun:
-        path = self.check_repo(repo)
+    def check_path(self, given: str, what: str) -> Path:
+        """A file or folder a team may read: only under a ``--repo-root`` (checked before it is looked at)."""
+        resolved = Path(os.path.realpath(Path(given).expanduser()))
+        if not any(resolved.is_relative_to(root) for root in self.repo_roots):
+            roots = ", ".join(map(str, self.repo_roots)) or "none"
+            raise RepoNotAllowed(f"{what} {given!r} is not under a folder this server may read (repo roots: {roots})",
+                                 fix="start moot serve with --repo-root FOLDER that holds it")
+        if not resolved.exists():
+            raise MootError(f"{what} {given!r} does not exist on the server", fix="send the path of an existing file or folder")
+        return resolved
+
+    def _check_queue(self) -> None:
         if self.queued >= self.max_queued:
             wait = self._retry_after()
             raise QueueFull(f"{self.max_concurrent} runs are running and {self.queued} are waiting (the most allowed)",
                             fix=f"retry in {wait} s (Retry-After), or start the server with a larger --max-queued",
                             retry_after_s=wait)
+
+    def start(self, prompt: str, repo: str, mode: str) -> ServerRun:
+        """Start a research run on a repository."""
+        path = self.check_repo(repo)
+        self._check_queue()
+
+        async def research(run: ServerRun, bus: EventBus) -> Any:
+            from moot.teams.research import ResearchTeam
+
+            team = ResearchTeam(path, model=self.model, store=self.store, **self.team_options)
+            # One (incremental) index build per repository at a time: two runs on the same
+            # repo would otherwise write the same index file at once.
+            async with self._build_locks.setdefault(str(path), asyncio.Lock()):
+                await asyncio.to_thread(team.index)
+            try:
+                return await team.ask(run.prompt, mode=run.mode, bus=bus, run_id=run.id)  # type: ignore[arg-type]
+            finally:
+                await asyncio.to_thread(team.close)
+
         run = ServerRun(id=uuid.uuid4().hex, prompt=prompt, repo=str(path), mode=mode)
+        return self._launch(run, research)
+
+    def start_job(self, team: str, prompt: str, job: Callable[[ServerRun, EventBus], Awaitable[Any]], *,
+                  mode: str = "") -> ServerRun:
+        """Start any team's run: ``job(run, bus)`` runs it with ``run.id`` as its run id and returns its
+        result (a pydantic model with ``run_id``/``status``/``stop_reason``, or a dict)."""
+        self._check_queue()
+        return self._launch(ServerRun(id=uuid.uuid4().hex, prompt=prompt, team=team, mode=mode), job)
+
+    def _launch(self, run: ServerRun, job: Callable[[ServerRun, EventBus], Awaitable[Any]]) -> ServerRun:
         self.runs[run.id] = run
-        run.task = asyncio.create_task(self._execute(run, path), name=f"research {run.id}")
+        run.task = asyncio.create_task(self._execute(run, job), name=f"{run.team} {run.id}")
         self._forget_old()
         return run
 
@@ -199,13 +263,14 @@ class RunManager:
         for queue in list(run.listeners):
             queue.put_nowait(None)
 
-    async def _execute(self, run: ServerRun, path: Path) -> None:
-        from moot.teams.research import ResearchTeam
-
-        bus = EventBus()
+    async def _execute(self, run: ServerRun, job: Callable[[ServerRun, EventBus], Awaitable[Any]]) -> None:
+        bus = EventBus(record_content=self.record_content)
 
         def forward(event: Event) -> None:
-            if event.run_id != run.id:
+            if event.type.value == "run_started" and event.run_id and event.run_id not in run.recorded_ids \
+                    and (event.run_id == run.id or not run.recorded_ids):
+                run.recorded_ids.append(event.run_id)
+            if event.run_id != run.id and event.run_id not in run.recorded_ids:
                 return
             mapped = progress_event(event)
             if mapped is not None:
@@ -218,19 +283,13 @@ class RunManager:
                     await asyncio.sleep(wait)  # still "queued": a cancel now costs nothing
                 run.status = "running"
                 run.push("status", {"status": "running"})
-                team = ResearchTeam(path, model=self.model, store=self.store, **self.team_options)
-                # One (incremental) index build per repository at a time: two runs on the same
-                # repo would otherwise write the same index file at once.
-                async with self._build_locks.setdefault(str(path), asyncio.Lock()):
-                    await asyncio.to_thread(team.index)
-                try:
-                    result = await team.ask(run.prompt, mode=run.mode, bus=bus, run_id=run.id)  # type: ignore[arg-type]
-                finally:
-                    await asyncio.to_thread(team.close)
-            run.result = result.to_json()
-            run.status = result.status
-            if result.status == "failed":
-                run.error = result.stop_reason  # e.g. the model could not be reached
+                result = await job(run, bus)
+            run.result = result.to_json() if hasattr(result, "to_json") else (
+                result.model_dump(mode="json") if hasattr(result, "model_dump") else dict(result or {}))
+            status = getattr(result, "status", None) or (result.get("status") if isinstance(result, dict) else None)
+            run.status = status if status in ("completed", "stopped", "failed", "cancelled") else "completed"
+            if run.status == "failed":
+                run.error = getattr(result, "stop_reason", None) or run.result.get("stop_reason")  # e.g. no model answered
         except asyncio.CancelledError:
             run.status, run.error = "cancelled", "the run was cancelled"
             raise
@@ -242,8 +301,7 @@ class RunManager:
             run.finished = time.time()
             done: dict[str, Any] = {"status": run.status, "run_id": run.id, "error": run.error}
             if run.result is not None:
-                done.update(answer=run.result["answer"], mode=run.result["mode"], usage=run.result["usage"],
-                            seconds=run.result["seconds"])
+                done.update({k: run.result[k] for k in ("answer", "mode", "usage", "seconds") if k in run.result})
             run.push("done", done)
             for queue in list(run.listeners):
                 queue.put_nowait(None)

@@ -18,8 +18,43 @@ from moot.errors import MootError
 
 Scope = dict[str, Any]
 
-OPEN_PATHS = ("/docs", "/openapi.json", "/redoc", "/api/health")
-"""Readable without the token: the API's description, and a liveness check."""
+OPEN_PATHS = ("/docs", "/openapi.json", "/api/health", "/static/", "/favicon.ico")
+"""Readable without the token: the API's description, a liveness check, and the web page's own
+files (they hold no data: the page asks the API for everything, with the token)."""
+
+
+def is_open_path(path: str) -> bool:
+    return path == "/" or path.startswith(OPEN_PATHS)
+
+
+PAGE_POLICY = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+               "font-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+"""The web page's Content-Security-Policy: scripts, styles, images and requests only from this
+server, no inline script. Model output is escaped by the page; this is the second wall: even
+markup that slipped through could neither run nor send anything to another host."""
+
+
+class PageHeadersMiddleware:
+    """Adds the Content-Security-Policy and no-sniff/no-referrer headers to every response."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []),
+                                                  (b"content-security-policy", PAGE_POLICY.encode()),
+                                                  (b"x-content-type-options", b"nosniff"),
+                                                  (b"referrer-policy", b"no-referrer"),
+                                                  (b"x-frame-options", b"DENY")]}
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
 
 
 def is_loopback(host: str) -> bool:
@@ -95,7 +130,7 @@ class TokenMiddleware:
         self.token = token
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or not self.token or scope["path"].startswith(OPEN_PATHS):
+        if scope["type"] != "http" or not self.token or is_open_path(scope["path"]):
             await self.app(scope, receive, send)
             return
         given = dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")

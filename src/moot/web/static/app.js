@@ -1,0 +1,584 @@
+// moot's web page: the runs list, a run's timeline and its team's result, the task board.
+// Plain ES module, no framework, no request to any other host. Everything a model wrote is
+// untrusted: it is only ever put into the page as text (textContent), never as markup.
+
+const main = document.getElementById("main");
+const conn = document.getElementById("conn");
+let cleanup = [];            // what the current view must stop when the user leaves it
+const TOKEN_KEY = "moot.token";
+
+// ------------------------------------------------------------------ small helpers
+
+/** An element: attrs (on* are listeners), children (strings become text nodes, never markup). */
+function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else if (k === "class") el.className = v;
+    else if (k === "style") el.setAttribute("style", v);
+    else el.setAttribute(k, v === true ? "" : String(v));
+  }
+  append(el, children);
+  return el;
+}
+function append(el, children) {
+  for (const c of children.flat(Infinity)) {
+    if (c === null || c === undefined || c === false) continue;
+    el.appendChild(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+const SVG = "http://www.w3.org/2000/svg";
+function s(tag, attrs = {}, ...children) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k.startsWith("on")) el.addEventListener(k.slice(2), v); else el.setAttribute(k, String(v));
+  }
+  for (const c of children.flat()) el.appendChild(c instanceof Node ? c : document.createTextNode(String(c)));
+  return el;
+}
+const fmtInt = (n) => (n || 0).toLocaleString("en-US");
+const fmtCost = (c) => (c ? "$" + (c < 0.01 ? c.toFixed(5) : c.toFixed(3)) : "$0");
+function fmtDur(sec) {
+  if (sec === null || sec === undefined) return "–";
+  if (sec < 1) return Math.round(sec * 1000) + " ms";
+  if (sec < 120) return sec.toFixed(1) + " s";
+  return Math.floor(sec / 60) + " min " + Math.round(sec % 60) + " s";
+}
+const fmtTime = (ts) => (ts ? new Date(ts * 1000).toLocaleString() : "–");
+const badge = (status) => h("span", { class: "badge " + status }, status);
+function pretty(value) {
+  if (value === null || value === undefined) return "";
+  return typeof value === "string" ? value : JSON.stringify(value, null, 2);
+}
+
+// ------------------------------------------------------------------ the API (with the token, if any)
+
+function token() { return sessionStorage.getItem(TOKEN_KEY) || ""; }
+function authHeaders() { const t = token(); return t ? { Authorization: "Bearer " + t } : {}; }
+
+class NeedToken extends Error {}
+async function api(path, options = {}) {
+  const res = await fetch(path, { ...options, headers: { ...authHeaders(), ...(options.headers || {}) } });
+  if (res.status === 401) throw new NeedToken("this server needs a token");
+  if (!res.ok) {
+    let detail = res.statusText;
+    try { detail = (await res.json()).detail || detail; } catch (_) { /* not JSON */ }
+    const err = new Error(typeof detail === "string" ? detail : JSON.stringify(detail));
+    err.status = res.status;
+    throw err;
+  }
+  return res.json();
+}
+
+/** Server-Sent Events over fetch (EventSource cannot send the Authorization header). */
+function stream(path, onEvent, onEnd) {
+  const controller = new AbortController();
+  (async () => {
+    try {
+      const res = await fetch(path, { headers: { ...authHeaders(), Accept: "text/event-stream" }, signal: controller.signal });
+      if (!res.ok || !res.body) { onEnd && onEnd(new Error("stream refused: " + res.status)); return; }
+      const reader = res.body.getReader();
+      const decoder = new TextDecoder();
+      let buffer = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true });
+        let cut;
+        while ((cut = buffer.indexOf("\n\n")) >= 0) {
+          const block = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          let name = "message", data = "";
+          for (const line of block.split("\n")) {
+            if (line.startsWith("event:")) name = line.slice(6).trim();
+            else if (line.startsWith("data:")) data += line.slice(5).trim();
+          }
+          if (data) { try { onEvent(name, JSON.parse(data)); } catch (_) { onEvent(name, data); } }
+        }
+      }
+      onEnd && onEnd(null);
+    } catch (e) {
+      if (e.name !== "AbortError") onEnd && onEnd(e);
+    }
+  })();
+  return () => controller.abort();
+}
+
+function showError(err) {
+  if (err instanceof NeedToken) return tokenView();
+  main.replaceChildren(h("div", { class: "card error" }, "Error: ", err.message || String(err)));
+}
+
+function tokenView() {
+  const input = h("input", { type: "password", placeholder: "token", autocomplete: "off", size: 40 });
+  const form = h("form", { class: "card tokenbox", onsubmit: (e) => {
+    e.preventDefault(); sessionStorage.setItem(TOKEN_KEY, input.value.trim()); route();
+  } }, h("h2", {}, "This server needs a token"),
+    h("p", { class: "muted" }, "Enter the token moot serve was started with (--token or MOOT_SERVE_TOKEN). It stays in this tab only."),
+    input, " ", h("button", { type: "submit" }, "Open"));
+  main.replaceChildren(form);
+  input.focus();
+}
+
+// ------------------------------------------------------------------ the runs list
+
+const listState = { team: "", status: "", q: "", offset: 0, limit: 50 };
+
+async function runsView(params) {
+  for (const k of ["team", "status", "q"]) listState[k] = params.get(k) || "";
+  listState.offset = parseInt(params.get("offset") || "0", 10) || 0;
+  const teamSel = h("select", { "aria-label": "team", onchange: () => go({ team: teamSel.value, offset: 0 }) },
+    ["", "research", "learning", "graph", "deliberation", "board", "other"].map((t) =>
+      h("option", { value: t, selected: t === listState.team }, t || "all teams")));
+  const statusSel = h("select", { "aria-label": "status", onchange: () => go({ status: statusSel.value, offset: 0 }) },
+    ["", "running", "completed", "stopped", "failed", "cancelled"].map((t) =>
+      h("option", { value: t, selected: t === listState.status }, t || "any status")));
+  const search = h("input", { type: "search", placeholder: "search name or id…", value: listState.q, "aria-label": "search" });
+  let timer = null;
+  search.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(() => go({ q: search.value, offset: 0 }), 250); });
+  const body = h("div", { id: "runs-body" }, h("p", { class: "muted" }, "Loading runs…"));
+  main.replaceChildren(h("h1", {}, "Runs"), h("div", { class: "filters" }, teamSel, statusSel, search), body);
+  if (listState.q) { search.focus(); search.setSelectionRange(search.value.length, search.value.length); }
+  const load = async () => {
+    const qs = new URLSearchParams({ limit: listState.limit, offset: listState.offset });
+    for (const k of ["team", "status", "q"]) if (listState[k]) qs.set(k, listState[k]);
+    const t0 = performance.now();
+    const page = await api("/api/runs?" + qs);
+    body.replaceChildren(runsTable(page));
+    window.__mootRendered = { view: "runs", ms: performance.now() - t0, rows: page.runs.length, total: page.total };
+    return page;
+  };
+  const page = await load();
+  // a list with running runs refreshes itself
+  const poll = setInterval(() => { if (document.visibilityState === "visible") load().catch(() => {}); },
+    page.runs.some((r) => r.status === "running") ? 2000 : 5000);
+  cleanup.push(() => clearInterval(poll));
+}
+
+function go(changes) {
+  const p = new URLSearchParams();
+  const next = { ...listState, ...changes };
+  for (const k of ["team", "status", "q"]) if (next[k]) p.set(k, next[k]);
+  if (next.offset) p.set("offset", next.offset);
+  const hash = "#/" + (p.toString() ? "?" + p : "");
+  if (location.hash !== hash) location.hash = hash; else route();
+}
+
+function runsTable(page) {
+  if (!page.runs.length) {
+    return h("div", { class: "card muted" }, page.total ? "No runs on this page." :
+      "No runs match. Runs appear here as soon as any moot command or this server starts one (try: moot chat, moot ask, moot graph).");
+  }
+  const rows = page.runs.map((r) => h("tr", { class: "run", "data-run": r.run_id, onclick: () => { location.hash = "#/runs/" + r.run_id; } },
+    h("td", {}, h("span", { class: "team" }, r.team)),
+    h("td", { class: "name" }, h("a", { href: "#/runs/" + r.run_id }, r.name)),
+    h("td", {}, badge(r.status)),
+    h("td", { class: "reason" }, r.stop_reason || ""),
+    h("td", { class: "num" }, fmtInt(r.usage.requests)),
+    h("td", { class: "num" }, fmtInt(r.usage.input_tokens + r.usage.output_tokens)),
+    h("td", { class: "num" }, fmtCost(r.usage.cost_usd)),
+    h("td", { class: "num" }, r.status === "running" ? "running" : fmtDur(r.duration_s)),
+    h("td", { class: "num" }, fmtTime(r.started))));
+  const last = Math.min(page.offset + page.limit, page.total);
+  return h("div", {},
+    h("table", { class: "runs" },
+      h("thead", {}, h("tr", {}, ["team", "name", "status", "stop reason"].map((c) => h("th", {}, c)),
+        ["calls", "tokens", "cost", "duration", "started"].map((c) => h("th", { class: "num" }, c)))),
+      h("tbody", {}, rows)),
+    h("div", { class: "pager" },
+      h("button", { disabled: page.offset === 0, onclick: () => go({ offset: Math.max(0, page.offset - page.limit) }) }, "← newer"),
+      h("span", { class: "muted", id: "runs-count" }, `${fmtInt(page.offset + 1)}–${fmtInt(last)} of ${fmtInt(page.total)} runs`),
+      h("button", { disabled: last >= page.total, onclick: () => go({ offset: page.offset + page.limit }) }, "older →")));
+}
+
+// ------------------------------------------------------------------ one run
+
+async function runView(runId) {
+  const head = h("div", {});
+  const budget = h("div", {});
+  const timeline = h("div", {});
+  const detail = h("div", { id: "span-detail" });
+  const team = h("div", { id: "team-result" });
+  const events = h("div", {});
+  main.replaceChildren(h("p", {}, h("a", { href: "#/" }, "← all runs")), head, budget,
+    h("h2", {}, "Timeline"), h("p", { class: "muted" }, "One lane per agent on a shared time axis; click a span for its model requests, tool calls and output."),
+    timeline, detail, team, events);
+  let selected = null, closed = false, lastRun = null;
+  const render = (run) => {
+    const t0 = performance.now();
+    lastRun = run;
+    head.replaceChildren(runHeader(run));
+    budget.replaceChildren(budgetView(run));
+    timeline.replaceChildren(timelineView(run, selected, (span) => { selected = span.task_id; render(lastRun); }));
+    const span = run.spans.find((x) => x.task_id === selected);
+    detail.replaceChildren(span ? spanDetail(span, run) : "");
+    if (!team.dataset.kind || team.dataset.version !== String(run.events) + run.status) {
+      team.dataset.kind = run.output_kind || "";
+      team.dataset.version = String(run.events) + run.status;
+      team.replaceChildren(teamView(run));
+    }
+    events.replaceChildren(teamEvents(run));
+    window.__mootRendered = { view: "run", ms: performance.now() - t0, spans: run.spans.length, status: run.status };
+  };
+  let run = await api("/api/runs/" + encodeURIComponent(runId));
+  render(run);
+  if (run.status === "running" || run.status === "queued") {
+    let pending = null;
+    const refresh = async () => {
+      pending = null;
+      if (closed) return;
+      try { render(await api("/api/runs/" + encodeURIComponent(runId))); } catch (_) { /* next event retries */ }
+    };
+    const schedule = (delay) => { if (!pending) pending = setTimeout(refresh, delay); };
+    conn.textContent = "live";
+    const stop = stream("/api/runs/" + encodeURIComponent(runId) + "/events", (name) => {
+      if (name === "done") { clearTimeout(pending); pending = null; refresh(); } else schedule(300);
+    }, () => { conn.textContent = ""; setTimeout(refresh, 50); });
+    cleanup.push(() => { closed = true; stop(); clearTimeout(pending); conn.textContent = ""; });
+  }
+}
+
+function runHeader(run) {
+  const u = run.usage;
+  return h("div", {},
+    h("h1", {}, run.name),
+    h("div", {}, badge(run.status), " ", h("span", { class: "team" }, run.team), " · ", h("code", {}, run.run_id),
+      run.status === "running" || run.status === "queued" ? h("span", { class: "live" }, "  ● live") : ""),
+    h("p", { class: "reasontext", id: "stop-reason" }, run.stop_reason_text),
+    h("div", { class: "stats" },
+      stat("model calls", fmtInt(u.requests)), stat("input tokens", fmtInt(u.input_tokens)),
+      stat("output tokens", fmtInt(u.output_tokens)), stat("cost", fmtCost(u.cost_usd)),
+      stat("duration", run.status === "running" ? fmtDur(Date.now() / 1000 - run.started) + "…" : fmtDur(run.duration_s)),
+      stat("agents", fmtInt(run.lanes.length)), stat("started", fmtTime(run.started))),
+    run.prompt ? h("p", {}, h("span", { class: "muted" }, "request: "), run.prompt) : "",
+    run.content_recorded ? h("p", { class: "muted" }, "Prompts and responses were recorded for this run (open a span to read them).") : "");
+}
+const stat = (label, value) => h("div", {}, h("span", {}, label), h("b", {}, value));
+
+function budgetView(run) {
+  if (!run.budget.length && !run.budget_events.length) return "";
+  const unit = { calls: (v) => fmtInt(v), tokens: (v) => fmtInt(v), cost_usd: (v) => fmtCost(v), seconds: (v) => fmtDur(v) };
+  return h("div", {}, h("h2", {}, "Budget"),
+    h("div", { class: "budget" }, run.budget.map((b) => {
+      const share = b.limit ? Math.min(1, b.used / b.limit) : 0;
+      return [h("div", {}, b.which), h("div", { class: "bar" }, h("i", { class: share >= 1 ? "full" : share >= 0.8 ? "high" : "", style: `width:${(share * 100).toFixed(1)}%` })),
+        h("div", { class: "muted" }, `${unit[b.which] ? unit[b.which](b.used) : b.used} of ${unit[b.which] ? unit[b.which](b.limit) : b.limit}`)];
+    })),
+    run.budget_events.map((e) => h("p", { class: e.type === "budget_stop" ? "error" : "muted" },
+      e.type === "budget_stop" ? "Stopped: " : "Warning: ", e.payload.reason || e.payload.detail || "", e.agent ? ` (${e.agent})` : "")));
+}
+
+function timelineView(run, selected, onPick) {
+  if (!run.spans.length) return h("div", { class: "card muted" }, run.status === "running" || run.status === "queued" ? "Waiting for the first agent to start…" : "This run recorded no agent spans.");
+  const now = Date.now() / 1000;
+  const t0 = Math.min(run.started, ...run.spans.map((x) => x.started));
+  const end = Math.max(run.finished || 0, ...run.spans.map((x) => x.finished || (run.status === "running" ? now : x.started)));
+  const total = Math.max(end - t0, 0.001);
+  const pct = (t) => ((t - t0) / total) * 100;
+  const ticks = [];
+  const step = niceStep(total / 8);
+  for (let t = 0; t <= total + 1e-9; t += step) ticks.push(t);
+  const grid = ticks.map((t) => h("div", { class: "tl-grid", style: `left:${(t / total) * 100}%` }));
+  const axis = h("div", { class: "tl-axis" }, h("div", { class: "tl-label muted" }, "agent"),
+    h("div", { class: "tl-track" }, ticks.map((t) => h("span", { class: "tl-tick", style: `left:${(t / total) * 100}%` }, fmtAxis(t, step)))));
+  const lanes = run.lanes.map((agent) => h("div", { class: "tl-lane", "data-lane": agent },
+    h("div", { class: "tl-label", title: agent }, agent),
+    h("div", { class: "tl-track" }, grid.map((g) => g.cloneNode()),
+      run.spans.filter((x) => x.agent === agent).map((x) => {
+        const stop = x.finished || (run.status === "running" ? now : x.started);
+        const left = pct(x.started), width = Math.max(pct(stop) - left, 0.15);
+        return h("div", { class: `span ${x.status}${x.task_id === selected ? " selected" : ""}`, "data-task": x.task_id,
+          "data-start": x.started, "data-end": stop, style: `left:${left}%;width:${width}%`,
+          title: `${x.task_id} · ${x.status} · ${fmtDur(stop - x.started)} · ${fmtInt(x.usage.requests)} calls`,
+          onclick: () => onPick(x) }, x.task_id);
+      }))));
+  return h("div", { class: "timeline", id: "timeline" }, axis, lanes);
+}
+function niceStep(raw) {
+  const p = Math.pow(10, Math.floor(Math.log10(raw || 1)));
+  for (const m of [1, 2, 5, 10]) if (raw <= m * p) return m * p;
+  return 10 * p;
+}
+function fmtAxis(t, step) {
+  if (step >= 1) return t < 120 ? Math.round(t) + " s" : (t / 60).toFixed(1) + " min";
+  const digits = Math.max(0, -Math.floor(Math.log10(step) + 1e-9));
+  return step < 0.1 ? (t * 1000).toFixed(Math.max(0, digits - 3)) + " ms" : t.toFixed(digits) + " s";
+}
+
+function spanDetail(span, run) {
+  const calls = span.model_calls;
+  return h("div", { class: "card detail" },
+    h("h3", {}, `${span.task_id} — ${span.agent}`),
+    h("div", { class: "kv" },
+      h("div", {}, "status"), h("div", {}, badge(span.status), span.stop_reason ? ` (${span.stop_reason})` : ""),
+      h("div", {}, "time"), h("div", {}, `${fmtDur((span.finished || Date.now() / 1000) - span.started)} from +${fmtDur(span.started - run.started)}`),
+      h("div", {}, "usage"), h("div", {}, `${fmtInt(span.usage.requests)} calls · ${fmtInt(span.usage.input_tokens)} in · ${fmtInt(span.usage.output_tokens)} out · ${fmtCost(span.usage.cost_usd)}`),
+      span.depends_on.length ? [h("div", {}, "after"), h("div", {}, span.depends_on.join(", "))] : "",
+      span.error ? [h("div", {}, "error"), h("div", { class: "error" }, span.error)] : ""),
+    h("h3", {}, `Model requests (${calls.length})`),
+    calls.length ? h("table", { class: "calls" },
+      h("tr", {}, ["turn", "model", "latency", "in", "out", "cost", "finish", "tools asked"].map((c) => h("th", {}, c))),
+      calls.map((c) => [h("tr", {}, h("td", {}, c.turn), h("td", {}, c.model || ""), h("td", {}, c.latency_s != null ? fmtDur(c.latency_s) : "…"),
+        h("td", {}, fmtInt(c.input_tokens)), h("td", {}, fmtInt(c.output_tokens)), h("td", {}, fmtCost(c.cost_usd)),
+        h("td", {}, c.finish_reason || ""), h("td", {}, c.tool_calls.join(", "))),
+        c.messages || c.text ? h("tr", {}, h("td", { colspan: 8 },
+          c.messages ? h("details", {}, h("summary", {}, "prompt"), c.messages.map((m) => h("pre", {}, `[${m.role || m.kind || "message"}] ` + pretty(m.content !== undefined ? m.content : m)))) : "",
+          c.text != null ? h("details", { open: true }, h("summary", {}, "response"), h("pre", { class: "model-text" }, c.text)) : "")) : ""])) :
+      h("p", { class: "muted" }, "none"),
+    span.tool_calls.length ? [h("h3", {}, `Tool calls (${span.tool_calls.length})`), h("table", { class: "calls" },
+      h("tr", {}, ["tool", "arguments", "result"].map((c) => h("th", {}, c))),
+      span.tool_calls.map((t) => h("tr", {}, h("td", {}, t.tool), h("td", {}, h("code", {}, t.arguments || "")),
+        h("td", { class: t.error ? "error" : "" }, t.error || t.result || ""))))] : "",
+    span.output != null ? [h("h3", {}, "Output"), h("pre", { class: "model-text" }, pretty(span.output))] : "");
+}
+
+function teamEvents(run) {
+  if (!run.team_events.length) return "";
+  return h("details", {}, h("summary", {}, `Team events (${run.team_events.length})`),
+    h("table", { class: "calls" }, run.team_events.map((e) => h("tr", {},
+      h("td", {}, "+" + fmtDur(e.ts - run.started)), h("td", {}, e.type), h("td", {}, e.agent || ""),
+      h("td", {}, h("code", {}, JSON.stringify(e.payload)))))));
+}
+
+// ------------------------------------------------------------------ team results
+
+function teamView(run) {
+  const out = run.output;
+  if (!out) return "";
+  if (run.output_kind === "graph") return graphView(out);
+  if (run.output_kind === "deliberation") return deliberationView(out);
+  if (run.output_kind === "answer") return answerView(out);
+  if (run.output_kind === "research") return researchView(out);
+  return h("div", {}, h("h2", {}, "Result"), h("pre", {}, pretty(out)));
+}
+
+function answerView(a) {
+  const t = a.trace || {};
+  return h("div", { id: "answer" }, h("h2", {}, "Answer"),
+    h("div", { class: "card" }, h("p", { class: "model-text" }, a.answer),
+      h("div", { class: "kv" },
+        h("div", {}, "intent"), h("div", {}, `${a.intent}${t.intent_decided_by ? " (decided by " + t.intent_decided_by + ")" : ""}`),
+        h("div", {}, "retrieval strategy"), h("div", {}, t.retrieval_note || t.retrieval_strategy || "–"),
+        h("div", {}, "mode"), h("div", {}, `${a.mode}${t.mode_rule ? " — " + t.mode_rule : ""}`),
+        h("div", {}, "agents"), h("div", {}, (a.sub_agents || []).join(", ") || "–"),
+        h("div", {}, "confidence"), h("div", {}, (a.confidence ?? 0).toFixed(2) + (a.knows ? "" : " (the knowledge base does not hold the answer)")))),
+    h("h3", {}, `Facts used (${(a.facts_used || []).length})`),
+    (a.facts_used || []).map((f) => h("div", { class: "quote" }, `[#${f.id}] `, f.content,
+      h("div", { class: "muted" }, "source: ", f.source || "?", f.source_date ? " · " + f.source_date : ""))),
+    (t.sub_agents || []).length ? [h("h3", {}, "Sub-agents"), h("table", { class: "calls" },
+      h("tr", {}, ["task", "agent", "status", "calls", "note"].map((c) => h("th", {}, c))),
+      t.sub_agents.map((x) => h("tr", {}, h("td", {}, x.task), h("td", {}, x.agent + (x.fallback_agent ? " → " + x.fallback_agent : "")),
+        h("td", {}, badge(x.status)), h("td", {}, x.calls), h("td", {}, x.error || ""))))] : "",
+    (t.notes || []).map((n) => h("p", { class: "muted" }, "note: ", n)));
+}
+
+function researchView(r) {
+  return h("div", {}, h("h2", {}, "Answer"), h("div", { class: "card" }, h("pre", { class: "model-text" }, r.answer || "")),
+    r.evidence ? h("details", {}, h("summary", {}, `Evidence (${r.evidence.length})`), h("pre", {}, pretty(r.evidence))) : "",
+    r.verification ? h("details", {}, h("summary", {}, "Verification"), h("pre", {}, pretty(r.verification))) : "");
+}
+
+function deliberationView(d) {
+  const debates = new Map((d.debates || []).map((x) => [x.conflict_id, x]));
+  const votesBy = new Map();
+  for (const v of d.votes || []) { if (!votesBy.has(v.insight_id)) votesBy.set(v.insight_id, []); votesBy.get(v.insight_id).push(v); }
+  return h("div", { id: "deliberation" },
+    h("h2", {}, "Advice"), h("div", { class: "card" }, h("pre", { class: "model-text" }, d.answer || "")),
+    h("h2", {}, `Ranked insights (${(d.insights || []).length})`),
+    (d.insights || []).map((i, n) => h("div", { class: "card insight" + (i.low_consensus ? " low" : ""), "data-insight": i.insight_id },
+      h("b", {}, `${n + 1}. `), h("span", { class: "model-text" }, i.recommendation),
+      h("div", { class: "muted" }, `${i.agent} · ${i.domain} · impact ${i.impact} · confidence ${fmtC(i.confidence)} → adjusted ${fmtC(i.adjusted_confidence)}`,
+        i.consensus_score != null ? ` · consensus ${i.consensus_score.toFixed(2)}` : ""),
+      i.low_consensus ? h("div", { class: "flag" }, "⚑ low consensus: the other agents did not agree") : "",
+      i.unresolved ? h("div", { class: "flag" }, "⚑ in an unresolved conflict") : "",
+      (i.evidence || []).length ? h("details", {}, h("summary", {}, "evidence"), i.evidence.map((e) => h("div", { class: "quote" }, e))) : "",
+      votesBy.has(i.insight_id) ? h("div", { class: "muted" }, "votes: ",
+        votesBy.get(i.insight_id).map((v) => `${v.voting_agent} ${v.vote > 0 ? "+" : ""}${v.vote}`).join(", ")) : "")),
+    h("h2", {}, `Conflicts and debates (${(d.conflicts || []).length})`),
+    (d.conflicts || []).length ? "" : h("p", { class: "muted" }, "No conflicts between insights."),
+    (d.conflicts || []).map((c) => {
+      const debate = debates.get(c.id);
+      return h("div", { class: "card debate", "data-conflict": c.id },
+        h("b", {}, `${c.type} conflict (${c.severity})`), h("span", { class: "muted" }, ` · found by ${c.detected_by}`),
+        h("div", { class: "rounds" },
+          h("div", { class: "head" }, "round"), h("div", { class: "head" }, c.agent_a.name), h("div", { class: "head" }, c.agent_b.name),
+          h("div", { class: "head" }, "positions"), h("div", {}, c.agent_a.position), h("div", {}, c.agent_b.position),
+          (debate ? debate.rounds : []).map((r) => [
+            h("div", { class: "head round" }, `${r.round_number}. ${r.round_type}`),
+            h("div", {}, r.agent_a_response || "–"), h("div", {}, r.agent_b_response || "–")])),
+        debate ? h("p", {}, h("b", {}, debate.status === "resolved" ? "Resolved: " : "Unresolved: "),
+          debate.resolution.resolution || debate.reason || "", debate.resolution.compromise_type ? ` (${debate.resolution.compromise_type})` : "") :
+          h("p", { class: "muted" }, "not debated"));
+    }),
+    h("h2", {}, `Votes (${(d.votes || []).length})`),
+    (d.votes || []).length ? h("table", { class: "calls votes" }, h("tr", {}, ["insight", "voter", "vote", "why"].map((c) => h("th", {}, c))),
+      d.votes.map((v) => h("tr", {}, h("td", {}, v.insight_id), h("td", {}, v.voting_agent),
+        h("td", { class: v.vote > 0 ? "v2" : v.vote < 0 ? "vm" : "" }, (v.vote > 0 ? "+" : "") + v.vote), h("td", {}, v.reasoning)))) :
+      h("p", { class: "muted" }, "No votes."));
+}
+const fmtC = (c) => (c == null ? "–" : Number(c).toFixed(2));
+
+// ------------------------------------------------------------------ the reasoning graph (SVG, pan/zoom, replay)
+
+function graphView(g) {
+  const nodes = g.nodes || [], edges = g.edges || [];
+  const its = [...nodes.map((n) => n.iteration || 0), ...edges.map((e) => e.iteration || 0)];
+  const maxIt = Math.max(0, ...its), minIt = Math.min(maxIt, ...its);
+  const info = h("div", { class: "card", id: "graph-info" }, h("p", { class: "muted" }, "Click a node or an edge to see its confidence and evidence."));
+  const svg = s("svg", { class: "graph", id: "graph", viewBox: "0 0 800 540" });
+  const layer = s("g", {});
+  svg.appendChild(layer);
+  const pos = layout(nodes, edges, 800, 540);
+  let view = { x: 0, y: 0, k: 1 }, selected = null, shown = maxIt;
+  const applyView = () => layer.setAttribute("transform", `translate(${view.x},${view.y}) scale(${view.k})`);
+  const draw = () => {
+    layer.replaceChildren();
+    const visible = new Set(nodes.filter((n) => (n.iteration || 0) <= shown).map((n) => n.id));
+    for (const e of edges) {
+      if ((e.iteration || 0) > shown || !visible.has(e.source) || !visible.has(e.target)) continue;
+      const a = pos.get(e.source), b = pos.get(e.target);
+      if (!a || !b) continue;
+      layer.appendChild(s("g", { class: `edge${e.provisional ? " provisional" : ""}${selected === e.id ? " selected" : ""}`, "data-edge": e.id,
+        onclick: (ev) => { ev.stopPropagation(); selected = e.id; showEdge(e); draw(); } },
+        s("line", { x1: a.x, y1: a.y, x2: b.x, y2: b.y, "stroke-width": 1 + 3 * (e.strength || 0) }),
+        s("line", { x1: a.x, y1: a.y, x2: b.x, y2: b.y, "stroke-width": 10, stroke: "transparent", style: "stroke:transparent" }),
+        s("text", { x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 - 3, "text-anchor": "middle" }, e.type)));
+    }
+    for (const n of nodes) {
+      if (!visible.has(n.id)) continue;
+      const p = pos.get(n.id);
+      const r = 8 + 10 * (n.confidence || 0);
+      const fill = n.kind === "placeholder" ? "#fff7ed" : `hsl(${Math.round(120 * (n.confidence || 0))},70%,75%)`;
+      layer.appendChild(s("g", { class: `node ${n.kind}${selected === n.id ? " selected" : ""}`, "data-node": n.id,
+        onclick: (ev) => { ev.stopPropagation(); selected = n.id; showNode(n); draw(); } },
+        s("circle", { cx: p.x, cy: p.y, r, fill }),
+        s("text", { x: p.x + r + 3, y: p.y + 4 }, (n.kind === "placeholder" ? "? " : "") + n.label)));
+    }
+    applyView();
+  };
+  const evidence = (list) => (list || []).length ? list.map((e) => h("div", { class: "quote" }, "“", e.quote, "” ", h("span", { class: "muted" }, "— ", e.source))) :
+    h("p", { class: "muted" }, "No evidence quoted.");
+  const showNode = (n) => info.replaceChildren(h("h3", {}, n.kind === "placeholder" ? "Placeholder (provisional): " : "Entity: ", n.label),
+    h("div", { class: "kv" }, h("div", {}, "confidence"), h("div", {}, fmtC(n.confidence)), h("div", {}, "added in iteration"), h("div", {}, n.iteration || 0),
+      n.why_relevant ? [h("div", {}, "why relevant"), h("div", {}, n.why_relevant)] : "",
+      n.description ? [h("div", {}, "stands for"), h("div", {}, n.description)] : "",
+      n.challenge ? [h("div", {}, "skeptic"), h("div", {}, n.challenge)] : ""),
+    n.kind === "placeholder" ? h("p", { class: "flag" }, "Provisional: the evidence implies something here but does not name it.") : "",
+    (n.constraints || []).map((c) => h("div", { class: "muted" }, "constraint: ", c)), h("h3", {}, "Evidence"), evidence(n.evidence));
+  const label = (id) => (nodes.find((n) => n.id === id) || { label: id }).label;
+  const showEdge = (e) => info.replaceChildren(h("h3", {}, `${label(e.source)} —${e.type}→ ${label(e.target)}`),
+    h("div", { class: "kv" }, h("div", {}, "strength"), h("div", {}, fmtC(e.strength)), h("div", {}, "provisional"), h("div", {}, e.provisional ? "yes" : "no"),
+      h("div", {}, "added in iteration"), h("div", {}, e.iteration || 0), e.challenge ? [h("div", {}, "skeptic"), h("div", {}, e.challenge)] : ""),
+    h("h3", {}, "Evidence"), evidence(e.evidence));
+  // pan and zoom
+  let drag = null;
+  svg.addEventListener("pointerdown", (ev) => { drag = { x: ev.clientX, y: ev.clientY, vx: view.x, vy: view.y }; svg.setPointerCapture(ev.pointerId); });
+  svg.addEventListener("pointermove", (ev) => { if (drag) { view.x = drag.vx + ev.clientX - drag.x; view.y = drag.vy + ev.clientY - drag.y; applyView(); } });
+  svg.addEventListener("pointerup", () => { drag = null; });
+  svg.addEventListener("wheel", (ev) => {
+    ev.preventDefault();
+    const k = Math.min(5, Math.max(0.2, view.k * (ev.deltaY < 0 ? 1.15 : 1 / 1.15)));
+    const box = svg.getBoundingClientRect();
+    const mx = ((ev.clientX - box.left) / box.width) * 800, my = ((ev.clientY - box.top) / box.height) * 540;
+    view.x = mx - ((mx - view.x) * k) / view.k; view.y = my - ((my - view.y) * k) / view.k; view.k = k; applyView();
+  }, { passive: false });
+  const slider = h("input", { type: "range", min: minIt, max: maxIt, value: maxIt, id: "iteration", "aria-label": "iteration" });
+  const sliderLabel = h("span", {}, `iteration ${maxIt} of ${maxIt}`);
+  slider.addEventListener("input", () => { shown = Number(slider.value); sliderLabel.textContent = `iteration ${shown} of ${maxIt}`; draw(); });
+  draw();
+  const noise = g.noise || {};
+  return h("div", { id: "graph-result" },
+    h("h2", {}, "Reasoning graph"),
+    h("div", { class: "card" }, h("pre", { class: "model-text" }, g.answer || "")),
+    h("div", { class: "filters" }, "Replay: ", slider, sliderLabel,
+      h("button", { onclick: () => { view = { x: 0, y: 0, k: 1 }; applyView(); } }, "reset view"),
+      h("span", { class: "muted" }, ` · ${nodes.length} nodes, ${edges.length} edges · noise ${fmtC(noise.current)} (target ${fmtC(noise.target)})${g.converged ? " · converged" : ""}`)),
+    h("p", { class: "legend" }, "Drag to pan, scroll to zoom. Node colour and size: confidence (red low, green high). Dashed: provisional (placeholders, unconfirmed links)."),
+    h("div", { class: "graphwrap" }, svg, info),
+    (g.gaps || []).length ? h("details", {}, h("summary", {}, `Gaps (${g.gaps.length})`), g.gaps.map((x) => h("div", { class: "quote" }, x.description || pretty(x)))) : "",
+    (g.hypotheses || []).length ? h("details", {}, h("summary", {}, `Hypotheses (${g.hypotheses.length})`), h("pre", {}, pretty(g.hypotheses))) : "");
+}
+
+/** A small force layout: deterministic start on a circle, then repulsion, springs and gravity. */
+function layout(nodes, edges, w, hgt) {
+  const pos = new Map();
+  const n = nodes.length || 1;
+  nodes.forEach((node, i) => pos.set(node.id, { x: w / 2 + (w / 3) * Math.cos((2 * Math.PI * i) / n), y: hgt / 2 + (hgt / 3) * Math.sin((2 * Math.PI * i) / n), dx: 0, dy: 0 }));
+  const links = edges.filter((e) => pos.has(e.source) && pos.has(e.target));
+  const list = [...pos.values()];
+  const ideal = Math.sqrt((w * hgt) / n) * 0.6;
+  for (let it = 0; it < 250; it++) {
+    const temp = 20 * (1 - it / 250) + 0.5;
+    for (const a of list) { a.dx = 0; a.dy = 0; }
+    for (let i = 0; i < list.length; i++) for (let j = i + 1; j < list.length; j++) {
+      const a = list[i], b = list[j];
+      let dx = a.x - b.x, dy = a.y - b.y; const d2 = Math.max(dx * dx + dy * dy, 1); const d = Math.sqrt(d2);
+      const f = (ideal * ideal) / d; dx /= d; dy /= d; a.dx += dx * f; a.dy += dy * f; b.dx -= dx * f; b.dy -= dy * f;
+    }
+    for (const e of links) {
+      const a = pos.get(e.source), b = pos.get(e.target);
+      let dx = a.x - b.x, dy = a.y - b.y; const d = Math.max(Math.sqrt(dx * dx + dy * dy), 1);
+      const f = (d * d) / ideal; dx /= d; dy /= d; a.dx -= dx * f; a.dy -= dy * f; b.dx += dx * f; b.dy += dy * f;
+    }
+    for (const a of list) {
+      a.dx += (w / 2 - a.x) * 0.05; a.dy += (hgt / 2 - a.y) * 0.05;
+      const d = Math.max(Math.sqrt(a.dx * a.dx + a.dy * a.dy), 1e-6);
+      a.x = Math.min(w - 40, Math.max(30, a.x + (a.dx / d) * Math.min(d, temp)));
+      a.y = Math.min(hgt - 20, Math.max(20, a.y + (a.dy / d) * Math.min(d, temp)));
+    }
+  }
+  return pos;
+}
+
+// ------------------------------------------------------------------ the task board, live
+
+async function boardView() {
+  const cols = h("div", { class: "columns", id: "board" });
+  const status = h("p", { class: "muted" }, "Connecting…");
+  main.replaceChildren(h("h1", {}, "Task board"), status, cols);
+  const render = (b) => {
+    status.replaceChildren(`Board ${b.board} · `, h("span", { class: "live" }, "● live"));
+    cols.replaceChildren(...["pending", "active", "completed", "failed"].map((c) => h("div", { class: "column", "data-column": c },
+      h("h3", {}, `${c} (${b[c].length})`),
+      b[c].slice(0, 200).map((t) => h("div", { class: "task", "data-task": t.id },
+        h("div", {}, t.description),
+        h("div", { class: "meta" }, `${t.id} · ${t.type}${t.claimed_by ? " · " + t.claimed_by : ""}${t.attempts ? " · attempt " + t.attempts : ""}`),
+        t.error ? h("div", { class: "meta error" }, t.error) : "",
+        c === "completed" && t.result != null ? h("details", {}, h("summary", {}, "result"), h("pre", { class: "model-text" }, pretty(t.result))) : "")))));
+  };
+  try {
+    render(await api("/api/board"));
+  } catch (err) {
+    if (err.status === 404) { status.replaceChildren(err.message); return; }
+    throw err;
+  }
+  const stop = stream("/api/board/events", (name, data) => { if (name === "board") render(data); },
+    (err) => { if (err) status.replaceChildren("Disconnected: " + err.message); });
+  cleanup.push(stop);
+}
+
+// ------------------------------------------------------------------ routing
+
+async function route() {
+  for (const stop of cleanup.splice(0)) stop();
+  const hash = location.hash.replace(/^#/, "") || "/";
+  const [path, query] = hash.split("?");
+  const params = new URLSearchParams(query || "");
+  if (params.get("token")) {  // `moot ui --token` opens the page with the token in the fragment (never sent)
+    sessionStorage.setItem(TOKEN_KEY, params.get("token"));
+    params.delete("token");
+    history.replaceState(null, "", "#" + path + (params.toString() ? "?" + params : ""));
+  }
+  for (const a of document.querySelectorAll("[data-nav]")) a.classList.toggle("active", (a.dataset.nav === "board") === path.startsWith("/board"));
+  try {
+    const m = path.match(/^\/runs\/([^/]+)$/);
+    if (m) await runView(decodeURIComponent(m[1]));
+    else if (path.startsWith("/board")) await boardView();
+    else await runsView(params);
+  } catch (err) { showError(err); }
+}
+
+window.addEventListener("hashchange", route);
+route();

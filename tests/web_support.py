@@ -1,0 +1,201 @@
+"""Runs recorded with the project's scripted models, a real `moot serve` on loopback, and a real
+Chromium driven by Debian's chromedriver: what the web page's tests (and bench/web.py) use."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from moot.models.base import ModelRequest
+from moot.models.testing import FunctionModel
+from moot.runtime import Budget, EventBus, RunStore, SubAgent, SubAgentTask, TaskGraph
+
+ROOT = Path(__file__).resolve().parents[1]
+INJECTED = '<script>window.__pwned = 1; document.title = "pwned"</script><img src="x" onerror="window.__pwned = 2">'
+"""A model answer that tries to run script in the page."""
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+
+
+def browser_missing() -> str | None:
+    """Why the browser tests cannot run here, or ``None``; only a machine where the set-up cannot
+    install Debian's chromium (not root, not Debian) may skip them."""
+    if Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists():
+        try:
+            import selenium  # noqa: F401
+        except ImportError:
+            return "selenium is not installed (pip install -e '.[test]')"
+        return None
+    can_install = os.geteuid() == 0 and shutil.which("apt-get") is not None
+    if can_install:
+        raise AssertionError("chromium/chromedriver missing on a Debian machine with root: run scripts/setup --tests "
+                             "(apt-get install -y chromium chromium-driver)")
+    return "Debian's chromium and chromium-driver are not installed and cannot be installed here (not root or not Debian)"
+
+
+# ------------------------------------------------------------------ recording runs
+
+def _sleepy(seconds: float, answers: dict[str, str]) -> FunctionModel:
+    async def answer(request: ModelRequest) -> str:
+        await asyncio.sleep(seconds)
+        return answers.get(request.agent or "", f"{request.agent} is done.")
+
+    return FunctionModel(answer)
+
+
+def record_parallel_run(store: RunStore, *, delay: float = 0.3) -> str:
+    """Two agents that work at the same time, then a third that waits for both."""
+    model = _sleepy(delay, {"pros": "1. no commute\n2. focus\n3. flexible hours", "cons": "1. isolation\n2. blurred hours",
+                            "judge": "Remote work suits focused work; keep one office day."})
+    agents = [SubAgent("pros", "lists advantages", "List advantages.", model=model),
+              SubAgent("cons", "lists drawbacks", "List drawbacks.", model=model),
+              SubAgent("judge", "weighs both", "Weigh both sides.", model=model)]
+    graph = TaskGraph(agents, [SubAgentTask("pros", "Remote work"), SubAgentTask("cons", "Remote work"),
+                               SubAgentTask("judge", "Is remote work a good idea?", depends_on=["pros", "cons"])])
+    result = graph.run_sync(budget=Budget(max_calls=10, max_tokens=20_000), store=store, name="pros and cons of remote work")
+    return result.run_id
+
+
+def record_injected_run(store: RunStore) -> str:
+    """A run whose model answers with markup that would run script if the page inserted it as HTML."""
+    model = FunctionModel(lambda request: INJECTED)
+    graph = TaskGraph([SubAgent("writer", "writes", "Answer.", model=model)], [SubAgentTask("writer", "Say hello")])
+    result = asyncio.run(graph.run(store=store, bus=EventBus(record_content=True), name="hello " + INJECTED))
+    return result.run_id
+
+
+def record_graph_run(store: RunStore, folder: Path) -> str:
+    sys.path.insert(0, str(ROOT / "tests"))
+    from test_graph_support import GraphScript, make_sources, model_for
+
+    from moot.teams.graph import GraphTeam
+
+    team = GraphTeam(make_sources(folder), model=model_for(GraphScript()), store=store)
+    return team.ask_sync("How does the Ostby mill affect Lake Mira?").run_id
+
+
+def record_deliberation_run(store: RunStore) -> str:
+    sys.path.insert(0, str(ROOT / "tests"))
+    from deliberation_support import NOW, REQUEST, SLEEP_VS_DEADLINE, Deliberators, model_for
+
+    from moot.teams.deliberation import DeliberationTeam
+
+    team = DeliberationTeam(SLEEP_VS_DEADLINE, model=model_for(Deliberators()), store=store, mode="standard")
+    return team.deliberate_sync(REQUEST, now=NOW).run_id
+
+
+def record_all(db: Path, work: Path) -> dict[str, str]:
+    """Every kind of run the page shows, in one run store; returns kind → run id."""
+    store = RunStore(db)
+    try:
+        return {"parallel": record_parallel_run(store), "injected": record_injected_run(store),
+                "graph": record_graph_run(store, work / "graph-sources"), "deliberation": record_deliberation_run(store)}
+    finally:
+        store.close()
+
+
+# ------------------------------------------------------------------ a real `moot serve`
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Serve:
+    """`moot serve` as a separate process on a loopback port, over a given run store."""
+
+    def __init__(self, db: Path, *extra: str, env: dict[str, str] | None = None) -> None:
+        self.port = free_port()
+        self.db = db
+        self.extra = extra
+        self.env = {**os.environ, "MOOT_RUNS_DB": str(db), **(env or {})}
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> Serve:
+        self.proc = subprocess.Popen([sys.executable, "-m", "moot", "serve", "--port", str(self.port), *self.extra],
+                                     env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        import httpx
+
+        deadline = time.monotonic() + 30
+        while True:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"moot serve exited: {self.proc.stderr.read().decode() if self.proc.stderr else ''}")
+            try:
+                if httpx.get(self.url + "/api/health", timeout=1).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "moot serve did not start"
+            time.sleep(0.1)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+# ------------------------------------------------------------------ the browser
+
+class Browser:
+    """Headless Debian Chromium through chromedriver, with every network request logged."""
+
+    def __init__(self, width: int = 1400, height: int = 1000) -> None:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+
+        self.profile = tempfile.mkdtemp(prefix="moot-chromium-")
+        options = webdriver.ChromeOptions()
+        options.binary_location = CHROMIUM
+        for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                     "--disable-dev-shm-usage", f"--user-data-dir={self.profile}", f"--window-size={width},{height}"):
+            options.add_argument(flag)
+        options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
+        self.driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+        self.driver.set_page_load_timeout(30)
+
+    def __enter__(self) -> Browser:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.driver.quit()
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+    def requested_urls(self) -> list[str]:
+        """Every URL the page asked for since the last call (from the DevTools network log)."""
+        import json
+
+        urls = []
+        for entry in self.driver.get_log("performance"):
+            message = json.loads(entry["message"])["message"]
+            if message.get("method") == "Network.requestWillBeSent":
+                urls.append(message["params"]["request"]["url"])
+        return urls
+
+    def wait_for(self, script: str, timeout: float = 15.0, *args: Any) -> Any:
+        """Poll a JavaScript expression until it returns something truthy."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value = self.driver.execute_script(script, *args)
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for: {script}")
+            time.sleep(0.05)
