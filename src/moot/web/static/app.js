@@ -22,6 +22,8 @@ function h(tag, attrs = {}, ...children) {
   append(el, children);
   return el;
 }
+/** Replace an element's children (strings as text, arrays flattened). */
+function fill(el, ...children) { el.replaceChildren(); return append(el, children); }
 function append(el, children) {
   for (const c of children.flat(Infinity)) {
     if (c === null || c === undefined || c === false) continue;
@@ -108,7 +110,7 @@ function stream(path, onEvent, onEnd) {
 
 function showError(err) {
   if (err instanceof NeedToken) return tokenView();
-  main.replaceChildren(h("div", { class: "card error" }, "Error: ", err.message || String(err)));
+  fill(main, h("div", { class: "card error" }, "Error: ", err.message || String(err)));
 }
 
 function tokenView() {
@@ -118,7 +120,7 @@ function tokenView() {
   } }, h("h2", {}, "This server needs a token"),
     h("p", { class: "muted" }, "Enter the token moot serve was started with (--token or MOOT_SERVE_TOKEN). It stays in this tab only."),
     input, " ", h("button", { type: "submit" }, "Open"));
-  main.replaceChildren(form);
+  fill(main, form);
   input.focus();
 }
 
@@ -139,14 +141,14 @@ async function runsView(params) {
   let timer = null;
   search.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(() => go({ q: search.value, offset: 0 }), 250); });
   const body = h("div", { id: "runs-body" }, h("p", { class: "muted" }, "Loading runs…"));
-  main.replaceChildren(h("h1", {}, "Runs"), h("div", { class: "filters" }, teamSel, statusSel, search), body);
+  fill(main, h("h1", {}, "Runs"), h("div", { class: "filters" }, teamSel, statusSel, search), body);
   if (listState.q) { search.focus(); search.setSelectionRange(search.value.length, search.value.length); }
   const load = async () => {
     const qs = new URLSearchParams({ limit: listState.limit, offset: listState.offset });
     for (const k of ["team", "status", "q"]) if (listState[k]) qs.set(k, listState[k]);
     const t0 = performance.now();
     const page = await api("/api/runs?" + qs);
-    body.replaceChildren(runsTable(page));
+    fill(body, runsTable(page));
     window.__mootRendered = { view: "runs", ms: performance.now() - t0, rows: page.runs.length, total: page.total };
     return page;
   };
@@ -202,24 +204,24 @@ async function runView(runId) {
   const detail = h("div", { id: "span-detail" });
   const team = h("div", { id: "team-result" });
   const events = h("div", {});
-  main.replaceChildren(h("p", {}, h("a", { href: "#/" }, "← all runs")), head, budget,
+  fill(main, h("p", {}, h("a", { href: "#/" }, "← all runs")), head, budget,
     h("h2", {}, "Timeline"), h("p", { class: "muted" }, "One lane per agent on a shared time axis; click a span for its model requests, tool calls and output."),
     timeline, detail, team, events);
   let selected = null, closed = false, lastRun = null;
   const render = (run) => {
     const t0 = performance.now();
     lastRun = run;
-    head.replaceChildren(runHeader(run));
-    budget.replaceChildren(budgetView(run));
-    timeline.replaceChildren(timelineView(run, selected, (span) => { selected = span.task_id; render(lastRun); }));
+    fill(head, runHeader(run));
+    fill(budget, budgetView(run));
+    fill(timeline, timelineView(run, selected, (span) => { selected = span.task_id; render(lastRun); }));
     const span = run.spans.find((x) => x.task_id === selected);
-    detail.replaceChildren(span ? spanDetail(span, run) : "");
+    fill(detail, span ? spanDetail(span, run) : "");
     if (!team.dataset.kind || team.dataset.version !== String(run.events) + run.status) {
       team.dataset.kind = run.output_kind || "";
       team.dataset.version = String(run.events) + run.status;
-      team.replaceChildren(teamView(run));
+      fill(team, teamView(run));
     }
-    events.replaceChildren(teamEvents(run));
+    fill(events, teamEvents(run));
     window.__mootRendered = { view: "run", ms: performance.now() - t0, spans: run.spans.length, status: run.status };
   };
   let run = await api("/api/runs/" + encodeURIComponent(runId));
@@ -434,7 +436,7 @@ function graphView(g) {
   let view = { x: 0, y: 0, k: 1 }, selected = null, shown = maxIt;
   const applyView = () => layer.setAttribute("transform", `translate(${view.x},${view.y}) scale(${view.k})`);
   const draw = () => {
-    layer.replaceChildren();
+    fill(layer);
     const visible = new Set(nodes.filter((n) => (n.iteration || 0) <= shown).map((n) => n.id));
     for (const e of edges) {
       if ((e.iteration || 0) > shown || !visible.has(e.source) || !visible.has(e.target)) continue;
@@ -460,7 +462,7 @@ function graphView(g) {
   };
   const evidence = (list) => (list || []).length ? list.map((e) => h("div", { class: "quote" }, "“", e.quote, "” ", h("span", { class: "muted" }, "— ", e.source))) :
     h("p", { class: "muted" }, "No evidence quoted.");
-  const showNode = (n) => info.replaceChildren(h("h3", {}, n.kind === "placeholder" ? "Placeholder (provisional): " : "Entity: ", n.label),
+  const showNode = (n) => fill(info, h("h3", {}, n.kind === "placeholder" ? "Placeholder (provisional): " : "Entity: ", n.label),
     h("div", { class: "kv" }, h("div", {}, "confidence"), h("div", {}, fmtC(n.confidence)), h("div", {}, "added in iteration"), h("div", {}, n.iteration || 0),
       n.why_relevant ? [h("div", {}, "why relevant"), h("div", {}, n.why_relevant)] : "",
       n.description ? [h("div", {}, "stands for"), h("div", {}, n.description)] : "",
@@ -468,7 +470,7 @@ function graphView(g) {
     n.kind === "placeholder" ? h("p", { class: "flag" }, "Provisional: the evidence implies something here but does not name it.") : "",
     (n.constraints || []).map((c) => h("div", { class: "muted" }, "constraint: ", c)), h("h3", {}, "Evidence"), evidence(n.evidence));
   const label = (id) => (nodes.find((n) => n.id === id) || { label: id }).label;
-  const showEdge = (e) => info.replaceChildren(h("h3", {}, `${label(e.source)} —${e.type}→ ${label(e.target)}`),
+  const showEdge = (e) => fill(info, h("h3", {}, `${label(e.source)} —${e.type}→ ${label(e.target)}`),
     h("div", { class: "kv" }, h("div", {}, "strength"), h("div", {}, fmtC(e.strength)), h("div", {}, "provisional"), h("div", {}, e.provisional ? "yes" : "no"),
       h("div", {}, "added in iteration"), h("div", {}, e.iteration || 0), e.challenge ? [h("div", {}, "skeptic"), h("div", {}, e.challenge)] : ""),
     h("h3", {}, "Evidence"), evidence(e.evidence));
@@ -537,10 +539,10 @@ function layout(nodes, edges, w, hgt) {
 async function boardView() {
   const cols = h("div", { class: "columns", id: "board" });
   const status = h("p", { class: "muted" }, "Connecting…");
-  main.replaceChildren(h("h1", {}, "Task board"), status, cols);
+  fill(main, h("h1", {}, "Task board"), status, cols);
   const render = (b) => {
-    status.replaceChildren(`Board ${b.board} · `, h("span", { class: "live" }, "● live"));
-    cols.replaceChildren(...["pending", "active", "completed", "failed"].map((c) => h("div", { class: "column", "data-column": c },
+    fill(status, `Board ${b.board} · `, h("span", { class: "live" }, "● live"));
+    fill(cols, ...["pending", "active", "completed", "failed"].map((c) => h("div", { class: "column", "data-column": c },
       h("h3", {}, `${c} (${b[c].length})`),
       b[c].slice(0, 200).map((t) => h("div", { class: "task", "data-task": t.id },
         h("div", {}, t.description),
@@ -551,11 +553,11 @@ async function boardView() {
   try {
     render(await api("/api/board"));
   } catch (err) {
-    if (err.status === 404) { status.replaceChildren(err.message); return; }
+    if (err.status === 404) { fill(status, err.message); return; }
     throw err;
   }
   const stop = stream("/api/board/events", (name, data) => { if (name === "board") render(data); },
-    (err) => { if (err) status.replaceChildren("Disconnected: " + err.message); });
+    (err) => { if (err) fill(status, "Disconnected: " + err.message); });
   cleanup.push(stop);
 }
 
