@@ -266,3 +266,47 @@ def test_a_place_no_fact_covers_is_unknown_without_a_model_call(kb: KnowledgeBas
     answer, model = ask(kb, "What was the level of the Harwick reservoir in June 2023?", {})
     assert not model.requests and not answer.knows
     assert "Harwick" in answer.answer and "don't know" in answer.answer
+
+
+# --------------------------------------------------------------------------- one budget for the whole question
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_one_budget_holds_across_classification_drafts_and_selection(kb: KnowledgeBase, seed: int) -> None:
+    """Random scripted costs, random limits: the question never makes more calls than its budget,
+    never starts a call once its dollars are spent (so it overshoots by one call at most, not by a
+    whole second budget), reports exactly what the model was paid, and still returns an answer."""
+    import random
+
+    from moot.models.base import ModelResponse, Usage
+    from moot.runtime import Budget
+
+    rng = random.Random(seed)
+    costs: list[float] = []
+
+    def paid(output: Any) -> Any:
+        def answer(request: ModelRequest) -> ModelResponse:
+            cost = round(rng.uniform(0.001, 0.02), 4)
+            costs.append(cost)
+            text = output if isinstance(output, str) else __import__("json").dumps(output)
+            return ModelResponse(text=text, output=None if isinstance(output, str) else output,
+                                 usage=Usage(input_tokens=rng.randint(50, 400), output_tokens=rng.randint(5, 80),
+                                             requests=1, cost_usd=cost))
+        return answer
+
+    routes = {"coordinator": paid({"intent": "mathematical", "entities": []}),
+              "single": paid(rng.choice(["It fell by 25 points [#1].", "It fell from 82% to 61% [#1] [#2]."])),
+              "compute": paid({"operation": "difference", "operands": ["q1", "q2"]}),
+              "reasoning": paid("From 82% to 61% [#1] [#2]."),
+              "selector": paid({"best": "draft 1"})}
+    budget = Budget(max_calls=rng.randint(1, 5), max_cost_usd=round(rng.uniform(0.005, 0.05), 4))
+    model = FunctionModel(by_agent(routes))
+    team = LearningTeam(kb, model=model, budget=budget, store=False)
+    question = rng.choice(["Tessaly reservoir level drop March to June",
+                           "By how much did the Tessaly reservoir level fall between March and June?"])
+    answer = team.ask_sync(question, mode=rng.choice(["auto", "multi"]))
+    assert len(model.requests) <= budget.max_calls
+    assert answer.usage.requests == len(model.requests)
+    assert answer.usage.cost_usd == pytest.approx(sum(costs))
+    assert sum(costs[:-1]) < budget.max_cost_usd if costs else True  # no call started after the money ran out
+    assert answer.answer  # a partial result at worst, never nothing

@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 from moot.memory import KnowledgeBase
 from moot.models.base import Model, ModelSettings, Usage
 from moot.runtime import Budget, BudgetTracker, EventBus, RunStore, SubAgent, SubAgentTask, TaskGraph
+from moot.teams.learning.answer import build_answer
 from moot.teams.learning.specialists import (
     ARITHMETIC_INTENTS,
     MAX_FACTS,
@@ -183,9 +184,13 @@ def specialists_for(question: str, intent: str, recalled: dict[str, Any]) -> tup
     dates = [q for q in quantities if q.date is not None]
     chosen: list[str] = []
     why: list[str] = []
+    in_question = [q for q in quantities if q.origin == "question" and q.value is not None]
     if quantities and (derivation_asked(question) or intent == "mathematical"):
         chosen.append("compute")
         why.append(f"compute: {len(quantities)} quantities and the question asks for a worked-out value")
+    elif len(in_question) >= 2:
+        chosen.append("compute")
+        why.append(f"compute: the question itself gives {len(in_question)} numbers")
     evidence_text = " ".join(str(f.get("content") or "") for f in facts) + " " + " ".join(
         str(p.get("text") or "") for p in passages)
     if conflicting_values(facts):
@@ -231,33 +236,17 @@ def plan_multi(question: str, intent: str, recalled: dict[str, Any], *,
     return tasks, why
 
 
-def remaining(budget: Budget, spent: Usage, elapsed_s: float) -> Budget:
-    """What is left of the question's budget after classification, for the graph run."""
-    changes: dict[str, Any] = {}
-    if budget.max_calls is not None:
-        changes["max_calls"] = max(0, budget.max_calls - spent.requests)
-    if budget.deadline_s is not None:
-        changes["deadline_s"] = max(0.001, budget.deadline_s - elapsed_s)
-    if budget.max_tokens is not None:
-        changes["max_tokens"] = max(0, budget.max_tokens - spent.total_tokens)
-    if budget.max_cost_usd is not None:
-        changes["max_cost_usd"] = max(0.0, budget.max_cost_usd - spent.cost_usd)
-    return budget.override(**changes) if changes else budget
-
-
 PhaseCallback = Callable[[str], None]
 
 
 async def answer_question(kb: KnowledgeBase, question: str, *, model: Model, mode: str = "auto",
-                          budget: Budget, store: RunStore | None, bus: EventBus | None = None,
+                          budget: Budget | BudgetTracker, store: RunStore | None, bus: EventBus | None = None,
                           on_phase: PhaseCallback | None = None, models: Mapping[str, Model] | None = None) -> Any:
-    """Answer one question with the team; returns a :class:`~moot.teams.learning.team.Answer`.
+    """Answer one question with the team; returns a :class:`~moot.teams.learning.answer.Answer`.
 
     ``models`` maps a role (``single``, ``compute``, ``reasoning``, ``selector``, ``teaching``,
     ``research``, ``synthesize``, ``coordinator``) to the model that plays it; other roles use
     ``model``."""
-    from moot.teams.learning.team import build_answer
-
     if mode not in MODES:
         from moot.errors import MootError
 
@@ -274,10 +263,13 @@ async def answer_question(kb: KnowledgeBase, question: str, *, model: Model, mod
     memory = build_memory(kb)
     recalled = memory.recall(question)  # first: when nothing is relevant, no model call is needed at all
     phase("classify")
+    # One tracker for the whole question: classification and the graph spend from the same limits.
+    tracker = budget if isinstance(budget, BudgetTracker) else BudgetTracker(budget)
+    limits = tracker.budget
     classification, class_usage = await classify(
-        question, model=model_for("coordinator"), budget=BudgetTracker(budget), bus=bus,
+        question, model=model_for("coordinator"), budget=tracker, bus=bus,
         # with one call in the budget, it goes to the answer, not to classifying the question
-        use_model=mode == "auto" and recalled["relevant"] and (budget.max_calls is None or budget.max_calls > 1),
+        use_model=mode == "auto" and recalled["relevant"] and (limits.max_calls is None or limits.max_calls > 1),
     )
     fact_count = kb.count(include_superseded=False)
     used_mode, rule = choose_mode(mode, classification.intent, fact_count)
@@ -322,8 +314,10 @@ async def answer_question(kb: KnowledgeBase, question: str, *, model: Model, mod
                 agents[task.agent] = builders[task.agent]()
     phase("specialists")
     graph = TaskGraph(list(agents.values()), tasks)
-    run = await graph.run(budget=remaining(budget, class_usage, time.perf_counter() - started), store=store,
-                          bus=bus, name=f"ask: {question[:70]}")
+    run = await graph.run(budget=tracker, store=store, bus=bus, name=f"ask: {question[:70]}")
+    counted = sum((r.usage for r in run.results.values()), Usage())
+    if run.usage.requests > counted.requests:  # the run's usage came from the shared tracker: classification is in it
+        class_usage = Usage()
     return build_answer(question=question, classification=classification, mode=used_mode, rule=rule,
                         recalled=recalled, run=run, extra_usage=class_usage,
                         seconds=time.perf_counter() - started, conflicts=conflicting_values(recalled["facts"]),
