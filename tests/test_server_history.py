@@ -246,3 +246,18 @@ def test_asking_the_learning_team_over_http_answers_with_intent_strategy_facts_a
         assert run["team"] == "learning" and run["output_kind"] == "answer"
         assert run["output"]["trace"]["intent"] == answer["intent"]
         assert httpx.post(f"{srv.url}/api/learning/kbs/olympics-ask/ask/runs", json={"question": "Norway?"}).status_code == 202
+
+
+def test_runs_held_by_another_run_are_listed_on_its_page_not_in_the_top_list(db: Path) -> None:
+    store = RunStore(db)
+    store.ensure_run("goal0001", "board goal: write the notes")
+    store.start_run("call0001", "board writer: write the notes", parent_run_id="goal0001")
+    store.close()
+    with serve(db) as srv:
+        top = httpx.get(f"{srv.url}/api/runs", params={"team": "board"}).json()
+        assert [r["run_id"] for r in top["runs"]] == ["goal0001"]
+        every = httpx.get(f"{srv.url}/api/runs", params={"team": "board", "top_level": False}).json()
+        assert {r["run_id"] for r in every["runs"]} == {"goal0001", "call0001"}
+        goal = httpx.get(f"{srv.url}/api/runs/goal0001").json()
+        assert [c["run_id"] for c in goal["children"]] == ["call0001"]
+        assert httpx.get(f"{srv.url}/api/runs/call0001").json()["parent_run_id"] == "goal0001"

@@ -304,12 +304,13 @@ class RunStore:
 
     def query_runs(self, *, name_prefixes: list[str] | None = None, status: str | None = None,
                    since: float | None = None, until: float | None = None, search: str | None = None,
-                   limit: int = 50, offset: int = 0) -> tuple[list[RunRecord], int]:
+                   limit: int = 50, offset: int = 0, top_level: bool = False) -> tuple[list[RunRecord], int]:
         """A page of runs, newest first, and how many match in all.
 
         ``name_prefixes``: runs whose name starts with one of them (a team's runs); ``search``:
-        a case-insensitive substring of the name or a prefix of the id."""
-        where: list[str] = []
+        a case-insensitive substring of the name or a prefix of the id; ``top_level``: only runs
+        that no other run holds."""
+        where: list[str] = ["parent_run_id IS NULL"] if top_level else []
         args: list[Any] = []
         if name_prefixes:
             where.append("(" + " OR ".join("name LIKE ? ESCAPE '\\'" for _ in name_prefixes) + ")")

@@ -197,10 +197,11 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         q: str | None = Query(None, max_length=200, description="Text in the run's name, or the start of its id."),
         limit: int = Query(50, ge=1, le=500),
         offset: int = Query(0, ge=0),
+        top_level: bool = Query(True, description="Only runs no other run holds (their children are on their page)."),
     ) -> RunPage:
         """Runs recorded by any moot process on this machine (CLI, this server, others), newest first."""
         rows, total = await asyncio.to_thread(history.list_runs, store(), team=team, status=status, since=since,
-                                              until=until, search=q, limit=limit, offset=offset)
+                                              until=until, search=q, limit=limit, offset=offset, top_level=top_level)
         return RunPage(runs=rows, total=total, offset=offset, limit=limit)
 
     @app.delete("/api/runs", response_model=CancelledCount, tags=["runs"])

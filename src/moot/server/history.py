@@ -58,7 +58,8 @@ def _usage(data: dict[str, Any] | Any) -> UsageOut:
 def summary(record: RunRecord) -> RunSummary:
     return RunSummary(run_id=record.id, name=record.name, team=team_of(record.name), status=record.status,
                       stop_reason=record.stop_reason, started=record.started, finished=record.finished,
-                      duration_s=record.duration_s, usage=_usage(record.usage))
+                      duration_s=record.duration_s, usage=_usage(record.usage),
+                      parent_run_id=getattr(record, "parent_run_id", None))
 
 
 _BUDGET_WORDS = {
@@ -211,8 +212,9 @@ def run_detail(store: RunStore, run_id: str) -> RunDetail:
     spans, lanes, team_events, budget_events, content = build_spans(events, record.results)
     found = store.output(record.id)
     base = summary(record)
+    children = [summary(c) for c in store.children(record.id)] if hasattr(store, "children") else []
     return RunDetail(
-        **base.model_dump(), lanes=lanes, spans=spans, team_events=team_events, budget_events=budget_events,
+        **base.model_dump(), lanes=lanes, children=children, spans=spans, team_events=team_events, budget_events=budget_events,
         budget=_budget_lines(record.budget, record, events), stop_reason_text=plain_stop_reason(record.status, record.stop_reason),
         usage_by_agent={a: _usage(u) for a, u in record.usage_by_agent.items()},
         output_kind=found[0] if found else None, output=found[1] if found else None,
@@ -221,15 +223,16 @@ def run_detail(store: RunStore, run_id: str) -> RunDetail:
 
 
 def list_runs(store: RunStore, *, team: str | None, status: str | None, since: float | None, until: float | None,
-              search: str | None, limit: int, offset: int) -> tuple[list[RunSummary], int]:
+              search: str | None, limit: int, offset: int, top_level: bool = True) -> tuple[list[RunSummary], int]:
     prefixes: list[str] | None = None
     if team:
         prefixes = list(TEAM_PREFIXES.get(team, ()))
     if team == "other":
         # "other": everything no team prefix matches; rare, so it is filtered here
-        records, _ = store.query_runs(status=status, since=since, until=until, search=search, limit=100_000)
+        records, _ = store.query_runs(status=status, since=since, until=until, search=search, limit=100_000,
+                                      top_level=top_level)
         rows = [summary(r) for r in records if team_of(r.name) == "other"]
         return rows[offset: offset + limit], len(rows)
     records, total = store.query_runs(name_prefixes=prefixes, status=status, since=since, until=until, search=search,
-                                      limit=limit, offset=offset)
+                                      limit=limit, offset=offset, top_level=top_level)
     return [summary(r) for r in records], total

@@ -35,6 +35,8 @@ class RunSummary(BaseModel):
     finished: float | None = None
     duration_s: float | None = None
     usage: UsageOut = Field(default_factory=UsageOut)
+    parent_run_id: str | None = None
+    """The run that holds this one (a board goal holds its agents' calls), if any."""
 
 
 class RunPage(BaseModel):
@@ -117,6 +119,8 @@ class RunDetail(RunSummary):
 
     lanes: list[str] = Field(default_factory=list)
     """Agents in the order they first started: one timeline lane each."""
+    children: list[RunSummary] = Field(default_factory=list)
+    """Runs this run holds, oldest first (each has its own page)."""
     spans: list[Span] = Field(default_factory=list)
     team_events: list[TeamEvent] = Field(default_factory=list)
     budget: list[BudgetLine] = Field(default_factory=list)

@@ -249,13 +249,17 @@ function runHeader(run) {
     h("div", {}, badge(run.status), " ", h("span", { class: "team" }, run.team), " · ", h("code", {}, run.run_id),
       run.status === "running" || run.status === "queued" ? h("span", { class: "live" }, "  ● live") : ""),
     h("p", { class: "reasontext", id: "stop-reason" }, run.stop_reason_text),
+    run.parent_run_id ? h("p", {}, "Part of ", h("a", { href: "#/runs/" + run.parent_run_id }, "run " + run.parent_run_id.slice(0, 12))) : "",
     h("div", { class: "stats" },
       stat("model calls", fmtInt(u.requests)), stat("input tokens", fmtInt(u.input_tokens)),
       stat("output tokens", fmtInt(u.output_tokens)), stat("cost", fmtCost(u.cost_usd)),
       stat("duration", run.status === "running" ? fmtDur(Date.now() / 1000 - run.started) + "…" : fmtDur(run.duration_s)),
       stat("agents", fmtInt(run.lanes.length)), stat("started", fmtTime(run.started))),
     run.prompt ? h("p", {}, h("span", { class: "muted" }, "request: "), run.prompt) : "",
-    run.content_recorded ? h("p", { class: "muted" }, "Prompts and responses were recorded for this run (open a span to read them).") : "");
+    run.content_recorded ? h("p", { class: "muted" }, "Prompts and responses were recorded for this run (open a span to read them).") : "",
+    run.children.length ? h("details", { open: run.children.length <= 10 }, h("summary", {}, `Runs inside this one (${run.children.length})`),
+      h("ul", {}, run.children.map((c) => h("li", {}, badge(c.status), " ", h("a", { href: "#/runs/" + c.run_id }, c.name),
+        h("span", { class: "muted" }, ` · ${fmtInt(c.usage.requests)} calls · ${fmtDur(c.duration_s)}`))))) : "");
 }
 const stat = (label, value) => h("div", {}, h("span", {}, label), h("b", {}, value));
 
