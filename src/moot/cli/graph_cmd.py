@@ -40,6 +40,9 @@ def graph_command(
     model: Optional[list[str]] = model_option(),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the graph: .json, .graphml (Gephi, yEd, networkx) or .mmd (Mermaid)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object: nodes, edges, gaps, hypotheses, noise, answer, usage."),
+    record_content: bool = typer.Option(
+        False, "--record-content", help="Also record prompts and responses in the run store (shown on the run's web page)."
+    ),
 ) -> None:
     """Grow a graph over your sources: mapper, skeptic, placeholder, quantifier and hypothesizer agents."""
     from moot.runtime import EventBus, RunStore
@@ -63,7 +66,7 @@ def graph_command(
             index = team.index(progress=on_progress)
         if not as_json:
             stderr.print(f"[dim]{index.count()} passages from {len(index.sources)} source(s)[/]")
-        bus = EventBus()
+        bus = EventBus(record_content=record_content)
         board = _Board(limit=config.iterations)
         bus.subscribe(board.on_event)
         if as_json:

@@ -40,6 +40,9 @@ def research_command(
                                      "calls=N, tokens=N, usd=X, seconds=X, comma-separated."),
     sequential: bool = typer.Option(False, "--sequential", help="Run researchers one after another (for comparison)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object: answer, evidence, verification, usage."),
+    record_content: bool = typer.Option(
+        False, "--record-content", help="Also record prompts and responses in the run store (shown on the run's web page)."
+    ),
 ) -> None:
     """Research a codebase: planner → parallel researchers → synthesizer → verifier (or one agent)."""
     from moot.cli.index_cmd import _progress_bar
@@ -55,7 +58,7 @@ def research_command(
     team = ResearchTeam(repo, store=RunStore(), db_path=db, **models, **options)
     with _progress_bar(enabled=not as_json) as on_progress:
         team.index(progress=on_progress)
-    bus = EventBus()
+    bus = EventBus(record_content=record_content)
     board = _Board()
     bus.subscribe(board.on_event)
     try:
