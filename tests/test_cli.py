@@ -54,7 +54,7 @@ def test_a_corrupt_weight_file_is_refused_and_names_moot_setup(tmp_path) -> None
     cached = tmp_path / get_variant("qwen2.5-coder-0.5b").filename
     cached.write_bytes(b"GGUF" + b"\0" * 1024)  # a partial download: the right name, the wrong bytes
     result = moot("chat", "hi", env={"MOOT_MODELS_DIR": str(tmp_path)})
-    assert result.returncode == 2
+    assert result.returncode == 1  # a runtime failure (broken weights), not a usage mistake
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "refusing to load it" in lines[0]
     assert "moot setup" in lines[0] and "Traceback" not in result.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 
 import click
@@ -86,12 +87,12 @@ def main(argv: list[str] | None = None) -> None:
         code = app(args=args, prog_name="moot", standalone_mode=False)
     except MootError as exc:
         _fail(exc.one_line(), exc.message, exc.fix, exc.exit_code, wants_json)
-    except click.ClickException as exc:
+    except _CLICK_ERRORS as exc:
         if wants_json:
             _json_error(exc.format_message(), "see `moot COMMAND --help`", exc.exit_code)
         _show_click_error(exc)
         sys.exit(exc.exit_code)
-    except click.exceptions.Abort:
+    except _ABORTS:
         Console(stderr=True).print("[yellow]interrupted[/]")
         sys.exit(130)
     except KeyboardInterrupt:
@@ -100,6 +101,24 @@ def main(argv: list[str] | None = None) -> None:
     if code == 130:
         Console(stderr=True).print("[yellow]interrupted[/]")
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _exception_types(*names: str) -> tuple[type[BaseException], ...]:
+    """Typer vendors its own click; plain click may be there too (uvicorn). Catch both."""
+    import importlib
+
+    found: list[type[BaseException]] = []
+    for dotted in names:
+        module, _, attr = dotted.rpartition(".")
+        try:
+            found.append(getattr(importlib.import_module(module), attr))
+        except (ImportError, AttributeError):
+            continue
+    return tuple(found)
+
+
+_CLICK_ERRORS = _exception_types("typer._click.exceptions.ClickException", "click.exceptions.ClickException")
+_ABORTS = _exception_types("typer.Abort", "click.exceptions.Abort")
 
 
 def _fail(line: str, message: str, fix: str, code: int, wants_json: bool) -> None:
@@ -115,7 +134,7 @@ def _json_error(message: str, fix: str, code: int) -> None:
     print_json({"error": " ".join(message.split()), "fix": fix, "exit_code": code})
 
 
-def _show_click_error(exc: click.ClickException) -> None:
+def _show_click_error(exc: Any) -> None:
     try:
         from typer import rich_utils
 

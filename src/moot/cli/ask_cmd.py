@@ -12,8 +12,9 @@ from typing import Any, Optional
 
 import typer
 
+from moot.cli._options import budget_option, model_option, parse_budget, parse_models, team_model_kwargs
 from moot.cli._output import print_json, stderr, stdout, usage_line
-from moot.errors import MootError
+from moot.errors import UsageError
 
 _PHASE_TEXT = {
     "retrieve": "retrieving facts",
@@ -32,32 +33,36 @@ def ask(
     mode: str = typer.Option(
         "auto", "--mode", help="single (one agent), multi (specialists) or auto (chosen per question)."
     ),
-    model: Optional[str] = typer.Option(
-        None, "--model", "-m", help="Model string (default: $MOOT_MODEL, else the embedded model)."
-    ),
-    budget: str = typer.Option("standard", "--budget", help="quick, standard or deep."),
+    model: Optional[list[str]] = model_option(),
+    budget: str = budget_option(help="The question's limits: quick (4 calls, 15 s), standard (10, 30 s) or deep (20, 60 s), "
+                                     "and/or calls=N, tokens=N, usd=X, seconds=X, comma-separated."),
     as_json: bool = typer.Option(
         False, "--json",
         help='Print one JSON object: {"answer", "mode", "sub_agents", "facts_used", "confidence", "usage", "seconds", "run_id", …}.',
     ),
 ) -> None:
-    """Ask the learning team a question; the answer says which facts and agents it used."""
+    """Ask the learning team a question; the answer says which facts and agents it used.
+
+    Exits 1 when no agent could complete an answer (the budget ran out, or the model failed):
+    the most relevant facts are still printed.
+    """
     from moot.memory.store import resolve_path
-    from moot.runtime import PRESETS
     from moot.teams.learning.coordinator import MODES
     from moot.teams.learning.team import LearningTeam
 
     if mode not in MODES:
-        raise MootError(f"unknown mode {mode!r}", fix="use --mode auto, single or multi")
-    if budget not in PRESETS:
-        raise MootError(f"unknown budget {budget!r}", fix="use --budget " + ", ".join(PRESETS))
+        raise UsageError(f"unknown mode {mode!r}", fix="use --mode auto, single or multi")
+    chosen_budget = parse_budget(budget).budget()
+    models = team_model_kwargs(LearningTeam, parse_models(model), command="ask")
     path = resolve_path(kb)
     if not path.exists():
-        raise MootError(f"no knowledge base at {path}", fix="learn something first: moot learn FILE --kb NAME")
-    team = LearningTeam(path, model=model, budget=budget)
+        raise UsageError(f"no knowledge base at {path}", fix="learn something first: moot learn FILE --kb NAME")
+    team = LearningTeam(path, budget=chosen_budget, **models)
     answer = asyncio.run(_run(team, question, mode, live=not as_json))
     if as_json:
         print_json(answer.to_json())
+        if not answer.answered:
+            raise typer.Exit(1)
         return
     stdout.print(answer.answer)
     stderr.print(f"[dim]{answer.trace.render()}[/]", highlight=False)
@@ -66,6 +71,10 @@ def ask(
         stderr.print(f"[dim]  #{fact.id} {fact.content}{f' ({where})' if where else ''}[/]", highlight=False)
     stderr.print(f"[dim]{answer.mode} · {usage_line(answer.usage, answer.seconds)} · "
                  f"moot runs show {answer.run_id[:8]}[/]", highlight=False)
+    if not answer.answered:
+        stderr.print("[yellow]no complete answer[/] (fix: pass a larger --budget, e.g. --budget deep, "
+                     "or check the model with `moot models -m MODEL`)", highlight=False)
+        raise typer.Exit(1)
 
 
 async def _run(team: Any, question: str, mode: str, *, live: bool) -> Any:

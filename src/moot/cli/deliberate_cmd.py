@@ -19,8 +19,9 @@ from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
 
-from moot.cli._output import print_json, stderr, stdout, usage_dict, usage_line
-from moot.errors import MootError
+from moot.cli._options import model_option, parse_budget, parse_models, team_model_kwargs
+from moot.cli._output import exit_for_status, print_json, stderr, stdout, usage_dict, usage_line
+from moot.errors import MootError, UsageError
 
 
 def register(app: typer.Typer) -> None:
@@ -35,9 +36,13 @@ def deliberate_command(
     mode: str = typer.Option("standard", "--mode", help="quick (1 coordinator, 4 calls, 15 s), standard (2, debate, 10 calls, 30 s) or deep (3, 20 calls, 60 s)."),
     now: Optional[str] = typer.Option(None, "--now", help="The moment of the request, ISO (default: now), so old exports give reproducible runs."),
     roster: Optional[Path] = typer.Option(None, "--roster", help="Your own coordinators and specialists (TOML; see docs/deliberation.md)."),
-    model: Optional[str] = typer.Option(None, "--model", "-m", help="Model string (default: $MOOT_MODEL, else the embedded model)."),
-    max_calls: Optional[int] = typer.Option(None, "--max-calls", help="Override the mode's model calls."),
-    max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="Override the mode's seconds (what is done by then is kept)."),
+    model: Optional[list[str]] = model_option(),
+    budget: Optional[str] = typer.Option(
+        None, "--budget", "-b",
+        help="The run's limits (default: the --mode's): quick (4 calls, 15 s), standard (10, 30 s) or deep (20, 60 s), "
+             "and/or calls=N, seconds=X, comma-separated."),
+    max_calls: Optional[int] = typer.Option(None, "--max-calls", help="The same as --budget calls=N."),
+    max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="The same as --budget seconds=X (what is done by then is kept)."),
     no_memory: bool = typer.Option(False, "--no-memory", help="Neither use nor store past decisions."),
     accept: bool = typer.Option(False, "--accept", help="With `feedback`: you followed the resolution(s)."),
     reject: bool = typer.Option(False, "--reject", help="With `feedback`: you did not."),
@@ -56,9 +61,19 @@ def deliberate_command(
     from moot.runtime import EventBus, RunStore
     from moot.teams.deliberation import DeliberationTeam, FeedbackMemory
 
+    if budget is not None:
+        chosen = parse_budget(budget)
+        if set(chosen.limits()) - {"max_calls", "deadline_s"}:
+            raise UsageError("the deliberation team counts model calls and seconds only",
+                             fix="use --budget calls=N and/or seconds=X (or a preset)")
+        limits = chosen.budget()
+        max_calls = max_calls if max_calls is not None else limits.max_calls
+        max_seconds = max_seconds if max_seconds is not None else (
+            limits.deadline_s if (chosen.preset != "standard" or "deadline_s" in chosen.limits()) else None)
+    models = team_model_kwargs(DeliberationTeam, parse_models(model), command="deliberate")
     memory = None if no_memory else FeedbackMemory()
     try:
-        team = DeliberationTeam(data, model=model, mode=mode, roster=roster, store=RunStore(), memory=memory,
+        team = DeliberationTeam(data, **models, mode=mode, roster=roster, store=RunStore(), memory=memory,
                                 max_calls=max_calls, deadline_s=max_seconds)
         if team.data.skipped and not as_json:
             for s in team.data.skipped[:8]:
@@ -81,12 +96,10 @@ def deliberate_command(
         payload = result.to_json()
         payload["usage"] = usage_dict(result.usage)
         print_json(payload)
-        if result.status == "failed":
-            raise typer.Exit(1)
+        exit_for_status(result.status)
         return
     _print_result(result)
-    if result.status == "failed":
-        raise typer.Exit(1)
+    exit_for_status(result.status)
 
 
 def _print_result(result: Any) -> None:

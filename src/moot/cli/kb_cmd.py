@@ -1,4 +1,4 @@
-"""`moot kb stats|facts|consolidate --kb KB`: look into a knowledge base and tidy it."""
+"""`moot kb list` and `moot kb stats|facts|consolidate --kb KB`: find, look into and tidy knowledge bases."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from rich.text import Text
 
 from moot.cli._output import print_json, stdout
 
-kb_app = typer.Typer(help="Inspect and tidy a knowledge base: stats, facts, consolidate.", no_args_is_help=True)
+kb_app = typer.Typer(help="Knowledge bases: list them, inspect one (stats, facts) and tidy it (consolidate).", no_args_is_help=True)
 
 _KB_HELP = "Knowledge base: a name (kept in the moot home) or a file path."
 
@@ -29,6 +29,47 @@ def _open(kb: str):  # type: ignore[no-untyped-def]
         # Reading must not create an empty knowledge base by accident (a typo in --kb).
         raise MootError(f"knowledge base {kb!r} does not exist ({path})", fix="check --kb, or create it with `moot learn FILE --kb NAME`")
     return KnowledgeBase.open(kb)
+
+
+@kb_app.command("list")
+def list_command(
+    as_json: bool = typer.Option(False, "--json", help='Print one JSON object: {"folder", "knowledge_bases": [{"name", "path", "facts", …}]}.'),
+) -> None:
+    """The named knowledge bases in the moot home (what `--kb NAME` finds), with their facts and sources."""
+    from moot import config
+    from moot.memory import KnowledgeBase
+
+    folder = config.home() / "kb"
+    rows = []
+    for path in sorted(folder.glob("*.sqlite3")) if folder.is_dir() else []:
+        row: dict[str, object] = {"name": path.stem, "path": str(path), "bytes": path.stat().st_size}
+        try:
+            with KnowledgeBase.open(path) as knowledge_base:
+                summary = knowledge_base.summary(top=0)
+            row.update(facts=summary.facts, current_facts=summary.current_facts, sources=len(summary.sources),
+                       earliest=str(summary.earliest) if summary.earliest else None,
+                       latest=str(summary.latest) if summary.latest else None, error=None)
+        except Exception as exc:  # one damaged file must not hide the others
+            row.update(facts=None, current_facts=None, sources=None, earliest=None, latest=None,
+                       error=getattr(exc, "message", None) or str(exc))
+        rows.append(row)
+    if as_json:
+        print_json({"folder": str(folder), "knowledge_bases": rows})
+        return
+    if not rows:
+        stdout.print(f"no knowledge bases in {folder} — create one with `moot learn FILE --kb NAME`")
+        return
+    table = Table(title=f"knowledge bases in {folder}", title_justify="left")
+    for column in ("name", "facts", "current", "sources", "dates", "size"):
+        table.add_column(column, justify="right" if column in ("facts", "current", "sources", "size") else "left")
+    for row in rows:
+        if row["error"]:
+            table.add_row(str(row["name"]), Text(f"unreadable: {row['error']}", style="red"), "", "", "", f"{int(row['bytes']) // 1024} KiB")  # type: ignore[call-overload]
+            continue
+        dates = f"{row['earliest']} … {row['latest']}" if row["earliest"] else "-"
+        table.add_row(str(row["name"]), str(row["facts"]), str(row["current_facts"]), str(row["sources"]), dates,
+                      f"{int(row['bytes']) // 1024} KiB")  # type: ignore[call-overload]
+    stdout.print(table)
 
 
 @kb_app.command("stats")

@@ -28,19 +28,25 @@ def models(
     timeout_s: float = typer.Option(60.0, "--timeout", help="Seconds to wait for each check."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """List the configured models (default first) and check that each one answers."""
+    """List the configured models (default first) and check that each one answers (exit 1 if one does not)."""
     from moot import config
     from moot.models.registry import list_configured
 
-    specs = list(model) if model else list_configured()
     default = config.default_model_string()
-    if default not in specs:
-        specs.insert(0, default)
+    if model:
+        specs = list(dict.fromkeys(model))  # only what was asked for
+    else:
+        specs = list_configured()
+        if default not in specs:
+            specs.insert(0, default)
     rows = [asyncio.run(_probe(spec, check=check, timeout_s=timeout_s)) for spec in specs]
     for row in rows:
         row["default"] = row["model"] == default
+    failed = [row["model"] for row in rows if not row["ok"]]
     if as_json:
-        print_json({"default": default, "models": rows})
+        print_json({"default": default, "models": rows, "ok": not failed})
+        if failed:
+            raise typer.Exit(1)
         return
     table = Table(title="models", title_justify="left")
     for column in ("model", "default", "where", "engine", "status", "seconds"):
@@ -55,6 +61,9 @@ def models(
             f"{row['seconds']:.2f}" if row.get("seconds") is not None else "",
         )
     stdout.print(table)
+    if failed:
+        # a script (or CI) checking its models must see the failure in the exit status
+        raise typer.Exit(1)
 
 
 async def _probe(spec: str, *, check: bool, timeout_s: float) -> dict[str, Any]:

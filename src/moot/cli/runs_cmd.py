@@ -51,6 +51,10 @@ def runs(
     """List recent runs, newest first (`moot runs show ID` for one run's timeline)."""
     if ctx.invoked_subcommand is not None:
         return
+    if limit < 1:
+        from moot.errors import UsageError
+
+        raise UsageError(f"--limit {limit} lists nothing", fix="pass --limit 1 or more (-n 20 is the default)")
     records = RunStore().list_runs(limit)
     if as_json:
         print_json({"runs": [_summary(r) for r in records]})

@@ -14,8 +14,11 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from moot.cli._output import print_json, stderr, stdout, usage_dict, usage_line
-from moot.errors import MootError
+from moot.cli._options import budget_option, model_option, parse_budget, parse_models
+from moot.cli._output import exit_for_status, print_json, stderr, stdout, usage_dict, usage_line
+from moot.errors import MootError, UsageError
+
+ROLES = ("teacher", "student")
 
 
 def register(app: typer.Typer) -> None:
@@ -27,9 +30,11 @@ def teach(
     kb: str = typer.Option(..., "--kb", help="The knowledge base: a name (from `moot learn`) or a file path."),
     rounds: int = typer.Option(4, "--rounds", "-r", min=1, max=20, help="Teaching rounds (one teacher turn each)."),
     quiz: int = typer.Option(5, "--quiz", "-q", min=1, max=30, help="Quiz questions, built from the facts before teaching."),
-    model: Optional[str] = typer.Option(
-        None, "--model", "-m", help="Model string for both agents (default: $MOOT_MODEL, else the embedded model)."
-    ),
+    model: Optional[list[str]] = model_option(
+        "Model string for both agents (default: $MOOT_MODEL, else the embedded model); "
+        "teacher=MODEL or student=MODEL sets one agent's model (repeatable)."),
+    budget: str = budget_option(help="The session's limits: standard (room for every planned call: 3 a round, 1-2 a quiz "
+                                     "question, a retry a round), quick (half), deep (double), and/or calls=N, tokens=N, usd=X, seconds=X."),
     as_json: bool = typer.Option(False, "--json", help="Print the whole report as one JSON object (usage included)."),
 ) -> None:
     """Teach a topic from a knowledge base to a student agent that starts empty, then quiz both.
@@ -40,8 +45,20 @@ def teach(
     from moot.memory import KnowledgeBase
     from moot.memory.store import resolve_path
     from moot.runtime import RunStore
-    from moot.teams.learning.teaching import TeachingProgress, run_teaching_session
+    from moot.runtime import Budget
+    from moot.teams.learning.teaching import TeachingProgress, default_budget, run_teaching_session
 
+    choice = parse_models(model)
+    if unknown := sorted(set(choice.roles) - set(ROLES)):
+        raise UsageError(f"unknown role {unknown[0]!r} for `moot teach`", fix="use --model teacher=MODEL or student=MODEL")
+    teacher_model = choice.roles.get("teacher", choice.default)
+    student_model = choice.roles.get("student")
+    wanted = parse_budget(budget)
+    session_budget = None
+    if wanted.preset != "standard" or wanted.limits():
+        planned = default_budget(rounds, quiz, teacher_quiz=True)
+        session_budget = Budget(**wanted.scaled({"max_calls": planned.max_calls, "max_tokens": None,
+                                                 "max_cost_usd": None, "deadline_s": None}))
     path = resolve_path(kb)
     if not path.is_file():
         raise MootError(
@@ -72,10 +89,12 @@ def teach(
     async def session() -> Any:
         with RunStore() as store:
             if as_json:
-                return await run_teaching_session(knowledge, topic, model=model, rounds=rounds, quiz_size=quiz, store=store)
+                return await run_teaching_session(knowledge, topic, model=teacher_model, student_model=student_model,
+                                                  rounds=rounds, quiz_size=quiz, store=store, budget=session_budget)
             with stderr.status(f"teaching {topic!r}…"):
                 return await run_teaching_session(
-                    knowledge, topic, model=model, rounds=rounds, quiz_size=quiz, store=store, progress=show
+                    knowledge, topic, model=teacher_model, student_model=student_model, rounds=rounds, quiz_size=quiz,
+                    store=store, progress=show, budget=session_budget,
                 )
 
     try:
@@ -86,9 +105,11 @@ def teach(
         payload = report.model_dump(mode="json")
         payload["usage"] = usage_dict(report.usage)
         print_json(payload)
+        exit_for_status(report.status)
         return
     for renderable in render_report(report):
         stdout.print(renderable)
+    exit_for_status(report.status)
 
 
 def render_report(report: Any) -> list[Any]:

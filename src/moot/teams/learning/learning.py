@@ -113,6 +113,12 @@ class LearningError(MootError):
     """Learning a source failed; nothing from it was stored."""
 
 
+class LearningStopped(LearningError):
+    """A model call failed or the budget stopped extraction: a runtime failure (the CLI exits 1)."""
+
+    exit_code = 1
+
+
 ProgressCallback = Callable[[LearnProgress], None]
 
 
@@ -352,7 +358,7 @@ async def learn(
         fix = "raise the budget (or pass budget=None)" if failed.status == "stopped" or result.status == "stopped" else (
             "check the model with `moot models`, then learn the file again"
         )
-        raise LearningError(f"learning {source} stopped at {failed.id}: {why}; nothing was stored", fix=fix)
+        raise LearningStopped(f"learning {source} stopped at {failed.id}: {why}; nothing was stored", fix=fix)
 
     # Everything the model produced is in hand: clean it, then write in as few transactions as possible.
     extracted: list[tuple[Chunk, list[Fact]]] = []
