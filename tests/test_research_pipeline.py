@@ -209,7 +209,7 @@ def test_plan_parsing_drops_blank_and_duplicate_sub_questions() -> None:
 def test_a_planner_that_never_gives_a_valid_plan_gets_derived_sub_questions(repo: Path, tmp_path: Path) -> None:
     class BadPlanner(ResearchScript):
         async def __call__(self, request):  # type: ignore[no-untyped-def]
-            if str(request.messages[0].content).startswith("You plan research"):
+            if request.agent == "planner":
                 self.log.append(("planner", ""))
                 return {"steps": "not a plan"}
             return await super().__call__(request)
@@ -266,3 +266,16 @@ def test_an_answer_with_nothing_true_left_says_so_and_keeps_the_evidence(repo: P
     # what the question is about still comes back, written from the index
     assert "From the code index (written by moot" in result.answer and "app/server.py:4-7" in result.answer
     assert "`app.server.parse_request` (function) is defined at app/server.py:4-7" in result.answer
+
+
+def test_the_synthesizer_can_have_its_own_model(repo: Path, tmp_path: Path) -> None:
+    from moot.errors import MootError
+    from moot.models.testing import ScriptedModel
+
+    writer = ScriptedModel([GOOD], name="writer-model")
+    team = ResearchTeam(repo, model=model_for(ResearchScript(PLAN_3, synth="unused")), models={"synthesizer": writer},
+                        store=RunStore(tmp_path / "runs.db"), db_path=tmp_path / "index.db")
+    result = team.ask_sync("How does it work end-to-end?", mode="multi")
+    assert [r.agent for r in writer.requests] == ["synthesizer"] and "parse_request" in result.draft_answer
+    with pytest.raises(MootError, match="the research team has no role 'writer'"):
+        ResearchTeam(repo, model=writer, models={"writer": writer})

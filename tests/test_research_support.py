@@ -58,16 +58,12 @@ def make_repo(root: Path) -> Path:
     return root
 
 
-def system(request: ModelRequest) -> str:
-    return str(request.messages[0].content)
-
-
 def user(request: ModelRequest) -> str:
     return str(request.messages[1].content)
 
 
 class ResearchScript:
-    """Answers each phase's request by looking at the system prompt; records what happened."""
+    """Answers each phase's request by the calling agent's name (``request.agent``); records what happened."""
 
     def __init__(self, plan: list[dict[str, Any]], *, synth: str, verdicts: list[dict[str, Any]] | None = None,
                  barrier: asyncio.Barrier | None = None, researcher_tool_loops: int = 0,
@@ -88,11 +84,11 @@ class ResearchScript:
         if request.agent == "line-picker":  # the last phase: it quotes the first line it is shown
             self.log.append(("line-picker", user(request)))
             return {"lines": [1]}
-        s = system(request)
-        if s.startswith("You plan research"):
+        agent = request.agent or ""
+        if agent == "planner":
             self.log.append(("planner", ""))
             return {"sub_questions": self.plan}
-        if s.startswith("You research ONE"):
+        if agent.startswith("researcher-"):
             task = user(request)
             self.log.append(("researcher-start", task))
             if len(request.messages) == 2:
@@ -105,16 +101,16 @@ class ResearchScript:
             return {"findings": [{"path": "app/store.py", "start_line": 9, "end_line": 10, "note": self.finding_note},
                                  {"path": "app/ghost.py", "start_line": 3, "end_line": 4, "note": "invented"}],
                     "coverage_note": self.coverage_note, "sufficient": True}
-        if s.startswith("You write the answer"):
+        if agent == "synthesizer":
             self.log.append(("synthesizer", user(request)))
             return self.synth
-        if s.startswith("You check claims"):
+        if agent == "verifier":
             self.log.append(("verifier", user(request)))
             return {"verdicts": self.verdicts}
-        if s.startswith("You answer a question"):
+        if agent == "single-agent":
             self.log.append(("single", user(request)))
             return self.single
-        raise AssertionError(f"unexpected request: {s[:60]}")
+        raise AssertionError(f"unexpected request from agent {agent!r}")
 
 
 def model_for(script: ResearchScript) -> FunctionModel:
@@ -141,14 +137,15 @@ from openai_stub import openai_compatible_server  # noqa: E402
 
 
 def fake_answer(body: dict[str, Any]) -> str:
-    """The research phases answered by system prompt, as JSON text where a schema is asked for."""
-    system_text = body["messages"][0]["content"]
-    if system_text.startswith("You plan research"):
+    """The research phases answered by the output schema each asks for (what goes over HTTP), as
+    JSON text; the synthesizer asks for none."""
+    schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("name", "")
+    if schema == "PlannerOutput":
         return json.dumps({"sub_questions": PLAN_3[:2]})
-    if system_text.startswith("You research ONE"):
+    if schema == "ResearcherReport":
         return json.dumps({"findings": [{"path": "app/server.py", "start_line": 4, "end_line": 7, "note": "parses"}],
                            "coverage_note": "found it", "sufficient": True})
-    if system_text.startswith("You check claims"):
+    if schema == "VerifierOutput":
         return json.dumps({"verdicts": [{"claim": 1, "status": "VERIFIED", "correction": ""}]})
     return "Requests are split by `parse_request` (app/server.py:4)."
 

@@ -19,7 +19,8 @@ from typing import Any
 from moot.codeindex import CodeIndex
 from moot.codeindex.tools import code_tools
 from moot.errors import MootError
-from moot.models.base import ModelSettings, Usage
+from moot.models.base import Model, ModelSettings, Usage
+from moot.models.registry import RoleModels, model_for, resolve_models
 from moot.runtime import Budget, EventBus, RunStore, SubAgent, load_prompt
 from moot.teams.research.models import (
     EvidenceBundle,
@@ -83,22 +84,28 @@ _QUOTES = {"quotes": ["line-picker"]}
 """The line picker's phase, reported when it ran."""
 
 
+ROLES = ("planner", "researcher", "synthesizer", "line-picker", "verifier", "single-agent", "one-call")
+"""The roles a model can be given for (``models={role: model}``)."""
+
+
 class ResearchTeam:
     """Planner → parallel researchers → synthesizer → verifier over a code index (seed 001)."""
 
-    def __init__(self, repo: str | Path, *, model: Any = None, store: RunStore | None = None,
-                 index: CodeIndex | None = None, config: ResearchConfig | None = None,
+    def __init__(self, repo: str | Path, *, model: Any = None, models: RoleModels | None = None,
+                 store: RunStore | None = None, index: CodeIndex | None = None, config: ResearchConfig | None = None,
                  db_path: str | Path | None = None) -> None:
+        """``model`` serves every agent; ``models`` gives single roles their own model
+        (``{"synthesizer": "openai:gpt-4o"}``; roles: :data:`ROLES`)."""
         self.repo = Path(repo)
         self.config = config or ResearchConfig()
         self.store = store
         self._index = index
         self._db_path = db_path
-        if model is None or isinstance(model, str):
-            from moot.models.registry import infer_model
+        self.model, self.models = resolve_models(model, models, roles=ROLES, team="research")
 
-            model = infer_model(model)
-        self.model = model
+    def model_for(self, role: str) -> Model:
+        """The model of one role: its own from ``models``, else the team's ``model``."""
+        return model_for(role, self.model, self.models)
 
     # ------------------------------------------------------------------ index
 
@@ -181,7 +188,7 @@ class ResearchTeam:
         repo_map = await asyncio.to_thread(index.read_map, ".")
         hits = seed_findings(index, SubQuestion(question=question), limit=5)
         agent = SubAgent("one-call", "answers from the map and search hits in one call", load_prompt("baseline", __package__),
-                         model=self.model, max_turns=1, settings=ModelSettings(max_tokens=500))
+                         model=self.model_for("one-call"), max_turns=1, settings=ModelSettings(max_tokens=500))
         task = f"Repository map:\n{repo_map[:1500]}\n\nSearch results:\n{render_findings(hits) or 'none'}\n\nQuestion: {question}"
         outcome = await run.step("one-call", agent, task)
         answer = (outcome.text.strip() if outcome else "") or no_answer(outcome, "the budget stopped the run")
@@ -198,7 +205,7 @@ class ResearchTeam:
                       note: str = "") -> MultiAgentResult:
         seeded = seed_findings(index, SubQuestion(question=question))
         agent = SubAgent("single-agent", "answers with the code tools in one conversation", load_prompt("single", __package__),
-                         tools=code_tools(index), model=self.model, max_turns=self.config.single_calls,
+                         tools=code_tools(index), model=self.model_for("single-agent"), max_turns=self.config.single_calls,
                          settings=ModelSettings(max_tokens=500))
         outcome = await run.step("single-agent", agent, f"Search results:\n{render_findings(seeded) or 'none'}\n\nQuestion: {question}")
         draft = (outcome.text.strip() if outcome else "") or no_answer(outcome, "the budget stopped the run")
@@ -237,7 +244,7 @@ class ResearchTeam:
             plan = given_plan.model_copy(update={"note": given_plan.note or "plan given by the caller"})
         else:
             repo_map = await asyncio.to_thread(index.read_map, ".")
-            outcome = await run.step("planner", planner_agent(self.model, repo_map), f"Question: {question}")
+            outcome = await run.step("planner", planner_agent(self.model_for("planner"), repo_map), f"Question: {question}")
             plan = to_plan(question, outcome.output if outcome else None)
             if len(plan.sub_questions) < 2 and (derived := await asyncio.to_thread(derived_sub_questions, question, index)):
                 # A plan the model could not split is split by the question's own clauses or
@@ -253,7 +260,7 @@ class ResearchTeam:
             result.usage_by_phase = self._phases(run, {"planner": ["planner"], "single-agent": ["single-agent"], **_QUOTES})
             return result
         tools = code_tools(index)
-        researchers = [researcher_agent(f"researcher-{i}", self.model, index, tools, sq,
+        researchers = [researcher_agent(f"researcher-{i}", self.model_for("researcher"), index, tools, sq,
                                         max_turns=cfg.researcher_calls + 1, budget=Budget(max_calls=cfg.researcher_calls))
                        for i, sq in enumerate(plan.sub_questions, 1)]
         graph = await run.researchers(researchers, parallel=cfg.parallel)
@@ -263,7 +270,7 @@ class ResearchTeam:
             bundles.append(EvidenceBundle.model_validate(out) if isinstance(out, dict)
                            else EvidenceBundle(sub_question=sq.question, coverage_note=f"researcher {graph.results[r.name].status}",
                                                researcher=r.name, stop_reason=graph.results[r.name].stop_reason or ""))
-        outcome = await run.step("synthesizer", synthesizer_agent(self.model), render_evidence(question, bundles),
+        outcome = await run.step("synthesizer", synthesizer_agent(self.model_for("synthesizer")), render_evidence(question, bundles),
                                  depends_on=[r.name for r in researchers])
         draft = (outcome.text.strip() if outcome else "") or no_answer(outcome, "the synthesizer did not answer")
         resolved = merged_resolved(bundles)
@@ -294,7 +301,7 @@ class ResearchTeam:
         lines = await asyncio.to_thread(candidate_lines, index, question, resolved)
         if not lines:
             return []
-        outcome = await run.step("line-picker", picker_agent(self.model, len(lines)), picker_task(question, lines),
+        outcome = await run.step("line-picker", picker_agent(self.model_for("line-picker"), len(lines)), picker_task(question, lines),
                                  depends_on=[after])
         return chosen(lines, outcome.output if outcome else None)
 
@@ -306,7 +313,7 @@ class ResearchTeam:
         if to_model and self.config.verify_with_model and not run.stopped:
             hints = "; ".join(sq.verification_hint for sq in plan.sub_questions if sq.verification_hint)
             task = model_task(index, to_model) + (f"\nPlanner's hints: {hints[:400]}" if hints else "")
-            outcome = await run.step("verifier", verifier_agent(self.model, code_tools(index)), task,
+            outcome = await run.step("verifier", verifier_agent(self.model_for("verifier"), code_tools(index)), task,
                                      depends_on=["synthesizer"])
             model_verdicts, model_replace = apply_model_verdicts(to_model, outcome.output if outcome else None)
             verdicts += model_verdicts
