@@ -67,7 +67,8 @@ def suite(tmp_path: Path) -> Path:
 
 
 def moot(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "MOOT_HOME": str(home), "MOOT_RUNS_DB": str(home / "runs.sqlite3")}
+    # a wide "terminal" so the per-level table does not wrap level names
+    env = {**os.environ, "MOOT_HOME": str(home), "MOOT_RUNS_DB": str(home / "runs.sqlite3"), "COLUMNS": "200"}
     env.pop("MOOT_MODEL", None)
     return subprocess.run([*MOOT, *args], capture_output=True, text=True, env=env, timeout=120)
 
@@ -75,7 +76,7 @@ def moot(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
 def test_progressive_cli_writes_results_report_and_chart_then_rerenders(tmp_path: Path, suite: Path, model_string: str) -> None:
     out = tmp_path / "out"
     run = moot("eval", "progressive", "--suite", str(suite), "--model", model_string, "--mode", "both", "--runs", "2",
-               "--judge", model_string, "--judge-votes", "2", "--json", str(out / "results.json"), home=tmp_path / "home")
+               "--judge", model_string, "--judge-votes", "2", "--out", str(out / "results.json"), "--json", home=tmp_path / "home")
     assert run.returncode == 0, run.stderr
     summary = json.loads(run.stdout.strip().splitlines()[-1])
     assert summary["runs"] == 2 and summary["modes"] == ["single", "multi"]
@@ -96,7 +97,7 @@ def test_progressive_cli_writes_results_report_and_chart_then_rerenders(tmp_path
     assert "The LLM judge and the rubric agree" in markdown
     assert "| L1 direct recall |" in markdown and (out / "progressive.png").read_bytes()[:4] == b"\x89PNG"
 
-    again = moot("eval", "report", str(out / "results.json"), "--out", str(tmp_path / "again"), home=tmp_path / "home")
+    again = moot("eval", "report", str(out / "results.json"), "--report", str(tmp_path / "again"), home=tmp_path / "home")
     assert again.returncode == 0, again.stderr
     assert (tmp_path / "again" / "progressive.md").read_text() == markdown
     assert "L1 direct recall" in again.stdout
@@ -108,7 +109,7 @@ def test_progressive_cli_writes_results_report_and_chart_then_rerenders(tmp_path
 def test_resume_from_the_cli_keeps_finished_levels_and_refuses_other_settings(tmp_path: Path, suite: Path,
                                                                             model_string: str) -> None:
     out = tmp_path / "results.json"
-    common = ["eval", "progressive", "--suite", str(suite), "--model", model_string, "--mode", "single", "--json", str(out)]
+    common = ["eval", "progressive", "--suite", str(suite), "--model", model_string, "--mode", "single", "--out", str(out)]
     assert moot(*common, home=tmp_path / "home").returncode == 0
     first = json.loads(out.read_text())
     again = moot(*common, "--resume", home=tmp_path / "home")
@@ -126,7 +127,9 @@ def test_resume_from_the_cli_keeps_finished_levels_and_refuses_other_settings(tm
     (["eval", "progressive", "--levels", "L1", "--mode", "triple"], "error: unknown mode 'triple'"),
     (["eval", "progressive", "--runs", "0"], "error: --runs must be at least 1"),
     (["eval", "report", "nowhere.json"], "error: no results file at nowhere.json"),
-    (["eval", "progressive", "--levels", "L1", "--resume", "--json", "nowhere.json"], "error: nothing to resume"),
+    (["eval", "progressive", "--levels", "L1", "--resume", "--out", "nowhere.json"], "error: nothing to resume"),
+    (["eval", "progressive", "--levels", "L1", "--json", "results.json"], "error: --json takes no file any more"),
+    (["eval", "report", "results.json", "--out", "folder"], "error: the report folder is --report"),
     (["eval", "progressive", "--levels", "L1", "--resume"], "error: --resume needs the results file"),
 ])
 def test_user_mistakes_are_one_line_errors(tmp_path: Path, args: list[str], message: str) -> None:

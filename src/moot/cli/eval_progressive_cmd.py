@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 import typer
 
-from moot.cli._output import print_json, stderr, stdout
+from moot.cli._output import print_json, require_charts, stderr, stdout
 from moot.errors import MootError
 
 _MODES = {"single": ["single"], "multi": ["multi"], "context": ["context"], "both": ["single", "multi"],
@@ -70,17 +70,18 @@ def progressive(
     ),
     seed: int = typer.Option(0, "--seed", help="Base seed: run N uses seed+N."),
     json_out: Optional[Path] = typer.Option(
-        None, "--json",
-        help="Write the full results JSON here (everything the report is rebuilt from) and print a summary JSON object on stdout.",
+        None, "--out", "-o",
+        help="Write the full results JSON here (everything the report is rebuilt from; saved after every answer).",
     ),
+    as_json: bool = typer.Option(False, "--json", help='Print one JSON summary object on stdout (with "results", "report", "chart" paths).'),
     report_dir: Optional[Path] = typer.Option(None, "--report", help="Folder for progressive.md and progressive.png "
-                                              "(default: next to --json, else ./moot-eval-<time>)."),
+                                              "(default: next to --out, else ./moot-eval-<time>)."),
     suite: Optional[Path] = typer.Option(None, "--suite", help="A folder of level files (default: the bundled suite)."),
     teaching_rounds: int = typer.Option(8, "--teaching-rounds", help="Teaching rounds in L7 (one fact a round at the start: 8 for its 8-question quiz)."),
     # deep by default: the standard 30 s deadline cuts multi-call answers on a slow machine, so
     # the score would measure the machine's load instead of the answers.
-    budget: str = typer.Option("deep", "--budget", help="Budget per question: quick, standard (the team's default) or deep (20 calls, 60 s)."),
-    resume: bool = typer.Option(False, "--resume", help="Go on with a stopped run: keep the complete levels of the --json "
+    budget: str = typer.Option("deep", "--budget", "-b", help="Budget per question: quick, standard (the team's default) or deep (20 calls, 60 s)."),
+    resume: bool = typer.Option(False, "--resume", help="Go on with a stopped run: keep the complete levels of the --out "
                                 "file (same options required) and run the rest."),
 ) -> None:
     """Run the progressive L1–L12 suite on the learning team: each level in a fresh knowledge base."""
@@ -92,10 +93,13 @@ def progressive(
         raise MootError(f"--runs must be at least 1 (got {runs})", fix="pass --runs 1 or more")
     if judge_votes < 1:
         raise MootError(f"--judge-votes must be at least 1 (got {judge_votes})", fix="pass --judge-votes 1 or more")
-    from moot.runtime import PRESETS
+    from moot.cli._options import parse_budget
 
-    if budget not in PRESETS:
-        raise MootError(f"unknown budget {budget!r}", fix="use --budget " + ", ".join(PRESETS))
+    if parse_budget(budget).limits():
+        raise MootError(f"eval progressive takes a budget preset, not limits (got --budget {budget})",
+                        fix="use --budget quick, standard or deep: the results record the preset so runs can be compared")
+    budget = parse_budget(budget).preset
+    require_charts("eval progressive")
     if temperature is not None and not 0 <= temperature <= 2:
         raise MootError(f"--temperature {temperature} is out of range", fix="pass a temperature between 0 and 2")
     wanted = [v for v in (levels or "").split(",") if v.strip()] or None
@@ -110,17 +114,17 @@ def progressive(
         from moot.eval.results import EvalResults
 
         if json_out is None and report_dir is None:
-            raise MootError("--resume needs the results file of the stopped run", fix="pass --json OUT as the stopped run did")
+            raise MootError("--resume needs the results file of the stopped run", fix="pass --out FILE as the stopped run did")
         if not results_path.is_file():
             raise MootError(f"nothing to resume: no results file at {results_path}",
-                            fix="pass the --json of the stopped run, or drop --resume")  # fmt: skip
+                            fix="pass the --out of the stopped run, or drop --resume")  # fmt: skip
         earlier = EvalResults.load(results_path)
     results = asyncio.run(_run(suite_levels, modes, runs, (model_name, role_models), judge, judge_votes, temperature, seed,
                                results_path, teaching_rounds, budget, earlier))  # fmt: skip
     from moot.eval.report import summary_json, write_report
 
     md, png = write_report(results, out_dir)
-    if json_out is not None:
+    if as_json:
         print_json({**summary_json(results), "results": str(results_path), "report": str(md), "chart": str(png)})
         return
     _print_table(results)
@@ -219,12 +223,17 @@ def _print_table(results: Any) -> None:
 
 def report(
     results_file: Path = typer.Argument(..., help="A results JSON written by `moot eval progressive`."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Folder for the Markdown and PNG (default: next to the JSON)."),
+    out: Optional[Path] = typer.Option(None, "--report", help="Folder for the Markdown and PNG (default: next to the JSON)."),
+    old_out: Optional[str] = typer.Option(None, "--out", hidden=True),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object."),
 ) -> None:
     """Re-render the Markdown report and chart from a progressive results JSON."""
     from moot.eval.report import summary_json, write_report
     from moot.eval.results import EvalResults
+
+    if old_out is not None:
+        raise MootError("the report folder is --report (as in `moot eval progressive`)", fix=f"use --report {old_out}")
+    require_charts("eval report")
 
     results = EvalResults.load(results_file)
     md, png = write_report(results, out or results_file.parent)
