@@ -163,3 +163,16 @@ def test_tracker_settles_reservations() -> None:
     tracker.settle(reservation, None)  # the request failed without spending anything
     assert tracker.usage.requests == 0
     assert "budget of 1 model calls" in str(tracker.run_stop)
+
+
+def test_a_preset_deadline_fits_a_model_that_runs_on_this_machine() -> None:
+    from moot.models.testing import ScriptedModel
+    from moot.runtime.budget import LOCAL_DEADLINE_FACTOR, runs_locally
+
+    hosted = Budget.preset("standard", model="openai:gpt-4o-mini")
+    local = Budget.preset("standard", model="local")
+    assert hosted.deadline_s == 30 and local.deadline_s == 30 * LOCAL_DEADLINE_FACTOR
+    assert local.max_calls == hosted.max_calls == 10  # only the time limit changes
+    assert runs_locally(ScriptedModel(name="local-1.5b")) and not runs_locally(ScriptedModel(name="scripted"))
+    agent_limits = Budget(deadline_s=5, per_agent={"slow": Budget(deadline_s=2)}).fit_to("local:/models/x.gguf")
+    assert agent_limits.deadline_s == 5 * LOCAL_DEADLINE_FACTOR and agent_limits.per_agent["slow"].deadline_s == 40

@@ -29,7 +29,29 @@ PRESETS: dict[str, dict[str, Any]] = {
     "standard": {"max_calls": 10, "deadline_s": 30.0},
     "deep": {"max_calls": 20, "deadline_s": 60.0},
 }
-"""Named budgets every team can use; override any field with :meth:`Budget.override`."""
+"""Named budgets every team can use; override any field with :meth:`Budget.override`.
+
+Their deadlines are for a hosted model; :meth:`Budget.preset` with ``model=`` (or
+:meth:`Budget.fit_to`) gives a model that runs on this machine :data:`LOCAL_DEADLINE_FACTOR`
+times as long."""
+
+LOCAL_DEADLINE_FACTOR = 20
+"""How much longer a deadline is for a model that runs on this machine (the embedded model,
+a ``local:`` file): one call of the 0.5B embedded model on two shared cores takes 10-60 s where
+a hosted model takes 1-3 s, so the presets' 15/30/60 s become 300/600/1200 s. Measured on the
+README's example: ``moot ask`` at 30 s stopped on time for 1 of 14 answers on a quiet 2-core
+machine and 5 of 39 under load (issue #22)."""
+
+
+def runs_locally(model: Any) -> bool:
+    """Whether ``model`` (a :class:`Model`, a model string, or ``None`` for the default) runs on
+    this machine: the embedded model or a ``local:`` file (wrappers are looked through)."""
+    if model is None:
+        from moot import config
+
+        model = config.default_model_string()
+    name = model if isinstance(model, str) else str(getattr(getattr(model, "innermost", model), "name", ""))
+    return name == "local" or name.startswith(("local-", "local:"))
 
 DEFAULT_OUTPUT_ALLOWANCE = 1024
 """Output tokens held (and sent as ``max_tokens``) for a request that sets no ``max_tokens``
@@ -65,14 +87,28 @@ class Budget:
     """Fraction of a limit at which a ``budget_warning`` event is emitted once."""
 
     @classmethod
-    def preset(cls, name: str) -> Budget:
-        """``quick`` (4 calls, 15 s), ``standard`` (10 calls, 30 s) or ``deep`` (20 calls, 60 s)."""
+    def preset(cls, name: str, *, model: Any = None) -> Budget:
+        """``quick`` (4 calls, 15 s), ``standard`` (10 calls, 30 s) or ``deep`` (20 calls, 60 s).
+
+        With ``model``, the deadline fits that model (:meth:`fit_to`): a model running on this
+        machine gets :data:`LOCAL_DEADLINE_FACTOR` times the seconds.
+        """
         try:
-            return cls(**PRESETS[name])
+            budget = cls(**PRESETS[name])
         except KeyError:
             raise ConfigError(
                 f"unknown budget preset {name!r}", fix=f"use one of: {', '.join(PRESETS)}"
             ) from None
+        return budget.fit_to(model) if model is not None else budget
+
+    def fit_to(self, model: Any) -> Budget:
+        """This budget with its deadlines (the run's and each agent's) made
+        :data:`LOCAL_DEADLINE_FACTOR` times longer when ``model`` runs on this machine."""
+        if not runs_locally(model):
+            return self
+        per_agent = {k: b.fit_to(model) for k, b in self.per_agent.items()} if self.per_agent else self.per_agent
+        deadline = None if self.deadline_s is None else self.deadline_s * LOCAL_DEADLINE_FACTOR
+        return replace(self, deadline_s=deadline, per_agent=per_agent)
 
     def override(self, **changes: Any) -> Budget:
         """A copy with some fields changed: ``Budget.preset("quick").override(max_calls=8)``."""
@@ -527,4 +563,4 @@ class BudgetTracker:
                     listener(scope, which, f"{used:g} of {limit:g} {_LIMIT_NAMES[which]} used")
 
 
-__all__ = ["DEFAULT_OUTPUT_ALLOWANCE", "INPUT_MARGIN", "PRESETS", "Budget", "BudgetExceeded", "BudgetTracker", "Reservation"]
+__all__ = ["DEFAULT_OUTPUT_ALLOWANCE", "INPUT_MARGIN", "LOCAL_DEADLINE_FACTOR", "PRESETS", "runs_locally", "Budget", "BudgetExceeded", "BudgetTracker", "Reservation"]

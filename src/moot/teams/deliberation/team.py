@@ -28,6 +28,7 @@ from moot.errors import MootError
 from moot.models.base import Model
 from moot.models.registry import RoleModels, model_for, resolve_models
 from moot.runtime import Budget, EventBus, RecordedRun, RunStore
+from moot.runtime.budget import LOCAL_DEADLINE_FACTOR, runs_locally
 from moot.teams.deliberation import agents as ag
 from moot.teams.deliberation.conflicts import by_severity, candidate_pairs, model_conflict, resource_conflicts
 from moot.teams.deliberation.consensus import (
@@ -63,9 +64,9 @@ EV_VOTES = "deliberation.votes"
 
 _IMPACT_RANK = {"low": 0, "medium": 1, "high": 2}
 
-EMBEDDED_DEADLINE_FACTOR = 20
-"""The embedded model gets the mode's seconds × 20 (quick 300 s, standard 600 s, deep 1200 s) unless
-``deadline_s`` is given: the design's 15/30/60 s assume a hosted model."""
+EMBEDDED_DEADLINE_FACTOR = LOCAL_DEADLINE_FACTOR
+"""A model on this machine gets the mode's seconds × 20 (quick 300 s, standard 600 s, deep 1200 s) unless
+``deadline_s`` is given: the design's 15/30/60 s assume a hosted model (the runtime's rule for every team)."""
 
 
 def parse_now(value: str | datetime | None) -> datetime:
@@ -100,7 +101,7 @@ class DeliberationTeam:
         self.data = data if isinstance(data, DataSet) else load_folder(data)
         self.model, self.models = resolve_models(model, models, roles=ROLES, team="deliberation")
         model = self.model
-        if deadline_s is None and str(getattr(model, "name", "")).startswith("local"):
+        if deadline_s is None and runs_locally(model):
             # the design's seconds are for a hosted model; one embedded call on 2 shared cores takes 10-60 s
             deadline_s = base.deadline_s * EMBEDDED_DEADLINE_FACTOR
         self.mode: Mode = base.with_limits(max_calls=max_calls, deadline_s=deadline_s)
