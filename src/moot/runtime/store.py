@@ -330,7 +330,9 @@ class RunStore:
         clause = (" WHERE " + " AND ".join(where)) if where else ""
         with self._lock:
             total = self._db.execute(f"SELECT COUNT(*) FROM runs{clause}", args).fetchone()[0]
-            rows = self._db.execute(f"SELECT * FROM runs{clause} ORDER BY started DESC LIMIT ? OFFSET ?",
+            # walk the start-time index newest first: a filter's own index (parent_run_id) would
+            # make SQLite sort every matching run before it can return the first page
+            rows = self._db.execute(f"SELECT * FROM runs INDEXED BY runs_by_start{clause} ORDER BY started DESC LIMIT ? OFFSET ?",
                                     [*args, limit, offset]).fetchall()
         return [self._record(row, with_details=False) for row in rows], int(total)
 

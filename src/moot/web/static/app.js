@@ -149,7 +149,7 @@ async function runsView(params) {
     const t0 = performance.now();
     const page = await api("/api/runs?" + qs);
     fill(body, runsTable(page));
-    window.__mootRendered = { view: "runs", ms: performance.now() - t0, rows: page.runs.length, total: page.total };
+    window.__mootRendered = { view: "runs", at: performance.now(), ms: performance.now() - t0, rows: page.runs.length, total: page.total };
     return page;
   };
   const page = await load();
@@ -222,7 +222,7 @@ async function runView(runId) {
       fill(team, teamView(run));
     }
     fill(events, teamEvents(run));
-    window.__mootRendered = { view: "run", ms: performance.now() - t0, spans: run.spans.length, status: run.status };
+    window.__mootRendered = { view: "run", at: performance.now(), ms: performance.now() - t0, spans: run.spans.length, status: run.status };
   };
   let run = await api("/api/runs/" + encodeURIComponent(runId));
   render(run);
