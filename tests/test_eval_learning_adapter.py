@@ -113,7 +113,8 @@ def test_multi_answers_with_the_computed_value_where_single_invents_one(tmp_path
     by = {r.mode: r for r in results.levels[0].records}
     assert not by["single"].passed and "4,900,000" in by["single"].answer
     assert by["multi"].passed and by["multi"].answer.startswith("4,200,000")
-    assert any("selector: the question asks for a worked-out value" in n for n in by["multi"].trace["notes"])
+    assert any("single: fails" in n and "4900000" in n for n in by["multi"].trace["notes"])
+    assert any("selector: the only draft that passed the checker" in n for n in by["multi"].trace["notes"])
 
 
 def test_each_level_gets_a_fresh_knowledge_base(tmp_path: Path, store: RunStore) -> None:
@@ -274,3 +275,29 @@ def test_l7_the_taught_student_answers_the_quiz_from_its_own_notes(tmp_path: Pat
         if record.passed:
             assert any(value.split()[0] in note for note in notes for _, _, value in MILL_FACTS)
     assert any(r.passed for r in taught)
+
+
+def test_a_context_answer_fails_only_at_reasoning_or_metacognition() -> None:
+    question = _q([["150"]])
+    verdict = attribute_failure(level="L1", question=question, answer="It grinds a lot.", mode="context",
+                                knowledge="", sources="The mill grinds 150 kilograms an hour.")
+    assert verdict.stage == "reasoning" and "is in the articles" in verdict.reason
+    derived = attribute_failure(level="L3", question=_q([["21"]]), answer="It fell.", mode="context",
+                                knowledge="", sources="82% in March, 61% in June.")
+    assert derived.stage == "reasoning" and "worked out" in derived.reason
+    unknown = attribute_failure(level="L8", question=_q([], unknown=True), answer="It cost 300 crowns.", mode="context")
+    assert unknown.stage == "metacognition"
+
+
+def test_multi_with_drafts_blames_routing_only_when_compute_did_not_run() -> None:
+    run = {"memory": {"id": "memory", "output": {"facts": [{"id": 1, "content": "82% in March; 61% in June"}]}},
+           "single": {"id": "single", "output": {"draft": "It fell.", "computed": []}},
+           "select": {"id": "select", "output": {"answer": "It fell."}}}
+    kwargs = dict(level="L3", question=_q([["21"]]), answer="It fell.", mode="multi", run=run,
+                  knowledge="82% in March; 61% in June", sources="82% in March, 61% in June.")
+    no_compute = attribute_failure(trace={"intent": "recall", "sub_agents": ["memory", "single", "select"]}, **kwargs)
+    assert no_compute.stage == "routing" and "compute specialist did not run" in no_compute.reason
+    run["compute"] = {"id": "compute", "output": {"draft": "21 percentage points (82% − 61% = 21).", "computed": []}}
+    chose_wrong = attribute_failure(trace={"intent": "recall", "sub_agents": ["memory", "single", "compute", "select"]},
+                                    **kwargs)
+    assert chose_wrong.stage == "synthesis" and "selector chose another" in chose_wrong.reason

@@ -8,6 +8,7 @@ calling agent's name (``request.agent``), never by recognising prompt text.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as dt
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from moot.teams.learning.compute import (
     derivation_asked,
     evaluate,
     find_quantities,
+    narrow,
 )
 
 # --------------------------------------------------------------------------- compute: Python does the arithmetic
@@ -58,7 +60,7 @@ def test_quantities_carry_value_unit_date_and_the_fact_they_came_from() -> None:
     ("maximum", ["900 loaves", "600 loaves"], 900, "loaves"),
 ])
 def test_each_operation_is_computed_exactly(operation: str, texts: list[str], value: float, unit: str) -> None:
-    operands = [_q(t, origin=f"#{i}")[0] for i, t in enumerate(texts, 1)]
+    operands = [dataclasses.replace(_q(t, origin=f"#{i}")[0], id=f"q{i}") for i, t in enumerate(texts, 1)]
     result = evaluate(operation, operands)
     assert result.value == pytest.approx(value) and result.unit == unit
     assert result.origins == [f"#{i}" for i in range(1, len(texts) + 1)]
@@ -95,10 +97,28 @@ def test_the_schema_only_admits_listed_quantity_ids() -> None:
         schema.model_validate({"operation": "integrate", "operands": ["q1"]})
 
 
+def test_python_narrows_the_menu_to_what_can_answer_the_question() -> None:
+    facts = [{"id": 1, "content": "The reservoir stood at 82% on 14 March 2023; 14 kilometres of pipe", "source_date": "2023-03-14"},
+             {"id": 2, "content": "It was at 61% on 20 June 2023 and 61% again on 21 June", "source_date": "2023-06-20"}]
+    question = "By how many percentage points did the level fall between 14 March and 20 June 2023?"
+    menu, operations, why = narrow(question, collect_quantities(question, facts))
+    assert [q.text for q in menu] == ["82%", "61%"]  # no dates, no kilometres, the repeated 61% once
+    assert "days_between" not in operations and "difference" in operations and "percentages only" in why
+    days = "How many days after 14 March 2023 was the level at 61%?"
+    menu, operations, _ = narrow(days, collect_quantities(days, facts))
+    assert operations == ("days_between",) and all(q.date for q in menu)
+    bakers = "How many member-bakers does the co-op have across its two bakeries?"
+    facts = [{"id": 1, "content": "Millgate has 14 member-bakers and bakes 900 loaves a day"},
+             {"id": 2, "content": "Ridgeway has 9 member-bakers and 3 ovens"}]
+    menu, operations, _ = narrow(bakers, collect_quantities(bakers, facts))
+    assert [q.text for q in menu] == ["14 member-bakers", "9 member-bakers"] and operations[0] == "sum"
+
+
 def test_derivation_cues() -> None:
     assert derivation_asked("How many more lifeguards does the lido have now?")
     assert derivation_asked("How many days after the work began did the ban start?")
     assert derivation_asked("How many loaves do the two bakeries bake together each day?")
+    assert derivation_asked("How much did the reservoir level rise between its lowest point and 5 September?")
     assert not derivation_asked("Who is the captain of the Marren Star?")
 
 

@@ -8,7 +8,8 @@ The stages, checked in the order a fact travels (the first place it is lost is t
 3. **budget** — retrieved, but the per-question budget (calls or deadline) stopped the run
    before the answer was complete (the run's status is ``stopped``);
 4. **routing** — the facts were there but the coordinator chose a plan that does not fit the
-   question's need (multi mode only; e.g. a causal question answered as plain recall);
+   question's need (multi mode only; e.g. a causal question answered as plain recall; with
+   drafts and a selector: a value had to be worked out and the compute specialist did not run);
 5. **synthesis** — a sub-agent's output contained it, the final answer dropped it (read from
    the run store by run id);
 6. **reasoning** — the facts reached the answering step, the answer is still wrong
@@ -19,7 +20,9 @@ The stages, checked in the order a fact travels (the first place it is lost is t
 A group that no article states (a fee worked out from a rule, a difference of two dates) is a
 *derived* value: no knowledge base could hold it, so it is never blamed on learning or
 retrieval; an answer that lacks it failed at reasoning (or synthesis, when a sub-agent had it).
-Without a knowledge-base view or a run id the analysis says what it could not check.
+Without a knowledge-base view or a run id the analysis says what it could not check. A
+``context`` answer (one call with the articles in the prompt) can only fail at reasoning or
+metacognition: nothing was learned or retrieved.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ LEVEL_NEEDS: dict[str, frozenset[str]] = {
 """The question kinds (the learning team's intents) whose plans fit each level's need; a level
 not listed fits any plan. Harness knowledge only: the agent is never told its level."""
 
-SINK_TASKS = ("synthesize", "single", "teaching")
+SINK_TASKS = ("select", "synthesize", "single", "teaching")
 """Tasks whose output is the final answer (else: the task that finished last)."""
 
 
@@ -119,6 +122,16 @@ def attribute_failure(
             return StageVerdict(stage="metacognition", reason="the sources do not say, but the answer gives a value anyway")
         return StageVerdict(stage="reasoning", reason=f"said it does not know but also stated {grade.forbidden_hit[:1]}")
     trace = trace or {}
+    missing_now = [rubric.required[i] for i in grade.missing]
+    if mode == "context":
+        # One call with the articles in the prompt: nothing to learn or retrieve, no plan to route.
+        if grade.forbidden_hit:
+            return StageVerdict(stage="reasoning", reason=f"the articles were in the prompt; the answer states a wrong value ({grade.forbidden_hit[0]})")
+        lost = missing_now[0] if missing_now else None
+        derived = lost is not None and sources is not None and not _found(lost, sources)
+        what = "must be worked out from the articles" if derived else "is in the articles"
+        return StageVerdict(stage="reasoning", reason=f"{_show(lost) if lost else 'the answer'} {what}; the one call did not give it"
+                            if lost else "the articles were in the prompt; the answer is still wrong")
     if knowledge is None and not run and not trace.get("facts"):
         return StageVerdict(stage="unknown", reason="the agent exposes no knowledge, trace or run to look into")
     retrieved, said = _split_run(run)
@@ -142,10 +155,20 @@ def attribute_failure(
         return StageVerdict(stage="budget", reason="the per-question budget stopped the run before a full answer")
     intent = trace.get("intent")
     needs = LEVEL_NEEDS.get(level)
-    if mode == "multi" and needs and intent and intent not in needs:
+    drafted = "select" in (trace.get("sub_agents") or [])
+    if mode == "multi" and drafted:
+        # Drafts and a selector: routing failed when a derived value was needed and the compute
+        # specialist's precondition did not hold, so no draft could compute it.
+        derived_missing = [g for g in missing if g not in stated]
+        if derived_missing and "compute" not in (trace.get("sub_agents") or []):
+            return StageVerdict(stage="routing", reason=f"{_show(derived_missing[0])} must be worked out, and the compute "
+                                "specialist did not run (its precondition did not hold)")
+    elif mode == "multi" and needs and intent and intent not in needs:
         return StageVerdict(stage="routing", reason=f"planned as {intent!r}; this question needs {' or '.join(sorted(needs))}")
     for group in missing:
         if _found(group, said):
+            if drafted:
+                return StageVerdict(stage="synthesis", reason=f"a draft had {_show(group)}; the selector chose another (or the checker refused it)")
             return StageVerdict(stage="synthesis", reason=f"a sub-agent's output had {_show(group)}; the final answer dropped it")
     if grade.forbidden_hit:
         return StageVerdict(stage="reasoning", reason=f"the facts were retrieved but the answer states a wrong value ({grade.forbidden_hit[0]})")

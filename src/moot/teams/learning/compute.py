@@ -56,11 +56,12 @@ _UNIT_ALIASES = {"kilometres": "km", "kilometers": "km", "kilometre": "km", "kil
 
 DERIVATION_CUES = re.compile(
     r"\b(how many more|how much more|how many fewer|how much less|by how (?:many|much)|difference|how far apart|"
-    r"together|in total|total|combined|altogether|sum|average|how many (?:days|weeks|months|years|hours|minutes)|"
+    r"together|in total|total|combined|altogether|across|sum|average|how many (?:days|weeks|months|years|hours|minutes)|"
     r"how long (?:after|before|between|did|was|were)|for how (?:long|many)|per cent|percent|percentage|ratio|"
     r"times (?:as|more)|how much (?:does|do|did|would|will) .* (?:pay|cost|spend|need)|spend|how often|"
     r"how much .* (?:each|a|per) (?:day|week|month|year)|how many .* (?:would|will|could)|"
-    r"still need|left|remaining)\b", re.I)
+    r"still need|left|remaining|how (?:much|many|far) (?:\w+ ){0,8}(?:rise|rose|fall|fell|grow|grew|increase|decrease|"
+    r"drop|change|go up|go down))\b", re.I)
 """Questions whose answer is usually worked out rather than stated: compute's precondition,
 and the selector's reason to prefer a computed value."""
 
@@ -186,20 +187,82 @@ def collect_quantities(question: str, facts: Sequence[Mapping[str, Any]],
             quantities.append(Quantity(f"q{len(quantities) + 1}", q.value, q.date, q.unit, q.text, q.origin, q.context))
 
     years = [y for y in (_year_hint(f.get("source_date")) for f in facts) if y]
-    add(find_quantities(question, origin="question", year=years[0] if years else None))
+    # The question's own numbers first (a far-transfer question brings its data), then the
+    # facts', then the passages'; the question's dates last — they name the period, and a small
+    # model picks the first ids it sees.
+    asked = find_quantities(question, origin="question", year=years[0] if years else None)
+    add([q for q in asked if q.date is None])
     for fact in facts:
         add(find_quantities(str(fact.get("content") or ""), origin=f"#{fact['id']}", year=_year_hint(fact.get("source_date"))))
     for n, passage in enumerate(passages, 1):
         add(find_quantities(str(passage.get("text") or ""), origin=f"passage {n}", year=_year_hint(passage.get("published"))))
+    add([q for q in asked if q.date is not None])
     return quantities
 
 
-def choice_schema(ids: Sequence[str]) -> type[BaseModel]:
-    """:class:`ComputeChoice` with the operands restricted to the listed quantity ids."""
+_DURATION = re.compile(r"\bhow (?:many|long)\b.*?\b(days?|weeks?|months?|years?)\b|\bfor how long\b|\bhow long\b"
+                       r"|\bhow many (days|weeks|months|years)\b", re.I)
+_PERCENT = re.compile(r"\b(percentage points?|per ?cent|percent|%)", re.I)
+_SUM = re.compile(r"\b(together|in total|total|combined|altogether|across|sum|both)\b", re.I)
+_DIFFERENCE = re.compile(r"\b(how many more|how much more|fewer|less|difference|how far apart|by how (?:many|much)|"
+                         r"rise|rose|fall|fell|grow|grew|increase|decrease|drop|change|gap)\b", re.I)
+_WORD = re.compile(r"[a-z][a-z-]+")
+
+
+def narrow(question: str, quantities: Sequence[Quantity]) -> tuple[list[Quantity], tuple[str, ...], str]:
+    """Python's part of the choice: the quantities and operations that can answer this question.
+
+    A duration question ("how many days after …") gets only the dates and the date operations;
+    any other gets only the numbers; "percentage points" only the percentages; when the question
+    names a unit that some quantities carry ("loaves", "lifeguards"), only those. Duplicates of one
+    value from one source are listed once. The reason is kept for the trace."""
+    reasons: list[str] = []
+    duration = _DURATION.search(question)
+    if duration and any(q.date for q in quantities):
+        unit = (duration.group(1) or duration.group(2) or "days").lower().rstrip("s")
+        menu = [q for q in quantities if q.date is not None]
+        operations: tuple[str, ...] = ({"day": ("days_between",), "week": ("days_between",),
+                                        "month": ("months_between",), "year": ("years_between",)}.get(unit)
+                                       or ("days_between", "months_between", "years_between"))
+        reasons.append(f"a duration in {unit}s: dates only")
+    else:
+        menu = [q for q in quantities if q.value is not None]
+        operations = tuple(o for o in OPERATIONS if o not in DATE_OPERATIONS)
+        if _PERCENT.search(question) and any(q.unit == "%" for q in menu):
+            menu = [q for q in menu if q.unit == "%" or q.origin == "question"]
+            reasons.append("percentages only")
+        else:
+            asked = set(_WORD.findall(question.lower()))
+            named = [q for q in menu if q.unit and (q.unit.lower() in asked or q.unit.lower().rstrip("s") in asked
+                                                     or q.unit.lower() + "s" in asked)]
+            if len(named) >= 2 or (named and _SUM.search(question) is None and _DIFFERENCE.search(question) is None):
+                menu = named + [q for q in menu if q.origin == "question" and q not in named]
+                reasons.append(f"quantities in {', '.join(sorted({q.unit for q in named}))} only")
+        if _DIFFERENCE.search(question) and not _SUM.search(question):
+            operations = ("difference", "percent_change", "ratio", "formula", "none")
+            reasons.append("a difference")
+        elif _SUM.search(question) and not _DIFFERENCE.search(question):
+            operations = ("sum", "product", "formula", "none")
+            reasons.append("a total")
+    seen: set[tuple[Any, ...]] = set()
+    unique: list[Quantity] = []
+    for q in menu:
+        key = (q.date, q.value, q.unit)
+        if key in seen:
+            continue
+        seen.add(key)
+        unique.append(q)
+    renumbered = [Quantity(f"q{i}", q.value, q.date, q.unit, q.text, q.origin, q.context) for i, q in enumerate(unique, 1)]
+    return renumbered, operations, "; ".join(reasons)
+
+
+def choice_schema(ids: Sequence[str], operations: Sequence[str] = OPERATIONS) -> type[BaseModel]:
+    """:class:`ComputeChoice` with the operands restricted to the listed quantity ids and the
+    operation to ``operations``."""
     operand = Literal[tuple(ids)] if ids else str  # type: ignore[valid-type]
     return create_model(
         "ComputeChoice",
-        operation=(Operation, Field(description="the operation that answers the question, or none")),
+        operation=(Literal[tuple(operations)], Field(description="the operation that answers the question, or none")),  # type: ignore[valid-type]
         operands=(list[operand], Field(default_factory=list, description="quantity ids, in order")),  # type: ignore[valid-type]
         formula=(str, Field(default="", description="only for formula: an expression over quantity ids, e.g. (q1 + q2) * 2")),
         to_unit=(str, Field(default="", description="only for convert: the unit to convert to")),
@@ -234,6 +297,8 @@ def evaluate(operation: str, operands: Sequence[Quantity], *, formula: str = "",
         if len(dates) != 2:
             raise ComputeError(f"{operation} needs two dates, got {len(dates)}")
         a, b = sorted(dates)
+        if a == b:
+            raise ComputeError(f"{operation} needs two different dates")
         if operation == "days_between":
             value, unit = float((b - a).days), "days"
         elif operation == "months_between":
@@ -241,6 +306,8 @@ def evaluate(operation: str, operands: Sequence[Quantity], *, formula: str = "",
         else:
             value, unit = round(_months_between(a, b) / 12, 1), "years"
         return done(value, unit, f"from {a:%d %B %Y} to {b:%d %B %Y}")
+    if len(set(ids)) != len(ids) and operation not in ("sum", "product", "formula"):
+        raise ComputeError("the same quantity was chosen twice")
     numbers = [q for q in operands if q.value is not None]
     if len(numbers) != len(operands):
         if operation == "difference" and len(operands) == 2 and all(q.date for q in operands):
@@ -332,13 +399,14 @@ class ComputeAgent(SubAgent):
         from moot.teams.learning.specialists import evidence
 
         merged = dict(context) if context and "facts" in context else evidence(context or {})
-        quantities = collect_quantities(task, list(merged.get("facts") or []), list(merged.get("passages") or []))
+        quantities, operations, narrowed = narrow(
+            task, collect_quantities(task, list(merged.get("facts") or []), list(merged.get("passages") or [])))
         if len(quantities) < 1:
             return AgentResult(agent=self.name, output={"draft": "", "computation": None}, text="",
                                usage=Usage(), transcript=(), stop_reason="completed", turns=0,
                                detail="no numbers or dates to compute with")
         chooser = SubAgent(self.name, self.role, self.system_prompt, (), self._model or self.model,
-                           output_type=choice_schema([q.id for q in quantities]), max_turns=2,
+                           output_type=choice_schema([q.id for q in quantities], operations), max_turns=2,
                            settings=self.settings)
         message = f"Quantities:\n{render_menu(quantities)}\n\nQuestion: {task}"
         result = await chooser.run(message, budget=budget, bus=bus, progress=progress, run_id=run_id, task_id=task_id)
@@ -350,7 +418,7 @@ class ComputeAgent(SubAgent):
         if choice.operation == "formula":
             named = re.findall(r"\bq\d+\b", choice.formula)
             chosen = [by_id[i] for i in dict.fromkeys(named) if i in by_id] or chosen
-        output: dict[str, Any] = {"draft": "", "computation": None, "choice": choice.model_dump()}
+        output: dict[str, Any] = {"draft": "", "computation": None, "choice": choice.model_dump(), "narrowed": narrowed}
         detail = None
         try:
             computation = evaluate(choice.operation, chosen, formula=choice.formula, to_unit=choice.to_unit)
@@ -369,4 +437,4 @@ def build_compute(model: Any) -> ComputeAgent:
 
 
 __all__ = ["Computation", "ComputeAgent", "ComputeError", "OPERATIONS", "Quantity", "build_compute",
-           "choice_schema", "collect_quantities", "derivation_asked", "evaluate", "find_quantities"]
+           "choice_schema", "collect_quantities", "derivation_asked", "evaluate", "find_quantities", "narrow"]

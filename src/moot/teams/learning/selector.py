@@ -156,7 +156,9 @@ class SelectorAgent(SubAgent):
         single = by_task.get("single")
         compute = by_task.get("compute")
         computation = (raw.get("compute") or {}).get("computation")
-        if compute is not None and computation and compute.verdict.ok and derivation_asked(question):
+        derived = computation and len(set(computation.get("operands") or [])) >= 2 and \
+            computation.get("operation") not in ("minimum", "maximum")
+        if compute is not None and derived and compute.verdict.ok and derivation_asked(question):
             value = numbers_in(str(computation.get("value") if computation.get("value") is not None else ""))
             if single is not None and single.verdict.ok and value and value <= numbers_in(single.draft):
                 return single, "the single draft states the computed value"
