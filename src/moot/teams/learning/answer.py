@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from moot.models.base import Usage
 from moot.runtime import RunResult
 
-ROLES = ("coordinator", "single", "compute", "reasoning", "research", "selector", "synthesize", "teaching")
+ROLES = ("coordinator", "single", "compute", "reasoning", "research", "selector", "teaching")
 """The answering roles a model can be given with ``models={role: model}``."""
 
 _UNKNOWN = re.compile(r"\b(does not hold|doesn't hold|do not know|don't know|no information|not in the facts|"
@@ -31,14 +31,13 @@ def _numbers(text: str) -> set[str]:
 
 
 def _transcript_text(run: RunResult, *, answering_task: str | None) -> str:
-    """What the specialists before the answering one said, tool results included (a calculation
-    grounds a number; the answering task's own words cannot ground themselves)."""
+    """What the specialists said, and every tool result (a calculation grounds a number; the
+    answering task's own words cannot ground themselves, but its calculator's results can)."""
     return "\n".join(
         str(getattr(message, "content", ""))
         for task_id, result in run.results.items()
-        if task_id != answering_task
         for message in (result.transcript or ())
-        if getattr(message, "role", "") in ("assistant", "tool")
+        if getattr(message, "role", "") == "tool" or (task_id != answering_task and getattr(message, "role", "") == "assistant")
     )
 
 
@@ -182,7 +181,7 @@ def build_answer(*, question: str, classification: Any, mode: str, rule: str, re
     facts = list(given.values())[:max_facts]
     notes: list[str] = []
     unsupported_numbers = False
-    sink = next((t for t in ("select", "synthesize", "teaching", "single") if t in run.results), None)
+    sink = next((t for t in ("select", "teaching", "single") if t in run.results), None)
     text = ""
     selection: dict[str, Any] | None = None
     if sink is not None:
@@ -206,29 +205,13 @@ def build_answer(*, question: str, classification: Any, mode: str, rule: str, re
         notes.append(f"no specialist produced an answer ({run.stop_reason}); showing the retrieved facts")
         text = "I could not complete an answer; the most relevant facts are: " + "; ".join(
             f"[#{f['id']}] {f['content']}" for f in facts[:3])
-    reasoning = run.results.get("reasoning")
-    result_line = next((line.strip() for line in str(reasoning.output or "").splitlines() if "Result:" in line),
-                       "") if reasoning is not None and reasoning.status in ("completed", "fell_back") else ""
-    if selection is not None:
-        pass  # the checker has already held every number and name of the answer to the evidence
-    elif recalled["relevant"] and _UNKNOWN.search(text) and result_line:
-        # A small synthesizer sometimes gives up although the reasoning step found the answer.
-        notes.append("the synthesis said it could not answer; the reasoning result is shown instead")
-        text = result_line.split("Result:", 1)[1].strip() or text
-    elif recalled["relevant"] and not result_line and (
+    if selection is None and recalled["relevant"] and (
         invented := _ungrounded_numbers(text, facts, _transcript_text(run, answering_task=sink), question)
     ):
-        # Nothing trustworthy to put in its place: keep the answer but say which numbers are unsupported.
+        # Single mode is the baseline and keeps its answer, but the note says which numbers no
+        # fact or calculation supports (multi mode's checker has already held its answer to them).
         notes.append(f"the answer states {', '.join(invented)}, found in no fact or calculation: check it")
         unsupported_numbers = True
-    elif result_line and (invented := _ungrounded_numbers(text, facts, str(reasoning.output or ""), question)):
-        # A small synthesizer also rewrites numbers ("+5" became "5.56%"): an answer may only state
-        # numbers that a fact, the reasoning notes or the question contain.
-        notes.append(
-            f"the synthesis stated {', '.join(invented)}, found in no fact or reasoning note; "
-            "the reasoning result is shown instead"
-        )
-        text = result_line.split("Result:", 1)[1].strip() or text
     knows = bool(facts) and recalled["relevant"] and not _UNKNOWN.search(text)
     if recalled["relevant"] and _UNKNOWN.search(text):
         notes.append("the answer says the facts found do not settle the question")

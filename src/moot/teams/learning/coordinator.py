@@ -28,7 +28,6 @@ from moot.teams.learning.specialists import (
     build_reasoning,
     build_research,
     build_single,
-    build_synthesizer,
     build_teaching,
     conflicting_values,
     evidence,
@@ -42,8 +41,6 @@ MODES = ("auto", "single", "multi")
 
 REASONING_INTENTS = frozenset({"temporal", "mathematical", "procedural", "contradiction",
                                "causal", "counterfactual", "multi_source"})
-PARALLEL_INTENTS = frozenset({"causal", "counterfactual", "multi_source"})
-"""Intents that gain from research running beside reasoning (seed: L2, L9, L10)."""
 LARGE_KB_FACTS = 500
 """The seed's line: from here on retrieval strategy and multi-step search pay for themselves."""
 
@@ -142,26 +139,12 @@ def choose_mode(requested: str, intent: str, fact_count: int) -> tuple[Literal["
     return "single", f"simple {intent} on a small knowledge base ({fact_count} facts) → one agent is enough"
 
 
-def plan(question: str, intent: str, mode: str, *, relevant: bool, fact_count: int) -> list[SubAgentTask]:
-    """The SubAgentTasks for a question. Every specialist falls back to the single agent."""
+def plan(question: str, *, relevant: bool) -> list[SubAgentTask]:
+    """Single mode (the seed's baseline): memory, then one agent with every instruction."""
     memory = SubAgentTask("memory", question, on_failure="fallback", fallback_agent="single")
     if not relevant:
         return [memory]  # nothing to reason about: the answer says so without a model call
-    if mode == "single":
-        return [memory, SubAgentTask("single", question, depends_on=["memory"], reducer=evidence)]
-    if intent == "teaching":
-        return [memory, SubAgentTask("teaching", question, depends_on=["memory"], reducer=evidence,
-                                     on_failure="fallback", fallback_agent="single")]
-    tasks = [memory]
-    if intent in REASONING_INTENTS:
-        tasks.append(SubAgentTask("reasoning", question, depends_on=["memory"], reducer=evidence,
-                                  on_failure="fallback", fallback_agent="single"))
-    if intent in PARALLEL_INTENTS or fact_count >= LARGE_KB_FACTS:
-        tasks.append(SubAgentTask("research", question, depends_on=["memory"], reducer=evidence,
-                                  on_failure="fallback", fallback_agent="single"))
-    tasks.append(SubAgentTask("synthesize", question, depends_on=[t.id or t.agent for t in tasks],
-                              reducer=evidence, on_failure="fallback", fallback_agent="single"))
-    return tasks
+    return [memory, SubAgentTask("single", question, depends_on=["memory"], reducer=evidence)]
 
 
 STEP_WORDS = re.compile(r"\b(step|steps|first|then|next|after that|finally|last)\b|^\s*\d+[.)]\s", re.I | re.M)
@@ -302,16 +285,7 @@ async def answer_question(kb: KnowledgeBase, question: str, *, model: Model, mod
                 model_for("selector"), reviser=build_single(model_for("single"), tools=False),
                 conflicts=conflicting_values(recalled["facts"]))
     else:
-        tasks = plan(question, classification.intent, used_mode, relevant=recalled["relevant"], fact_count=fact_count)
-        builders = {
-            "reasoning": lambda: build_reasoning(model_for("reasoning"), classification.intent),
-            "research": lambda: build_research(model_for("research"), kb),
-            "teaching": lambda: build_teaching(model_for("teaching")),
-            "synthesize": lambda: build_synthesizer(model_for("synthesize")),
-        }
-        for task in tasks:
-            if task.agent in builders:
-                agents[task.agent] = builders[task.agent]()
+        tasks = plan(question, relevant=recalled["relevant"])
     phase("specialists")
     graph = TaskGraph(list(agents.values()), tasks)
     run = await graph.run(budget=tracker, store=store, bus=bus, name=f"ask: {question[:70]}")

@@ -423,11 +423,6 @@ def build_single(model: Any, *, tools: bool = True) -> FactAgent:
                      (calculate,) if tools else (), model, max_turns=3, settings=_settings(300))
 
 
-def build_synthesizer(model: Any) -> FactAgent:
-    return FactAgent("synthesize", "writes the final answer", load_team_prompt("synthesize"), (), model,
-                     max_turns=2, settings=_settings(160))
-
-
 __all__ = [
     "FactAgent",
     "MemoryAgent",
@@ -439,7 +434,6 @@ __all__ = [
     "build_reasoning",
     "build_research",
     "build_single",
-    "build_synthesizer",
     "build_teaching",
     "conflicting_values",
     "evidence",
