@@ -24,7 +24,7 @@ from moot.models.base import ModelRequest, Usage
 from moot.models.pricing import Price
 
 PRESETS: dict[str, dict[str, Any]] = {
-    # Seed 004's execution modes: max API calls and timeout per mode.
+    # The deliberation design's execution modes: max API calls and timeout per mode.
     "quick": {"max_calls": 4, "deadline_s": 15.0},
     "standard": {"max_calls": 10, "deadline_s": 30.0},
     "deep": {"max_calls": 20, "deadline_s": 60.0},

@@ -3,7 +3,7 @@
 The executor starts every task whose dependencies are done the moment the last one finishes
 (no batching by levels), hands each task its dependency results through an explicit reducer,
 and applies each task's failure policy: ``fail`` the run, ``skip`` its dependents, or
-``fallback`` to another agent (seed 000's degradation path). Whatever happens — a failure, a
+``fallback`` to another agent (the learning-team design's degradation path). Whatever happens — a failure, a
 budget stop, a deadline, Ctrl-C — the run ends with a :class:`RunResult` that keeps every
 partial result and says why it stopped, and the run store has it.
 """
@@ -34,7 +34,7 @@ _USABLE = ("completed", "fell_back", "stopped")
 
 @dataclass
 class SubAgentTask:
-    """One piece of work for one agent (seed 000's name and fields, plus the graph's needs)."""
+    """One piece of work for one agent (the learning-team design's name and fields, plus the graph's needs)."""
 
     agent: str
     """Name of the :class:`SubAgent` that does it."""
@@ -301,7 +301,7 @@ async def run_graph(
 
 
 def generic_fallback_agent(original: SubAgent) -> SubAgent:
-    """Seed 000's degradation path: a plain single agent on the same model, no tools."""
+    """The learning-team design's degradation path: a plain single agent on the same model, no tools."""
     return SubAgent(
         name=f"{original.name}-fallback",
         role="handles a task directly after a specialist failed",

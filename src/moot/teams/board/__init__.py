@@ -1,4 +1,4 @@
-"""The task board (seed 002): peer agents watch a shared workspace and claim tasks atomically."""
+"""The task board: peer agents watch a shared workspace and claim tasks atomically."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The board's agents (seed 002's BaseAgent): executor, evaluator and metacognition roles.
+"""The board's agents (the task-board design's BaseAgent): executor, evaluator and metacognition roles.
 
 Each role is a short model call with its own instructions (``prompts/*.md``) and every
 decision is **structured output** validated against a schema — the seed parsed ``YES``/``NO``

@@ -1,4 +1,4 @@
-"""The code research team (seed 001): planner → parallel researchers → synthesizer → verifier.
+"""The code research team: planner → parallel researchers → synthesizer → verifier.
 
 See docs/code-research.md.
 """

@@ -1,4 +1,4 @@
-"""The contracts between the research phases (seed 001's names), as pydantic models.
+"""The contracts between the research phases (the code-research design's names), as pydantic models.
 
 Each phase consumes the previous phase's typed output; nothing is shared or mutated between
 agents, so researchers running in parallel cannot interfere with each other.

@@ -22,7 +22,7 @@ class PlannerOutput(BaseModel):
     pipeline (``auto`` sends one-name questions to the single agent first), and with a
     one-item minimum the 0.5B model wrote one sub-question for four of six multi-subsystem
     questions, so ``multi`` silently became ``single``. Fewer than two distinct sub-questions
-    after de-duplication still falls back to the single agent (seed 001).
+    after de-duplication still falls back to the single agent (the code-research design).
     """
 
     sub_questions: list[SubQuestion] = Field(min_length=2, max_length=MAX_SUB_QUESTIONS)

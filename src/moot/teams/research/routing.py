@@ -1,6 +1,6 @@
 """``auto`` mode: pick single-agent or the multi-agent pipeline from the question's shape.
 
-Seed 001's heuristics, in this order (the first rule that matches decides, and its name is
+The code-research design's heuristics, in this order (the first rule that matches decides, and its name is
 reported with the result):
 
 1. ``architecture-word``: "end-to-end", "flow", "architecture", "pipeline", "lifecycle",

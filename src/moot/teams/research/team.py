@@ -52,7 +52,7 @@ from moot.teams.research.citations import find_citations, exists
 
 @dataclass
 class ResearchConfig:
-    """Limits per phase (seed 001: 6–8 turns per researcher, 4–6 for the verifier, 14 for one agent)."""
+    """Limits per phase (the code-research design: 6–8 turns per researcher, 4–6 for the verifier, 14 for one agent)."""
 
     researcher_calls: int = 4
     """Model calls one researcher may make (its own budget; it stops early when it has enough)."""
@@ -89,7 +89,7 @@ ROLES = ("planner", "researcher", "synthesizer", "line-picker", "verifier", "sin
 
 
 class ResearchTeam:
-    """Planner → parallel researchers → synthesizer → verifier over a code index (seed 001)."""
+    """Planner → parallel researchers → synthesizer → verifier over a code index."""
 
     def __init__(self, repo: str | Path, *, model: Any = None, models: RoleModels | None = None,
                  store: RunStore | None = None, index: CodeIndex | None = None, config: ResearchConfig | None = None,
@@ -253,7 +253,7 @@ class ResearchTeam:
                 plan = ResearchPlan(original_question=question, sub_questions=derived,
                                     note=f"{why}; sub-questions derived from the question's parts and the first search")
         if len(plan.sub_questions) < 2:
-            # seed 001: fewer than two sub-questions is a single-agent question
+            # the code-research design: fewer than two sub-questions is a single-agent question
             why = f"{plan.note or f'the planner found {len(plan.sub_questions)} distinct sub-question(s)'}; fell back to single"
             result = await self._single(question, index, run, rule, requested, note=why)
             result.plan = plan
