@@ -1,4 +1,4 @@
-"""`moot board`: the task board (seed 002) from the command line.
+"""`moot board`: the task board (peer agents claiming tasks from a shared workspace) from the command line.
 
 Every command takes a folder (the shared workspace) or ``--postgres postgresql://…``; the same
 workers run on either.
@@ -205,10 +205,15 @@ def watch(directory: Optional[Path] = typer.Argument(None, help=_DIR_HELP),
         pass
 
 
-def _build_agent(agent_type: str, model: Optional[str], board: BoardBackend) -> Any:
+def _build_agent(agent_type: str, model: Optional[list[str]], board: BoardBackend) -> Any:
+    from moot.cli._options import parse_models
+
+    choice = parse_models(model)
     if agent_type == "echo":
         from moot.teams.board.echo import EchoAgent
 
+        if choice.roles:
+            raise UsageError("the echo agent calls no model", fix="drop --model ROLE=MODEL")
         return EchoAgent()
     try:
         from moot.teams.board.agents import build_agent
@@ -220,7 +225,7 @@ def _build_agent(agent_type: str, model: Optional[str], board: BoardBackend) -> 
                         fix=f"choose one of: {', '.join(sorted(known)) or 'echo'}")
     # by type name, so that built-ins get their own class (breakdown's process splits goals);
     # a spec would build a plain executor
-    return build_agent(agent_type, board=board, model=model)
+    return build_agent(agent_type, board=board, model=choice.default, **({"models": choice.roles} if choice.roles else {}))
 
 
 @board_app.command("worker")
@@ -235,7 +240,8 @@ def worker(directory: Optional[Path] = typer.Argument(None, help=_DIR_HELP),
            idle_grace: float = typer.Option(120.0, "--idle-grace", min=0.0,
                                             help="With --until-idle: seconds the board must stand still, with only "
                                                  "tasks for other agents pending, before the worker stops."),
-           model: Optional[str] = typer.Option(None, "--model", "-m", help="The model for model-driven agents."),
+           model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="The model for model-driven agents; "
+                                                     "ROLE=MODEL gives one role its own model (repeatable)."),
            worker_id: Optional[str] = typer.Option(None, "--worker-id", help="Name this worker (default: type-host-pid)."),
            as_json: bool = typer.Option(False, "--json", help="Print what the worker did as one JSON object.")) -> None:
     """Run one agent on the board: claim, work, heartbeat, complete. Ctrl-C stops gracefully."""
