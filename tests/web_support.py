@@ -199,3 +199,86 @@ class Browser:
             if time.monotonic() > deadline:
                 raise AssertionError(f"timed out waiting for: {script}")
             time.sleep(0.05)
+
+
+def record_learning_run(store: RunStore, folder: Path) -> str:
+    """The learning team answering from a small knowledge base (its coordinator and specialists scripted)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from datetime import date
+
+    from test_learning_team import Router
+
+    from moot.memory import Fact, KnowledgeBase
+    from moot.teams.learning import LearningTeam
+
+    folder.mkdir(parents=True, exist_ok=True)
+    kb = KnowledgeBase.open(folder / "olympics.sqlite3")
+    kb.add_facts([Fact("Norway has 9 gold medals", entity="Norway", attribute="gold medals", value="9",
+                       source="Day 7 report", source_date=date(2026, 2, 13)),
+                  Fact("Norway has 14 gold medals", entity="Norway", attribute="gold medals", value="14",
+                       source="Day 10 report", source_date=date(2026, 2, 16))])
+    team = LearningTeam(kb, model=FunctionModel(Router()), store=store)
+    return team.ask_sync("How many more gold medals does Norway have now than on day 7?").run_id
+
+
+def screenshots(out: str | Path = ROOT / "docs" / "web") -> list[Path]:
+    """Screenshots of every page over freshly recorded runs (for docs/web.md):
+    ``.venv/bin/python -c "import sys; sys.path.insert(0, 'tests'); import web_support; web_support.screenshots()"``"""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    shots: list[Path] = []
+    with tempfile.TemporaryDirectory(prefix="moot-shots-") as tmp:
+        work = Path(tmp)
+        db = work / "runs.db"
+        runs = record_all(db, work)
+        store = RunStore(db)
+        runs["answer"] = record_learning_run(store, work / "kb")
+        store.close()
+        from moot.teams.board import open_board
+
+        board = open_board(str(work / "board"))
+        board.init()
+        from moot.teams.board import parse_task
+
+        tasks = [board.submit(parse_task({"description": d}, origin="docs")) for d in
+                 ("Summarise the Q3 notes", "Draft the release email", "Check the figures in table 2", "Translate the FAQ")]
+        board.claim(tasks[0].id, "worker-1", lease_s=600)
+        board.claim(tasks[1].id, "worker-2", lease_s=600)
+        board.complete(tasks[1].id, "worker-2", {"email": "Hello all, version 2 is out."})
+        board.close()
+        with Serve(db, "--board", str(work / "board"), env={"MOOT_HOME": str(work / "home")}) as server, \
+                Browser(1400, 1100) as b:
+            def shot(name: str, fragment: str, ready: str, click: str | None = None, height: int = 1100) -> None:
+                b.driver.set_window_size(1400, height)
+                b.driver.get(server.url + fragment)
+                b.wait_for(f"return {ready}", 20)
+                if click:
+                    b.driver.execute_script(f"document.querySelector({click!r}).dispatchEvent(new MouseEvent('click', {{bubbles: true}}))")
+                time.sleep(0.4)
+                path = out / f"{name}.png"
+                b.driver.save_screenshot(str(path))
+                shots.append(path)
+
+            shot("runs", "/#/", "document.querySelectorAll('tr.run').length >= 5", height=600)
+            shot("timeline", f"/#/runs/{runs['parallel']}", "document.querySelectorAll('.span').length === 3",
+                 ".span[data-task=judge]", height=950)
+            shot("graph", f"/#/runs/{runs['graph']}", "document.querySelector('#graph [data-node]')", None, height=1500)
+            b.driver.execute_script("document.getElementById('graph-result').scrollIntoView()")
+            b.driver.execute_script("document.querySelector('#graph .node.entity').dispatchEvent(new MouseEvent('click', {bubbles: true}))")
+            time.sleep(0.3)
+            b.driver.save_screenshot(str(out / "graph-node.png"))
+            shots.append(out / "graph-node.png")
+            shot("deliberation", f"/#/runs/{runs['deliberation']}", "document.querySelector('.debate')", height=1100)
+            b.driver.execute_script("document.querySelector('.debate').scrollIntoView()")
+            time.sleep(0.2)
+            b.driver.save_screenshot(str(out / "debate.png"))
+            shots.append(out / "debate.png")
+            shot("answer", f"/#/runs/{runs['answer']}", "document.getElementById('answer')", height=1300)
+            b.driver.execute_script("document.getElementById('answer').scrollIntoView()")
+            time.sleep(0.2)
+            b.driver.save_screenshot(str(out / "answer.png"))
+            shots.append(out / "answer.png")
+            shot("injected", f"/#/runs/{runs['injected']}", "document.querySelector('.span')", ".span[data-task=writer]", height=800)
+            shot("board", "/#/board", "document.querySelector('[data-column=completed] .task')", height=600)
+            shot("api-docs", "/docs", "document.querySelectorAll('.opblock').length > 10", height=900)
+    return shots

@@ -18,7 +18,7 @@ import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any, Literal, Optional, Union
 
 import platformdirs
 from pydantic import Field, SecretStr, ValidationError
@@ -40,7 +40,8 @@ class Settings(BaseSettings):
     home: Optional[Path] = Field(None, description="moot's data folder: knowledge bases, indexes, runs.")
     models_dir: Optional[Path] = Field(None, description="Where assembled model weights are cached (default <home>/models).")
     runs_db: Optional[Path] = Field(None, description="The SQLite run store (default <home>/runs.sqlite3).")
-    max_concurrency: Optional[int] = Field(None, ge=1, description="Model requests in flight at once, process-wide.")
+    max_concurrency: Optional[Union[int, str]] = Field(
+        None, description="Model requests in flight at once, process-wide: N, or per provider like openai=4,local=2.")
     prices: Optional[Path] = Field(None, description="A JSON price table that updates the built-in one.")
     otel: Optional[bool] = Field(None, description="Send OpenTelemetry spans (needs the otel extra).")
     local_engine: Optional[Literal["shared", "inprocess"]] = Field(

@@ -424,7 +424,8 @@ function deliberationView(d) {
         h("td", { class: v.vote > 0 ? "v2" : v.vote < 0 ? "vm" : "" }, (v.vote > 0 ? "+" : "") + v.vote), h("td", {}, v.reasoning)))) :
       h("p", { class: "muted" }, "No votes."));
 }
-const fmtC = (c) => (c == null ? "–" : Number(c).toFixed(2));
+// confidences come as shares (0.85) from most teams and as percentages (85) from deliberation
+const fmtC = (c) => (c == null ? "–" : Number(c) > 1 ? Math.round(Number(c)) + "%" : Number(c).toFixed(2));
 
 // ------------------------------------------------------------------ the reasoning graph (SVG, pan/zoom, replay)
 
