@@ -156,9 +156,34 @@ async def test_difficulty_rises_after_a_correct_answer_and_a_wrong_one_is_re_exp
     second, third = report.rounds[1], report.rounds[2]
     assert third.facts_covered == [second.check_fact_id]
     reexplain_prompt = _last_user(room.teacher.requests[2])
-    assert "It had 999 of them" in reexplain_prompt and "step by step" in reexplain_prompt
+    assert "It had 999 of them" in reexplain_prompt and "in a different way" in reexplain_prompt
+    assert second.explanation[:40] in reexplain_prompt  # told what it said before, so it says it otherwise
     assert report.student_model.level_history == [1, 2, 1, 2]
     assert report.student_model.level == 3
+
+
+async def test_a_fact_re_taught_is_dictated_into_the_notes_the_student_failed_to_write(kb: KnowledgeBase) -> None:
+    class Forgetful(Classroom):
+        def _student(self, request: ModelRequest) -> Any:
+            if request.output is not None and request.output.name == "StudentNotes":
+                return {"notes": []}  # the student writes nothing down
+            return super()._student(request)
+
+    room = Forgetful(check_answers=["It had 999 of them"])
+    report = await run_teaching_session(kb, TOPIC, model=room.teacher, student_model=room.student, rounds=2, quiz_size=1)
+    first, second = report.rounds
+    assert first.student_notes == [] and second.mode == "reexplain"
+    fact = next(f.content for f in kb.facts() if f.id == first.check_fact_id)
+    assert second.student_notes == [fact]  # the second way: the fact itself, word for word
+
+
+async def test_the_quiz_counts_only_what_the_student_notes_hold(kb: KnowledgeBase) -> None:
+    from moot.teams.learning.student import NOT_IN_NOTES, held_to_notes
+
+    notes = ["The Marrow River Cleanup had 610 volunteers."]
+    assert held_to_notes("610 volunteers", notes, "How many volunteers?") == ("610 volunteers", [])
+    assert held_to_notes("880 volunteers", notes, "How many volunteers?") == (NOT_IN_NOTES, ["880"])
+    assert held_to_notes("Mayor Ostby led it", notes, "Who led it?")[0] == NOT_IN_NOTES
 
 
 async def test_misconceptions_are_recorded_and_gaps_are_not(kb: KnowledgeBase) -> None:

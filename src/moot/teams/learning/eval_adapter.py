@@ -105,7 +105,7 @@ class LearningTeamAgent:
         The session's own cost (rounds of teaching) is spread evenly over the quiz answers,
         so the per-question cost of L7 includes the teaching.
         """
-        from moot.teams.learning.student import QUIZ_SETTINGS, QuizAnswer, answer_task
+        from moot.teams.learning.student import QUIZ_SETTINGS, QuizAnswer, answer_task, held_to_notes
         from moot.teams.learning.teaching import load_prompt, run_teaching_session
 
         model = self._model_for(seed)
@@ -126,10 +126,13 @@ class LearningTeamAgent:
             for question in questions:
                 notes = [f.content for f in notes_kb.retrieve(question, limit=8).facts] if notes_kb.count() else []
                 result = await student.run(answer_task(question, notes, self_explain=False))
-                text = result.output.answer if result.ok and isinstance(result.output, QuizAnswer) else ""
+                said = result.output.answer if result.ok and isinstance(result.output, QuizAnswer) else ""
+                # The quiz counts only what the student's own notes hold, not what it guessed.
+                text, outside = held_to_notes(said, notes, question)
                 answers.append(AgentAnswer(
                     text=text, usage=result.usage + share, run_id=report.run_id,
-                    trace={"student_notes": notes, "teaching_status": report.status, "stop_reason": report.stop_reason},
+                    trace={"student_notes": notes, "teaching_status": report.status, "stop_reason": report.stop_reason,
+                           "said": said, "not_in_notes": outside},
                 ))  # fmt: skip
         return answers
 

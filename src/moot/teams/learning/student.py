@@ -13,6 +13,8 @@ with like: a small model grading itself would add noise to exactly the number we
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import math
 import re
 from pathlib import Path
@@ -296,3 +298,18 @@ __all__ = [
     "notes_task",
     "numbers_in",
 ]
+
+
+NOT_IN_NOTES = "I don't know: my notes do not say."
+
+
+def held_to_notes(answer: str, notes: Sequence[str], question: str) -> tuple[str, list[str]]:
+    """The quiz counts only what the student's own notes hold: an answer that states a number,
+    date or name found in none of its notes (nor the question) becomes "I don't know", and the
+    offending spans are returned for the record."""
+    from moot.teams.learning.checker import Evidence, check_draft
+
+    verdict = check_draft(answer, Evidence(texts=[question, *notes]))
+    if verdict.ok or verdict.empty:
+        return answer, []
+    return NOT_IN_NOTES, verdict.unsupported

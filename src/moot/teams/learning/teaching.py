@@ -53,6 +53,7 @@ from moot.teams.learning.student import (
     StudentNotes,
     answer_task,
     grade_answer,
+    held_to_notes,
     key_terms,
     missing_numbers,
     notes_task,
@@ -162,7 +163,8 @@ def _teacher_task(
     if mode == "reexplain" and last is not None:
         lines.append(
             f"The student answered your question \"{last.check_question}\" with \"{last.student_answer or 'nothing'}\", "
-            f"but the right answer is \"{expected}\". Re-explain this fact step by step, more simply."
+            f"but the right answer is \"{expected}\". Re-explain this fact in a different way: not as you said it "
+            f"before (\"{last.explanation[:200]}\"), but with a simple comparison or an example, then the value itself."
         )
     elif mode == "review":
         lines.append("Review this fact the student has not mastered yet, in a new way.")
@@ -445,6 +447,10 @@ async def _teach(
         if notes is None or not notes.ok:
             return _ended("the student's notes", number, notes)
         grounded, record.dropped_notes = ground_notes(notes.output.notes, explanation)
+        if mode == "reexplain":
+            # The second way: besides the new explanation, the teacher dictates the fact itself, so
+            # the student's notes hold it word for word (the first time, its own note missed it).
+            grounded = [*(f.content for f in facts), *grounded]
         record.student_notes = memory.add_notes(grounded, round=number)
         answer = await session.step(
             f"check-{number}", student(CheckAnswer, CHECK_SETTINGS),
@@ -484,11 +490,12 @@ async def _quiz_one(
 ) -> QuizResult:
     """One question for both: the student from its notes, the teacher from its knowledge base."""
     result = QuizResult(**item.model_dump())
+    notes = memory.recall(item.question)
     said = await session.step(
-        f"quiz-{n}-student", student(QuizAnswer, QUIZ_SETTINGS), answer_task(item.question, memory.recall(item.question), self_explain=False)
+        f"quiz-{n}-student", student(QuizAnswer, QUIZ_SETTINGS), answer_task(item.question, notes, self_explain=False)
     )
     if said is not None and said.ok:
-        result.student_answer = said.output.answer
+        result.student_answer, _ = held_to_notes(said.output.answer, notes, item.question)
     if teacher_answer is not None:
         try:
             result.teacher_answer = await teacher_answer(item.question)
