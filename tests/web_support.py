@@ -248,13 +248,16 @@ def screenshots(out: str | Path = ROOT / "docs" / "web") -> list[Path]:
         board.close()
         with Serve(db, "--board", str(work / "board"), env={"MOOT_HOME": str(work / "home")}) as server, \
                 Browser(1400, 1100) as b:
-            def shot(name: str, fragment: str, ready: str, click: str | None = None, height: int = 1100) -> None:
+            def shot(name: str, fragment: str, ready: str, click: str | None = None, height: int = 1100,
+                     save: bool = True) -> None:
                 b.driver.set_window_size(1400, height)
                 b.driver.get(server.url + fragment)
                 b.wait_for(f"return {ready}", 20)
                 if click:
                     b.driver.execute_script(f"document.querySelector({click!r}).dispatchEvent(new MouseEvent('click', {{bubbles: true}}))")
                 time.sleep(0.4)
+                if not save:
+                    return
                 path = out / f"{name}.png"
                 b.driver.save_screenshot(str(path))
                 shots.append(path)
@@ -262,18 +265,18 @@ def screenshots(out: str | Path = ROOT / "docs" / "web") -> list[Path]:
             shot("runs", "/#/", "document.querySelectorAll('tr.run').length >= 5", height=600)
             shot("timeline", f"/#/runs/{runs['parallel']}", "document.querySelectorAll('.span').length === 3",
                  ".span[data-task=judge]", height=950)
-            shot("graph", f"/#/runs/{runs['graph']}", "document.querySelector('#graph [data-node]')", None, height=1500)
+            shot("graph", f"/#/runs/{runs['graph']}", "document.querySelector('#graph [data-node]')", None, height=1500, save=False)
             b.driver.execute_script("document.getElementById('graph-result').scrollIntoView()")
             b.driver.execute_script("document.querySelector('#graph .node.entity').dispatchEvent(new MouseEvent('click', {bubbles: true}))")
             time.sleep(0.3)
             b.driver.save_screenshot(str(out / "graph-node.png"))
             shots.append(out / "graph-node.png")
-            shot("deliberation", f"/#/runs/{runs['deliberation']}", "document.querySelector('.debate')", height=1100)
+            shot("deliberation", f"/#/runs/{runs['deliberation']}", "document.querySelector('.debate')", height=1100, save=False)
             b.driver.execute_script("document.querySelector('.debate').scrollIntoView()")
             time.sleep(0.2)
             b.driver.save_screenshot(str(out / "debate.png"))
             shots.append(out / "debate.png")
-            shot("answer", f"/#/runs/{runs['answer']}", "document.getElementById('answer')", height=1300)
+            shot("answer", f"/#/runs/{runs['answer']}", "document.getElementById('answer')", height=1300, save=False)
             b.driver.execute_script("document.getElementById('answer').scrollIntoView()")
             time.sleep(0.2)
             b.driver.save_screenshot(str(out / "answer.png"))
