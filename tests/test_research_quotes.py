@@ -101,7 +101,7 @@ def test_candidates_need_the_question_to_share_a_word(index: CodeIndex) -> None:
 def test_the_pick_schema_admits_only_shown_numbers() -> None:
     schema = pick_type(3)
     assert schema.model_validate({"lines": [1, 3]}).lines == [1, 3]
-    for bad in ([0], [4], [1, 2, 3] * 3):
+    for bad in ([], [0], [4], [1, 2, 3] * 3):  # an empty pick too: the 0.5B model answered `{ }`
         with pytest.raises(ValidationError):
             schema.model_validate({"lines": bad})
 
@@ -160,15 +160,16 @@ def test_the_answer_quotes_the_picked_lines_verbatim(tmp_path: Path) -> None:
     assert "line-picker" in record.usage_by_agent
 
 
-def test_no_pick_no_section(tmp_path: Path) -> None:
+def test_a_picker_that_breaks_its_schema_adds_nothing(tmp_path: Path) -> None:
     model = FunctionModel(by_agent({"single-agent": "`build_redirect` builds the new request.",
-                                    "line-picker": {"lines": []}}))
+                                    "line-picker": {"lines": []}}))  # refused, asked again, refused
     team = team_for(tmp_path, model)
     try:
         result = team.ask_sync(QUESTION, mode="single")
     finally:
         team.close()
     assert result.quoted == [] and "Lines of the source" not in result.answer
+    assert len(model.requests_from("line-picker")) == 2
 
 
 def test_a_spent_budget_asks_no_picker(tmp_path: Path) -> None:

@@ -172,6 +172,8 @@ def candidate_lines(index: CodeIndex, question: str, resolved: list[ResolvedSymb
             if score <= 0:
                 continue
             seen_text.add(key)
+            if then:  # shown with its condition: not again on its own
+                seen_text.add(" ".join(then.split()))
             group.append(CodeLine(path=symbol.path, line=number, text=stripped, then=then, then_line=then_line,
                                   symbol=symbol.qualified_name, score=score))
         if group:
@@ -203,7 +205,9 @@ def pick_type(count: int) -> type[QuotePick]:
         return QuotePick
     return create_model(  # type: ignore[call-overload, no-any-return]
         "QuotePick", __base__=QuotePick,
-        lines=(list[Literal[tuple(range(1, count + 1))]], Field(default_factory=list, max_length=MAX_PICKED,  # type: ignore[misc]
+        # Required and at least one: with an optional list the 0.5B model answered `{ }` for
+        # five of six questions. "None of them" is not an option a picker of shown lines needs.
+        lines=(list[Literal[tuple(range(1, count + 1))]], Field(min_length=1, max_length=MAX_PICKED,  # type: ignore[misc]
                                                                   description="numbers of the lines that answer the question")),
     )
 
