@@ -261,3 +261,22 @@ def test_runs_held_by_another_run_are_listed_on_its_page_not_in_the_top_list(db:
         goal = httpx.get(f"{srv.url}/api/runs/goal0001").json()
         assert [c["run_id"] for c in goal["children"]] == ["call0001"]
         assert httpx.get(f"{srv.url}/api/runs/call0001").json()["parent_run_id"] == "goal0001"
+
+
+def test_learning_a_text_over_http_fills_a_new_knowledge_base_in_the_background(tmp_path: Path) -> None:
+    from test_learning import fake_llm
+
+    with serve(tmp_path / "runs.db", FunctionModel(fake_llm)) as srv:
+        r = httpx.post(f"{srv.url}/api/learning/kbs/medals-web/learn",
+                       json={"text": "Norway has 14 gold medals. Italy has 5 gold medals.", "source": "Day 10 report",
+                             "published": "2026-02-16"})
+        assert r.status_code == 202, r.text
+        started = r.json()
+        with httpx.stream("GET", srv.url + started["events"], timeout=30) as stream:
+            events = list(sse(stream.iter_lines()))
+        assert events[-1][0] == "done" and events[-1][1]["status"] == "completed", events[-1]
+        facts = httpx.get(f"{srv.url}/api/learning/kbs/medals-web/facts").json()
+        assert sorted(f["content"] for f in facts["facts"]) == ["Italy has 5 gold medals.", "Norway has 14 gold medals."]
+        run = httpx.get(f"{srv.url}/api/runs/{started['run_id']}").json()
+        assert run["team"] == "learning" and run["result"]["facts_stored"] == 2 and run["spans"]
+        assert httpx.post(f"{srv.url}/api/learning/kbs/bad%2Fname/learn", json={"text": "x"}).status_code in (404, 422)
