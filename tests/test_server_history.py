@@ -144,7 +144,9 @@ def test_every_endpoint_has_a_typed_schema_and_docs_are_served_locally(db: Path)
     assert "cdn" not in docs.lower() and "/static/vendor/swagger-ui/swagger-ui-bundle.js" in docs
     names = set(schema["components"]["schemas"])
     assert {"RunPage", "RunDetail", "Span", "ModelCall", "RunStarted", "LearningAnswer", "KnowledgeBaseInfo", "FactPage",
-            "GraphRequest", "DeliberationRequest", "BoardColumns", "ChatReply"} <= names
+            "GraphRequest", "DeliberationRequest", "BoardColumns", "ChatReply", "ResearchAnswer"} <= names
+    assert schema["paths"]["/api/query"]["post"]["responses"]["200"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/ResearchAnswer"}
     tags = {t for item in schema["paths"].values() for op in item.values() for t in op.get("tags", [])}
     assert {"runs", "research", "learning", "graph", "deliberation", "board", "chat"} <= tags
     untyped = [(p, m) for p, item in schema["paths"].items() for m, op in item.items()

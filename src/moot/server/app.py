@@ -39,6 +39,7 @@ from moot.server.schemas import (
     CancelledCount,
     Health,
     QueryRequest,
+    ResearchAnswer,
     RunDetail,
     RunPage,
     RunStarted,
@@ -163,7 +164,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         return Health(ok=True, version=__version__, active_runs=m.active, open_streams=m.open_streams,
                       queued_runs=m.queued, max_concurrent=m.max_concurrent, max_queued=m.max_queued)
 
-    @app.post("/api/query", tags=["research"])
+    @app.post("/api/query", response_model=ResearchAnswer, tags=["research"])
     async def query(body: QueryRequest) -> dict[str, Any]:
         """Answer a question about a repository synchronously: {answer, evidence, verification, usage,
         run_id, …}; 502 with the cause when no model answered (unreachable, refusing)."""

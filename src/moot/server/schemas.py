@@ -249,10 +249,11 @@ class BoardTaskRequest(BaseModel):
 
 
 class BoardColumns(BaseModel):
-    """The board as four columns, newest first in each."""
+    """The board as four columns, newest first in each (each item a board task)."""
 
     board: str
     counts: dict[str, Any]
+    """Tasks per state, and per type (``by_type``)."""
     pending: list[dict[str, Any]] = Field(default_factory=list)
     active: list[dict[str, Any]] = Field(default_factory=list)
     completed: list[dict[str, Any]] = Field(default_factory=list)
@@ -294,3 +295,29 @@ class LearningAnswer(BaseModel):
     trace: dict[str, Any]
     """Intent and how it was decided, the mode rule, retrieval strategy, facts, sub-agent steps, notes."""
     status: str
+
+
+class ResearchAnswer(BaseModel):
+    """The research team's answer, as ``moot research --json`` prints it."""
+
+    model_config = ConfigDict(extra="allow")
+
+    question: str = ""
+    answer: str
+    mode: str
+    """``single``, ``multi`` or ``baseline``: the mode that ran."""
+    requested_mode: str = "auto"
+    routing_rule: str = ""
+    plan: dict[str, Any] | None = None
+    evidence: list[dict[str, Any]] = Field(default_factory=list)
+    """One bundle per researcher: its sub-question, findings with file:line locations, tool calls."""
+    verification: list[dict[str, Any]] = Field(default_factory=list)
+    """The verifier's check of each cited claim."""
+    citations: list[str] = Field(default_factory=list)
+    """Every ``path:line`` the final answer cites."""
+    usage: UsageOut = Field(default_factory=UsageOut)
+    usage_by_phase: dict[str, dict[str, float]] = Field(default_factory=dict)
+    seconds: float = 0.0
+    run_id: str = ""
+    status: str = "completed"
+    stop_reason: str = ""

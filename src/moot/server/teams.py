@@ -261,7 +261,9 @@ def add_team_routes(app: FastAPI, settings: Any, manager: Callable[[], RunManage
         """The board's counts and its tasks in four columns: pending, active, completed, failed."""
         return await asyncio.to_thread(columns)
 
-    @app.get("/api/board/tasks", tags=["board"])
+    from moot.teams.board import BoardTask
+
+    @app.get("/api/board/tasks", response_model=list[BoardTask], tags=["board"])
     async def board_tasks(status: str | None = Query(None, pattern="^(pending|active|completed|failed)$"),
                           limit: int = Query(200, ge=1, le=5000)) -> list[dict[str, Any]]:
         """Tasks, optionally of one state (a list of board task objects)."""
@@ -276,7 +278,7 @@ def add_team_routes(app: FastAPI, settings: Any, manager: Callable[[], RunManage
 
         return await asyncio.to_thread(read)
 
-    @app.get("/api/board/tasks/{task_id}", tags=["board"])
+    @app.get("/api/board/tasks/{task_id}", response_model=BoardTask, tags=["board"])
     async def board_task(task_id: str) -> dict[str, Any]:
         """One task; 404 when the board has no such task."""
         from moot.teams.board import UnknownTaskError
@@ -292,7 +294,7 @@ def add_team_routes(app: FastAPI, settings: Any, manager: Callable[[], RunManage
 
         return await asyncio.to_thread(read)
 
-    @app.post("/api/board/tasks", status_code=201, tags=["board"])
+    @app.post("/api/board/tasks", status_code=201, response_model=BoardTask, tags=["board"])
     async def board_submit(body: BoardTaskRequest) -> dict[str, Any]:
         """Add a pending task; agents watching the board (``moot board work``) claim it."""
         from moot.teams.board import parse_task
