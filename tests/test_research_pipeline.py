@@ -279,3 +279,24 @@ def test_the_synthesizer_can_have_its_own_model(repo: Path, tmp_path: Path) -> N
     assert [r.agent for r in writer.requests] == ["synthesizer"] and "parse_request" in result.draft_answer
     with pytest.raises(MootError, match="the research team has no role 'writer'"):
         ResearchTeam(repo, model=writer, models={"writer": writer})
+
+
+def test_questions_asked_by_one_command_are_held_by_its_parent_run(repo: Path, tmp_path: Path) -> None:
+    from moot.runtime import Run
+
+    store = RunStore(tmp_path / "runs.db")
+    team = ResearchTeam(repo, model=model_for(ResearchScript(PLAN_3, synth=GOOD)), store=store,
+                        db_path=tmp_path / "index.db")
+
+    async def two_questions() -> str:
+        async with Run("research: two questions", store=store) as parent:
+            for question in ("How is a request parsed?", "Where are sessions kept?"):
+                await team.ask(question, mode="single", parent_run_id=parent.run_id)
+        return parent.run_id
+
+    parent_id = asyncio.run(two_questions())
+    kids = store.children(parent_id)
+    assert len(kids) == 2 and all(k.name.startswith("research (single)") and k.status == "completed" for k in kids)
+    assert [r.id for r in store.list_runs(top_level=True)] == [parent_id]
+    parent = store.get_run(parent_id)
+    assert parent.status == "completed" and parent.usage.requests == sum(k.usage.requests for k in kids) > 0

@@ -262,6 +262,9 @@ class Run:
             self.tracker.remove_warning_listener(self._warn)
             if self.store is not None:
                 self.store.finish_run(result)
+                if not by_agent and self.store.children(self.run_id):
+                    # a parent whose children spent on trackers of their own: its usage is theirs
+                    self.store.close_parent(self.run_id, status, result.stop_reason)
         return result
 
 

@@ -120,11 +120,11 @@ class DeliberationTeam:
         return asyncio.run(self.deliberate(request, **kwargs))
 
     async def deliberate(self, request: str, *, now: str | datetime | None = None, bus: EventBus | None = None,
-                         run_id: str | None = None) -> DeliberationResult:
+                         run_id: str | None = None, parent_run_id: str | None = None) -> DeliberationResult:
         request = " ".join(request.split())
         if not request:
             raise MootError("the request is empty", fix='pass what you want advice on, e.g. "Should I work late tonight?"')
-        run = _Deliberation(self, request, parse_now(now), bus, run_id)
+        run = _Deliberation(self, request, parse_now(now), bus, run_id, parent_run_id)
         result = await run.run()
         if self.store is not None:  # the run's page shows insights, debates and votes from this
             self.store.record_output(result.run_id, "deliberation", result.to_json())
@@ -136,10 +136,12 @@ class DeliberationTeam:
 class _Deliberation:
     """One deliberation (state that lives only for the run)."""
 
-    def __init__(self, team: DeliberationTeam, request: str, now: datetime, bus: EventBus | None, run_id: str | None) -> None:
+    def __init__(self, team: DeliberationTeam, request: str, now: datetime, bus: EventBus | None, run_id: str | None,
+                 parent_run_id: str | None = None) -> None:
         self.team, self.request, self.now, self.model, self.mode = team, request, now, team.model, team.mode
         self.rec = RecordedRun(f"deliberate ({self.mode.name}): {request[:60]}",
-                               Budget(max_calls=self.mode.max_calls, deadline_s=self.mode.deadline_s), bus, team.store, run_id)
+                               Budget(max_calls=self.mode.max_calls, deadline_s=self.mode.deadline_s), bus, team.store, run_id,
+                               parent_run_id=parent_run_id)
         self.result = DeliberationResult(request=request, mode=self.mode.name, now=now.isoformat(timespec="minutes"),
                                          budget={"max_calls": self.mode.max_calls, "deadline_s": self.mode.deadline_s},
                                          skipped=list(team.data.skipped), run_id=self.rec.run_id)

@@ -146,7 +146,8 @@ class GraphTeam:
     def ask_sync(self, question: str, **kwargs: Any) -> GraphResult:
         return asyncio.run(self.ask(question, **kwargs))
 
-    async def ask(self, question: str, *, bus: EventBus | None = None, run_id: str | None = None) -> GraphResult:
+    async def ask(self, question: str, *, bus: EventBus | None = None, run_id: str | None = None,
+                  parent_run_id: str | None = None) -> GraphResult:
         question = " ".join(question.split())
         if not question:
             raise MootError("the question is empty", fix="pass a question about your sources")
@@ -156,7 +157,7 @@ class GraphTeam:
         if cfg.iterations < 1:
             raise MootError("the iteration limit must be at least 1", fix="use --iterations 1 or more")
         index = self._index if self._index is not None else await asyncio.to_thread(self.index)
-        loop = _Loop(self, question, index, bus, run_id)
+        loop = _Loop(self, question, index, bus, run_id, parent_run_id)
         result = await loop.run()
         if self.store is not None:  # the run's page draws the scaffold from this
             self.store.record_output(result.run_id, "graph", result.to_json())
@@ -166,11 +167,13 @@ class GraphTeam:
 class _Loop:
     """One run of the recursive loop (state that lives only for the run)."""
 
-    def __init__(self, team: GraphTeam, question: str, index: SourceIndex, bus: EventBus | None, run_id: str | None) -> None:
+    def __init__(self, team: GraphTeam, question: str, index: SourceIndex, bus: EventBus | None, run_id: str | None,
+                 parent_run_id: str | None = None) -> None:
         cfg = team.config
         self.team, self.cfg, self.question, self.index, self.model = team, cfg, question, index, team.model
         self.rec = RecordedRun(f"graph: {question[:60]}", Budget(max_calls=cfg.max_calls, max_tokens=cfg.max_tokens,
-                                                                 deadline_s=cfg.deadline_s), bus, team.store, run_id)
+                                                                 deadline_s=cfg.deadline_s), bus, team.store, run_id,
+                               parent_run_id=parent_run_id)
         self.bus = self.rec.bus
         self.scaffold = Scaffold(question=question, meta=ScaffoldMeta(iteration_limit=cfg.iterations, noise_budget=cfg.noise_budget))
         self.life = Lifecycle(ag.AGENT_NAMES)

@@ -130,13 +130,15 @@ class ResearchTeam:
         return asyncio.run(self.ask(question, mode=mode, **kwargs))
 
     async def ask(self, question: str, *, mode: Mode = "auto", bus: EventBus | None = None,
-                  run_id: str | None = None, plan: ResearchPlan | None = None) -> MultiAgentResult:
+                  run_id: str | None = None, plan: ResearchPlan | None = None,
+                  parent_run_id: str | None = None) -> MultiAgentResult:
         """Answer ``question``; ``mode`` is ``single``, ``multi`` or ``auto`` (routed by the question's shape),
         or ``baseline``: the one call a user would try first (the question, the repository map and
         the top search hits in one prompt, no tools, no checks), kept to measure the team against.
 
         ``plan`` skips the planner and uses these sub-questions (multi mode): to re-run a
-        question with an edited plan, or to compare runs on the same plan.
+        question with an edited plan, or to compare runs on the same plan. ``parent_run_id``
+        records the run as one of several that one command made (see ``runtime.Run.child``).
         """
         question = " ".join(question.split())
         if not question:
@@ -152,7 +154,7 @@ class ResearchTeam:
         cfg = self.config
         run = PipelineRun(f"research ({chosen}): {question[:60]}", Budget(max_calls=cfg.max_calls, max_tokens=cfg.max_tokens,
                                                                  max_cost_usd=cfg.max_cost_usd, deadline_s=cfg.deadline_s),
-                          bus, self.store, run_id=run_id)
+                          bus, self.store, run_id=run_id, parent_run_id=parent_run_id)
         started = time.perf_counter()
         first = {"multi": "planner", "single": "single-agent", "baseline": "one-call"}[chosen]
         run.start([{"id": first, "agent": first, "depends_on": [], "on_failure": "skip"}])
