@@ -62,6 +62,8 @@ def test_the_runs_list_shows_every_run_and_filters_by_team_and_text(site: dict[s
     assert b.driver.find_element("id", "runs-count").text.endswith("of 4 runs")
     b.driver.get(site["url"] + "/#/?team=graph")
     b.wait_for("return document.querySelectorAll('tr.run').length === 1 && document.querySelector('tr.run').innerText.includes('Ostby')")
+    b.driver.get(site["url"] + "/#/?when=1h")  # every run here started within the hour
+    b.wait_for("return document.querySelectorAll('tr.run').length >= 4")
     b.driver.get(site["url"] + "/#/")
     rendered(b, "runs")
     box = b.driver.find_element("css selector", "input[type=search]")
@@ -202,3 +204,22 @@ def test_no_page_sends_a_request_to_another_host(site: dict[str, Any]) -> None:
     assert urls, "the log saw no request at all"
     hosts = {urlparse(u).netloc for u in urls}
     assert hosts == {urlparse(site["url"]).netloc}, hosts
+
+
+def test_with_a_token_the_page_asks_for_it_and_sends_it_with_every_request(site: dict[str, Any]) -> None:
+    b = site["browser"]
+    with Serve(site["db"], env={"MOOT_SERVE_TOKEN": "s3cret-token"}) as guarded:
+        b.driver.get(guarded.url + "/#/")
+        b.wait_for("return document.querySelector('form.tokenbox')")  # no data without the token
+        assert not b.driver.find_elements("css selector", "tr.run")
+        box = b.driver.find_element("css selector", "form.tokenbox input")
+        box.send_keys("wrong")
+        box.submit()
+        b.wait_for("return document.querySelector('form.tokenbox')")  # refused again
+        b.driver.execute_script("sessionStorage.clear()")
+        b.driver.get(guarded.url + "/#/?token=s3cret-token")  # what `moot ui --token` opens
+        b.wait_for("return document.querySelectorAll('tr.run').length >= 4")
+        assert "token" not in b.driver.current_url  # taken out of the address bar
+        b.driver.get(guarded.url + f"/#/runs/{site['runs']['parallel']}")  # the live stream carries it too
+        rendered(b, "run")
+        b.driver.execute_script("sessionStorage.clear()")

@@ -126,10 +126,12 @@ function tokenView() {
 
 // ------------------------------------------------------------------ the runs list
 
-const listState = { team: "", status: "", q: "", offset: 0, limit: 50 };
+const listState = { team: "", status: "", q: "", when: "", offset: 0, limit: 50 };
+const WINDOWS = { "": ["any time", 0], "1h": ["last hour", 3600], "24h": ["last 24 hours", 86400], "7d": ["last 7 days", 7 * 86400] };
+const KEYS = ["team", "status", "q", "when"];
 
 async function runsView(params) {
-  for (const k of ["team", "status", "q"]) listState[k] = params.get(k) || "";
+  for (const k of KEYS) listState[k] = params.get(k) || "";
   listState.offset = parseInt(params.get("offset") || "0", 10) || 0;
   const teamSel = h("select", { "aria-label": "team", onchange: () => go({ team: teamSel.value, offset: 0 }) },
     ["", "research", "learning", "graph", "deliberation", "board", "other"].map((t) =>
@@ -137,15 +139,18 @@ async function runsView(params) {
   const statusSel = h("select", { "aria-label": "status", onchange: () => go({ status: statusSel.value, offset: 0 }) },
     ["", "running", "completed", "stopped", "failed", "cancelled"].map((t) =>
       h("option", { value: t, selected: t === listState.status }, t || "any status")));
+  const whenSel = h("select", { "aria-label": "started", onchange: () => go({ when: whenSel.value, offset: 0 }) },
+    Object.entries(WINDOWS).map(([k, [label]]) => h("option", { value: k, selected: k === listState.when }, label)));
   const search = h("input", { type: "search", placeholder: "search name or id…", value: listState.q, "aria-label": "search" });
   let timer = null;
   search.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(() => go({ q: search.value, offset: 0 }), 250); });
   const body = h("div", { id: "runs-body" }, h("p", { class: "muted" }, "Loading runs…"));
-  fill(main, h("h1", {}, "Runs"), h("div", { class: "filters" }, teamSel, statusSel, search), body);
+  fill(main, h("h1", {}, "Runs"), h("div", { class: "filters" }, teamSel, statusSel, whenSel, search), body);
   if (listState.q) { search.focus(); search.setSelectionRange(search.value.length, search.value.length); }
   const load = async () => {
     const qs = new URLSearchParams({ limit: listState.limit, offset: listState.offset });
     for (const k of ["team", "status", "q"]) if (listState[k]) qs.set(k, listState[k]);
+    if (WINDOWS[listState.when] && WINDOWS[listState.when][1]) qs.set("since", String(Date.now() / 1000 - WINDOWS[listState.when][1]));
     const t0 = performance.now();
     const page = await api("/api/runs?" + qs);
     fill(body, runsTable(page));
@@ -162,7 +167,7 @@ async function runsView(params) {
 function go(changes) {
   const p = new URLSearchParams();
   const next = { ...listState, ...changes };
-  for (const k of ["team", "status", "q"]) if (next[k]) p.set(k, next[k]);
+  for (const k of KEYS) if (next[k]) p.set(k, next[k]);
   if (next.offset) p.set("offset", next.offset);
   const hash = "#/" + (p.toString() ? "?" + p : "");
   if (location.hash !== hash) location.hash = hash; else route();
