@@ -27,7 +27,7 @@ from typing import Any
 from moot.errors import MootError
 from moot.models.base import Model
 from moot.models.registry import RoleModels, model_for, resolve_models
-from moot.runtime import Budget, EventBus, RecordedRun, RunStore
+from moot.runtime import Budget, EventBus, Run, RunStore
 from moot.runtime.budget import LOCAL_DEADLINE_FACTOR, runs_locally
 from moot.teams.deliberation import agents as ag
 from moot.teams.deliberation.conflicts import by_severity, candidate_pairs, model_conflict, resource_conflicts
@@ -139,7 +139,7 @@ class _Deliberation:
     def __init__(self, team: DeliberationTeam, request: str, now: datetime, bus: EventBus | None, run_id: str | None,
                  parent_run_id: str | None = None) -> None:
         self.team, self.request, self.now, self.model, self.mode = team, request, now, team.model, team.mode
-        self.rec = RecordedRun(f"deliberate ({self.mode.name}): {request[:60]}",
+        self.rec = Run(f"deliberate ({self.mode.name}): {request[:60]}",
                                Budget(max_calls=self.mode.max_calls, deadline_s=self.mode.deadline_s), bus, team.store, run_id,
                                parent_run_id=parent_run_id)
         self.result = DeliberationResult(request=request, mode=self.mode.name, now=now.isoformat(timespec="minutes"),

@@ -27,7 +27,7 @@ from typing import Any, Sequence
 from moot.errors import MootError
 from moot.models.base import Model
 from moot.models.registry import RoleModels, model_for, resolve_models
-from moot.runtime import Budget, EventBus, RecordedRun, RunStore
+from moot.runtime import Budget, EventBus, Run, RunStore
 from moot.teams.graph import agents as ag
 from moot.teams.graph.answer import compose_answer, hypotheses_task, to_hypotheses
 from moot.teams.graph.build import (
@@ -171,7 +171,7 @@ class _Loop:
                  parent_run_id: str | None = None) -> None:
         cfg = team.config
         self.team, self.cfg, self.question, self.index, self.model = team, cfg, question, index, team.model
-        self.rec = RecordedRun(f"graph: {question[:60]}", Budget(max_calls=cfg.max_calls, max_tokens=cfg.max_tokens,
+        self.rec = Run(f"graph: {question[:60]}", Budget(max_calls=cfg.max_calls, max_tokens=cfg.max_tokens,
                                                                  deadline_s=cfg.deadline_s), bus, team.store, run_id,
                                parent_run_id=parent_run_id)
         self.bus = self.rec.bus
