@@ -40,6 +40,9 @@ def ask(
         False, "--json",
         help='Print one JSON object: {"answer", "mode", "sub_agents", "facts_used", "confidence", "usage", "seconds", "run_id", …}.',
     ),
+    record_content: bool = typer.Option(
+        False, "--record-content", help="Also record prompts and responses in the run store (shown on the run's web page)."
+    ),
 ) -> None:
     """Ask the learning team a question; the answer says which facts and agents it used.
 
@@ -58,7 +61,7 @@ def ask(
     if not path.exists():
         raise UsageError(f"no knowledge base at {path}", fix="learn something first: moot learn FILE --kb NAME")
     team = LearningTeam(path, budget=chosen_budget, **models)
-    answer = asyncio.run(_run(team, question, mode, live=not as_json))
+    answer = asyncio.run(_run(team, question, mode, live=not as_json, record_content=record_content))
     if as_json:
         print_json(answer.to_json())
         if not answer.answered:
@@ -77,10 +80,10 @@ def ask(
         raise typer.Exit(1)
 
 
-async def _run(team: Any, question: str, mode: str, *, live: bool) -> Any:
+async def _run(team: Any, question: str, mode: str, *, live: bool, record_content: bool = False) -> Any:
     from moot.runtime import EventBus
 
-    bus = EventBus()
+    bus = EventBus(record_content=record_content)
     try:
         if not live:
             return await team.ask(question, mode=mode, bus=bus)

@@ -47,6 +47,9 @@ def deliberate_command(
     accept: bool = typer.Option(False, "--accept", help="With `feedback`: you followed the resolution(s)."),
     reject: bool = typer.Option(False, "--reject", help="With `feedback`: you did not."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object: coordinators, insights, conflicts, debates, votes, usage."),
+    record_content: bool = typer.Option(
+        False, "--record-content", help="Also record prompts and responses in the run store (shown on the run's web page)."
+    ),
 ) -> None:
     """Deliberate over your data: coordinators' specialists, conflict detection, a four-round debate, consensus votes."""
     if request == "feedback":
@@ -80,7 +83,7 @@ def deliberate_command(
                 stderr.print(f"[yellow]skipped[/] {escape(s.file)}{f':{s.line}' if s.line else ''}: {escape(s.reason)}")
             if len(team.data.skipped) > 8:
                 stderr.print(f"[yellow]… and {len(team.data.skipped) - 8} more skipped[/]")
-        bus = EventBus()
+        bus = EventBus(record_content=record_content)
         panel = _Panel(mode=team.mode.name)
         bus.subscribe(panel.on_event)
         if as_json:
