@@ -223,3 +223,36 @@ def test_with_a_token_the_page_asks_for_it_and_sends_it_with_every_request(site:
         b.driver.get(guarded.url + f"/#/runs/{site['runs']['parallel']}")  # the live stream carries it too
         rendered(b, "run")
         b.driver.execute_script("sessionStorage.clear()")
+
+
+def test_a_graph_run_started_over_http_goes_live_then_draws_its_graph(site: dict[str, Any], tmp_path: Path) -> None:
+    """The server's own progress stream: a run this server started, watched from its page."""
+    from openai_stub import openai_compatible_server
+    from test_graph_cli import http_answer
+    from test_graph_support import GraphScript, make_sources
+
+    gate = threading.Event()
+    answer = http_answer(GraphScript())
+
+    def gated(body: dict[str, Any]) -> str:
+        gate.wait(20)
+        return answer(body)
+
+    sources = make_sources(tmp_path / "src")
+    b = site["browser"]
+    with openai_compatible_server(gated) as model, \
+            Serve(tmp_path / "runs.db", "--model", model, "--repo-root", str(tmp_path),
+                  env={"MOOT_HOME": str(tmp_path / "home")}) as server:
+        started = httpx.post(f"{server.url}/api/graph/runs", json={
+            "question": "How does the Ostby mill affect Lake Mira?", "sources": [str(p) for p in sources]}).json()
+        try:
+            b.driver.get(server.url + started["page"])
+            b.wait_for("return document.querySelector('.badge') && document.querySelector('.badge').innerText === 'running'")
+            b.driver.execute_script("window.__sameDocument = true")
+            gate.set()
+            b.wait_for("return document.querySelector('.badge').innerText === 'completed'", 30)
+            drawn = b.wait_for("return document.querySelectorAll('#graph [data-node]').length", 10)
+        finally:
+            gate.set()
+        assert drawn >= 3 and b.driver.execute_script("return window.__sameDocument") is True
+        assert len(b.driver.find_elements("css selector", ".tl-lane")) >= 4  # mapper, skeptic, quantifier, …
