@@ -330,3 +330,41 @@ def test_one_budget_holds_across_classification_drafts_and_selection(kb: Knowled
     assert answer.usage.cost_usd == pytest.approx(sum(costs))
     assert sum(costs[:-1]) < budget.max_cost_usd if costs else True  # no call started after the money ran out
     assert answer.answer  # a partial result at worst, never nothing
+
+
+# --------------------------------------------------------------------------- a model per role
+
+
+def test_each_role_runs_on_its_own_model(kb: KnowledgeBase) -> None:
+    from moot.errors import MootError
+
+    default = FunctionModel(by_agent({"single": "It fell by 25 points [#1] [#2]."}), name="small")
+    bigger = FunctionModel(by_agent({"compute": pick("82%", "61%")("difference")}), name="bigger")
+    team = LearningTeam(kb, model=default, models={"compute": bigger}, store=False)
+    answer = team.ask_sync("By how many percentage points did the Tessaly reservoir level fall?", mode="multi")
+    assert answer.answer.startswith("21 percentage points")
+    assert [r.agent for r in bigger.requests] == ["compute"] and "compute" not in {r.agent for r in default.requests}
+    assert team.model_names()["compute"] == "bigger" and team.model_names()["single"] == "small"
+    with pytest.raises(MootError, match="no role 'judge'"):
+        LearningTeam(kb, model=default, models={"judge": bigger})
+
+
+def test_the_report_says_which_model_ran_which_role() -> None:
+    from moot.eval.report import render_markdown
+    from moot.eval.runner import new_results
+
+    results = new_results(modes=["single", "multi", "context"], runs=1, model_name="local",
+                          role_models={"selector": "local-1.5b"})
+    text = render_markdown(results, chart=None)
+    assert "Models per role: selector `local-1.5b`" in text
+    assert "| context pass | context score |" in text and "Δ multi−context" in text
+
+
+def test_a_compute_draft_that_crashes_leaves_the_single_draft(kb: KnowledgeBase) -> None:
+    def crash(request: ModelRequest) -> Any:
+        raise RuntimeError("the compute model is down")
+
+    answer, _ = ask(kb, "By how many percentage points did the Tessaly reservoir level fall?",
+                    {"single": "It fell from 82% to 61% [#1] [#2].", "compute": crash})
+    assert answer.answered and answer.answer == "It fell from 82% to 61% [#1] [#2]."
+    assert any("compute: fails (no draft)" in n for n in answer.trace.notes)

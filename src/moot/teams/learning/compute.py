@@ -409,9 +409,16 @@ class ComputeAgent(SubAgent):
                            output_type=choice_schema([q.id for q in quantities], operations), max_turns=2,
                            settings=self.settings)
         message = f"Quantities:\n{render_menu(quantities)}\n\nQuestion: {task}"
-        result = await chooser.run(message, budget=budget, bus=bus, progress=progress, run_id=run_id, task_id=task_id)
+        try:
+            result = await chooser.run(message, budget=budget, bus=bus, progress=progress, run_id=run_id, task_id=task_id)
+        except Exception as exc:  # noqa: BLE001 - a failed compute draft must not sink the answer
+            return AgentResult(agent=self.name, output={"draft": "", "computation": None}, text="", usage=Usage(),
+                               transcript=(), stop_reason="completed", turns=0, detail=f"compute failed: {exc}")
         if not result.ok:
-            return result
+            stop = result.stop_reason if result.stop_reason.startswith("budget") else "completed"
+            return AgentResult(agent=self.name, output={"draft": "", "computation": None}, text="", usage=result.usage,
+                               transcript=result.transcript, stop_reason=stop, turns=result.turns,
+                               detail=f"no choice: {result.detail or result.stop_reason}")
         choice = result.output
         by_id = {q.id: q for q in quantities}
         chosen = [by_id[i] for i in choice.operands if i in by_id]

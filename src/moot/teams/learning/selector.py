@@ -55,8 +55,13 @@ class DraftAgent(SubAgent):
                   budget: Any = None, bus: EventBus | None = None, progress: AgentProgress | None = None,
                   run_id: str | None = None, task_id: str | None = None) -> AgentResult:
         assert self.inner is not None
-        result = await self.inner.run(task, context, budget=budget, bus=bus, progress=progress, run_id=run_id,
-                                      task_id=task_id)
+        try:
+            result = await self.inner.run(task, context, budget=budget, bus=bus, progress=progress, run_id=run_id,
+                                          task_id=task_id)
+        except Exception as exc:  # noqa: BLE001 - one failed draft must not sink the answer: the others stand
+            return AgentResult(agent=self.name, output={"draft": "", "computed": [], "error": f"{type(exc).__name__}: {exc}"},
+                               text="", usage=Usage(), transcript=(), stop_reason="completed", turns=0,
+                               detail=f"the draft failed: {exc}")
         text = str(result.output).strip() if result.output is not None else ""
         output = {"draft": text, "computed": _tool_results(result.transcript),
                   "error": None if result.ok else (result.detail or result.stop_reason)}

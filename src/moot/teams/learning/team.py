@@ -44,9 +44,9 @@ class LearningTeam:
         self._kb_ref = kb
         self._model_ref = model
         self._model: Model | None = model if isinstance(model, Model) else None
-        unknown = sorted(set(models or {}) - set(ROLES))
-        if unknown:
-            raise MootError(f"unknown role {unknown[0]!r}", fix=f"name one of: {', '.join(ROLES)}")
+        from moot.models.registry import check_roles
+
+        check_roles(models, ROLES, team="learning")  # an unknown role: one line naming the roles
         self._role_refs: dict[str, Model | str] = dict(models or {})
         self._role_models: dict[str, Model] = {r: m for r, m in self._role_refs.items() if isinstance(m, Model)}
         self.budget = Budget.preset(budget) if isinstance(budget, str) else budget
@@ -110,7 +110,7 @@ class LearningTeam:
             raise MootError("the question is empty", fix='ask something: moot ask "QUESTION" --kb NAME')
         kb = self.knowledge_base()
         answer = await answer_question(kb, question, model=self.model, mode=mode, budget=self.budget,
-                                       store=self.store, bus=bus, on_phase=on_phase)
+                                       store=self.store, bus=bus, on_phase=on_phase, models=self.models)
         if self.store is not None and answer.run_id:  # the run's page shows intent, strategy and facts from this
             self.store.record_output(answer.run_id, "answer", {**answer.to_json(), "question": answer.question,
                                                                "trace": answer.trace.model_dump(mode="json")})
