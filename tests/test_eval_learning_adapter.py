@@ -301,3 +301,18 @@ def test_multi_with_drafts_blames_routing_only_when_compute_did_not_run() -> Non
     chose_wrong = attribute_failure(trace={"intent": "recall", "sub_agents": ["memory", "single", "compute", "select"]},
                                     **kwargs)
     assert chose_wrong.stage == "synthesis" and "selector chose another" in chose_wrong.reason
+
+
+def test_context_mode_refuses_articles_that_do_not_fit_the_model(tmp_path: Path, store: RunStore) -> None:
+    from types import SimpleNamespace
+
+    from moot.errors import MootError
+
+    model = FunctionModel(team_model)
+    agent = LearningTeamAgent(tmp_path, model=model, store=store)
+    asyncio.run(agent.learn(ARTICLE * 20, source="Courier", published="2024-03-05"))
+    model.settings = SimpleNamespace(context=512)  # type: ignore[attr-defined]
+    with pytest.raises(MootError, match="do not fit the model's context of 512"):
+        asyncio.run(agent.answer("How long is the Kestrel footbridge?", mode="context", seed=None))
+    assert not [r for r in model.requests if r.agent == "context"]  # refused before any call
+    asyncio.run(agent.aclose())
