@@ -33,20 +33,15 @@ def _modes(value: str) -> list[str]:
 
 
 def _split_models(values: list[str] | None) -> tuple[str | None, dict[str, str]]:
-    """``--model M`` (the default) and ``--model ROLE=M`` (one role), as given on the command line."""
+    """``--model M`` (the default) and ``--model ROLE=M`` (one role), parsed by the CLI's one
+    parser and checked against the learning team's roles before any model loads."""
+    from moot.cli._options import parse_models
     from moot.teams.learning.team import ROLES
 
-    default: str | None = None
-    roles: dict[str, str] = {}
-    for value in values or []:
-        role, sep, name = value.partition("=")
-        if sep and role in ROLES:
-            roles[role] = name
-        elif sep and ":" not in role and "/" not in role:
-            raise MootError(f"unknown role {role!r} in --model {value}", fix=f"name one of: {', '.join(ROLES)}")
-        else:
-            default = value
-    return default, roles
+    choice = parse_models(values)
+    if unknown := sorted(set(choice.roles) - set(ROLES)):
+        raise MootError(f"unknown role {unknown[0]!r} in --model", fix=f"name one of: {', '.join(ROLES)}")
+    return choice.default, choice.roles
 
 
 def register(eval_app: typer.Typer) -> None:
