@@ -270,3 +270,14 @@ def test_a_mistake_in_moot_toml_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "moot.toml").write_text('local_slots = "many"\n')
     result = moot("runs", home=tmp_path / "home", cwd=tmp_path)
     assert result.returncode == 2 and "local_slots" in one_error_line(result)
+
+
+def test_eval_without_the_charts_extra_names_it_before_any_work(tmp_path: Path) -> None:
+    # matplotlib hidden, as in an install without the charts extra
+    code = ("import sys; sys.modules['matplotlib'] = None; from moot.cli.app import main; "
+            "main(['eval', 'progressive', '--levels', 'L1'])")
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("MOOT_")}, "MOOT_HOME": str(tmp_path)}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
+    assert result.returncode == 2
+    assert "moot[charts]" in one_error_line(result)
+    assert not list(tmp_path.glob("moot-eval-*"))  # refused before anything was written
