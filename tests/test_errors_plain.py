@@ -141,3 +141,14 @@ def test_moot_learn_failing_on_an_existing_kb_keeps_it(tmp_path: Path) -> None:
     assert out.returncode == 1
     with KnowledgeBase.open(kb) as base:
         assert base.count() == 1
+
+
+def test_moot_ask_on_a_dead_endpoint_keeps_the_facts_and_exits_1(tmp_path: Path) -> None:
+    kb = tmp_path / "games.sqlite3"
+    with KnowledgeBase.open(kb) as base:
+        base.add_fact(Fact("Norway won 12 gold medals.", entity="Norway", attribute="gold medals", value="12", source="games"))
+    out = moot("ask", "How many gold medals did Norway win?", "--kb", str(kb), "--model", closed_port_model(),
+               "--mode", "single", home=tmp_path / "home")
+    assert out.returncode == 1, out.stdout + out.stderr  # a degraded answer is not a success
+    assert "[#1] Norway won 12 gold medals." in out.stdout  # the citation is printed as text
+    assert "no complete answer" in out.stderr and "Traceback" not in out.stderr

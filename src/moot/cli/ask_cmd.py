@@ -11,6 +11,7 @@ import asyncio
 from typing import Any, Optional
 
 import typer
+from rich.markup import escape
 
 from moot.cli._options import budget_option, model_option, parse_budget, parse_models, team_model_kwargs
 from moot.cli._output import print_json, stderr, stdout, usage_line
@@ -67,11 +68,11 @@ def ask(
         if not answer.answered:
             raise typer.Exit(1)
         return
-    stdout.print(answer.answer)
-    stderr.print(f"[dim]{answer.trace.render()}[/]", highlight=False)
+    stdout.print(answer.answer, markup=False)  # "[#1]" citations are text, not markup
+    stderr.print(f"[dim]{escape(answer.trace.render())}[/]", highlight=False)
     for fact in answer.facts_used:
         where = ", ".join(p for p in (fact.source, fact.source_date or "") if p)
-        stderr.print(f"[dim]  #{fact.id} {fact.content}{f' ({where})' if where else ''}[/]", highlight=False)
+        stderr.print(f"[dim]  #{fact.id} {escape(fact.content)}{escape(f' ({where})') if where else ''}[/]", highlight=False)
     stderr.print(f"[dim]{answer.mode} · {usage_line(answer.usage, answer.seconds)} · "
                  f"moot runs show {answer.run_id[:8]}[/]", highlight=False)
     if not answer.answered:
