@@ -111,7 +111,7 @@ def stats(
     for column in ("source", "date", "facts", "summary"):
         table.add_column(column, justify="right" if column == "facts" else "left")
     for s in sources:
-        table.add_row(s.source, str(s.last_date or s.first_date or "-"), str(s.facts), s.summary)
+        table.add_row(Text(s.source), str(s.last_date or s.first_date or "-"), str(s.facts), Text(s.summary or ""))
     if sources:
         stdout.print(table)
 
@@ -143,11 +143,11 @@ def facts(
         table.add_row(
             str(f.id),
             str(f.source_date or "-"),
-            f.entity,
-            f.attribute,
+            Text(f.entity),
+            Text(f.attribute),
             Text(f.value + mark, style="yellow" if mark else ""),
             Text(f.content, style=style),
-            f.source,
+            Text(f.source),
         )
     stdout.print(table)
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import typer
+from rich.markup import escape
 
 from moot.cli._options import model_option, parse_budget, parse_models, team_model_kwargs
 from moot.cli._output import print_json, stderr, stdout, usage_dict, usage_line
@@ -100,14 +101,14 @@ def learn_command(
 def _print_report(report: Any) -> None:
     """One file's result, printed as soon as the file is learned."""
     if report.unchanged:
-        stdout.print(f"[bold]{report.source}[/]: already learned, unchanged (no model calls)")
+        stdout.print(f"[bold]{escape(report.source)}[/]: already learned, unchanged (no model calls)")
         return
     stdout.print(
-        f"[bold]{report.source}[/] ({report.published or 'undated'}): {report.facts_stored} new facts, "
+        f"[bold]{escape(report.source)}[/] ({report.published or 'undated'}): {report.facts_stored} new facts, "
         f"{report.duplicates} already known, {report.superseded} superseded, {report.chunks} chunk(s)"
     )
     if report.summary:
-        stdout.print(f"  [dim]{report.summary}[/]")
+        stdout.print(f"  [dim]{escape(report.summary)}[/]")  # the model's words: text, not markup
 
 
 def _log(text: str) -> None:
