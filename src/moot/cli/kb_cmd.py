@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 from rich.table import Table
+from rich.markup import escape
 from rich.text import Text
 
 from moot.cli._output import print_json, stdout
@@ -106,7 +107,7 @@ def stats(
     if summary.earliest or summary.latest:
         stdout.print(f"dates: {summary.earliest} … {summary.latest}")
     if summary.entities:
-        stdout.print("entities: " + ", ".join(f"{name} ({n})" for name, n in summary.entities[:10]))
+        stdout.print("entities: " + ", ".join(f"{escape(name)} ({n})" for name, n in summary.entities[:10]))
     table = Table(title="sources", title_justify="left")
     for column in ("source", "date", "facts", "summary"):
         table.add_column(column, justify="right" if column == "facts" else "left")
