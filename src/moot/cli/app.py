@@ -38,8 +38,11 @@ app = typer.Typer(
     name="moot",
     help=(
         "Multi-agent language-model teams on one shared runtime.\n\n"
-        "Runs offline on an embedded model by default; set MOOT_MODEL (or pass --model) to use "
-        "openai:MODEL, anthropic:MODEL, ollama:MODEL or openai-compatible:URL#MODEL."
+        "Runs offline on an embedded model by default; set MOOT_MODEL (or pass --model, or write "
+        "model = \"…\" in moot.toml) to use openai:MODEL, anthropic:MODEL, ollama:MODEL or "
+        "openai-compatible:URL#MODEL.\n\n"
+        "Exit status: 0 success, 1 the work failed or stopped short, 2 a usage mistake. "
+        "--json prints one JSON object on stdout; files go to --out."
     ),
     no_args_is_help=True,
     add_completion=True,
