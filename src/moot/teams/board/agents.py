@@ -30,6 +30,7 @@ previous attempt was rejected, and agents with file or search tools see the work
 
 from __future__ import annotations
 
+import logging
 import os
 import uuid
 from collections import deque
@@ -60,6 +61,8 @@ from moot.teams.board.goal_budget import (
 from moot.teams.board.result_check import failure_reason
 from moot.teams.board.specs import BREAKDOWN_SPEC, BUILTIN_SPECS, FILE_SPEC, SEARCH_SPEC, TERMINAL_SPEC
 from moot.teams.board.task import BoardTask, TaskStatus
+
+log = logging.getLogger("moot.teams.board.agents")
 
 ROLES = ("executor", "metacognition", "evaluator", "planner", "deduplicator", "drafter")
 """The roles a board agent can give its own model (``models={role: model}``)."""
@@ -192,9 +195,14 @@ class BaseAgent:
         return model_for(role or "", self._model_obj, self._role_models)
 
     def run_store(self) -> RunStore | None:
-        """Where this agent's calls are recorded (opened on first use)."""
+        """Where this agent's calls are recorded (opened on first use). A run store that cannot
+        be opened turns recording off with a warning: the board's work does not depend on it."""
         if self._store is None and self._record:
-            self._store = RunStore()
+            try:
+                self._store = RunStore()
+            except MootError as exc:
+                log.warning("agent %s records no runs: %s", self.agent_id, exc.one_line())
+                self._record = False
         return self._store
 
     # ------------------------------------------------------------------ model calls
@@ -239,8 +247,12 @@ class BaseAgent:
         store = self.run_store()
         if store is None or root.status not in (TaskStatus.COMPLETED, TaskStatus.FAILED):
             return
-        if goal_run_id(root.id) not in self._goal_runs and not any(r.id == goal_run_id(root.id) for r in store.list_runs(200)):
-            return  # no agent call of this goal was recorded here
+        try:
+            recorded = store.resolve_id(goal_run_id(root.id)) == goal_run_id(root.id)
+        except MootError:
+            recorded = False
+        if not recorded:
+            return  # no agent call of this goal was recorded
         status = "completed" if root.status is TaskStatus.COMPLETED else "failed"
         store.close_parent(goal_run_id(root.id), status, root.error or f"goal {status}")
 
