@@ -85,6 +85,9 @@ async def test_parent_runs_hold_their_children_in_the_store(tmp_path: Path) -> N
     assert all(k.parent_run_id == parent.run_id and k.status == "completed" for k in kids)
     assert [r.id for r in store.list_runs(top_level=True)] == [parent.run_id]
     assert store.get_run(kids[0].id).to_dict()["parent_run_id"] == parent.run_id
+    child_events = [e.type.value for e in store.events(kids[1].id)]
+    assert child_events[0] == "run_started" and child_events[-1] == "run_finished" and "model_request" in child_events
+    assert len(child_events) == len(set((e.seq for e in store.events(kids[1].id))))
 
 
 def test_an_older_run_store_gains_parent_run_id_in_one_step(tmp_path: Path) -> None:

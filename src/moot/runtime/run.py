@@ -96,7 +96,16 @@ class Run:
         if self.store is not None:
             self.store.start_run(self.run_id, self.name, graph=tasks, budget=self.budget.describe(),
                                  parent_run_id=self.parent_run_id)
-            self._unsubscribe.append(self.bus.subscribe(self.store.record_event))
+            recording: set[int] = self.bus.__dict__.setdefault("_moot_recording_stores", set())
+            if id(self.store) not in recording:  # a child on its parent's bus and store: already recorded
+                recording.add(id(self.store))
+                remove = self.bus.subscribe(self.store.record_event)
+
+                def stop_recording(store_id: int = id(self.store)) -> None:
+                    remove()
+                    recording.discard(store_id)
+
+                self._unsubscribe.append(stop_recording)
         from moot.runtime.otel import attach_if_requested
 
         detach = attach_if_requested(self.bus)
