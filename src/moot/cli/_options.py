@@ -175,11 +175,7 @@ def json_option(help: str = "Print one JSON object on stdout.") -> Any:
     return typer.Option(False, "--json", help=help)
 
 
-def out_option(help: str) -> Any:
-    return typer.Option(None, "--out", "-o", help=help)
-
-
 __all__ = [
     "BUDGET_HELP", "BUDGET_PRESETS", "MODEL_HELP", "BudgetChoice", "ModelChoice", "budget_option", "json_option",
-    "model_option", "out_option", "parse_budget", "parse_models", "team_model_kwargs",
+    "model_option", "parse_budget", "parse_models", "team_model_kwargs",
 ]

@@ -5,8 +5,6 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-
-import click
 import typer
 from rich.console import Console
 from rich.markup import escape

@@ -36,7 +36,7 @@ class TeamSystem:
 
     async def build(self, case: Any, paths: list[str]) -> Any:
         from moot.eval.graph import GraphPrediction, PredictedEdge, PredictedNode
-        from moot.teams.graph import EntityNode, GraphConfig, GraphTeam
+        from moot.teams.graph import EntityNode, GraphTeam
 
         from moot.cli.graph_cmd import graph_config
 

@@ -46,7 +46,7 @@ def graph_command(
 ) -> None:
     """Grow a graph over your sources: mapper, skeptic, placeholder, quantifier and hypothesizer agents."""
     from moot.runtime import EventBus, RunStore
-    from moot.teams.graph import GraphConfig, GraphTeam, write_graph
+    from moot.teams.graph import GraphTeam, write_graph
     from moot.teams.graph.export import FORMATS
 
     if not source and not kb:

@@ -21,7 +21,7 @@ from rich.table import Table
 
 from moot.cli._options import BudgetChoice, budget_option, model_option, parse_budget, parse_models, team_model_kwargs
 from moot.cli._output import exit_for_status, print_json, stderr, stdout, usage_line
-from moot.errors import MootError, UsageError
+from moot.errors import UsageError
 
 
 def register(app: typer.Typer) -> None:
