@@ -281,3 +281,26 @@ def test_eval_without_the_charts_extra_names_it_before_any_work(tmp_path: Path) 
     assert result.returncode == 2
     assert "moot[charts]" in one_error_line(result)
     assert not list(tmp_path.glob("moot-eval-*"))  # refused before anything was written
+
+
+def test_model_per_role_reaches_the_team(tmp_path: Path) -> None:
+    """The default model is a dead endpoint; the roles that answer get a working one: the
+    answer comes through only if --model ROLE=MODEL reached the team."""
+    kb = tmp_path / "games.sqlite3"
+    with KnowledgeBase.open(kb) as base:
+        base.add_fact(Fact("Norway won 12 gold medals.", entity="Norway", attribute="gold medals", value="12", source="games"))
+
+    def answer(body: dict[str, Any]) -> str:
+        if "response_format" in body:
+            return json.dumps({"intent": "recall", "entities": ["Norway"]})
+        return "Norway won 12 gold medals [#1]."
+
+    with openai_compatible_server(answer) as working:
+        result = moot("ask", "How many gold medals did Norway win?", "--kb", str(kb), "--mode", "single", "--json",
+                      "--model", closed_port_model(), "--model", f"single={working}", "--model", f"coordinator={working}",
+                      home=tmp_path / "home")
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert payload["answered"] is True and payload["answer"] == "Norway won 12 gold medals [#1]."
+    unknown = moot("ask", "Why?", "--kb", str(kb), "--model", "painter=local", home=tmp_path / "home")
+    assert unknown.returncode == 2 and "painter" in one_error_line(unknown)
