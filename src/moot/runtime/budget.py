@@ -136,6 +136,7 @@ class BudgetExceeded(MootError):
     """A request was refused (or cancelled, for the deadline) because a budget limit was hit."""
 
     fix = "raise the limit (Budget(...).override(...)) or use a bigger preset"
+    exit_code = 1  # the work stopped short: a runtime failure, not a usage mistake
 
     def __init__(self, message: str, *, which: str, scope: str = "run") -> None:
         super().__init__(message)

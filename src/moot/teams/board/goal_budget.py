@@ -37,7 +37,8 @@ DEFAULT_MAX_TASKS = 25
 class GoalBudgetExceeded(MootError):
     """The root goal has spent its model calls or tasks; no new work is started for it."""
 
-    fix = "submit the goal again with a larger context.budget (max_model_calls, max_tasks)"
+    fix = "submit the goal again with a larger budget (moot board submit --budget deep, or context.budget)"
+    exit_code = 1  # the work stopped short: a runtime failure, not a usage mistake
 
 
 @dataclass(frozen=True)
