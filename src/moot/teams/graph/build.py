@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from moot.teams.graph.evidence import Chunk, SourceIndex, normalise, sentences
+from moot.teams.graph.evidence import Chunk, SourceIndex, sentences
 from moot.teams.graph.quantify import age_years
 from moot.teams.graph.scaffold import (
     EntityNode,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from moot.teams.graph.scaffold import LOW, EntityNode, Edge, EvidenceFeatures, PlaceholderNode, Scaffold
+from moot.teams.graph.scaffold import LOW, EntityNode, EvidenceFeatures, PlaceholderNode, Scaffold
 
 PLACEHOLDER_CONFIDENCE = 0.3
 
