@@ -7,6 +7,7 @@ for that model only and loads it once per session).
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
 
 import pytest
@@ -18,6 +19,11 @@ from moot.models.testing import allow_real_requests, block_real_requests
 # home, so run stores and knowledge bases never touch the user's.
 os.environ.setdefault("MOOT_MODELS_DIR", str(config.models_dir()))
 os.environ.pop("MOOT_MODEL", None)
+# A moot.toml in the developer's folder or config directory must not change what the suite
+# tests: every process of the suite reads an empty one (tests of the file set their own).
+_EMPTY_CONFIG = os.path.join(tempfile.mkdtemp(prefix="moot-suite-config-"), "moot.toml")
+open(_EMPTY_CONFIG, "w").close()
+os.environ["MOOT_CONFIG"] = _EMPTY_CONFIG
 
 
 @pytest.fixture(autouse=True, scope="session")
