@@ -86,6 +86,9 @@ def test_conversion_and_refusals() -> None:
         evaluate("formula", _q("10 marks"), formula="q1 + q7")
     with pytest.raises(ComputeError):
         evaluate("none", _q("10 marks"))
+    bakers = [dataclasses.replace(_q("14 member-bakers")[0], id="q1"), dataclasses.replace(_q("9 member-bakers")[0], id="q2")]
+    with pytest.raises(ComputeError, match="counts nothing"):  # seen on L2: "14 × 9 = 126 member-bakers"
+        evaluate("product", bakers)
 
 
 def test_the_schema_only_admits_listed_quantity_ids() -> None:
@@ -111,7 +114,19 @@ def test_python_narrows_the_menu_to_what_can_answer_the_question() -> None:
     facts = [{"id": 1, "content": "Millgate has 14 member-bakers and bakes 900 loaves a day"},
              {"id": 2, "content": "Ridgeway has 9 member-bakers and 3 ovens"}]
     menu, operations, _ = narrow(bakers, collect_quantities(bakers, facts))
-    assert [q.text for q in menu] == ["14 member-bakers", "9 member-bakers"] and operations[0] == "sum"
+    assert [q.text for q in menu] == ["14 member-bakers", "9 member-bakers"] and operations == ("sum", "none")
+
+
+def test_bare_years_are_dates_and_a_daily_amount_is_not_a_duration() -> None:
+    founded = [dataclasses.replace(q, id=f"q{i}") for i, q in enumerate(
+        _q("The co-op was founded in 2019") + _q("Ridgeway opened in 2022"), 1)]
+    result = evaluate("years_between", founded)
+    assert result.value == 3 and result.expression == "from 2019 to 2022"
+    loaves = "How many loaves do the two bakeries bake together each day?"
+    facts = [{"id": 1, "content": "Millgate bakes 900 loaves a day since 10 February 2024"},
+             {"id": 2, "content": "Ridgeway bakes 600 loaves a day since 24 February 2024"}]
+    menu, operations, _ = narrow(loaves, collect_quantities(loaves, facts))
+    assert operations == ("sum", "none") and [q.text for q in menu] == ["900 loaves", "600 loaves"]  # seen: "14 days"
 
 
 def test_derivation_cues() -> None:

@@ -159,6 +159,11 @@ def find_quantities(text: str, *, origin: str, year: int | None = None, start: i
         if any(a <= match.start() < b for a, b in taken):
             continue
         number = float(match[1].replace(",", "") + (match[2] or ""))
+        if re.fullmatch(r"(?:19|20)\d{2}", match[1]) and not match[2] and not match[3] and not match[4]:
+            # A bare year ("founded in 2019") is a date for years_between, and a number too.
+            quantities.append(Quantity(f"q{start + len(quantities)}", number, _dt.date(int(match[1]), 1, 1), "",
+                                       match[1], origin, context))
+            continue
         if match[4]:
             number *= _SCALE[match[4].lower()]
         word = (match[5] or "").lower()
@@ -200,8 +205,8 @@ def collect_quantities(question: str, facts: Sequence[Mapping[str, Any]],
     return quantities
 
 
-_DURATION = re.compile(r"\bhow (?:many|long)\b.*?\b(days?|weeks?|months?|years?)\b|\bfor how long\b|\bhow long\b"
-                       r"|\bhow many (days|weeks|months|years)\b", re.I)
+_DURATION = re.compile(r"\bhow many (days|weeks|months|years)\b|\bfor how (long)\b|\bhow (long) (?:after|before|between|"
+                       r"did|was|were|had|has)\b", re.I)
 _PERCENT = re.compile(r"\b(percentage points?|per ?cent|percent|%)", re.I)
 _SUM = re.compile(r"\b(together|in total|total|combined|altogether|across|sum|both)\b", re.I)
 _DIFFERENCE = re.compile(r"\b(how many more|how much more|fewer|less|difference|how far apart|by how (?:many|much)|"
@@ -219,7 +224,7 @@ def narrow(question: str, quantities: Sequence[Quantity]) -> tuple[list[Quantity
     reasons: list[str] = []
     duration = _DURATION.search(question)
     if duration and any(q.date for q in quantities):
-        unit = (duration.group(1) or duration.group(2) or "days").lower().rstrip("s")
+        unit = (duration.group(1) or "days").lower().rstrip("s")
         menu = [q for q in quantities if q.date is not None]
         operations: tuple[str, ...] = ({"day": ("days_between",), "week": ("days_between",),
                                         "month": ("months_between",), "year": ("years_between",)}.get(unit)
@@ -242,7 +247,9 @@ def narrow(question: str, quantities: Sequence[Quantity]) -> tuple[list[Quantity
             operations = ("difference", "percent_change", "ratio", "formula", "none")
             reasons.append("a difference")
         elif _SUM.search(question) and not _DIFFERENCE.search(question):
-            operations = ("sum", "product", "formula", "none")
+            named_units = {q.unit for q in menu if q.unit and q.origin != "question"}
+            # "How many member-bakers … across its two bakeries?": amounts of one unit are added.
+            operations = ("sum", "none") if len(named_units) == 1 and len(menu) >= 2 else ("sum", "product", "formula", "none")
             reasons.append("a total")
     seen: set[tuple[Any, ...]] = set()
     unique: list[Quantity] = []
@@ -293,10 +300,11 @@ def evaluate(operation: str, operands: Sequence[Quantity], *, formula: str = "",
                            origins=origins)
 
     if operation in DATE_OPERATIONS:
-        dates = [q.date for q in operands if q.date is not None]
-        if len(dates) != 2:
-            raise ComputeError(f"{operation} needs two dates, got {len(dates)}")
-        a, b = sorted(dates)
+        dated = sorted((q for q in operands if q.date is not None), key=lambda q: q.date)  # type: ignore[arg-type,return-value]
+        if len(dated) != 2:
+            raise ComputeError(f"{operation} needs two dates, got {len(dated)}")
+        a, b = dated[0].date, dated[1].date
+        assert a is not None and b is not None
         if a == b:
             raise ComputeError(f"{operation} needs two different dates")
         if operation == "days_between":
@@ -305,7 +313,10 @@ def evaluate(operation: str, operands: Sequence[Quantity], *, formula: str = "",
             value, unit = round(_months_between(a, b), 1), "months"
         else:
             value, unit = round(_months_between(a, b) / 12, 1), "years"
-        return done(value, unit, f"from {a:%d %B %Y} to {b:%d %B %Y}")
+        def shown(q: Quantity) -> str:
+            return q.text if q.value is not None else f"{q.date:%-d %B %Y}"
+
+        return done(value, unit, f"from {shown(dated[0])} to {shown(dated[1])}")
     if len(set(ids)) != len(ids) and operation not in ("sum", "product", "formula"):
         raise ComputeError("the same quantity was chosen twice")
     numbers = [q for q in operands if q.value is not None]
@@ -340,6 +351,9 @@ def evaluate(operation: str, operands: Sequence[Quantity], *, formula: str = "",
         pick = (min if operation == "minimum" else max)(numbers, key=lambda q: q.value)  # type: ignore[arg-type,return-value]
         return done(pick.value, pick.unit, f"{operation} of {', '.join(shown)} = {pick.text}")
     if operation == "product":
+        units = [q.unit for q in numbers if q.unit and q.unit != "%"]
+        if len(units) >= 2 and len(set(units)) == 1:
+            raise ComputeError(f"multiplying {units[0]} by {units[0]} counts nothing; add them or take the difference")
         value = 1.0
         for v in values:
             value *= v  # type: ignore[operator]
