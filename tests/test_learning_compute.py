@@ -129,6 +129,27 @@ def test_bare_years_are_dates_and_a_daily_amount_is_not_a_duration() -> None:
     assert operations == ("sum", "none") and [q.text for q in menu] == ["900 loaves", "600 loaves"]  # seen: "14 days"
 
 
+def test_values_at_the_dates_the_question_names_and_the_most_relevant_first() -> None:
+    # Seen on L3: asked for the fall "between 14 March and 20 June", the model took 38% and 47%.
+    facts = [{"id": 1, "content": "The reservoir stood at 82% of capacity on 14 March.", "source_date": "2023-03-14"},
+             {"id": 2, "content": "The reservoir was at 61% of capacity on 20 June.", "source_date": "2023-06-20"}]
+    passages = [{"text": "It reached its lowest level, 38% of capacity, on 10 August. On 5 September it stood at 47%.",
+                 "published": "2023-09-05"}]
+    question = "By how many percentage points did the reservoir level fall between 14 March and 20 June 2023?"
+    menu, operations, why = narrow(question, collect_quantities(question, facts, passages))
+    assert [q.text for q in menu] == ["82%", "61%"] and operations == ("difference", "none")
+    assert "values at the question's dates" in why
+    # Events, not dates: the dates whose sentence shares the question's words come first.
+    facts = [{"id": 1, "content": "The board lifted the ban on 1 September.", "source_date": "2023-09-05"},
+             {"id": 2, "content": "Work on the pipeline began on 12 May.", "source_date": "2023-06-20"},
+             {"id": 3, "content": "The hosepipe ban started on 1 June.", "source_date": "2023-06-20"}]
+    question = "How many days after work on the pipeline began did the hosepipe ban start?"
+    menu, operations, _ = narrow(question, collect_quantities(question, facts))
+    assert operations == ("days_between",) and [q.text for q in menu][:2] in (["12 May", "1 June"], ["1 June", "12 May"])
+    with pytest.raises(ComputeError, match="mixes a percentage"):  # seen on L3: "82% − 18 = 64"
+        evaluate("difference", [dataclasses.replace(_q("82%")[0], id="q1"), dataclasses.replace(_q("18 and")[0], id="q2")])
+
+
 def test_derivation_cues() -> None:
     assert derivation_asked("How many more lifeguards does the lido have now?")
     assert derivation_asked("How many days after the work began did the ban start?")

@@ -12,6 +12,7 @@ answer is written in Python from that value, so the number the user reads is the
 from __future__ import annotations
 
 import calendar
+import dataclasses
 import datetime as _dt
 import re
 from collections.abc import Mapping, Sequence
@@ -79,6 +80,9 @@ class Quantity:
     origin: str
     """``#12`` (a fact id), ``passage 1`` or ``question``."""
     context: str
+    """The sentence the quantity stands in."""
+    when: tuple[_dt.date, ...] = ()
+    """The dates in that sentence: what the number is *at* ("82% … on 14 March")."""
 
     def render(self) -> str:
         what = self.date.isoformat() if self.date else self.text
@@ -145,24 +149,38 @@ def _dates(text: str, year: int | None) -> list[tuple[tuple[int, int], _dt.date,
     return found
 
 
+_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+(?=\s|$)|$)")
+
+
 def find_quantities(text: str, *, origin: str, year: int | None = None, start: int = 1) -> list[Quantity]:
-    """Numbers (with the word after them as the unit) and dates in ``text``."""
+    """Numbers (with the word after them as the unit) and dates in ``text``, each with its sentence
+    and the dates of that sentence."""
+    sentences = [(m.start(), m.end(), " ".join(m.group().split())) for m in _SENTENCE.finditer(text)] or [(0, len(text), text)]
+    found_dates = _dates(text, year)
+
+    def where(position: int) -> tuple[str, tuple[_dt.date, ...]]:
+        a, b, sentence = next(((a, b, t) for a, b, t in sentences if a <= position < b), sentences[-1])
+        return sentence[:200], tuple(d for span, d, _ in found_dates if a <= span[0] < b)
+
     quantities: list[Quantity] = []
     taken: list[tuple[int, int]] = []
-    context = " ".join(text.split())[:140]
-    for span, date, written in _dates(text, year):
+
+    def add(value: float | None, date: _dt.date | None, unit: str, written: str, position: int) -> None:
+        context, when = where(position)
+        quantities.append(Quantity(f"q{start + len(quantities)}", value, date, unit, written, origin, context, when))
+
+    for span, date, written in found_dates:
         if any(a <= span[0] < b for a, b in taken):
             continue
         taken.append(span)
-        quantities.append(Quantity(f"q{start + len(quantities)}", None, date, "", written, origin, context))
+        add(None, date, "", written, span[0])
     for match in _NUMBER.finditer(text):
         if any(a <= match.start() < b for a, b in taken):
             continue
         number = float(match[1].replace(",", "") + (match[2] or ""))
         if re.fullmatch(r"(?:19|20)\d{2}", match[1]) and not match[2] and not match[3] and not match[4]:
             # A bare year ("founded in 2019") is a date for years_between, and a number too.
-            quantities.append(Quantity(f"q{start + len(quantities)}", number, _dt.date(int(match[1]), 1, 1), "",
-                                       match[1], origin, context))
+            add(number, _dt.date(int(match[1]), 1, 1), "", match[1], match.start())
             continue
         if match[4]:
             number *= _SCALE[match[4].lower()]
@@ -173,7 +191,7 @@ def find_quantities(text: str, *, origin: str, year: int | None = None, start: i
         written = match[0].strip()
         if match[5] and (match[3] or word in _UNIT_SKIP):
             written = text[match.start(): match.start(5)].strip(" -")
-        quantities.append(Quantity(f"q{start + len(quantities)}", number, None, unit, written, origin, context))
+        add(number, None, unit, written, match.start())
     return quantities
 
 
@@ -189,7 +207,7 @@ def collect_quantities(question: str, facts: Sequence[Mapping[str, Any]],
             if key in seen or len(quantities) >= MAX_QUANTITIES:
                 continue
             seen.add(key)
-            quantities.append(Quantity(f"q{len(quantities) + 1}", q.value, q.date, q.unit, q.text, q.origin, q.context))
+            quantities.append(dataclasses.replace(q, id=f"q{len(quantities) + 1}"))
 
     years = [y for y in (_year_hint(f.get("source_date")) for f in facts) if y]
     # The question's own numbers first (a far-transfer question brings its data), then the
@@ -243,14 +261,27 @@ def narrow(question: str, quantities: Sequence[Quantity]) -> tuple[list[Quantity
             if len(named) >= 2 or (named and _SUM.search(question) is None and _DIFFERENCE.search(question) is None):
                 menu = named + [q for q in menu if q.origin == "question" and q not in named]
                 reasons.append(f"quantities in {', '.join(sorted({q.unit for q in named}))} only")
-        if _DIFFERENCE.search(question) and not _SUM.search(question):
-            operations = ("difference", "percent_change", "ratio", "formula", "none")
+        asked_dates = {q.date for q in quantities if q.origin == "question" and q.date is not None and q.value is None}
+        at_asked = [q for q in menu if q.origin != "question" and set(q.when) & asked_dates]
+        if asked_dates and len(at_asked) >= 2:
+            # "between 14 March and 20 June": the values reported at the dates the question names.
+            menu = at_asked + [q for q in menu if q.origin == "question" and q not in at_asked]
+            reasons.append("values at the question's dates")
+        if re.search(r"percentage points?", question, re.I):
+            operations = ("difference", "none")
+            reasons.append("a difference in percentage points")
+        elif _DIFFERENCE.search(question) and not _SUM.search(question):
+            operations = ("difference", "percent_change", "none") if _PERCENT.search(question) else ("difference", "none")
             reasons.append("a difference")
         elif _SUM.search(question) and not _DIFFERENCE.search(question):
             named_units = {q.unit for q in menu if q.unit and q.origin != "question"}
             # "How many member-bakers … across its two bakeries?": amounts of one unit are added.
             operations = ("sum", "none") if len(named_units) == 1 and len(menu) >= 2 else ("sum", "product", "formula", "none")
             reasons.append("a total")
+    # The most relevant first: a small model picks early ids, so the quantities whose sentence
+    # shares the most words with the question lead (stable among equals).
+    asked_words = {w for w in _WORD.findall(question.lower()) if len(w) > 3}
+    menu = sorted(menu, key=lambda q: -len(asked_words & set(_WORD.findall(q.context.lower()))))
     seen: set[tuple[Any, ...]] = set()
     unique: list[Quantity] = []
     for q in menu:
@@ -259,7 +290,7 @@ def narrow(question: str, quantities: Sequence[Quantity]) -> tuple[list[Quantity
             continue
         seen.add(key)
         unique.append(q)
-    renumbered = [Quantity(f"q{i}", q.value, q.date, q.unit, q.text, q.origin, q.context) for i, q in enumerate(unique, 1)]
+    renumbered = [dataclasses.replace(q, id=f"q{i}") for i, q in enumerate(unique, 1)]
     return renumbered, operations, "; ".join(reasons)
 
 
@@ -371,6 +402,9 @@ def evaluate(operation: str, operands: Sequence[Quantity], *, formula: str = "",
         raise ComputeError(f"{operation} needs two numbers, got {len(values)}")
     a, b = values
     if operation == "difference":
+        units = {q.unit for q in numbers}
+        if "%" in units and len(units) > 1:
+            raise ComputeError(f"a difference of {numbers[0].text} and {numbers[1].text} mixes a percentage with another unit")
         value = abs(a - b)  # type: ignore[operator]
         big, small = (numbers[0], numbers[1]) if a >= b else (numbers[1], numbers[0])  # type: ignore[operator]
         if unit == "%":
