@@ -46,15 +46,18 @@ def test_multi_mode_runs_every_phase_and_records_one_run(repo: Path, tmp_path: P
         assert "dropped" in bundle.coverage_note
     assert set(result.usage_by_phase) == {"planner", "researchers", "synthesizer", "verifier", "quotes"}
     assert result.usage_by_phase["researchers"].usage.requests == 3
-    assert result.usage.requests == 7
-    # the line picker's one pick is quoted verbatim from its file
-    [quoted] = result.quoted
-    assert (repo / quoted.path).read_text().splitlines()[quoted.line - 1].strip() == quoted.text
-    assert f"- {quoted.location()} (in `{quoted.symbol}`): `{quoted.text}`" in result.answer
+    # one line picker per researcher's sub-question, each quoting its first line verbatim
+    assert result.usage_by_phase["quotes"].usage.requests == 3
+    assert result.usage.requests == 9
+    assert 1 <= len(result.quoted) <= 3
+    for quoted in result.quoted:
+        assert (repo / quoted.path).read_text().splitlines()[quoted.line - 1].strip() == quoted.text
+        assert f"- {quoted.location()} (in `{quoted.symbol}`): `{quoted.text}`" in result.answer
     assert "app/server.py:4" in result.answer
     record = RunStore(tmp_path / "runs.db").get_run(result.run_id)
     assert record.status == "completed"
-    assert {"planner", "researcher-1", "researcher-2", "researcher-3", "synthesizer", "verifier", "line-picker"} <= set(record.results)
+    assert {"planner", "researcher-1", "researcher-2", "researcher-3", "synthesizer", "verifier",
+            "line-picker-1", "line-picker-2", "line-picker-3"} <= set(record.results)
 
 
 def test_researchers_really_run_at_the_same_time(repo: Path, tmp_path: Path) -> None:

@@ -198,7 +198,7 @@ def _block_start(body: list[tuple[int, str]], at: int) -> tuple[str, int]:
     return "", 0
 
 
-def pick_type(count: int) -> type[QuotePick]:
+def pick_type(count: int, limit: int = MAX_PICKED) -> type[QuotePick]:
     """The picker's schema with line numbers limited to 1..``count`` (constrained decoding
     cannot name a line it was not shown)."""
     if count <= 0:
@@ -207,14 +207,14 @@ def pick_type(count: int) -> type[QuotePick]:
         "QuotePick", __base__=QuotePick,
         # Required and at least one: with an optional list the 0.5B model answered `{ }` for
         # five of six questions. "None of them" is not an option a picker of shown lines needs.
-        lines=(list[Literal[tuple(range(1, count + 1))]], Field(min_length=1, max_length=MAX_PICKED,  # type: ignore[misc]
+        lines=(list[Literal[tuple(range(1, count + 1))]], Field(min_length=1, max_length=limit,  # type: ignore[misc]
                                                                   description="numbers of the lines that answer the question")),
     )
 
 
-def picker_agent(model: object, count: int) -> SubAgent:
+def picker_agent(model: object, count: int, limit: int = MAX_PICKED) -> SubAgent:
     return SubAgent("line-picker", "chooses the source lines that answer the question, by number",
-                    load_prompt("quote", __package__), model=model, output_type=pick_type(count),  # type: ignore[arg-type]
+                    load_prompt("quote", __package__), model=model, output_type=pick_type(count, limit),  # type: ignore[arg-type]
                     max_turns=2, settings=ModelSettings(max_tokens=120))
 
 

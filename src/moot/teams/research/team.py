@@ -35,7 +35,7 @@ from moot.teams.research.pipeline import PipelineRun
 from moot.teams.research.planner import derived_sub_questions, planner_agent, to_plan
 from moot.teams.research.researcher import render_findings, researcher_agent, seed_findings
 from moot.teams.research.routing import route
-from moot.teams.research.quotes import CodeLine, candidate_lines, chosen, picker_agent, picker_task, quote_section
+from moot.teams.research.quotes import MAX_PICKED, CodeLine, candidate_lines, chosen, picker_agent, picker_task, quote_section
 from moot.teams.research.resolve import ResolvedSymbol, index_section, resolve
 from moot.teams.research.synthesizer import merged_resolved, render_evidence, sources_line, synthesizer_agent
 from moot.teams.research.verifier import (
@@ -228,7 +228,7 @@ class ResearchTeam:
             answer = f"{answer}\n\n{section}"
         elif not any(exists(index, c) for c in find_citations(answer)) and (extra := sources_line([bundle])):
             answer = f"{answer}\n\n{extra}"
-        quoted = await self._quote(question, index, run, resolved, after="single-agent")
+        quoted = await self._quote(index, run, [(question, resolved)], after="single-agent")
         if quoted:
             answer = f"{answer}\n\n{quote_section(quoted)}"
         return MultiAgentResult(
@@ -282,7 +282,8 @@ class ResearchTeam:
         # Written by moot from the symbol graph after verification: nothing in it is the model's.
         if section := index_section(resolved):
             answer = f"{answer}\n\n{section}"
-        quoted = await self._quote(question, index, run, resolved, after="verifier" if verification else "synthesizer")
+        asks = [(b.sub_question, b.resolved) for b in bundles if b.resolved] or [(question, resolved)]
+        quoted = await self._quote(index, run, asks, after="verifier" if verification else "synthesizer")
         if quoted:
             answer = f"{answer}\n\n{quote_section(quoted)}"
         return MultiAgentResult(
@@ -292,20 +293,35 @@ class ResearchTeam:
                                               "synthesizer": ["synthesizer"], "verifier": ["verifier"], **_QUOTES}),
         )  # fmt: skip
 
-    async def _quote(self, question: str, index: CodeIndex, run: PipelineRun, resolved: list[ResolvedSymbol],
+    async def _quote(self, index: CodeIndex, run: PipelineRun, asks: list[tuple[str, list[ResolvedSymbol]]],
                      *, after: str) -> list[CodeLine]:
-        """The source lines that answer the question: Python gathers and ranks the lines of the
-        resolved definitions (and what they call), the model picks by number, moot quotes them
-        verbatim with path:line. Nothing is added when there is nothing to pick from, the
-        budget is spent, or the model picks nothing."""
+        """The source lines that answer the question: for each (question, resolved definitions)
+        Python gathers and ranks the lines of those definitions (and what they call), the model
+        picks by number, moot quotes them verbatim with path:line. Multi mode asks once per
+        researcher's sub-question, in parallel: one list ranked by the whole question spread
+        its forty lines over every researcher's symbols, and the picker's first choices with
+        them. Nothing is added when there is nothing to pick from, the budget is spent, or the
+        model gives no valid pick."""
         if not self.config.quote_lines or run.stopped:
             return []
-        lines = await asyncio.to_thread(candidate_lines, index, question, resolved)
-        if not lines:
-            return []
-        outcome = await run.step("line-picker", picker_agent(self.model_for("line-picker"), len(lines)), picker_task(question, lines),
-                                 depends_on=[after])
-        return chosen(lines, outcome.output if outcome else None)
+        ranked = [(q, await asyncio.to_thread(candidate_lines, index, q, resolved)) for q, resolved in asks]
+        ranked = [(q, lines) for q, lines in ranked if lines]
+        per_ask = max(2, MAX_PICKED // max(1, len(ranked)))
+
+        async def pick(n: int, q: str, lines: list[CodeLine]) -> list[CodeLine]:
+            task_id = "line-picker" if len(ranked) == 1 else f"line-picker-{n}"
+            outcome = await run.step(task_id, picker_agent(self.model_for("line-picker"), len(lines), limit=per_ask),
+                                     picker_task(q, lines), depends_on=[after])
+            return chosen(lines, outcome.output if outcome else None)
+
+        picked = await asyncio.gather(*(pick(n, q, lines) for n, (q, lines) in enumerate(ranked, 1)))
+        seen: set[tuple[str, int]] = set()
+        out = []
+        for line in sorted((c for group in picked for c in group), key=lambda c: (c.path, c.line)):
+            if (line.path, line.line) not in seen:
+                seen.add((line.path, line.line))
+                out.append(line)
+        return out
 
     async def _verify(self, draft: str, index: CodeIndex, run: PipelineRun,
                       plan: ResearchPlan) -> tuple[str, list[VerificationResult]]:
@@ -331,7 +347,11 @@ class ResearchTeam:
         by_agent = run.usage_by_agent()
         out = {}
         for phase, agents in phases.items():
-            if phase == "quotes" and "line-picker" not in run.results:
+            if phase == "quotes":
+                pickers = [t for t in run.results if t.startswith("line-picker")]
+                if pickers:
+                    out[phase] = PhaseUsage(phase=phase, usage=by_agent.get("line-picker", Usage()),
+                                            seconds=round(max(run.phase_seconds.get(t, 0.0) for t in pickers), 3))
                 continue
             usage = sum((by_agent.get(a, Usage()) for a in agents), Usage())
             seconds = run.phase_seconds.get("researchers" if phase == "researchers" else agents[0], 0.0)
