@@ -21,10 +21,10 @@ from moot.teams.deliberation.models import (
     DeliberationResult,
 )
 from moot.teams.deliberation.roster import DEFAULT_ROSTER, Roster, load_roster
-from moot.teams.deliberation.team import DeliberationTeam
+from moot.teams.deliberation.team import ROLES, DeliberationTeam
 
 __all__ = [
-    "DEFAULT_ROSTER", "METRICS", "MODES", "AgentInsight", "Conflict", "ConsensusVote", "CoordinatorResult", "DataSet",
+    "DEFAULT_ROSTER", "METRICS", "MODES", "ROLES", "AgentInsight", "Conflict", "ConsensusVote", "CoordinatorResult", "DataSet",
     "Debate", "DebateResolution", "DebateRound", "DeliberationResult", "DeliberationTeam", "FeedbackMemory", "Mode",
     "Roster", "adjusted_confidence", "consensus_score", "is_low_consensus", "load_folder", "load_roster", "rank",
 ]

@@ -28,10 +28,12 @@ from moot.teams.graph.scaffold import (
     Scaffold,
     StructuralHypothesis,
 )
+from moot.teams.graph.agents import AGENT_NAMES as ROLES
 from moot.teams.graph.team import BUDGETS, GraphConfig, GraphTeam
 
 __all__ = [
     "BUDGETS",
+    "ROLES",
     "RELATION_TYPES",
     "Edge",
     "EntityNode",

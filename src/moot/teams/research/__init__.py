@@ -15,9 +15,10 @@ from moot.teams.research.models import (
     VerificationResult,
 )
 from moot.teams.research.routing import Route, route
-from moot.teams.research.team import ResearchConfig, ResearchTeam
+from moot.teams.research.team import ROLES, ResearchConfig, ResearchTeam
 
 __all__ = [
+    "ROLES",
     "EvidenceBundle",
     "Finding",
     "MultiAgentResult",
