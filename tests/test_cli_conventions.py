@@ -304,3 +304,22 @@ def test_model_per_role_reaches_the_team(tmp_path: Path) -> None:
     assert payload["answered"] is True and payload["answer"] == "Norway won 12 gold medals [#1]."
     unknown = moot("ask", "Why?", "--kb", str(kb), "--model", "painter=local", home=tmp_path / "home")
     assert unknown.returncode == 2 and "painter" in one_error_line(unknown)
+
+
+# ------------------------------------------------------------------ default budgets fit the model
+
+
+def test_default_budget_deadline_fits_a_model_on_this_machine(tmp_path: Path) -> None:
+    from moot.runtime import Budget
+    from moot.runtime.budget import LOCAL_DEADLINE_FACTOR
+    from moot.teams.learning.team import LearningTeam
+
+    standard = Budget.preset("standard").deadline_s
+    # the embedded model on two cores takes 10-60 s a call: `moot ask` must not stop at 30 s
+    assert parse_budget(None).budget(model="local").deadline_s == standard * LOCAL_DEADLINE_FACTOR
+    assert parse_budget(None).budget(model=None).deadline_s == standard * LOCAL_DEADLINE_FACTOR  # default: local
+    assert parse_budget(None).budget(model="openai:gpt-4o").deadline_s == standard
+    # seconds the user gave always win
+    assert parse_budget("standard,seconds=30").budget(model="local").deadline_s == 30
+    assert LearningTeam(tmp_path / "kb.sqlite3", budget="standard", store=False).budget.deadline_s == standard * LOCAL_DEADLINE_FACTOR
+    assert LearningTeam(tmp_path / "kb.sqlite3", model="openai:gpt-4o", budget="standard", store=False).budget.deadline_s == standard

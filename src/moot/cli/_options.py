@@ -52,11 +52,15 @@ class BudgetChoice:
         return {k: v for k, v in (("max_calls", self.max_calls), ("max_tokens", self.max_tokens),
                                   ("max_cost_usd", self.max_cost_usd), ("deadline_s", self.deadline_s)) if v is not None}
 
-    def budget(self) -> Any:
-        """A :class:`moot.runtime.Budget`: the runtime's preset with the given limits applied."""
+    def budget(self, model: Any = None) -> Any:
+        """A :class:`moot.runtime.Budget`: the runtime's preset, its deadline fitted to ``model``
+        (a model string, a model, or ``None`` for the default: a model running on this machine
+        gets longer), then the limits that were given, which always win."""
+        from moot import config
         from moot.runtime import Budget
 
-        return Budget.preset(self.preset).override(**self.limits())
+        fitted = Budget.preset(self.preset, model=model if model is not None else config.default_model_string())
+        return fitted.override(**self.limits())
 
     def scaled(self, standard: dict[str, Any]) -> dict[str, Any]:
         """Limits for a team that has one size (``standard``): quick halves, deep doubles its

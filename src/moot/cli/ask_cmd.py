@@ -56,8 +56,9 @@ def ask(
 
     if mode not in MODES:
         raise UsageError(f"unknown mode {mode!r}", fix="use --mode auto, single or multi")
-    chosen_budget = parse_budget(budget).budget()
-    models = team_model_kwargs(LearningTeam, parse_models(model), command="ask")
+    choice = parse_models(model)
+    chosen_budget = parse_budget(budget).budget(model=choice.default)
+    models = team_model_kwargs(LearningTeam, choice, command="ask")
     path = resolve_path(kb)
     if not path.exists():
         raise UsageError(f"no knowledge base at {path}", fix="learn something first: moot learn FILE --kb NAME")

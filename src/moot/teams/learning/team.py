@@ -21,6 +21,7 @@ from typing import Any
 from moot.errors import MootError
 from moot.memory import KnowledgeBase
 from moot.models.base import Model
+from moot import config
 from moot.runtime import Budget, EventBus, RunStore
 from moot.teams.learning.answer import ROLES, Answer, AnswerTrace, FactUsed, SubAgentStep, build_answer
 from moot.teams.learning.coordinator import answer_question
@@ -49,7 +50,9 @@ class LearningTeam:
         check_roles(models, ROLES, team="learning")  # an unknown role: one line naming the roles
         self._role_refs: dict[str, Model | str] = dict(models or {})
         self._role_models: dict[str, Model] = {r: m for r, m in self._role_refs.items() if isinstance(m, Model)}
-        self.budget = Budget.preset(budget) if isinstance(budget, str) else budget
+        # A preset's deadline fits the model: the embedded model on two cores takes 10-60 s a call.
+        self.budget = (Budget.preset(budget, model=model if model is not None else config.default_model_string())
+                       if isinstance(budget, str) else budget)
         self.store: RunStore | None = RunStore() if store is True else (store or None)  # type: ignore[assignment]
 
     # ------------------------------------------------------------------ resources
