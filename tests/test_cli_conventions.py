@@ -238,6 +238,19 @@ def test_learn_reports_each_file_as_it_finishes_and_logs_plain_lines_in_a_pipe(t
     # the first file's result is out before the second file starts
     assert log.index("first.md (1/2) done: 1 new facts") < log.index("learning second.md (2/2)")
     assert "first.md" in result.stdout and "second.md" in result.stdout and "1 new facts" in result.stdout
+    # one parent run for the command holds each file's run
+    from moot.runtime import RunStore
+
+    store = RunStore(tmp_path / "home" / "runs.sqlite3")
+    [parent] = store.list_runs(top_level=True)
+    assert parent.name == "learn 2 files into bridge.sqlite3" and parent.status == "completed"
+    assert sorted(r.name for r in store.children(parent.id)) == ["learn first.md", "learn second.md"]
+    assert parent.usage.requests == sum(r.usage.requests for r in store.children(parent.id)) > 0
+    listed = json.loads(moot("runs", "--json", home=tmp_path / "home").stdout)["runs"]
+    assert [(r["name"], r["runs_held"]) for r in listed] == [("learn 2 files into bridge.sqlite3", 2)]
+    assert len(json.loads(moot("runs", "--all", "--json", home=tmp_path / "home").stdout)["runs"]) == 3
+    shown = moot("runs", "show", parent.id[:8], home=tmp_path / "home")
+    assert shown.returncode == 0 and "runs held by this run (2)" in shown.stdout and "learn second.md" in shown.stdout
 
 
 # --------------------------------------------------------------------------- moot.toml

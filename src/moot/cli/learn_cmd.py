@@ -142,6 +142,7 @@ async def _learn_all(kb: Any, documents: list[Any], model_kwargs: dict[str, Any]
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from moot.models.registry import infer_model
+    from moot.runtime import Run, RunStore
     from moot.teams.learning.learning import LearnProgress, learn
 
     if log is None:
@@ -161,6 +162,9 @@ async def _learn_all(kb: Any, documents: list[Any], model_kwargs: dict[str, Any]
         redirect_stdout=sys.stdout.isatty(),
     )
     total = len(documents)
+    # Several files: one parent run holds each file's run, so `moot runs` shows the command once.
+    parent = Run(f"learn {total} files into {Path(kb.path).name}", store=RunStore()).start() if total > 1 else None
+    status, reason = "failed", "moot learn stopped before every file was learned"
     try:
         with progress:
             files_bar = progress.add_task("files", total=total)
@@ -182,7 +186,7 @@ async def _learn_all(kb: Any, documents: list[Any], model_kwargs: dict[str, Any]
 
                 report = await learn(
                     kb, document.text, source=document.source, published=document.published, model=llm,
-                    progress=on_progress, budget=budget, **extra,
+                    progress=on_progress, budget=budget, parent_run_id=parent.run_id if parent else None, **extra,
                 )
                 report.path = str(document.path)
                 reports.append(report)
@@ -193,6 +197,10 @@ async def _learn_all(kb: Any, documents: list[Any], model_kwargs: dict[str, Any]
                             f"{report.facts_stored} new facts, {report.duplicates} already known, {report.superseded} superseded"))
                 if on_report is not None:
                     on_report(report)
+        status, reason = "completed", f"learned {total} files"
     finally:
+        if parent is not None:
+            await parent.finish(status, reason)
+            parent.store.close_parent(parent.run_id, status, reason)  # its usage: the files' runs together
         await llm.aclose()
     return reports

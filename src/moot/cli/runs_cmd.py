@@ -46,18 +46,24 @@ def register(app: typer.Typer) -> None:
 def runs(
     ctx: typer.Context,
     limit: int = typer.Option(20, "--limit", "-n", help="How many recent runs to list."),
+    every: bool = typer.Option(False, "--all", "-a", help="Also list the runs that another run holds (each file of a `moot learn`, each call of a board goal)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """List recent runs, newest first (`moot runs show ID` for one run's timeline)."""
+    """List recent runs, newest first (`moot runs show ID` for one run's timeline).
+
+    A command that made several runs is listed once, as the run that holds them; `--all`
+    lists every run."""
     if ctx.invoked_subcommand is not None:
         return
     if limit < 1:
         from moot.errors import UsageError
 
         raise UsageError(f"--limit {limit} lists nothing", fix="pass --limit 1 or more (-n 20 is the default)")
-    records = RunStore().list_runs(limit)
+    store = RunStore()
+    records = store.list_runs(limit, top_level=not every)
+    held = {r.id: len(store.children(r.id)) for r in records}
     if as_json:
-        print_json({"runs": [_summary(r) for r in records]})
+        print_json({"runs": [{**_summary(r), "runs_held": held[r.id]} for r in records]})
         return
     if not records:
         stdout.print("no runs recorded yet — run a team or `python examples/three_agents.py`")
@@ -72,7 +78,7 @@ def runs(
     for r in records:
         table.add_row(
             r.id[:8],
-            r.name,
+            Text(r.name) + Text(f" ({held[r.id]} runs)" if held[r.id] else "", style="dim"),
             Text(r.status, style=_STATUS_STYLE.get(r.status, "")),
             _clock(r.started, with_date=True),
             _seconds(r.duration_s),
@@ -92,11 +98,21 @@ def show(
     store = RunStore()
     record = store.get_run(run_id)
     events = store.events(record.id)
+    children = store.children(record.id)
     if as_json:
-        print_json({"run": record.to_dict(), "events": [e.to_dict() for e in events]})
+        print_json({"run": record.to_dict(), "events": [e.to_dict() for e in events],
+                    "runs_held": [_summary(c) for c in children]})
         return
     for renderable in render_timeline(record, events):
         stdout.print(renderable)
+    if children:
+        table = Table(title=f"runs held by this run ({len(children)}): moot runs show ID for each", title_justify="left")
+        for column in ("id", "name", "status", "duration", "calls", "tokens"):
+            table.add_column(column, justify="right" if column in ("duration", "calls", "tokens") else "left")
+        for c in children:
+            table.add_row(c.id[:8], Text(c.name), Text(c.status, style=_STATUS_STYLE.get(c.status, "")),
+                          _seconds(c.duration_s), str(c.usage.requests), str(c.usage.total_tokens))
+        stdout.print(table)
 
 
 # --------------------------------------------------------------------------- rendering

@@ -286,12 +286,14 @@ async def learn(
     chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
     parallel: int = DEFAULT_PARALLEL,
     summarise: bool = True,
+    parent_run_id: str | None = None,
 ) -> LearnReport:
     """Extract facts from ``content`` with the model and store them in ``kb``.
 
     ``published`` dates every fact (and orders it in time for supersession); ``source`` names
     where the content came from. The run is recorded in the run store (``store``, else the
-    default one) unless ``record_run=False``. Raises :class:`LearningError` — with nothing
+    default one) unless ``record_run=False``, under ``parent_run_id`` when a command learns several
+    files. Raises :class:`LearningError` — with nothing
     stored — when the content is empty, or a model call fails, or ``budget`` stops extraction.
     """
     started = time.perf_counter()
@@ -347,7 +349,8 @@ async def learn(
     report_progress("extracting")
     try:
         run_store = (store or RunStore()) if record_run else None
-        result = await graph.run(budget=budget, store=run_store, bus=bus, name=f"learn {source}")
+        result = await graph.run(budget=budget, store=run_store, bus=bus, name=f"learn {source}",
+                                 parent_run_id=parent_run_id)
     finally:
         unsubscribe()
 
