@@ -282,6 +282,15 @@ def test_specialists_run_in_parallel_beside_the_single_draft(kb: KnowledgeBase) 
     assert {"single", "compute", "reasoning", "select"} <= set(answer.sub_agents)
 
 
+def test_a_stated_price_is_not_replaced_by_a_computation(kb: KnowledgeBase) -> None:
+    # Seen on L6: "How much does adult entry cost?" ran compute, whose "4 crowns / 16" replaced
+    # the single agent's right answer. A plain cost question keeps a draft that passes the checker.
+    answer, _ = ask(kb, "How much did the Tessaly reservoir level cost to measure?",
+                    {"single": "It was at 61% [#2].", "compute": pick("82%", "61%")("ratio")})
+    assert answer.answer == "It was at 61% [#2]."
+    assert any("the single draft passed the checker" in n for n in answer.trace.notes)
+
+
 def test_multi_keeps_the_single_draft_when_it_passes_and_nothing_is_derived(kb: KnowledgeBase) -> None:
     answer, model = ask(kb, "When did the hosepipe ban start?",
                         {"single": "The hosepipe ban started on 1 June 2023 [#4].",

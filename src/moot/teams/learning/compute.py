@@ -423,9 +423,27 @@ def evaluate(operation: str, operands: Sequence[Quantity], *, formula: str = "",
     raise ComputeError(f"unknown operation {operation}")
 
 
+STRONG_DERIVATION_CUES = re.compile(
+    r"\b(how many more|how much more|how many fewer|how much less|by how (?:many|much)|difference|how far apart|"
+    r"together|in total|total|combined|altogether|across|sum of|average|how many (?:days|weeks|months|years)|"
+    r"how long (?:after|before|between)|for how (?:long|many (?:days|weeks|months|years))|percentage points?|"
+    r"per ?cent|percent|ratio|times (?:as|more)|still need|remaining|"
+    r"how (?:much|many|far) (?:\w+ ){0,8}(?:rise|rose|fall|fell|grow|grew|increase|decrease|drop|go up|go down))\b", re.I)
+"""The wording that makes a computed value *the* answer, so the selector prefers it over a draft
+that passes the checker. "How much does adult entry cost?" runs the compute specialist (the
+price may be a sum) but is usually a stated value: on L6 the computed "4 crowns / 16" had
+replaced the single agent's right "5 crowns"."""
+
+
 def derivation_asked(question: str) -> bool:
     """True when the question's wording asks for a value that is usually worked out."""
     return DERIVATION_CUES.search(question) is not None
+
+
+def derivation_required(question: str) -> bool:
+    """True when the question's wording says the answer is a worked-out value (see
+    :data:`STRONG_DERIVATION_CUES`)."""
+    return STRONG_DERIVATION_CUES.search(question) is not None
 
 
 def render_menu(quantities: Sequence[Quantity]) -> str:
@@ -492,4 +510,4 @@ def build_compute(model: Any) -> ComputeAgent:
 
 
 __all__ = ["Computation", "ComputeAgent", "ComputeError", "OPERATIONS", "Quantity", "build_compute",
-           "choice_schema", "collect_quantities", "derivation_asked", "evaluate", "find_quantities", "narrow"]
+           "choice_schema", "collect_quantities", "derivation_asked", "derivation_required", "evaluate", "find_quantities", "narrow"]

@@ -7,8 +7,9 @@ Python, in this order:
 
 1. Every draft goes through the checker (:mod:`moot.teams.learning.checker`); a draft that
    states a number, date or name that no retrieved fact, passage or computed value holds is out.
-2. When the question asks for a worked-out value (``how many more``, ``in total``, ``how many
-   days`` …) and the ComputeAgent computed one, its draft leads — unless a passing draft of
+2. When the question's wording says the answer is worked out (``how many more``, ``in total``,
+   ``how many days`` …; not a plain "how much does it cost") and the ComputeAgent computed one
+   from two or more quantities, its draft leads — unless a passing draft of
    the single agent already states that very value (its wording is kept).
 3. When the sources disagree (different values of one attribute from different sources), the
    passing draft that names the most of those values leads.
@@ -35,7 +36,7 @@ from pydantic import create_model
 from moot.models.base import ModelSettings, Usage
 from moot.runtime import AgentProgress, AgentResult, EventBus, SubAgent
 from moot.teams.learning.checker import Evidence, Verdict, check_draft, numbers_in, plain_statement
-from moot.teams.learning.compute import derivation_asked
+from moot.teams.learning.compute import derivation_required
 
 
 def _tool_results(transcript: Any) -> list[str]:
@@ -163,7 +164,7 @@ class SelectorAgent(SubAgent):
         computation = (raw.get("compute") or {}).get("computation")
         derived = computation and len(set(computation.get("operands") or [])) >= 2 and \
             computation.get("operation") not in ("minimum", "maximum")
-        if compute is not None and derived and compute.verdict.ok and derivation_asked(question):
+        if compute is not None and derived and compute.verdict.ok and derivation_required(question):
             value = numbers_in(str(computation.get("value") if computation.get("value") is not None else ""))
             if single is not None and single.verdict.ok and value and value <= numbers_in(single.draft):
                 return single, "the single draft states the computed value"
