@@ -25,6 +25,7 @@ from moot.teams.learning.compute import (
     choice_schema,
     collect_quantities,
     derivation_asked,
+    derivation_required,
     evaluate,
     find_quantities,
     narrow,
@@ -146,8 +147,21 @@ def test_values_at_the_dates_the_question_names_and_the_most_relevant_first() ->
     question = "How many days after work on the pipeline began did the hosepipe ban start?"
     menu, operations, _ = narrow(question, collect_quantities(question, facts))
     assert operations == ("days_between",) and [q.text for q in menu][:2] in (["12 May", "1 June"], ["1 June", "12 May"])
-    with pytest.raises(ComputeError, match="mixes a percentage"):  # seen on L3: "82% − 18 = 64"
+    with pytest.raises(ComputeError, match="mixes units"):  # seen on L3: "82% − 18 = 64"
         evaluate("difference", [dataclasses.replace(_q("82%")[0], id="q1"), dataclasses.replace(_q("18 and")[0], id="q2")])
+
+
+def test_amounts_of_different_kinds_are_not_added_or_subtracted() -> None:
+    # Seen on L6 and L8: "2024 − 900 swimmers" for more lifeguards, "30 pear − 12 varieties".
+    lifeguards = "The lido opened with six lifeguards; it now has eight lifeguards and 900 swimmers a day in 2024."
+    found = {q.text: q for q in _q(lifeguards)}
+    assert found["six lifeguards"].value == 6 and found["eight lifeguards"].unit == "lifeguards"
+    assert found["2024"].value is None and found["2024"].date == dt.date(2024, 1, 1)  # a year is no amount
+    pair = [dataclasses.replace(found["eight lifeguards"], id="q1"), dataclasses.replace(found["six lifeguards"], id="q2")]
+    assert evaluate("difference", pair).value == 2
+    with pytest.raises(ComputeError, match="mixes units"):
+        evaluate("difference", [dataclasses.replace(_q("30 pear")[0], id="q1"), dataclasses.replace(_q("12 varieties")[0], id="q2")])
+    assert not derivation_required("How many pear varieties grow in the orchard?")
 
 
 def test_derivation_cues() -> None:
