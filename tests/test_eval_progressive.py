@@ -406,3 +406,17 @@ def test_resume_refuses_a_file_run_with_other_settings(tmp_path: Path, change: d
     first = asyncio.run(run_progressive(levels, agent, **settings))
     with pytest.raises(MootError, match=f"cannot resume: the results file has {field} "):
         asyncio.run(run_progressive(levels, agent, **{**settings, **change}, resume=first))
+
+
+def test_cli_modes_and_role_models_parse_or_fail_in_one_line() -> None:
+    from moot.cli.eval_progressive_cmd import _modes, _split_models
+    from moot.errors import MootError
+
+    assert _modes("all") == ["single", "multi", "context"] and _modes("both") == ["single", "multi"]
+    assert _modes("single,context") == ["single", "context"]
+    with pytest.raises(MootError, match="unknown mode 'solo'"):
+        _modes("single,solo")
+    assert _split_models(["local", "selector=local-1.5b"]) == ("local", {"selector": "local-1.5b"})
+    assert _split_models(["openai-compatible:http://x/v1#m"]) == ("openai-compatible:http://x/v1#m", {})
+    with pytest.raises(MootError, match="unknown role 'judge'"):
+        _split_models(["judge=local"])
