@@ -34,7 +34,9 @@ def test_multi_mode_answer_on_the_embedded_model(local_model, tmp_path: Path) ->
         answer = team.ask_sync("How did Norway's gold medals change between day 7 and day 10?", mode="multi")
     assert answer.mode == "multi"
     assert answer.intent == "temporal"
-    assert {"memory", "reasoning", "synthesize"} <= set(answer.sub_agents)
+    # The single agent's draft beside the temporal specialist (a value reported at two dates), then the selector.
+    assert {"memory", "single", "reasoning", "select"} <= set(answer.sub_agents)
+    assert any(n.startswith("selector: ") for n in answer.trace.notes)
     assert answer.knows and answer.facts_used
     assert "14" in answer.answer or "5" in answer.answer, answer.answer
     assert answer.usage.requests <= 10
