@@ -427,3 +427,20 @@ def test_a_compute_draft_that_crashes_leaves_the_single_draft(kb: KnowledgeBase)
                     {"single": "It fell from 82% to 61% [#1] [#2].", "compute": crash})
     assert answer.answered and answer.answer == "It fell from 82% to 61% [#1] [#2]."
     assert any("compute: fails (no draft)" in n for n in answer.trace.notes)
+
+
+def test_the_temporal_worksheet_grounds_a_draft_and_labels_are_not_data(tmp_path: Path) -> None:
+    # Seen on the embedded model: "Norway went from 9 to 14, 5 more" was refused ("5" in no fact),
+    # and "day 7 and day 10" made compute answer "3 (10 − 7)".
+    base = KnowledgeBase.open(tmp_path / "medals.sqlite3")
+    base.add_facts([
+        Fact("Norway had 9 gold medals after day 7", entity="Norway", attribute="gold medals", value="9",
+             source="Day 7 report", source_date=dt.date(2026, 2, 13)),
+        Fact("Norway had 14 gold medals after day 10", entity="Norway", attribute="gold medals", value="14",
+             source="Day 10 report", source_date=dt.date(2026, 2, 16))])
+    answer, model = ask(base, "How did Norway's gold medals change between day 7 and day 10?",
+                        {"single": "Norway went from 9 to 14 gold medals, 5 more [#1] [#2].",
+                         "reasoning": "From 9 to 14 [#1] [#2]."})
+    assert answer.answer == "Norway went from 9 to 14 gold medals, 5 more [#1] [#2]."
+    assert "compute" not in {r.agent for r in model.requests}
+    base.close()

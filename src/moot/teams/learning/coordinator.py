@@ -167,7 +167,10 @@ def specialists_for(question: str, intent: str, recalled: dict[str, Any]) -> tup
     dates = [q for q in quantities if q.date is not None]
     chosen: list[str] = []
     why: list[str] = []
-    in_question = [q for q in quantities if q.origin == "question" and q.value is not None]
+    # "between day 7 and day 10" names days, it gives no amounts: labels are not the question's data.
+    in_question = [q for q in quantities if q.origin == "question" and q.value is not None
+                   and not re.search(rf"\b(?:day|step|berth|page|no\.?|number|pier|gate|round|level|stage)\s+{re.escape(q.text)}\b",
+                                     question, re.I)]
     if quantities and (derivation_asked(question) or intent == "mathematical"):
         chosen.append("compute")
         why.append(f"compute: {len(quantities)} quantities and the question asks for a worked-out value")

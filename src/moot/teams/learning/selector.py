@@ -116,6 +116,10 @@ class SelectorAgent(SubAgent):
             computation = out.get("computation")
             if computation:
                 computed_values.append(f"{computation.get('expression', '')} {computation.get('value', '')}")
+        # The temporal worksheet is computed in Python too: its differences ground a draft's numbers.
+        from moot.teams.learning.tools import render_worksheet, temporal_worksheet
+
+        computed_values.append(render_worksheet(temporal_worksheet(facts)))
         evidence = Evidence.build(question=task, facts=facts, passages=passages, computed=computed_values)
         candidates = [Candidate(tid, str(out.get("draft") or ""), check_draft(str(out.get("draft") or ""), evidence),
                                 [str(c) for c in out.get("computed") or []])
