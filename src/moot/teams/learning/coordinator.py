@@ -5,7 +5,7 @@ on the cues it knows) with the model's structured classification, which is asked
 no cue matched; the trace says which one decided. The plan is a :class:`~moot.runtime.TaskGraph`
 — memory first, then the specialists the intent needs (reasoning and research in parallel
 where both help), then synthesis — with an explicit reducer on every fan-in and
-``on_failure="fallback"`` to the single agent: seed 000's degradation path.
+``on_failure="fallback"`` to the single agent: the team degrades to one agent rather than failing.
 """
 
 from __future__ import annotations
@@ -127,7 +127,7 @@ async def classify(question: str, *, model: Model | None, use_model: bool, budge
 
 
 def choose_mode(requested: str, intent: str, fact_count: int) -> tuple[Literal["single", "multi"], str]:
-    """Seed 000's "when multi-agent is worth it", as rules; returns the mode and the rule that fired."""
+    """The design's "when multi-agent is worth it", as rules; returns the mode and the rule that fired."""
     if requested in ("single", "multi"):
         return requested, f"requested: mode={requested}"  # type: ignore[return-value]
     if intent == "teaching":

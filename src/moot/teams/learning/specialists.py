@@ -1,4 +1,4 @@
-"""The learning team's specialists and the single-agent baseline (seed 000).
+"""The learning team's specialists and the single-agent baseline.
 
 Every specialist is a :class:`~moot.runtime.SubAgent`, so the task graph runs, budgets,
 records and falls back from it like any other agent. What differs is *how little* each one

@@ -4,7 +4,7 @@ The student agent starts with its own *empty* knowledge base and learns only fro
 teacher says: after each teacher turn it writes notes (short facts) into that knowledge base,
 and it answers every question from those notes alone. Nothing from the teacher's knowledge
 base is ever put in its prompts; the teaching session hands it the teacher's words and nothing
-else, which is what makes the quiz a measure of the teaching (seed 000, level L7).
+else, which is what makes the quiz a measure of the teaching (level L7 of the progressive suite).
 
 Grading is deterministic (numbers compared numerically, key terms matched on word stems), so
 the same rubric scores the student and the teacher and the effectiveness ratio compares like

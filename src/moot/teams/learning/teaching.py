@@ -1,6 +1,6 @@
 """A teaching session: the TeachingAgent teaches a separate student agent, then both take a quiz.
 
-Seed 000's TeachingAgent (scaffolding in the zone of proximal development, self-explanation
+The learning design's TeachingAgent (scaffolding in the zone of proximal development, self-explanation
 prompts, a student model, adaptive difficulty) and its L7 evaluation, built for a small model:
 
 * **material** — the teacher retrieves the topic's facts from its knowledge base and orders
