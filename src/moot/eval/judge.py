@@ -12,14 +12,12 @@ not copies.
 from __future__ import annotations
 
 import statistics
-from functools import lru_cache
-from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from moot.eval.sampling import SeededModel
 from moot.models.base import Model, ModelSettings, Usage
-from moot.runtime import SubAgent
+from moot.runtime import SubAgent, load_prompt
 
 
 class JudgeVerdict(BaseModel):
@@ -43,9 +41,8 @@ class JudgeResult(BaseModel):
     usage: dict = Field(default_factory=dict)
 
 
-@lru_cache(maxsize=None)
 def _prompt() -> str:
-    return (Path(__file__).parent / "prompts" / "judge.md").read_text(encoding="utf-8").strip()
+    return load_prompt("judge", __package__)
 
 
 def judge_task(question: str, expected: str, answer: str, *, expects_unknown: bool) -> str:

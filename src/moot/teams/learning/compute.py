@@ -521,10 +521,10 @@ class ComputeAgent(SubAgent):
 
 
 def build_compute(model: Any) -> ComputeAgent:
-    from moot.teams.learning.specialists import load_team_prompt
+    from moot.runtime import load_prompt
 
     return ComputeAgent("compute", "chooses an operation and operands; Python computes the value",
-                        load_team_prompt("compute"), (), model, max_turns=2, settings=ModelSettings(max_tokens=120))
+                        load_prompt("compute", __package__), (), model, max_turns=2, settings=ModelSettings(max_tokens=120))
 
 
 __all__ = ["Computation", "ComputeAgent", "ComputeError", "OPERATIONS", "Quantity", "build_compute",

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 
 from moot.memory import KnowledgeBase
 from moot.models.base import Model, ModelSettings, Usage
-from moot.runtime import Budget, BudgetTracker, EventBus, RunStore, SubAgent, SubAgentTask, TaskGraph
+from moot.runtime import Budget, BudgetTracker, EventBus, RunStore, SubAgent, SubAgentTask, TaskGraph, load_prompt
 from moot.teams.learning.answer import build_answer
 from moot.teams.learning.specialists import (
     ARITHMETIC_INTENTS,
@@ -31,7 +31,6 @@ from moot.teams.learning.specialists import (
     build_teaching,
     conflicting_values,
     evidence,
-    load_team_prompt,
 )
 
 Intent = Literal["recall", "multi_source", "temporal", "procedural", "contradiction", "causal",
@@ -116,7 +115,7 @@ async def classify(question: str, *, model: Model | None, use_model: bool, budge
     found = keyword_classify(question)
     if found is not None or not use_model or model is None:
         return found or Classification(intent="recall", decided_by="default"), Usage()
-    agent = SubAgent("coordinator", "classifies the question", load_team_prompt("coordinator"), (), model,
+    agent = SubAgent("coordinator", "classifies the question", load_prompt("coordinator", __package__), (), model,
                      output_type=ModelClassification, max_turns=2, settings=ModelSettings(max_tokens=80))
     result = await agent.run(f"Question: {question}", budget=budget, bus=bus)
     if not result.ok:
@@ -284,7 +283,7 @@ async def answer_question(kb: KnowledgeBase, question: str, *, model: Model, mod
                 inner = build_reasoning(model_for("reasoning"), focus)
                 agents["reasoning"] = DraftAgent("reasoning", inner.role, "", (), inner.model, inner=inner)
             agents["select"] = SelectorAgent(
-                "select", "checks every draft and chooses the answer", load_team_prompt("selector"), (),
+                "select", "checks every draft and chooses the answer", load_prompt("selector", __package__), (),
                 model_for("selector"), reviser=build_single(model_for("single"), tools=False),
                 conflicts=conflicting_values(recalled["facts"]))
     else:

@@ -83,12 +83,12 @@ class LearningTeamAgent:
         import time
 
         from moot.models.base import ModelRequest, ModelSettings, SystemMessage, UserMessage
-        from moot.teams.learning.specialists import load_team_prompt
+        from moot.runtime import load_prompt
 
         started = time.perf_counter()
         articles = "\n\n".join(f"[{source}{', ' + str(date) if date else ''}]\n{text.strip()}"
                                 for source, date, text in self.articles)
-        request = ModelRequest(messages=(SystemMessage(content=load_team_prompt("context")),
+        request = ModelRequest(messages=(SystemMessage(content=load_prompt("context", __package__)),
                                          UserMessage(content=f"Articles:\n\n{articles}\n\nQuestion: {question}")),
                                settings=ModelSettings(max_tokens=300, temperature=0.0), agent="context")
         window = getattr(getattr(self.model, "settings", None), "context", None)
@@ -106,7 +106,8 @@ class LearningTeamAgent:
         so the per-question cost of L7 includes the teaching.
         """
         from moot.teams.learning.student import QUIZ_SETTINGS, QuizAnswer, answer_task, held_to_notes
-        from moot.teams.learning.teaching import load_prompt, run_teaching_session
+        from moot.runtime import load_prompt
+        from moot.teams.learning.teaching import run_teaching_session
 
         model = self._model_for(seed)
         student_path = self.folder / f"student-{seed}.sqlite3"
@@ -119,7 +120,7 @@ class LearningTeamAgent:
             requests=round(report.usage.requests / max(1, len(questions))),
             cost_usd=report.usage.cost_usd / max(1, len(questions)),
         )
-        student = SubAgent("student", "student", load_prompt("student"), model=model, output_type=QuizAnswer,
+        student = SubAgent("student", "student", load_prompt("student", __package__), model=model, output_type=QuizAnswer,
                            max_turns=2, settings=QUIZ_SETTINGS)  # fmt: skip
         answers: list[AgentAnswer] = []
         with KnowledgeBase.open(student_path) as notes_kb:

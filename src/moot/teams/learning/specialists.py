@@ -15,8 +15,6 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
-from importlib import resources
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -25,7 +23,7 @@ from moot.memory import KnowledgeBase
 from moot.memory.passages import find_passages
 from moot.memory.search import query_terms
 from moot.models.base import ModelSettings, Usage
-from moot.runtime import AgentProgress, AgentResult, BudgetTracker, EventBus, EventType, SubAgent
+from moot.runtime import AgentProgress, AgentResult, BudgetTracker, EventBus, EventType, SubAgent, load_prompt
 from moot.runtime.events import BoundEmitter, summarize
 from moot.teams.learning.tools import (
     calculate,
@@ -55,12 +53,6 @@ REASONING_FOCUS: dict[str, str] = {
 ARITHMETIC_INTENTS = frozenset({"mathematical"})
 """Only these get the calculator: the worksheet already holds temporal differences, and a small
 model calls any tool it is offered, which costs a model call."""
-
-
-@cache
-def load_team_prompt(name: str) -> str:
-    """A prompt from ``moot/teams/learning/prompts/<name>.md`` (prompts are data, not code)."""
-    return resources.files("moot.teams.learning").joinpath("prompts", f"{name}.md").read_text("utf-8").strip()
 
 
 def render_facts(facts: list[Mapping[str, Any]]) -> str:
@@ -153,7 +145,7 @@ class MemoryAgent(SubAgent):
         if self.kb is not None and not self.tools:
             self.tools = memory_tools(self.kb)
         if not self.system_prompt:
-            self.system_prompt = load_team_prompt("memory")
+            self.system_prompt = load_prompt("memory", __package__)
         super().__post_init__()
 
     def recall(self, question: str) -> dict[str, Any]:
@@ -319,7 +311,7 @@ class ResearchAgent(SubAgent):
 
     def __post_init__(self) -> None:
         if not self.system_prompt:
-            self.system_prompt = load_team_prompt("research")
+            self.system_prompt = load_prompt("research", __package__)
         super().__post_init__()
 
     def _step(self, prompt: str, output_type: Any) -> SubAgent:
@@ -361,7 +353,7 @@ class ResearchAgent(SubAgent):
             if rounds >= self.max_rounds:
                 break
             facts = list(found.values()) or known
-            check = await self._step(load_team_prompt("research_check"), Sufficiency).run(
+            check = await self._step(load_prompt("research_check", __package__), Sufficiency).run(
                 f"Question: {task}\n\nFacts found:\n{render_facts(facts)}",
                 budget=tracker, bus=bus, run_id=run_id, task_id=task_id)
             usage, turns = usage + check.usage, turns + check.turns
@@ -403,7 +395,7 @@ def build_memory(kb: KnowledgeBase) -> MemoryAgent:
 
 def build_reasoning(model: Any, intent: str) -> ReasoningAgent:
     tools = (calculate,) if intent in ARITHMETIC_INTENTS else ()
-    return ReasoningAgent("reasoning", "analyses the retrieved facts", load_team_prompt("reasoning"), tools,
+    return ReasoningAgent("reasoning", "analyses the retrieved facts", load_prompt("reasoning", __package__), tools,
                           model, max_turns=3, settings=_settings(200), focus=REASONING_FOCUS.get(intent, ""))
 
 
@@ -413,13 +405,13 @@ def build_research(model: Any, kb: KnowledgeBase, *, max_rounds: int = 2) -> Res
 
 
 def build_teaching(model: Any) -> FactAgent:
-    return FactAgent("teaching", "teaches the topic from the facts", load_team_prompt("teaching"), (), model,
+    return FactAgent("teaching", "teaches the topic from the facts", load_prompt("teaching", __package__), (), model,
                      max_turns=2, settings=_settings(350))
 
 
 def build_single(model: Any, *, tools: bool = True) -> FactAgent:
     """The seed's baseline: one agent, every instruction in one prompt."""
-    return FactAgent("single", "answers alone with every instruction", load_team_prompt("single"),
+    return FactAgent("single", "answers alone with every instruction", load_prompt("single", __package__),
                      (calculate,) if tools else (), model, max_turns=3, settings=_settings(300))
 
 
@@ -437,7 +429,6 @@ __all__ = [
     "build_teaching",
     "conflicting_values",
     "evidence",
-    "load_team_prompt",
     "render_facts",
     "render_passages",
 ]

@@ -39,7 +39,7 @@ from moot.errors import ConfigError, MootError
 from moot.memory import KnowledgeBase, StoredFact
 from moot.memory.facts import normalise_key
 from moot.models.base import Model, ModelSettings, Usage
-from moot.runtime import AgentResult, Budget, EventBus, RecordedRun, RunStore, SubAgent
+from moot.runtime import AgentResult, Budget, EventBus, Run, RunStore, SubAgent, load_prompt
 from moot.teams.learning.curriculum import PlannedFact, QuizItem, build_quiz, fact_difficulty, plan_material, question_for
 from moot.teams.learning.student import (
     CHECK_SETTINGS,
@@ -60,15 +60,9 @@ from moot.teams.learning.student import (
     numbers_in,
 )
 
-PROMPTS = Path(__file__).parent / "prompts"
 TEACHER_SETTINGS = ModelSettings(max_tokens=260, temperature=0)
 """Room for both fields at their schema's length limits (500 + 200 characters) plus the JSON."""
 TeacherAnswerHook = Callable[[str], Awaitable[str]]
-
-
-def load_prompt(name: str) -> str:
-    """A prompt of this team (``prompts/<name>.md``), kept as data next to the code."""
-    return (PROMPTS / f"{name}.md").read_text(encoding="utf-8").strip()
 
 
 # --------------------------------------------------------------------------- report
@@ -318,7 +312,7 @@ async def run_teaching_session(
         for built in owned:
             await built.aclose()
         raise
-    teacher_prompt, student_prompt = load_prompt("teacher"), load_prompt("student")
+    teacher_prompt, student_prompt = load_prompt("teacher", __package__), load_prompt("student", __package__)
 
     def teacher(output_type: Any, settings: ModelSettings) -> SubAgent:
         return SubAgent("teacher", "TeachingAgent", teacher_prompt, model=teacher_llm, output_type=output_type,
@@ -328,7 +322,7 @@ async def run_teaching_session(
         return SubAgent("student", "student", student_prompt, model=student_llm, output_type=output_type,
                         max_turns=2, settings=settings)  # fmt: skip
 
-    session = RecordedRun(
+    session = Run(
         f"teach: {topic}", budget or default_budget(rounds, len(quiz_items), teacher_quiz=teacher_answer is None), bus, store
     )
     student_state = StudentModel()
@@ -385,7 +379,7 @@ def _score(flags: Any) -> float:
 
 
 async def _teach(
-    session: RecordedRun,
+    session: Run,
     plan: list[PlannedFact],
     topic: str,
     rounds: int,
@@ -479,7 +473,7 @@ def _ended(who: str, number: int, outcome: AgentResult | None) -> str:
 
 
 async def _quiz_one(
-    session: RecordedRun,
+    session: Run,
     n: int,
     item: QuizItem,
     kb: KnowledgeBase,
