@@ -23,6 +23,7 @@ from moot.errors import MootError
 from moot.memory import Fact, KnowledgeBase, StoredFact
 from moot.memory.facts import coerce_date
 from moot.models.base import Model, ModelSettings, Usage
+from moot.models.registry import infer_model
 from moot.runtime import (
     Budget,
     Event,
@@ -84,14 +85,6 @@ def _no_context(outputs: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
-def _resolve_model(model: Model | str | None) -> Model:
-    if isinstance(model, Model):
-        return model
-    from moot.models.registry import infer_model
-
-    return infer_model(model)
-
-
 async def learn(
     kb: KnowledgeBase,
     content: str,
@@ -133,7 +126,7 @@ async def learn(
             duplicates=0, superseded=0, dropped=0, model_calls=0, usage=Usage(),
             seconds=time.perf_counter() - started, summary="", summary_from_model=False, unchanged=True,
         )
-    llm = _resolve_model(model)
+    llm = infer_model(model)
     extractor, summariser = _agents(llm)
     parallel = max(1, parallel)
     tasks = [
