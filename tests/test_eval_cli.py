@@ -104,6 +104,12 @@ def test_progressive_cli_writes_results_report_and_chart_then_rerenders(tmp_path
 
     shown = moot("runs", "show", length[0]["run_id"][:12], "--json", home=tmp_path / "home")
     assert shown.returncode == 0 and "memory" in shown.stdout  # each answer is a run the user can inspect
+    # the eval is one line in the run history: its run holds every learning and answering run
+    listed = json.loads(moot("runs", "--json", home=tmp_path / "home").stdout)["runs"]
+    assert [r["name"] for r in listed] == ["eval progressive (single,multi, 2 runs)"]
+    held = json.loads(moot("runs", "show", listed[0]["id"], "--json", home=tmp_path / "home").stdout)["runs_held"]
+    answer_ids = {r["run_id"] for r in records}
+    assert answer_ids <= {r["id"] for r in held} and any(r["name"].startswith("learn ") for r in held)
 
 
 def test_resume_from_the_cli_keeps_finished_levels_and_refuses_other_settings(tmp_path: Path, suite: Path,

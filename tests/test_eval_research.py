@@ -81,7 +81,7 @@ def test_eval_research_cli_with_a_loopback_model(tmp_path: Path) -> None:
 
     from test_research_support import fake_openai_server
 
-    env = {**os.environ, "MOOT_HOME": str(tmp_path / "home")}
+    env = {**os.environ, "MOOT_HOME": str(tmp_path / "home"), "MOOT_RUNS_DB": str(tmp_path / "runs.sqlite3")}
     env.pop("MOOT_MODEL", None)
     with fake_openai_server() as model:
         out = subprocess.run([sys.executable, "-m", "moot", "eval", "research", "--mode", "both", "--questions", "redirects",
@@ -92,6 +92,14 @@ def test_eval_research_cli_with_a_loopback_model(tmp_path: Path) -> None:
     assert summary["single"]["answers"] == 1 and summary["multi"]["answers"] == 1
     records = json.loads((tmp_path / "r.json").read_text())["records"]
     assert {r["answered_mode"] for r in records} == {"single", "multi"} and all(r["run_id"] for r in records)
+    # the eval is one run in the history, holding each answer's run
+    from moot.runtime import RunStore
+
+    store = RunStore(tmp_path / "runs.sqlite3")
+    [parent] = store.list_runs(top_level=True)
+    assert parent.name == "eval research (httpx, both)" and parent.status == "completed"
+    assert sorted(r.id for r in store.children(parent.id)) == sorted(r["run_id"] for r in records)
+    assert parent.usage.requests == sum(r["usage"]["requests"] for r in records)
     bad = subprocess.run([sys.executable, "-m", "moot", "eval", "research", "--questions", "nope"],
                          capture_output=True, text=True, env=env, timeout=60)
     assert bad.returncode == 2 and "unknown question id" in bad.stderr

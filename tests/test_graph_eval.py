@@ -110,3 +110,23 @@ def test_moot_eval_graph_prints_a_summary(tmp_path: Path) -> None:
     summary = json.loads(done.stdout.strip().splitlines()[-1])["summary"]["one-call"]
     assert summary["cases"] == 2 and summary["entity_recall"] == 0.0 and summary["missing_link_covered"] == "0/2"
     assert len(json.loads((tmp_path / "r.json").read_text())["cases"]["one-call"]) == 2
+
+
+def test_moot_eval_graph_records_one_run_holding_each_cases_run(tmp_path: Path) -> None:
+    def reply(body: dict[str, Any]) -> str:  # every agent finds nothing: the loop ends quickly
+        return json.dumps({"entities": [], "relationships": [], "gaps": [], "verdicts": [], "edges": [],
+                           "placeholders": [], "hypotheses": [], "quantities": []})
+
+    env = {**os.environ, "MOOT_HOME": str(tmp_path), "MOOT_RUNS_DB": str(tmp_path / "runs.db")}
+    with openai_compatible_server(reply) as model:
+        done = subprocess.run([sys.executable, "-m", "moot", "eval", "graph", "--cases", "1", "--systems", "team",
+                               "--model", model, "--out", str(tmp_path / "r.json"), "--json"],
+                              capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    from moot.runtime import RunStore
+
+    store = RunStore(tmp_path / "runs.db")
+    [parent] = store.list_runs(top_level=True)
+    assert parent.name == "eval graph (1 case)" and parent.status == "completed"
+    cases = json.loads((tmp_path / "r.json").read_text())["cases"]["team"]
+    assert sorted(r.id for r in store.children(parent.id)) == sorted(c["run_id"] for c in cases)

@@ -33,6 +33,8 @@ class TeamSystem:
                  models: dict[str, Any] | None = None) -> None:
         self.model, self.store, self.budget, self.iterations = model, store, budget, iterations
         self.models = models or {}
+        self.parent_run_id: str | None = None
+        """The eval's own run, which holds every case's run."""
 
     async def build(self, case: Any, paths: list[str]) -> Any:
         from moot.eval.graph import GraphPrediction, PredictedEdge, PredictedNode
@@ -43,7 +45,7 @@ class TeamSystem:
         team = GraphTeam(paths, model=self.model, store=self.store, **self.models,
                          config=graph_config(parse_budget(self.budget), iterations=self.iterations))
         try:
-            result = await team.ask(case.question)
+            result = await team.ask(case.question, parent_run_id=self.parent_run_id)
         finally:
             team.close()
         s = result.scaffold
@@ -88,7 +90,10 @@ def graph_eval(
     resolved = infer_model(model)
     runners: dict[str, Any] = {"team": TeamSystem(resolved, RunStore(), budget, iterations, team_models), "one-call": OneCallBaseline(resolved)}
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in chosen}
-    with tempfile.TemporaryDirectory(prefix="moot-eval-graph-") as tmp:
+    from moot.cli._runs import parent_run
+
+    with tempfile.TemporaryDirectory(prefix="moot-eval-graph-") as tmp, \
+            parent_run(f"eval graph ({cases} case{'s' if cases != 1 else ''})") as runners["team"].parent_run_id:
         for k in range(cases):
             case = make_case(seed + k)
             folder = Path(tmp) / f"case-{case.seed}"

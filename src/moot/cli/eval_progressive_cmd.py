@@ -114,8 +114,11 @@ def progressive(
             raise MootError(f"nothing to resume: no results file at {results_path}",
                             fix="pass the --out of the stopped run, or drop --resume")  # fmt: skip
         earlier = EvalResults.load(results_path)
-    results = asyncio.run(_run(suite_levels, modes, runs, (model_name, role_models), judge, judge_votes, temperature, seed,
-                               results_path, teaching_rounds, budget, earlier))  # fmt: skip
+    from moot.cli._runs import parent_run
+
+    with parent_run(f"eval progressive ({','.join(modes)}, {runs} run{'s' if runs != 1 else ''})") as parent_run_id:
+        results = asyncio.run(_run(suite_levels, modes, runs, (model_name, role_models), judge, judge_votes, temperature,
+                                   seed, results_path, teaching_rounds, budget, earlier, parent_run_id))  # fmt: skip
     from moot.eval.report import summary_json, write_report
 
     md, png = write_report(results, out_dir)
@@ -129,7 +132,7 @@ def progressive(
 async def _run(levels: list[Any], modes: list[str], runs: int, models: tuple[str | None, dict[str, str]],
                judge: str | None, votes: int,
                temperature: float | None, seed: int, results_path: Path, teaching_rounds: int, budget: str,
-               resume: Any = None) -> Any:
+               resume: Any = None, parent_run_id: str | None = None) -> Any:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from moot.eval.judge import LLMJudge
@@ -176,7 +179,7 @@ async def _run(levels: list[Any], modes: list[str], runs: int, models: tuple[str
 
             return await run_progressive(
                 levels, learning_team_factory(llm, temperature=temperature, teaching_rounds=teaching_rounds, budget=budget,
-                                              models=role_llms),
+                                              models=role_llms, parent_run_id=parent_run_id),
                 modes=modes, runs=runs, base_seed=seed, judge=LLMJudge(judge_llm, votes=votes) if judge_llm else None,
                 progress=on_progress, save_to=results_path, resume=resume, **settings,
             )  # fmt: skip

@@ -32,6 +32,8 @@ class TeamAgent:
         self.model = model
         self.store = store
         self.options = options or {}
+        self.parent_run_id: str | None = None
+        """The eval's own run, which holds every answer's run."""
         self.teams: dict[Path, Any] = {}
 
     async def answer(self, question: str, repo: Path, *, mode: str) -> Any:
@@ -42,7 +44,7 @@ class TeamAgent:
         if team is None:
             team = self.teams[repo] = ResearchTeam(repo, model=self.model, store=self.store, **self.options)
             await asyncio.to_thread(team.index)
-        result = await team.ask(question, mode=mode)  # type: ignore[arg-type]
+        result = await team.ask(question, mode=mode, parent_run_id=self.parent_run_id)  # type: ignore[arg-type]
         return ResearchAnswer(text=result.answer, citations=result.citations(), usage=result.usage,
                               seconds=result.seconds, run_id=result.run_id, mode=result.mode)
 
@@ -100,9 +102,12 @@ def research_eval(
         if json_out is not None:  # saved after every answer: an interrupted run keeps what it graded
             write_json_file(json_out, so_far)
 
+    from moot.cli._runs import parent_run
+
     try:
-        result = asyncio.run(run_research_eval(agent, modes=_MODES[mode], questions=qset, only=only,
-                                               judge=judge_obj, on_answer=on_answer))
+        with parent_run(f"eval research ({question_set}, {mode})") as agent.parent_run_id:
+            result = asyncio.run(run_research_eval(agent, modes=_MODES[mode], questions=qset, only=only,
+                                                   judge=judge_obj, on_answer=on_answer))
     finally:
         agent.close()
     if json_out is not None:

@@ -13,6 +13,7 @@ import asyncio
 import datetime as _dt
 import sys
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Callable
 
@@ -142,7 +143,7 @@ async def _learn_all(kb: Any, documents: list[Any], model_kwargs: dict[str, Any]
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from moot.models.registry import infer_model
-    from moot.runtime import Run, RunStore
+    from moot.cli._runs import parent_run
     from moot.teams.learning.learning import LearnProgress, learn
 
     if log is None:
@@ -163,10 +164,9 @@ async def _learn_all(kb: Any, documents: list[Any], model_kwargs: dict[str, Any]
     )
     total = len(documents)
     # Several files: one parent run holds each file's run, so `moot runs` shows the command once.
-    parent = Run(f"learn {total} files into {Path(kb.path).name}", store=RunStore()).start() if total > 1 else None
-    status, reason = "failed", "moot learn stopped before every file was learned"
+    held = parent_run(f"learn {total} files into {Path(kb.path).name}") if total > 1 else nullcontext(None)
     try:
-        with progress:
+        with held as parent_run_id, progress:
             files_bar = progress.add_task("files", total=total)
             chunks_bar = progress.add_task("chunks", total=None)
             for number, document in enumerate(documents, 1):
@@ -186,7 +186,7 @@ async def _learn_all(kb: Any, documents: list[Any], model_kwargs: dict[str, Any]
 
                 report = await learn(
                     kb, document.text, source=document.source, published=document.published, model=llm,
-                    progress=on_progress, budget=budget, parent_run_id=parent.run_id if parent else None, **extra,
+                    progress=on_progress, budget=budget, parent_run_id=parent_run_id, **extra,
                 )
                 report.path = str(document.path)
                 reports.append(report)
@@ -197,10 +197,6 @@ async def _learn_all(kb: Any, documents: list[Any], model_kwargs: dict[str, Any]
                             f"{report.facts_stored} new facts, {report.duplicates} already known, {report.superseded} superseded"))
                 if on_report is not None:
                     on_report(report)
-        status, reason = "completed", f"learned {total} files"
     finally:
-        if parent is not None:
-            await parent.finish(status, reason)
-            parent.store.close_parent(parent.run_id, status, reason)  # its usage: the files' runs together
         await llm.aclose()
     return reports

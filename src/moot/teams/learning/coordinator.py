@@ -226,7 +226,8 @@ PhaseCallback = Callable[[str], None]
 
 async def answer_question(kb: KnowledgeBase, question: str, *, model: Model, mode: str = "auto",
                           budget: Budget | BudgetTracker, store: RunStore | None, bus: EventBus | None = None,
-                          on_phase: PhaseCallback | None = None, models: Mapping[str, Model] | None = None) -> Any:
+                          on_phase: PhaseCallback | None = None, models: Mapping[str, Model] | None = None,
+                          parent_run_id: str | None = None) -> Any:
     """Answer one question with the team; returns a :class:`~moot.teams.learning.answer.Answer`.
 
     ``models`` maps a role (``single``, ``compute``, ``reasoning``, ``selector``, ``teaching``,
@@ -290,7 +291,7 @@ async def answer_question(kb: KnowledgeBase, question: str, *, model: Model, mod
         tasks = plan(question, relevant=recalled["relevant"])
     phase("specialists")
     graph = TaskGraph(list(agents.values()), tasks)
-    run = await graph.run(budget=tracker, store=store, bus=bus, name=f"ask: {question[:70]}")
+    run = await graph.run(budget=tracker, store=store, bus=bus, name=f"ask: {question[:70]}", parent_run_id=parent_run_id)
     counted = sum((r.usage for r in run.results.values()), Usage())
     if run.usage.requests > counted.requests:  # the run's usage came from the shared tracker: classification is in it
         class_usage = Usage()

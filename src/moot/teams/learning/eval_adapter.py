@@ -27,8 +27,10 @@ class LearningTeamAgent:
 
     def __init__(self, folder: Path, *, model: Model, temperature: float | None = None,
                  budget: str = "standard", store: RunStore | None = None, teaching_rounds: int = 8,
-                 models: dict[str, Model] | None = None) -> None:  # fmt: skip
+                 models: dict[str, Model] | None = None, parent_run_id: str | None = None) -> None:  # fmt: skip
         self.folder = Path(folder)
+        self.parent_run_id = parent_run_id
+        """The eval's run: learning and answering runs are recorded under it."""
         self.models = dict(models or {})
         self.articles: list[tuple[str, str | None, str]] = []
         """The level's articles as learned (source, date, text): the ``context`` mode's prompt."""
@@ -47,7 +49,8 @@ class LearningTeamAgent:
         from moot.teams.learning.learning import learn
 
         self.articles.append((source, published, content))
-        report = await learn(self.kb, content, source=source, published=published, model=self.model, store=self.store)
+        report = await learn(self.kb, content, source=source, published=published, model=self.model, store=self.store,
+                             parent_run_id=self.parent_run_id)
         return report.usage
 
     async def answer(self, question: str, *, mode: str, seed: int | None) -> AgentAnswer:
@@ -57,7 +60,7 @@ class LearningTeamAgent:
             return await self._answer_in_context(question, seed)
         models = {role: self._model_for_role(role, seed) for role in self.models}
         team = LearningTeam(self.kb, model=self._model_for(seed), models=models, budget=self.budget, store=self.store)
-        reply = await team.ask(question, mode=mode)
+        reply = await team.ask(question, mode=mode, parent_run_id=self.parent_run_id)
         trace = {
             "intent": reply.intent,
             "mode": reply.mode,
@@ -161,14 +164,14 @@ class LearningTeamAgent:
 
 def learning_team_factory(model: Model, *, temperature: float | None = None, budget: str = "standard",
                           store: RunStore | None = None, teaching_rounds: int = 8,
-                          models: dict[str, Model] | None = None) -> Any:  # fmt: skip
+                          models: dict[str, Model] | None = None, parent_run_id: str | None = None) -> Any:  # fmt: skip
     """The runner's factory: a fresh :class:`LearningTeamAgent` in each level's folder.
 
     ``models`` gives answering roles their own model (see ``LearningTeam(models=…)``)."""
 
     def make(folder: Path) -> LearningTeamAgent:
         return LearningTeamAgent(folder, model=model, temperature=temperature, budget=budget, store=store,
-                                 teaching_rounds=teaching_rounds, models=models)  # fmt: skip
+                                 teaching_rounds=teaching_rounds, models=models, parent_run_id=parent_run_id)  # fmt: skip
 
     return make
 

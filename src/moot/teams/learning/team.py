@@ -107,13 +107,15 @@ class LearningTeam:
     # ------------------------------------------------------------------ the three jobs
 
     async def ask(self, question: str, *, mode: str = "auto", bus: EventBus | None = None,
-                  on_phase: Any = None) -> Answer:
-        """Answer a question from the knowledge base; ``mode`` is ``auto``, ``single`` or ``multi``."""
+                  on_phase: Any = None, parent_run_id: str | None = None) -> Answer:
+        """Answer a question from the knowledge base; ``mode`` is ``auto``, ``single`` or ``multi``;
+        ``parent_run_id``: the run that holds this one (an eval, a batch of questions)."""
         if not question.strip():
             raise MootError("the question is empty", fix='ask something: moot ask "QUESTION" --kb NAME')
         kb = self.knowledge_base()
         answer = await answer_question(kb, question, model=self.model, mode=mode, budget=self.budget,
-                                       store=self.store, bus=bus, on_phase=on_phase, models=self.models)
+                                       store=self.store, bus=bus, on_phase=on_phase, models=self.models,
+                                       parent_run_id=parent_run_id)
         if self.store is not None and answer.run_id:  # the run's page shows intent, strategy and facts from this
             self.store.record_output(answer.run_id, "answer", {**answer.to_json(), "question": answer.question,
                                                                "trace": answer.trace.model_dump(mode="json")})
