@@ -267,6 +267,28 @@ def test_two_copies_of_the_bundled_weights_share_one_engine(weights: Path) -> No
         copy.unlink(missing_ok=True)
 
 
+def test_a_busy_engine_slow_to_answer_is_waited_for_not_replaced(weights: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On two cores with every slot decoding, a status reply came after its timeout and the
+    client started a second engine (removing the first one's socket). A held pid lock means a
+    live engine: the client waits for it."""
+    with serving(weights) as (_server, paths, thread):
+        real_status = engine_client.status
+        silent = {"left": 3}  # the first status requests get no reply in time
+
+        def slow_status(p: EnginePaths, timeout: float = 10.0) -> Any:
+            if silent["left"] > 0:
+                silent["left"] -= 1
+                return None
+            return real_status(p, timeout)
+
+        started: list[Path] = []
+        monkeypatch.setattr(engine_client, "status", slow_status)
+        monkeypatch.setattr(engine_client, "_start", lambda *args, **kwargs: started.append(args[0]))
+        got = engine_client.ensure_engine(weights, name="fake", settings=EngineSettings())
+        assert got == paths and started == [] and silent["left"] == 0
+        assert thread.is_alive() and paths.socket.exists()  # the first engine still serves, on its socket
+
+
 @pytest.mark.parametrize("problem", ["file", "symlink", "open to others", "other owner"])
 def test_an_unsafe_engine_directory_is_refused_with_the_fix(problem: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     target = tmp_path / "engines"

@@ -292,9 +292,30 @@ def ensure_engine(
     with _start_lock(paths, START_TIMEOUT_S):
         if _serves(paths, model_path, identity):  # started by the process that held the lock before us
             return paths
+        if _wait_for_busy_engine(paths, model_path, identity):
+            return paths
         _start(paths, model_path, name=name, settings=settings, idle_s=idle_timeout() if idle_s is None else idle_s,
                identity=identity)
     return paths
+
+
+def _wait_for_busy_engine(paths: EnginePaths, model_path: Path, identity: str | None) -> bool:
+    """Whether a live engine, too busy to answer a status request in time, answers later.
+
+    An engine holds its pid lock until it exits, so a held lock means a live engine, however
+    slowly it answers: on two cores with every slot decoding and several moot processes
+    starting, a status reply took longer than its timeout, and the client took the engine for
+    dead, removed its socket and started a second one. Only when the lock is free (or the
+    engine never answers) is a new engine started."""
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while _holds_lock(paths.pid_lock):
+        if _serves(paths, model_path, identity):
+            return True
+        if time.monotonic() > deadline:
+            raise ModelError(f"the shared engine (pid lock {paths.pid_lock}) has not answered for {START_TIMEOUT_S:.0f} s",
+                             fix=f"see {paths.log}, or run: moot engine stop")
+        time.sleep(0.5)
+    return False
 
 
 def _serves(paths: EnginePaths, model_path: Path, identity: str | None = None) -> bool:
