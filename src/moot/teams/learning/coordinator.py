@@ -176,6 +176,14 @@ def specialists_for(question: str, intent: str, recalled: dict[str, Any]) -> tup
     elif len(in_question) >= 2:
         chosen.append("compute")
         why.append(f"compute: the question itself gives {len(in_question)} numbers")
+    if recalled.get("procedures"):
+        from moot.teams.learning.procedure import read_relation
+
+        relation = read_relation(question)
+        if relation is not None:
+            chosen.append("procedure")
+            why.append(f"procedure: {len(recalled['procedures'])} written-out procedure(s) and a question about "
+                       f"{'the steps' if relation.kind == 'all' else 'a step’s position'} ({relation.kind})")
     evidence_text = " ".join(str(f.get("content") or "") for f in facts) + " " + " ".join(
         str(p.get("text") or "") for p in passages)
     if conflicting_values(facts):
@@ -187,7 +195,7 @@ def specialists_for(question: str, intent: str, recalled: dict[str, Any]) -> tup
     elif len({q.date for q in dates}) >= 2 and (intent == "temporal" or ORDER_WORDS.search(question)):
         chosen.append("reasoning:temporal")
         why.append(f"temporal ordering: {len({q.date for q in dates})} dates in the evidence")
-    elif intent == "procedural" and len(STEP_WORDS.findall(evidence_text)) >= 2:
+    elif intent == "procedural" and "procedure" not in chosen and len(STEP_WORDS.findall(evidence_text)) >= 2:
         chosen.append("reasoning:procedural")
         why.append("procedure: the evidence holds steps")
     return chosen, why
@@ -230,7 +238,7 @@ async def answer_question(kb: KnowledgeBase, question: str, *, model: Model, mod
                           parent_run_id: str | None = None) -> Any:
     """Answer one question with the team; returns a :class:`~moot.teams.learning.answer.Answer`.
 
-    ``models`` maps a role (``single``, ``compute``, ``reasoning``, ``selector``, ``teaching``,
+    ``models`` maps a role (``single``, ``compute``, ``procedure``, ``reasoning``, ``selector``, ``teaching``,
     ``research``, ``synthesize``, ``coordinator``) to the model that plays it; other roles use
     ``model``."""
     if mode not in MODES:
@@ -278,6 +286,10 @@ async def answer_question(kb: KnowledgeBase, question: str, *, model: Model, mod
                 agents["research"] = build_research(model_for("research"), kb)
             if "compute" in drafting:
                 agents["compute"] = build_compute(model_for("compute"))
+            if "procedure" in drafting:
+                from moot.teams.learning.procedure import build_procedure
+
+                agents["procedure"] = build_procedure(model_for("procedure"))
             focus = next((n.split(":")[1] for n in specialists_for(question, classification.intent, recalled)[0]
                           if n.startswith("reasoning:")), None)
             if "reasoning" in drafting and focus:

@@ -7,6 +7,9 @@ Python, in this order:
 
 1. Every draft goes through the checker (:mod:`moot.teams.learning.checker`); a draft that
    states a number, date or name that no retrieved fact, passage or computed value holds is out.
+   When the ProcedureAgent resolved the question's relation (the step after another, the first,
+   the last, which of two comes first, how many) its draft — the source's own step, by
+   position — leads.
 2. When the question's wording says the answer is worked out (``how many more``, ``in total``,
    ``how many days`` …; not a plain "how much does it cost") and the ComputeAgent computed one
    from two or more quantities, its draft leads — unless a passing draft of
@@ -113,6 +116,8 @@ class SelectorAgent(SubAgent):
         computed_values: list[str] = []
         for out in raw.values():
             computed_values += [str(c) for c in out.get("computed") or []]
+            # A draft that quotes the source (a procedure's steps) brings the text it quotes.
+            computed_values += [str(g) for g in out.get("grounds") or []]
             computation = out.get("computation")
             if computation:
                 computed_values.append(f"{computation.get('expression', '')} {computation.get('value', '')}")
@@ -164,6 +169,9 @@ class SelectorAgent(SubAgent):
                 raw: Mapping[str, Mapping[str, Any]]) -> tuple[Candidate | None, str]:
         by_task = {c.task: c for c in candidates}
         single = by_task.get("single")
+        procedure = by_task.get("procedure")
+        if procedure is not None and procedure.verdict.ok and (raw.get("procedure") or {}).get("resolution"):
+            return procedure, "the question asks where a step lies: the procedure's own steps, by position"
         compute = by_task.get("compute")
         computation = (raw.get("compute") or {}).get("computation")
         derived = computation and len(set(computation.get("operands") or [])) >= 2 and \

@@ -21,10 +21,12 @@ from pydantic import BaseModel, Field
 
 from moot.memory import KnowledgeBase
 from moot.memory.passages import find_passages
+from moot.memory.procedures import find_procedures
 from moot.memory.search import query_terms
 from moot.models.base import ModelSettings, Usage
 from moot.runtime import AgentProgress, AgentResult, BudgetTracker, EventBus, EventType, SubAgent, load_prompt
 from moot.runtime.events import BoundEmitter, summarize
+from moot.teams.learning.procedure import read_relation
 from moot.teams.learning.tools import (
     calculate,
     fact_record,
@@ -101,6 +103,7 @@ def evidence(outputs: Mapping[str, Any]) -> dict[str, Any]:
     """
     facts: dict[int, dict[str, Any]] = {}
     passages: dict[str, dict[str, Any]] = {}
+    procedures: dict[tuple[int, str], dict[str, Any]] = {}
     notes: dict[str, str] = {}
     for task_id, output in outputs.items():
         if isinstance(output, Mapping) and "facts" in output:
@@ -108,9 +111,13 @@ def evidence(outputs: Mapping[str, Any]) -> dict[str, Any]:
                 facts.setdefault(int(fact["id"]), dict(fact))
             for passage in output.get("passages") or []:
                 passages.setdefault(str(passage["text"]), dict(passage))
+            for procedure in output.get("procedures") or []:
+                key = (int(procedure.get("episode_id") or 0), str(procedure["steps"][:1]))
+                procedures.setdefault(key, dict(procedure))
         elif output is not None and str(output).strip():
             notes[task_id] = str(output).strip()
-    return {"facts": list(facts.values()), "passages": list(passages.values()), "notes": notes}
+    return {"facts": list(facts.values()), "passages": list(passages.values()), "notes": notes,
+            "procedures": list(procedures.values())}
 
 
 def render_passages(passages: Sequence[Mapping[str, Any]]) -> str:
@@ -168,11 +175,14 @@ class MemoryAgent(SubAgent):
             facts, terms = [], missing_years
         # Passages only beside facts: when no fact is about the question, the answer is "not known".
         passages = find_passages(self.kb, question, limit=MAX_PASSAGES) if facts else []
+        # A question about a step's position gets the procedures the sources write out, in order.
+        procedures = find_procedures(self.kb, question) if facts and read_relation(question) else []
         return {
             "strategy": str(retrieval.strategy),
             "note": retrieval.note,
             "facts": [fact_record(f) for f in facts[: MAX_FACTS * 2]],
             "passages": [p.to_dict() for p in passages],
+            "procedures": [p.to_dict() for p in procedures],
             "relevant": bool(facts),
             "terms": terms,
         }
