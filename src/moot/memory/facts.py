@@ -272,6 +272,24 @@ def content_tokens(text: str) -> frozenset[str]:
     return frozenset(_stem(w) for w in words(text) if w not in STOPWORDS)
 
 
+def stem(word: str) -> str:
+    """A light suffix fold for matching a question's wording to a source's ("released" ~ "release",
+    "checking" ~ "check", "stopped" ~ "stop"); stronger than :func:`content_tokens`' plural fold."""
+    w = word.lower()
+    for suffix in ("ing", "ed", "es", "s", "e"):
+        if len(w) > len(suffix) + 2 and w.endswith(suffix):
+            w = w[: -len(suffix)]
+            break
+    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
+        w = w[:-1]
+    return w
+
+
+def match_terms(text: str) -> frozenset[str]:
+    """The content words of a text, stemmed with :func:`stem` (stop words and bare numbers dropped)."""
+    return frozenset(stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 1 and not w.isdigit())
+
+
 def normalise_content(text: str) -> str:
     """Exact-duplicate key for a statement: its words, case-folded, joined by single spaces."""
     return " ".join(words(text))

@@ -28,7 +28,9 @@ MAX_EPISODES = 300
 MAX_PASSAGE_CHARS = 700
 """A paragraph longer than this is split into windows of whole sentences."""
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“‘'(])")
+"""A sentence ends at . ! or ? before a capital, a digit or a quote: "until 9 p.m. every evening"
+stays one sentence."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,3 +99,63 @@ def find_passages(kb: KnowledgeBase, question: str, *, limit: int = 2) -> list[P
         scored.append(Passage(episode.source, published, paragraph, sum(weight[w] for w in shared), episode.id))
     scored.sort(key=lambda p: (-p.score, len(p.text), p.episode_id))
     return scored[:limit]
+
+
+@dataclass(frozen=True, slots=True)
+class SourceSentences:
+    """The sentences of one episode that best match a question, best first."""
+
+    source: str
+    published: str | None
+    episode_id: int
+    sentences: tuple[str, ...]
+    score: float
+    """How well the best sentence matches (the sum of its shared words' weights)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "published": self.published, "episode_id": self.episode_id,
+                "sentences": list(self.sentences), "score": self.score}
+
+
+def find_source_sentences(kb: KnowledgeBase, question: str, *, per_source: int = 2, min_shared: int = 2,
+                          limit: int = 4) -> list[SourceSentences]:
+    """Per episode, the ``per_source`` sentences that best match ``question`` (sharing at least
+    ``min_shared`` of its words), for the ``limit`` best episodes, oldest first.
+
+    What each source says about one thing, side by side: the material for telling a disagreement
+    between sources from a later update of one source. Scoring is lexical and deterministic, like
+    :func:`find_passages`: each shared word adds its inverse sentence frequency, so the words that
+    say *what* is asked ("cost", "bridge") outweigh the subject every sentence names ("festival");
+    words are matched with a light stemmer ("opened" ~ "opens")."""
+    from moot.memory.facts import match_terms
+
+    wanted = match_terms(question)
+    if not wanted:
+        return []
+    episodes = kb.episodes()[-MAX_EPISODES:]
+    sentences: list[tuple[Any, str, frozenset[str]]] = []
+    for episode in episodes:
+        for paragraph in split_paragraphs(episode.text):
+            for sentence in _SENTENCE_END.split(paragraph):
+                sentences.append((episode, sentence.strip(), match_terms(sentence)))
+    if not sentences:
+        return []
+    frequency = {w: sum(w in terms for _, _, terms in sentences) for w in wanted}
+    weight = {w: math.log(1 + len(sentences) / n) for w, n in frequency.items() if n}
+    best: dict[int, list[tuple[float, int, str]]] = {}
+    for position, (episode, sentence, terms) in enumerate(sentences):
+        shared = [w for w in weight if w in terms]
+        if len(shared) >= min_shared:
+            best.setdefault(episode.id, []).append((sum(weight[w] for w in shared), position, sentence))
+    found: list[SourceSentences] = []
+    by_id = {episode.id: episode for episode in episodes}
+    for episode_id, scored in best.items():
+        scored.sort(key=lambda item: (-item[0], item[1]))
+        episode = by_id[episode_id]
+        published = episode.published.isoformat() if episode.published else None
+        found.append(SourceSentences(episode.source, published, episode_id,
+                                     tuple(text for _, _, text in scored[:per_source]), round(scored[0][0], 3)))
+    found.sort(key=lambda s: -s.score)
+    kept = found[:limit]
+    kept.sort(key=lambda s: (s.published or "", s.episode_id))
+    return kept

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from moot.memory.facts import STOPWORDS, words
+from moot.memory.facts import match_terms
 
 if TYPE_CHECKING:
     from moot.memory.knowledge_base import KnowledgeBase
@@ -58,24 +58,6 @@ class Procedure:
         return cls(str(data["title"]), str(data.get("intro") or ""),
                    tuple(Step(int(n), str(t)) for n, t in data["steps"]), str(data.get("source") or ""),
                    data.get("published"), int(data.get("episode_id") or 0))
-
-
-def stem(word: str) -> str:
-    """A light suffix fold for matching a question's wording to a step's ("released" ~ "release",
-    "checking" ~ "check", "stopped" ~ "stop")."""
-    w = word.lower()
-    for suffix in ("ing", "ed", "es", "s", "e"):
-        if len(w) > len(suffix) + 2 and w.endswith(suffix):
-            w = w[: -len(suffix)]
-            break
-    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
-        w = w[:-1]
-    return w
-
-
-def step_terms(text: str) -> frozenset[str]:
-    """The content words of a text, stemmed (stop words dropped)."""
-    return frozenset(stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 1 and not w.isdigit())
 
 
 def _title(text: str) -> str:
@@ -157,18 +139,18 @@ def parse_procedures(text: str, *, source: str = "", published: str | None = Non
 def find_procedures(kb: KnowledgeBase, question: str, *, limit: int = 3, max_episodes: int = 300) -> list[Procedure]:
     """The procedures in the knowledge base's episodes that share the most words with ``question``,
     best first; those sharing no word are left out."""
-    wanted = step_terms(question)
+    wanted = match_terms(question)
     scored: list[tuple[int, int, Procedure]] = []
     for episode in kb.episodes()[-max_episodes:]:
         published = episode.published.isoformat() if episode.published else None
         for procedure in parse_procedures(episode.text, source=episode.source, published=published,
                                           episode_id=episode.id):
-            score = len(wanted & step_terms(f"{procedure.title} {procedure.intro}")) * 2 + len(
-                wanted & step_terms(" ".join(s.text for s in procedure.steps)))
+            score = len(wanted & match_terms(f"{procedure.title} {procedure.intro}")) * 2 + len(
+                wanted & match_terms(" ".join(s.text for s in procedure.steps)))
             if score:
                 scored.append((score, -episode.id, procedure))
     scored.sort(key=lambda item: (-item[0], item[1]))
     return [procedure for _, _, procedure in scored[:limit]]
 
 
-__all__ = ["MIN_STEPS", "Procedure", "Step", "find_procedures", "parse_procedures", "step_terms", "stem"]
+__all__ = ["MIN_STEPS", "Procedure", "Step", "find_procedures", "parse_procedures"]

@@ -184,6 +184,14 @@ def specialists_for(question: str, intent: str, recalled: dict[str, Any]) -> tup
             chosen.append("procedure")
             why.append(f"procedure: {len(recalled['procedures'])} written-out procedure(s) and a question about "
                        f"{'the steps' if relation.kind == 'all' else 'a step’s position'} ({relation.kind})")
+    if len(recalled.get("reports") or []) >= 2:
+        from moot.teams.learning.sources import value_kind
+
+        kind = value_kind(question)
+        if kind is not None:
+            chosen.append("sources")
+            why.append(f"sources: {len(recalled['reports'])} sources write about the {kind} asked; Python compares "
+                       "what each says")
     evidence_text = " ".join(str(f.get("content") or "") for f in facts) + " " + " ".join(
         str(p.get("text") or "") for p in passages)
     if conflicting_values(facts):
@@ -238,7 +246,7 @@ async def answer_question(kb: KnowledgeBase, question: str, *, model: Model, mod
                           parent_run_id: str | None = None) -> Any:
     """Answer one question with the team; returns a :class:`~moot.teams.learning.answer.Answer`.
 
-    ``models`` maps a role (``single``, ``compute``, ``procedure``, ``reasoning``, ``selector``, ``teaching``,
+    ``models`` maps a role (``single``, ``compute``, ``procedure``, ``sources``, ``reasoning``, ``selector``, ``teaching``,
     ``research``, ``synthesize``, ``coordinator``) to the model that plays it; other roles use
     ``model``."""
     if mode not in MODES:
@@ -286,6 +294,10 @@ async def answer_question(kb: KnowledgeBase, question: str, *, model: Model, mod
                 agents["research"] = build_research(model_for("research"), kb)
             if "compute" in drafting:
                 agents["compute"] = build_compute(model_for("compute"))
+            if "sources" in drafting:
+                from moot.teams.learning.sources import build_sources
+
+                agents["sources"] = build_sources(model_for("sources"))
             if "procedure" in drafting:
                 from moot.teams.learning.procedure import build_procedure
 

@@ -26,7 +26,8 @@ from typing import Any, Literal
 
 from pydantic import create_model
 
-from moot.memory.procedures import Procedure, Step, step_terms
+from moot.memory.facts import match_terms
+from moot.memory.procedures import Procedure, Step
 from moot.models.base import ModelSettings, Usage
 from moot.runtime import AgentProgress, AgentResult, EventBus, SubAgent
 
@@ -44,7 +45,7 @@ _AFTER = re.compile(r"\b((?:immediately|right|just|directly) )?after ((?:(?!\baf
 _BEFORE = re.compile(r"\b((?:immediately|right|just|directly) )?before ((?:(?!\bbefore\b).)+?)\W*$", re.I)
 _ALL = re.compile(r"\b(?:what are the steps|which steps|list the steps|how do (?:i|you|we|they)|how to|what is the "
                   r"procedure|in what order)\b", re.I)
-FILLER = frozenset(step_terms("what is done does do must should be thing step steps action task happen come comes "
+FILLER = frozenset(match_terms("what is done does do must should be thing step steps action task happen come comes "
                               "immediately right just directly after before first last final next volunteer someone "
                               "one you they when during"))
 """Words of a question that say where a step is, not which step it is."""
@@ -96,13 +97,13 @@ def read_relation(question: str) -> Relation | None:
 
 
 def _score(question_terms: frozenset[str], procedure: Procedure) -> int:
-    head = step_terms(f"{procedure.title} {procedure.intro}")
-    body = step_terms(" ".join(s.text for s in procedure.steps))
+    head = match_terms(f"{procedure.title} {procedure.intro}")
+    body = match_terms(" ".join(s.text for s in procedure.steps))
     return 2 * len(question_terms & head) + len(question_terms & body)
 
 
 def _terms(procedure: Procedure) -> frozenset[str]:
-    return step_terms(" ".join((procedure.title, procedure.intro, *(s.text for s in procedure.steps))))
+    return match_terms(" ".join((procedure.title, procedure.intro, *(s.text for s in procedure.steps))))
 
 
 def _label(step: Step) -> str:
@@ -136,8 +137,8 @@ class ProcedureAgent(SubAgent):
 
         if relation is None or not procedures:
             return finish("", "no procedure or no question about its steps")
-        anchor_terms = step_terms(" ".join(relation.anchors))
-        asked = step_terms(task) - FILLER
+        anchor_terms = match_terms(" ".join(relation.anchors))
+        asked = match_terms(task) - FILLER
         scored = sorted(((_score(asked, p), i) for i, p in enumerate(procedures)), reverse=True)
         choice = [procedures[i] for s, i in scored if s >= max(1, scored[0][0] - 1)]
         procedure = choice[0]
@@ -187,8 +188,8 @@ class ProcedureAgent(SubAgent):
         if not relation.adjacent and rest:
             # "what must be switched to 'manual' before the brake is released": the step on that side
             # that names what the question asks about, else the neighbour.
-            best = max(side, key=lambda s: (len(rest & step_terms(s.text)), -abs(s.number - anchor.number)))
-            if rest & step_terms(best.text):
+            best = max(side, key=lambda s: (len(rest & match_terms(s.text)), -abs(s.number - anchor.number)))
+            if rest & match_terms(best.text):
                 target = best
         text = (f"Step {target.number} of {len(steps)} ({where}): {target.text} "
                 f"— {'after' if relation.kind == 'after' else 'before'} step {anchor.number} ({anchor.text.rstrip('.')}).")
@@ -196,8 +197,8 @@ class ProcedureAgent(SubAgent):
 
     async def _anchor(self, question: str, anchor: str, steps: Sequence[Step], budget: Any, bus: EventBus | None,
                       run_id: str | None, task_id: str | None) -> tuple[Step | None, Usage, int]:
-        wanted = step_terms(anchor) - FILLER
-        scores = [(len(wanted & step_terms(s.text)), s) for s in steps]
+        wanted = match_terms(anchor) - FILLER
+        scores = [(len(wanted & match_terms(s.text)), s) for s in steps]
         top = max((s for s, _ in scores), default=0)
         if top == 0:
             return None, Usage(), 0

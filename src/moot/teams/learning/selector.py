@@ -9,14 +9,17 @@ Python, in this order:
    states a number, date or name that no retrieved fact, passage or computed value holds is out.
    When the ProcedureAgent resolved the question's relation (the step after another, the first,
    the last, which of two comes first, how many) its draft — the source's own step, by
-   position — leads.
+   position — leads. When the SourcesAgent found that different publishers give different
+   values, its draft — every value with its source — leads.
 2. When the question's wording says the answer is worked out (``how many more``, ``in total``,
    ``how many days`` …; not a plain "how much does it cost") and the ComputeAgent computed one
    from two or more quantities, its draft leads — unless a passing draft of
    the single agent already states that very value (its wording is kept).
 3. When the sources disagree (different values of one attribute from different sources), the
    passing draft that names the most of those values leads.
-4. Otherwise the single agent's draft, if it passes: multi never loses an answer the single
+4. When one publisher's later report changed the value (an update) and the single draft does not
+   state the latest value, the SourcesAgent's draft (the latest, the earlier one named) leads.
+   Otherwise the single agent's draft, if it passes: multi never loses an answer the single
    agent's draft had, because of routing.
 5. If the single draft fails and several others pass, the model picks one under a schema (an
    enum of the passing drafts); if none passes, the single agent's draft goes back once with
@@ -71,6 +74,14 @@ class DraftAgent(SubAgent):
                   "error": None if result.ok else (result.detail or result.stop_reason)}
         stop = result.stop_reason if result.stop_reason.startswith("budget") else "completed"
         return dataclasses.replace(result, agent=self.name, output=output, stop_reason=stop)
+
+
+def _states(draft: str, value: str) -> bool:
+    """True when ``draft`` states ``value``: its numbers, or else its words."""
+    wanted = numbers_in(value)
+    if wanted:
+        return wanted <= numbers_in(draft)
+    return bool(value) and value.lower() in draft.lower()
 
 
 def drafts(outputs: Mapping[str, Any]) -> dict[str, Any]:
@@ -172,6 +183,10 @@ class SelectorAgent(SubAgent):
         procedure = by_task.get("procedure")
         if procedure is not None and procedure.verdict.ok and (raw.get("procedure") or {}).get("resolution"):
             return procedure, "the question asks where a step lies: the procedure's own steps, by position"
+        sources = by_task.get("sources")
+        compared = (raw.get("sources") or {}).get("resolution") or {}
+        if sources is not None and sources.verdict.ok and compared.get("kind") == "disagree":
+            return sources, "the sources disagree: every value with its source"
         compute = by_task.get("compute")
         computation = (raw.get("compute") or {}).get("computation")
         derived = computation and len(set(computation.get("operands") or [])) >= 2 and \
@@ -195,6 +210,11 @@ class SelectorAgent(SubAgent):
                 best = max(passing, key=lambda c: (named(c), c.task == "single"))
                 if named(best) > (named(single) if single is not None and single.verdict.ok else -1):
                     return best, "the sources disagree: the draft that names the most of their values"
+        if sources is not None and sources.verdict.ok and compared.get("kind") == "update":
+            latest = str(compared.get("latest") or "")
+            stated = single is not None and single.verdict.ok and _states(single.draft, latest)
+            if not stated:
+                return sources, "a later report changed the value, and the single draft does not state the latest"
         if single is not None and single.verdict.ok:
             return single, "the single draft passed the checker"
         return None, ""

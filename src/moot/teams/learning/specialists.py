@@ -20,13 +20,14 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from moot.memory import KnowledgeBase
-from moot.memory.passages import find_passages
+from moot.memory.passages import find_passages, find_source_sentences
 from moot.memory.procedures import find_procedures
 from moot.memory.search import query_terms
 from moot.models.base import ModelSettings, Usage
 from moot.runtime import AgentProgress, AgentResult, BudgetTracker, EventBus, EventType, SubAgent, load_prompt
 from moot.runtime.events import BoundEmitter, summarize
 from moot.teams.learning.procedure import read_relation
+from moot.teams.learning.sources import value_kind
 from moot.teams.learning.tools import (
     calculate,
     fact_record,
@@ -104,6 +105,7 @@ def evidence(outputs: Mapping[str, Any]) -> dict[str, Any]:
     facts: dict[int, dict[str, Any]] = {}
     passages: dict[str, dict[str, Any]] = {}
     procedures: dict[tuple[int, str], dict[str, Any]] = {}
+    reports: dict[int, dict[str, Any]] = {}
     notes: dict[str, str] = {}
     for task_id, output in outputs.items():
         if isinstance(output, Mapping) and "facts" in output:
@@ -114,10 +116,12 @@ def evidence(outputs: Mapping[str, Any]) -> dict[str, Any]:
             for procedure in output.get("procedures") or []:
                 key = (int(procedure.get("episode_id") or 0), str(procedure["steps"][:1]))
                 procedures.setdefault(key, dict(procedure))
+            for report in output.get("reports") or []:
+                reports.setdefault(int(report.get("episode_id") or 0), dict(report))
         elif output is not None and str(output).strip():
             notes[task_id] = str(output).strip()
     return {"facts": list(facts.values()), "passages": list(passages.values()), "notes": notes,
-            "procedures": list(procedures.values())}
+            "procedures": list(procedures.values()), "reports": list(reports.values())}
 
 
 def render_passages(passages: Sequence[Mapping[str, Any]]) -> str:
@@ -177,12 +181,15 @@ class MemoryAgent(SubAgent):
         passages = find_passages(self.kb, question, limit=MAX_PASSAGES) if facts else []
         # A question about a step's position gets the procedures the sources write out, in order.
         procedures = find_procedures(self.kb, question) if facts and read_relation(question) else []
+        # A question about one value gets what each source says about it, side by side.
+        reports = find_source_sentences(self.kb, question) if facts and value_kind(question) else []
         return {
             "strategy": str(retrieval.strategy),
             "note": retrieval.note,
             "facts": [fact_record(f) for f in facts[: MAX_FACTS * 2]],
             "passages": [p.to_dict() for p in passages],
             "procedures": [p.to_dict() for p in procedures],
+            "reports": [r.to_dict() for r in reports],
             "relevant": bool(facts),
             "terms": terms,
         }

@@ -1,0 +1,291 @@
+"""The SourcesAgent: what each source says about the asked value, compared in Python.
+
+Two questions a single agent gets wrong in opposite ways: "How many people attended?" when two
+newspapers give 4,200 and 6,500 (it answers one of them), and "When does the season end?" when a
+later notice moved the date (it answers the old one). Both need the same material — what *each
+source* says about the one thing asked — and then a comparison that is Python's job:
+
+1. Python reads the kind of value asked (an amount, a date, a time of day, a name) from the
+   question, and takes from every episode the sentences that best match it
+   (:func:`moot.memory.passages.find_source_sentences`) and the values of that kind in them.
+2. The model chooses, for each source, the value that answers the question, or ``none``, under a
+   schema (one enum per source). A source whose sentences hold one value needs no call.
+3. Python compares: different *publishers* giving different values is a disagreement — every value
+   is reported with its source, never one silently chosen (and, when the question asks how far
+   apart they are, the gap is computed); one publisher whose later report changed the value is an
+   update — the latest value, with the earlier one named.
+
+Hypothetical questions ("if … would …") are not about what a source says, so they get no draft.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import create_model
+
+from moot.models.base import ModelSettings, Usage
+from moot.runtime import AgentProgress, AgentResult, EventBus, SubAgent
+
+ValueKind = Literal["amount", "date", "time", "name"]
+MAX_CANDIDATES = 6
+
+_HYPOTHETICAL = re.compile(r"\bwhat if\b|\bif\b.*\b(?:would|could|had)\b|\b(?:would|could) .* if\b|\bsuppose\b|\bimagine\b",
+                           re.I)
+_DURATION = re.compile(r"\bhow many (?:days|weeks|months|years|hours|minutes)\b|\bhow long\b|\bfor how\b", re.I)
+_TOTAL = re.compile(r"\b(?:together|in total|total|combined|altogether|across|sum|average|each day|a day|per day)\b", re.I)
+_GAP = re.compile(r"\b(?:how far apart|difference between|how (?:many|much) (?:more|fewer|less|higher|lower)|gap)\b", re.I)
+_TIME = re.compile(r"\b(\d{1,2})(?:[:.](\d{2}))?\s*(a\.?\s?m\.?|p\.?\s?m\.?)(?![a-z])|\b(\d{1,2}):(\d{2})\b", re.I)
+_NAME_RUN = re.compile(r"(?<![\w'’-])([A-Z][a-zà-ÿ'’]+(?:[ -](?:of |the |de )?[A-Z][a-zà-ÿ'’]+)*)")
+_CURRENCY = re.compile(r"^(?:crowns?|marks?|dollars?|pounds?|euros?|francs?|kronor|pence|cents?|\$|£|€)$", re.I)
+_MONEY_WORDS = re.compile(r"\b(?:cost|costs|pay|paid|spend|spent|price|fee|charge|budget)\b", re.I)
+
+
+def value_kind(question: str) -> ValueKind | None:
+    """The kind of value the question asks for, or None when a source comparison cannot answer it
+    (a hypothetical, a duration, a total that is worked out)."""
+    text = " ".join(question.split())
+    if _HYPOTHETICAL.search(text) or _DURATION.search(text):
+        return None
+    lower = text.lower()
+    if re.search(r"\b(?:at )?what time\b", lower):
+        return "time"
+    if re.search(r"\bwhat date\b|\bwhich day\b|\bwhen (?:did|does|do|will|was|is|were)\b", lower):
+        return "date"
+    if re.search(r"\bhow (?:many|much)\b", lower) or _GAP.search(text):
+        return None if _TOTAL.search(text) and not _GAP.search(text) else "amount"
+    if re.search(r"^\W*who\b|\b(?:from|at|in|on|by) which\b|^\W*which (?!of\b)[a-z]+\b|^\W*where\b", lower):
+        return "name"
+    return None
+
+
+def _day(date: _dt.date) -> str:
+    return f"{date.day} {date:%B %Y}"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A value of the asked kind in a source's sentences."""
+
+    text: str
+    key: str
+    """The value as compared ("4200", "2024-09-30", "21:00", "orley bridge")."""
+    number: float | None = None
+
+
+def name_runs(text: str) -> list[str]:
+    """Runs of capitalised words ("Orley Bridge", "Halvard Mott"), without a sentence's first word
+    when it stands alone, and without the common words the checker ignores."""
+    from moot.teams.learning.checker import COMMON_CAPITALISED
+
+    runs: list[str] = []
+    for match in _NAME_RUN.finditer(text):
+        words = [w for w in re.split(r"[ -]", match.group(1)) if w and w[0].isupper()]
+        while words and words[0] in COMMON_CAPITALISED:
+            words.pop(0)
+        if not words:
+            continue
+        if match.start() == 0 and len(match.group(1).split()) == 1:
+            continue  # one capitalised word opening a sentence is just a sentence
+        runs.append(match.group(1)[match.group(1).index(words[0]):])
+    return runs
+
+
+def candidates(kind: ValueKind, question: str, sentence: str, *, year: int | None,
+               exclude: Sequence[str] = ()) -> list[Candidate]:
+    """The values of ``kind`` in ``sentence``: amounts with their unit, dates, times, names."""
+    from moot.teams.learning.compute import find_quantities
+
+    found: list[Candidate] = []
+    if kind == "amount":
+        quantities = [q for q in find_quantities(sentence, origin="source", year=year) if q.value is not None]
+        asked = {w.rstrip("s") for w in re.findall(r"[a-z]+", question.lower())}
+        named = [q for q in quantities if q.unit and q.unit.lower().rstrip("s") in asked]
+        money = [q for q in quantities if _CURRENCY.match(q.unit or "")]
+        if _MONEY_WORDS.search(question) and money:
+            quantities = money
+        elif named:
+            quantities = named
+        quantities.sort(key=lambda q: sentence.find(q.text))
+        found = [Candidate(q.text, f"{q.value:g}", q.value) for q in quantities]
+    elif kind == "date":
+        from moot.teams.learning.compute import find_quantities as _find
+
+        found = [Candidate(q.text, q.date.isoformat()) for q in _find(sentence, origin="source", year=year)
+                 if q.date is not None and q.value is None and not re.fullmatch(r"\d{4}", q.text)]
+    elif kind == "time":
+        for match in _TIME.finditer(sentence):
+            if match[4]:
+                hour, minute = int(match[4]), int(match[5])
+            else:
+                hour, minute = int(match[1]) % 12, int(match[2] or 0)
+                if match[3].lower().startswith("p"):
+                    hour += 12
+            found.append(Candidate(match.group().strip(), f"{hour:02d}:{minute:02d}"))
+    else:
+        asked = question.lower()
+        blocked = " ".join(exclude).lower()
+        for run in name_runs(sentence):
+            words = run.split()
+            if all(w.lower() in asked for w in words) or all(w.lower() in blocked for w in words):
+                continue  # the question's own subject, or the newspaper itself
+            found.append(Candidate(run, run.lower()))
+        noun = re.search(r"\bwhich ([a-z]+)", asked)
+        if noun:  # "from which bridge": the names that are bridges first
+            found.sort(key=lambda c: noun.group(1) not in c.key)
+    unique: dict[str, Candidate] = {}
+    for candidate in found:
+        unique.setdefault(candidate.key, candidate)
+    return list(unique.values())[:MAX_CANDIDATES]
+
+
+@dataclass(frozen=True)
+class Report:
+    """What one source says: its sentences, their candidate values, the value chosen."""
+
+    source: str
+    published: str | None
+    sentences: tuple[str, ...]
+    options: tuple[Candidate, ...]
+
+
+def _published(report: Report) -> str:
+    try:
+        return _day(_dt.date.fromisoformat(str(report.published)[:10]))
+    except ValueError:
+        return ""
+
+
+def _said(report: Report, value: Candidate) -> str:
+    when = _published(report)
+    return f"the {report.source}{f' ({when})' if when else ''} says {value.text}"
+
+
+def _other_names(report: Report, value: Candidate, question: str) -> set[str]:
+    """Names a source's sentence is about besides the question's and the value itself: two reports
+    about different bakeries are not a disagreement about one."""
+    text = " ".join(report.sentences)
+    names = {w.lower() for run in name_runs(text) for w in run.split()}
+    names -= {w.lower() for w in re.findall(r"[A-Za-z]+", f"{question} {value.text} {report.source}")}
+    return names
+
+
+def compare(question: str, chosen: Sequence[tuple[Report, Candidate]]) -> tuple[str, str, list[str]] | None:
+    """The comparison, in Python: ``(kind, draft, computed)`` with kind ``disagree``, ``update`` or
+    ``agree``, and the arithmetic done (the gap between two sources' figures), if any."""
+    if len(chosen) < 2:
+        return None
+    publishers: dict[str, list[tuple[Report, Candidate]]] = {}
+    for report, value in chosen:
+        publishers.setdefault(report.source.strip().lower(), []).append((report, value))
+    latest = {name: items[-1] for name, items in publishers.items()}  # reports come oldest first
+    if len(latest) >= 2 and len({v.key for _, v in latest.values()}) >= 2:
+        pairs = list(latest.values())
+        others = [_other_names(r, v, question) for r, v in pairs]
+        if all(others) and not set.intersection(*others):
+            return None  # each report is about something else (the Millgate bakery, the Ridgeway bakery)
+        said = "; ".join(_said(r, v) for r, v in pairs)
+        numbers = [v.number for _, v in pairs if v.number is not None]
+        if _GAP.search(question) and len(numbers) == 2:
+            from moot.teams.learning.compute import format_number
+
+            big, small = max(pairs, key=lambda p: p[1].number or 0), min(pairs, key=lambda p: p[1].number or 0)
+            gap = format_number(abs(numbers[0] - numbers[1]))
+            expression = f"{big[1].text} − {small[1].text} = {gap}"
+            return "disagree", f"{gap} apart ({big[1].text} − {small[1].text}): the sources disagree — {said}.", [expression]
+        return "disagree", f"The sources disagree: {said}.", []
+    ordered = sorted(chosen, key=lambda rv: str(rv[0].published or ""))
+    last_report, last_value = ordered[-1]
+    earlier = [(r, v) for r, v in ordered[:-1] if v.key != last_value.key]
+    if earlier:
+        before = "; ".join(f"{v.text} in the report of {_published(r) or 'an earlier date'}" for r, v in earlier)
+        when = _published(last_report)
+        return "update", (f"{last_value.text} (the latest report, {last_report.source}"
+                          f"{f', {when}' if when else ''}; earlier: {before})."), []
+    sources = " and ".join(dict.fromkeys(r.source for r, _ in chosen))
+    return "agree", f"{last_value.text} (as {sources} report{'s' if len(chosen) == 1 else ''}).", []
+
+
+@dataclass
+class SourcesAgent(SubAgent):
+    """Per-source values chosen by the model, compared in Python (see the module docstring).
+
+    Output: ``{"draft", "computed": [], "grounds": [the sentences], "resolution": {"kind": …,
+    "values": […]}}``; an empty draft when fewer than two sources hold a value of the asked kind."""
+
+    async def run(self, task: str, context: Mapping[str, Any] | None = None, *,
+                  budget: Any = None, bus: EventBus | None = None, progress: AgentProgress | None = None,
+                  run_id: str | None = None, task_id: str | None = None) -> AgentResult:
+        from moot.teams.learning.specialists import evidence
+
+        merged = dict(context) if context and "facts" in context else evidence(context or {})
+        kind = value_kind(task)
+        reports: list[Report] = []
+        for item in merged.get("reports") or []:
+            year = int(str(item["published"])[:4]) if item.get("published") else None
+            options: list[Candidate] = []
+            for sentence in item["sentences"]:
+                options += candidates(kind, task, sentence, year=year, exclude=[str(item["source"])]) if kind else []
+            unique = list({c.key: c for c in options}.values())[:MAX_CANDIDATES]
+            reports.append(Report(str(item["source"]), item.get("published"), tuple(item["sentences"]), tuple(unique)))
+        grounds = [s for r in reports for s in r.sentences]
+        usage, turns = Usage(), 0
+
+        def finish(draft: str, detail: str | None, resolution: dict[str, Any] | None = None,
+                   computed: Sequence[str] = ()) -> AgentResult:
+            output = {"draft": draft, "computed": list(computed), "grounds": grounds, "resolution": resolution}
+            return AgentResult(agent=self.name, output=output, text=draft, usage=usage, transcript=(),
+                               stop_reason="completed", turns=turns, detail=detail)
+
+        holding = [r for r in reports if r.options]
+        if kind is None or len(holding) < 2:
+            return finish("", "fewer than two sources hold a value of the kind asked")
+        chosen: list[tuple[Report, Candidate]] = []
+        if all(len(r.options) == 1 for r in holding):
+            chosen = [(r, r.options[0]) for r in holding]
+        else:
+            picks, usage, turns = await self._choose(task, holding, budget, bus, run_id, task_id)
+            chosen = [(r, next(c for c in r.options if c.text == pick)) for r, pick in zip(holding, picks)
+                      if pick is not None]
+        result = compare(task, chosen)
+        if result is None:
+            return finish("", "the sources' values are about different things, or fewer than two were chosen")
+        verdict, draft, computed = result
+        latest = max(chosen, key=lambda rv: str(rv[0].published or ""))[1].text
+        resolution = {"kind": verdict, "latest": latest, "values": [[r.source, r.published, v.text] for r, v in chosen]}
+        return finish(draft, None, resolution, computed)
+
+    async def _choose(self, question: str, reports: Sequence[Report], budget: Any, bus: EventBus | None,
+                      run_id: str | None, task_id: str | None) -> tuple[list[str | None], Usage, int]:
+        fields: dict[str, Any] = {}
+        blocks = []
+        for n, report in enumerate(reports, 1):
+            options = tuple(c.text for c in report.options) + ("none",)
+            fields[f"source_{n}"] = (Literal[options], ...)  # type: ignore[valid-type]
+            when = f", {report.published}" if report.published else ""
+            blocks.append(f"source_{n} ({report.source}{when}): " + " ".join(report.sentences)
+                          + "\n  choices: " + " | ".join(options))
+        schema = create_model("SourceValues", **fields)
+        chooser = SubAgent(self.name, self.role, self.system_prompt, (), self._model or self.model, output_type=schema,
+                           max_turns=2, settings=self.settings)
+        result = await chooser.run(f"Question: {question}\n\n" + "\n\n".join(blocks), budget=budget, bus=bus,
+                                   run_id=run_id, task_id=task_id)
+        if not result.ok:
+            return [None] * len(reports), result.usage, result.turns
+        picks = [getattr(result.output, f"source_{n}") for n in range(1, len(reports) + 1)]
+        return [None if p == "none" else p for p in picks], result.usage, result.turns
+
+
+def build_sources(model: Any) -> SourcesAgent:
+    from moot.runtime import load_prompt
+
+    return SourcesAgent("sources", "says what each source reports about the asked value; Python compares them",
+                        load_prompt("sources", __package__), (), model, max_turns=2,
+                        settings=ModelSettings(max_tokens=120))
+
+
+__all__ = ["SourcesAgent", "build_sources", "candidates", "compare", "name_runs", "value_kind"]

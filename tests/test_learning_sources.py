@@ -1,0 +1,205 @@
+"""The sources specialist: each source's value chosen by the model, compared in Python.
+
+Real SQLite knowledge bases, test models that answer by the calling agent's name.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from moot.memory import Fact, KnowledgeBase
+from moot.memory.passages import find_source_sentences
+from moot.models.base import ModelRequest
+from moot.models.testing import FunctionModel, by_agent
+from moot.teams.learning import LearningTeam
+from moot.teams.learning.sources import Candidate, Report, candidates, compare, value_kind
+
+POST = """# Kites over the Harle Downs
+
+Harle Post, 14 May 2025. The second Harle Downs Kite Fair opened on Friday 9 May and drew 3,100 visitors over
+its two days, the Harle Post can report.
+
+Kites were launched from Beacon Hill. This year's fair cost 12,000 crowns, most of it paid by local shops.
+"""
+
+COURIER = """# A record kite fair
+
+Downs Courier, 16 May 2025. Some 4,800 people came to the Harle Downs Kite Fair, which opened on Saturday 10 May,
+according to figures given to the Downs Courier.
+
+Kites were launched from Windy Knoll, and a band from Selby played. Organiser Ada Quern said this year's fair cost
+15,000 crowns.
+"""
+
+NOTICE_APRIL = """# Harle baths reopen
+
+Harle Parish notice, 2 April 2025. The Harle baths open for the season on 1 May. The season will end on
+15 September. The baths close at 8 p.m. every evening.
+"""
+
+NOTICE_AUGUST = """# A longer season at the Harle baths
+
+Harle Parish notice, 20 August 2025. The parish has extended the season of the Harle baths: they will now close for
+the year on 30 September instead of 15 September. From 1 September the baths stay open until 9 p.m. every evening.
+"""
+
+
+@pytest.mark.parametrize(("question", "kind"), [
+    ("How many people attended the 2025 Harle Downs Kite Fair?", "amount"),
+    ("How much did the Harle Downs Kite Fair cost?", "amount"),
+    ("On what date did the Harle Downs Kite Fair open?", "date"),
+    ("What time do the Harle baths close from 1 September?", "time"),
+    ("From which hill were the kites launched?", "name"),
+    ("Who organised the kite fair?", "name"),
+    ("How far apart are the two attendance figures?", "amount"),
+    ("How many visitors did the two fairs have in total?", None),        # a total is computed, not compared
+    ("How many days did the fair last?", None),                          # a duration
+    ("If the fair had opened a day later, how many people would have come?", None),  # a hypothetical
+    ("Why was the season extended?", None),
+])
+def test_the_kind_of_value_asked(question: str, kind: str | None) -> None:
+    assert value_kind(question) == kind
+
+
+def test_candidates_of_each_kind() -> None:
+    sentence = "The fair drew 3,100 visitors over its two days and cost 12,000 crowns."
+    assert [c.text for c in candidates("amount", "How much did the fair cost?", sentence, year=2025)] == ["12,000 crowns"]
+    assert [c.text for c in candidates("amount", "How many visitors came?", sentence, year=2025)] == ["3,100 visitors"]
+    dates = candidates("date", "When did it open?", "It opened on Friday 9 May and closed on 11 May 2025.", year=2025)
+    assert [c.key for c in dates] == ["2025-05-09", "2025-05-11"]
+    times = candidates("time", "What time?", "Open from 7 a.m. to 8 p.m., later until 21:30.", year=None)
+    assert [c.key for c in times] == ["07:00", "20:00", "21:30"]
+    names = candidates("name", "From which hill were the kites launched?",
+                       "Kites were launched from Windy Knoll and Beacon Hill, and a band from Selby played.",
+                       year=None, exclude=["Downs Courier"])
+    assert names[0].text == "Beacon Hill" and {"Windy Knoll", "Selby"} <= {c.text for c in names}
+
+
+def _report(source: str, published: str, sentence: str, value: str, number: float | None = None) -> tuple[Report, Candidate]:
+    candidate = Candidate(value, value.lower() if number is None else f"{number:g}", number)
+    return Report(source, published, (sentence,), (candidate,)), candidate
+
+
+def test_two_publishers_that_differ_disagree_and_the_gap_is_computed() -> None:
+    chosen = [_report("Harle Post", "2025-05-14", "It drew 3,100 visitors.", "3,100 visitors", 3100),
+              _report("Downs Courier", "2025-05-16", "Some 4,800 people came.", "4,800 people", 4800)]
+    kind, draft, _ = compare("How many people attended?", chosen)  # type: ignore[misc]
+    assert kind == "disagree"
+    assert "Harle Post (14 May 2025) says 3,100 visitors" in draft and "Downs Courier (16 May 2025) says 4,800 people" in draft
+    kind, draft, _ = compare("How far apart are the two attendance figures?", chosen)  # type: ignore[misc]
+    assert draft.startswith("1700 apart (4,800 people − 3,100 visitors)")
+
+
+def test_one_publisher_that_changed_its_value_is_an_update() -> None:
+    chosen = [_report("Harle Parish", "2025-04-02", "The season will end on 15 September.", "15 September"),
+              _report("Harle Parish", "2025-08-20", "They will now close on 30 September.", "30 September")]
+    kind, draft, _ = compare("On what date does the season end?", chosen)  # type: ignore[misc]
+    assert kind == "update" and draft.startswith("30 September (the latest report, Harle Parish, 20 August 2025")
+    assert "earlier: 15 September" in draft
+
+
+def test_reports_about_different_things_are_no_disagreement() -> None:
+    chosen = [_report("Herald", "2025-01-01", "The Millgate bakery is managed by Dora Fenwick.", "Dora Fenwick"),
+              _report("Newsletter", "2025-01-02", "Tomas Pell manages the Ridgeway bakery.", "Tomas Pell")]
+    assert compare("Who manages the bakery that won the prize?", chosen) is None
+
+
+def _kb(tmp_path: Path, *episodes: tuple[str, str, str]) -> KnowledgeBase:
+    kb = KnowledgeBase.open(tmp_path / "kb.sqlite3")
+    for text, source, published in episodes:
+        kb.add_episode(text, source=source, published=published)
+    return kb
+
+
+def ask(kb: KnowledgeBase, question: str, routes: dict[str, Any], mode: str = "multi") -> tuple[Any, FunctionModel]:
+    model = FunctionModel(by_agent(routes, default="I do not know."))
+    return LearningTeam(kb, model=model, store=False).ask_sync(question, mode=mode), model
+
+
+@pytest.fixture
+def fair(tmp_path: Path) -> Any:
+    kb = _kb(tmp_path, (POST, "Harle Post", "2025-05-14"), (COURIER, "Downs Courier", "2025-05-16"))
+    kb.add_facts([
+        Fact("The second Harle Downs Kite Fair drew 3,100 visitors", entity="Harle Downs Kite Fair", attribute="visitors",
+             value="3,100", source="Harle Post"),
+        Fact("Some 4,800 people came to the Harle Downs Kite Fair", entity="Kite Fair", attribute="attendance",
+             value="4,800", source="Downs Courier"),
+        Fact("The Harle Downs Kite Fair cost 12,000 crowns", entity="Harle Downs Kite Fair", attribute="cost",
+             value="12,000 crowns", source="Harle Post"),
+    ])
+    yield kb
+    kb.close()
+
+
+def test_each_source_holds_its_own_sentences(fair: KnowledgeBase) -> None:
+    found = find_source_sentences(fair, "How much did the Harle Downs Kite Fair cost?")
+    assert [r.source for r in found] == ["Harle Post", "Downs Courier"]  # oldest first
+    assert any("12,000 crowns" in s for s in found[0].sentences)
+    assert any("15,000 crowns" in s for s in found[1].sentences)
+
+
+def test_multi_reports_a_disagreement_the_single_draft_hides(fair: KnowledgeBase) -> None:
+    question = "How many people attended the Harle Downs Kite Fair?"
+    seen: list[str] = []
+
+    def choose(request: ModelRequest) -> Any:
+        seen.append(request.messages[-1].content)
+        return {"source_1": "3,100 visitors", "source_2": "4,800 people"}
+
+    answer, model = ask(fair, question, {"single": "3,100 people attended the fair [#1].", "sources": choose})
+    assert "The sources disagree" in answer.answer
+    assert "3,100 visitors" in answer.answer and "4,800 people" in answer.answer
+    assert "Harle Post" in answer.answer and "Downs Courier" in answer.answer
+    assert "choices: 3,100 visitors | two days | none" in seen[0]  # the model only chooses among the values found
+    assert any("the sources disagree" in n for n in answer.trace.notes)
+    single, _ = ask(fair, question, {"single": "3,100 people attended the fair [#1]."}, mode="single")
+    assert single.answer == "3,100 people attended the fair [#1]."
+
+
+def test_the_gap_between_two_sources(fair: KnowledgeBase) -> None:
+    answer, _ = ask(fair, "How far apart are the two attendance figures for the Harle Downs Kite Fair?",
+                    {"single": "The figures are 3,100 visitors.", "sources": {"source_1": "3,100 visitors",
+                                                                             "source_2": "4,800 people"},
+                     "compute": {"operation": "none", "operands": []}})
+    assert answer.answer.startswith("1700 apart")
+
+
+@pytest.fixture
+def baths(tmp_path: Path) -> Any:
+    kb = _kb(tmp_path, (NOTICE_APRIL, "Harle Parish", "2025-04-02"), (NOTICE_AUGUST, "Harle Parish", "2025-08-20"))
+    kb.add_facts([Fact("The Harle baths season will end on 15 September", entity="Harle baths", attribute="season end",
+                       value="15 September", source="Harle Parish")])
+    yield kb
+    kb.close()
+
+
+def test_a_later_notice_updates_the_value_the_single_draft_kept(baths: KnowledgeBase) -> None:
+    answer, _ = ask(baths, "On what date does the Harle baths' season end?",
+                    {"single": "The season ends on 15 September [#1].",
+                     "sources": {"source_1": "15 September", "source_2": "30 September"}})
+    assert answer.answer.startswith("30 September (the latest report")
+    assert any("does not state the latest" in n for n in answer.trace.notes)
+
+
+def test_a_single_draft_that_states_the_latest_value_is_kept(baths: KnowledgeBase) -> None:
+    answer, _ = ask(baths, "On what date does the Harle baths' season end?",
+                    {"single": "It now ends on 30 September.",
+                     "sources": {"source_1": "15 September", "source_2": "30 September"}})
+    assert answer.answer == "It now ends on 30 September."
+
+
+def test_a_time_of_day_needs_no_model_call_when_each_source_holds_one(baths: KnowledgeBase) -> None:
+    answer, model = ask(baths, "What time do the Harle baths close in the evening from 1 September?",
+                        {"single": "The baths close in the evening from 1 September."})
+    assert answer.answer.startswith("9 p.m. (the latest report")
+    assert not model.requests_from("sources")
+
+
+def test_a_hypothetical_gets_no_sources_draft(fair: KnowledgeBase) -> None:
+    answer, model = ask(fair, "If the Harle Downs Kite Fair had cost less, how many people would have come?",
+                        {"single": "The sources do not say."})
+    assert not model.requests_from("sources")
+    assert answer.answer == "The sources do not say."
