@@ -199,6 +199,39 @@ def test_checker_refuses_what_no_fact_or_computation_holds(draft: str, offending
     assert all(o in verdict.reason() for o in offending)
 
 
+ORCHARD = [
+    {"id": 1, "content": "A cider press donated by the Marsh family pressed 1,800 litres of apple juice."},
+    {"id": 2, "content": "The juice was bottled on site and sold at 3 crowns a bottle."},
+    {"id": 3, "content": "The orchard has 140 apple trees of 12 varieties and 30 pear trees."},
+    {"id": 4, "content": "About 600 visitors came to the orchard's Apple Day on 12 October."},
+]
+
+
+@pytest.mark.parametrize(("question", "draft", "offending"), [
+    # A number the sources give in another kind of unit.
+    ("How much did the Marsh family pay for the cider press?", "The Marsh family paid $1,800 for it.", "1800 as money"),
+    # A count of things no source counts: the price per bottle does not count bottles sold.
+    ("How many bottles of apple juice were sold?", "600 visitors came on 12 October.", "600 (no source gives a number of bottles)"),
+    # The modifier matters: 12 varieties of apple and 30 pear trees give no number of pear varieties.
+    ("How many pear varieties grow in the orchard?", "The orchard has 30 pear trees.", "30 (no source gives a number of pear varieties)"),
+])
+def test_checker_refuses_a_number_that_answers_another_question(question: str, draft: str, offending: str) -> None:
+    verdict = check_draft(draft, Evidence.build(question=question, facts=ORCHARD))
+    assert not verdict.ok and any(u.startswith(offending) for u in verdict.unsupported), verdict.unsupported
+
+
+@pytest.mark.parametrize(("question", "draft"), [
+    ("How many apple trees does the orchard have?", "It has 140 apple trees."),
+    ("How many litres of apple juice were pressed?", "1,800 litres [#1]."),
+    ("How many people came to Apple Day?", "About 600 visitors came."),    # people and visitors are one kind
+    ("How much does a bottle cost?", "3 crowns a bottle."),
+    ("How many bottles were sold?", "The sources do not say how many bottles were sold on 12 October."),
+])
+def test_checker_keeps_numbers_that_answer_the_question(question: str, draft: str) -> None:
+    verdict = check_draft(draft, Evidence.build(question=question, facts=ORCHARD))
+    assert verdict.ok, verdict.reason()
+
+
 def test_a_computed_value_grounds_a_derived_number() -> None:
     evidence = Evidence.build(question="By how much did it fall?", facts=FACTS, computed=["82 - 61 = 21"])
     assert check_draft("It fell by 21 percentage points.", evidence).ok

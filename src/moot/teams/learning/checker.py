@@ -60,6 +60,88 @@ def names_in(text: str) -> set[str]:
     return found
 
 
+_UNIT_CLASS_WORDS: dict[str, frozenset[str]] = {
+    "money": frozenset("$ £ € crown crowns mark marks dollar dollars pound pounds euro euros franc francs pence "
+                       "cent cents kronor".split()),
+    "volume": frozenset("l litre litres liter liters ml millilitre millilitres gallon gallons".split()),
+    "length": frozenset("m metre metres meter meters km kilometre kilometres kilometer kilometers cm mile miles".split()),
+    "mass": frozenset("kg kilo kilos kilogram kilograms g gram grams tonne tonnes ton tons".split()),
+    "share": frozenset("% percent per-cent".split()),
+    "area": frozenset("hectare hectares acre acres".split()),
+}
+"""The kinds of unit a number can carry; "$1,800" is not the "1,800 litres" a source states."""
+_UNIT_OF = {word: kind for kind, words in _UNIT_CLASS_WORDS.items() for word in words}
+_NUMBER_WITH_UNIT = re.compile(r"([$£€])?\s?(?<![\w.])(\d[\d,]*(?:\.\d+)?)(?:\s*(%)|\s+(?:per cent)|[\s-]+([A-Za-z]+))?")
+_HOW_MANY = re.compile(r"\bhow many ([a-z][a-z-]*)(?: ([a-z][a-z-]*s))?\b", re.I)
+_NOT_A_NOUN = frozenset("""more fewer less of in at on for from to by with are were was is do does did have has had will would
+can could should must times""".split())
+_TIME_UNITS = frozenset("second seconds minute minutes hour hours day days week weeks month months year years".split())
+_PEOPLE = frozenset("people person persons visitors visitor attendees guests spectators residents".split())
+_WORD_NUMBERS = frozenset("""one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen
+seventeen eighteen nineteen twenty thirty forty fifty hundred""".split())
+
+
+def units_of(text: str) -> dict[str, set[str]]:
+    """Each number of ``text`` (as :func:`numbers_in` writes it) and the kinds of unit it carries
+    there ("" for none: a bare number or a count of things)."""
+    found: dict[str, set[str]] = {}
+    for match in _NUMBER_WITH_UNIT.finditer(_CITATION.sub(" ", text)):
+        key = next(iter(numbers_in(match.group(2))), None)
+        if key is None:
+            continue
+        if match.group(1):
+            kind = "money"
+        elif match.group(3) or "per cent" in match.group(0):
+            kind = "share"
+        else:
+            kind = _UNIT_OF.get((match.group(4) or "").lower(), "")
+        found.setdefault(key, set()).add(kind)
+    return found
+
+
+def asked_count(question: str) -> tuple[str, ...] | None:
+    """The things a "how many …" question counts, as (modifier, head) or (head,): "how many pear
+    varieties grow" → ("pear", "varieties"); None for durations, comparisons and other questions."""
+    match = _HOW_MANY.search(question)
+    if match is None or match.group(1).lower() in _NOT_A_NOUN:
+        return None
+    words = [w.lower() for w in match.groups() if w and w.lower() not in _NOT_A_NOUN]
+    if len(words) == 2 and words[1] in _NOT_A_NOUN:
+        words = words[:1]
+    if not words or words[-1] in _TIME_UNITS:
+        return None
+    return tuple(words)
+
+
+def _stem_noun(word: str) -> str:
+    word = word.lower()
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+
+
+def counts_of(texts: Sequence[str], thing: tuple[str, ...]) -> bool:
+    """True when some text gives a number of ``thing``: a number (or a number word) followed
+    within three words by its head noun, with the modifier, if any, among those words and no
+    unit between ("140 apple trees" counts apple trees; "12 varieties" does not count pear
+    varieties; "3 crowns a bottle" does not count bottles)."""
+    head = _stem_noun(thing[-1])
+    heads = {_stem_noun(w) for w in _PEOPLE} if thing[-1] in _PEOPLE else {head}
+    modifier = thing[0].lower() if len(thing) == 2 else None
+    for text in texts:
+        tokens = re.findall(r"[a-z][a-z-]*|\d[\d,.]*", text.lower())
+        for i, token in enumerate(tokens):
+            if not (token[0].isdigit() or token in _WORD_NUMBERS):
+                continue
+            window = tokens[i + 1:i + 4]
+            for j, word in enumerate(window):
+                if _stem_noun(word) in heads and (modifier is None or modifier in window[:j]):
+                    return True
+                if word in _UNIT_OF or word in ("a", "an", "per", "each", "of", "and", "or"):
+                    break  # "3 crowns a bottle" is a price, not a number of bottles
+    return False
+
+
 @dataclass
 class Evidence:
     """What a draft may draw on."""
@@ -67,6 +149,8 @@ class Evidence:
     texts: list[str] = field(default_factory=list)
     computed: list[str] = field(default_factory=list)
     """Values computed in Python for this answer (the ComputeAgent's, the calculator's)."""
+    question: str = ""
+    """The question, when known: "how many pear varieties" needs a source that counts pear varieties."""
 
     @classmethod
     def build(cls, *, question: str, facts: Sequence[Mapping[str, Any]] = (),
@@ -76,7 +160,7 @@ class Evidence:
             texts.append(" ".join(str(fact.get(k) or "") for k in ("content", "value", "entity", "source", "source_date")))
         for passage in passages:
             texts.append(" ".join(str(passage.get(k) or "") for k in ("text", "source", "published")))
-        return cls(texts=texts, computed=[str(c) for c in computed if c])
+        return cls(texts=texts, computed=[str(c) for c in computed if c], question=question)
 
     def numbers(self) -> set[str]:
         out: set[str] = set()
@@ -119,6 +203,19 @@ def check_draft(draft: str, evidence: Evidence) -> Verdict:
     for match in _STEP_COUNT.finditer(text):
         free.add(match.group(1) or match.group(2))
     unsupported = sorted(n for n in numbers_in(text) - allowed - free)
+    # A number the sources state only with another kind of unit: "$1,800" where they say "1,800 litres".
+    stated = units_of(" ".join((*evidence.texts, *evidence.computed)))
+    for number, kinds in sorted(units_of(text).items()):
+        wrong = kinds - {""} - stated.get(number, set())
+        if number in allowed and wrong and "" not in stated.get(number, {""}):
+            given_as = "/".join(sorted(stated.get(number, set()) - {""}))
+            unsupported.append(f"{number} as {'/'.join(sorted(wrong))} (the sources give {number} as {given_as})")
+    # "How many pear varieties?" when no source counts pear varieties: any number stated is not the answer.
+    thing = asked_count(evidence.question) if evidence.question else None
+    if thing and not UNKNOWN_TEXT.search(text) and not any(n in unsupported for n in numbers_in(text)):
+        given = numbers_in(text) - free - numbers_in(evidence.question) - numbers_in(" ".join(evidence.computed))
+        if given and not counts_of([*evidence.texts[1:], *evidence.computed], thing):
+            unsupported.append(f"{max(given, key=len)} (no source gives a number of {' '.join(thing)})")
     words = evidence.words()
     for name in sorted(names_in(text)):
         if not re.search(r"(?<![a-z])" + re.escape(name.lower().rstrip("'’s")), words):
@@ -135,4 +232,5 @@ def plain_statement(question: str, facts: Sequence[Mapping[str, Any]], *, unsupp
     return f"{head} What they do say: {said}." if said else head
 
 
-__all__ = ["Evidence", "UNKNOWN_TEXT", "Verdict", "check_draft", "names_in", "numbers_in", "plain_statement"]
+__all__ = ["Evidence", "UNKNOWN_TEXT", "Verdict", "asked_count", "check_draft", "counts_of", "names_in", "numbers_in",
+           "plain_statement", "units_of"]

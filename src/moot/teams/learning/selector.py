@@ -162,8 +162,8 @@ class SelectorAgent(SubAgent):
                 revised = await self._revise(task, single, facts, passages, budget, bus, progress, run_id, task_id)
                 usage, turns = usage + revised.usage, turns + revised.turns
                 draft = str(revised.output or "").strip() if revised.ok else ""
-                verdict = check_draft(draft, Evidence(texts=evidence.texts,
-                                                      computed=evidence.computed + _tool_results(revised.transcript)))
+                verdict = check_draft(draft, dataclasses.replace(
+                    evidence, computed=evidence.computed + _tool_results(revised.transcript)))
                 steps.append(f"revision: {'passes' if verdict.ok else 'fails'} ({verdict.reason()})")
                 if verdict.ok:
                     text, rule = draft, "the single draft, revised once after the checker named " + ", ".join(offending)
