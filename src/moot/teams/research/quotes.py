@@ -12,33 +12,39 @@ with ``path:line``, so every quoted line really occurs where it is cited.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Literal
 
 from pydantic import BaseModel, Field, create_model
 
 from moot.codeindex import CodeIndex
-from moot.codeindex.terms import STOPWORDS, identifier_parts
 from moot.models.base import ModelSettings
 from moot.runtime import SubAgent, load_prompt
+from moot.teams.research.relevance import definition, line_terms, matched_terms, question_terms
 from moot.teams.research.resolve import ResolvedSymbol
 
 MAX_CANDIDATES = 40
 """Lines offered to the model: more fills the small model's context with noise."""
 MAX_PICKED = 8
-"""Lines quoted in one answer."""
+"""Lines quoted in one answer from one list (single mode: one picker)."""
+PICKED_PER_SUB_QUESTION = 4
+"""Multi mode: lines one sub-question's picker may quote (each researcher's own list)."""
 MAX_BODY_LINES = 120
 """Lines read from one definition (a 700-line class is not read whole)."""
 MAX_CALLEES = 8
 """Repository functions called by the resolved symbols whose bodies are also searched."""
+MAX_CALLERS = 4
+"""Callers in the resolved symbols' own files whose bodies are also searched."""
 MAX_CLASS_LINES = 30
 LINE_CHARS = 140
+SPREAD = 1.0
+"""How much lower each further line of one definition ranks (keeps the list spread over definitions)."""
 
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+")
 _PASS_ALONG = re.compile(r"^(\w+)=\1,?$")
 """``timeout=timeout,``: an argument handed on unchanged says nothing about behaviour."""
 _OPENS_BLOCK = re.compile(r"(?:if|elif|else|while|for|with|except|async with|async for)\b")
-_TRIVIAL = re.compile(r"^(?:[)\]}:,]*|pass|else:|try:|finally:|return|return self|break|continue|\.\.\.|#.*|@\w[\w.]*)$")
+_TRIVIAL = re.compile(r"^(?:[)\]}:,]*|pass|else:|try:|finally:|while True:|return|return self|break|continue|\.\.\.|#.*|@\w[\w.]*)$")
 
 
 class CodeLine(BaseModel, frozen=True):
@@ -51,7 +57,8 @@ class CodeLine(BaseModel, frozen=True):
     then: str = ""
     then_line: int = 0
     """For a line that opens a block (``if …:``), the block's first line and its number: a
-    condition is half a statement without what it does."""
+    condition is half a statement without what it does. When that line opens a block itself,
+    ``then`` holds its first line too (on a second line) and ``then_line`` is the last."""
     symbol: str
     """The qualified name of the definition that holds it."""
     score: float = 0.0
@@ -62,7 +69,7 @@ class CodeLine(BaseModel, frozen=True):
 
     def quoted(self) -> str:
         """The line (and its block's first line) in backticks, each verbatim from the file."""
-        return f"`{_short(self.text)}` → `{_short(self.then)}`" if self.then else f"`{_short(self.text)}`"
+        return " → ".join(f"`{_short(part)}`" for part in [self.text, *self.then.splitlines()])
 
 
 class QuotePick(BaseModel):
@@ -71,50 +78,41 @@ class QuotePick(BaseModel):
     lines: list[int] = Field(default_factory=list, max_length=MAX_PICKED)
 
 
-def _stem(word: str) -> str:
-    # "redirects", "redirected", "redirecting" → "redirect": enough for matching code words
-    for suffix in ("ing", "ed", "es", "s"):
-        if len(word) > len(suffix) + 3 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
+_CONSTANT = re.compile(r"[A-Z][A-Z0-9]*_[A-Z0-9_]+|\b[A-Z]{3,}\b|\bcodes\.\w+|\b\d+(?:\.\d+)?\b|\"[^\"]+\"|'[^']+'")
+_REMOVES = re.compile(r"\b(?:pop|del|remove|discard|clear)\b")
 
 
-def question_terms(question: str) -> set[str]:
-    """The question's content words, lower-cased, split like identifiers, lightly stemmed."""
-    terms: set[str] = set()
-    for word in _WORD.findall(question):
-        for part in identifier_parts(word) or [word.lower()]:
-            if part not in STOPWORDS and (len(part) > 2 or part.isdigit()):
-                terms.add(_stem(part))
-    return terms
-
-
-def line_terms(text: str) -> set[str]:
-    out: set[str] = set()
-    for word in _WORD.findall(text):
-        out.add(_stem(word.lower()))
-        out.update(_stem(p) for p in identifier_parts(word))
-    return out
-
-
-def score_line(text: str, terms: set[str], *, prose: bool = False) -> float:
-    """How much of the question a line speaks to: the distinct question words it holds, with a
-    little extra for lines where behaviour lives (a condition, a raise, an assignment, a literal
-    or constant that decides something) and a little less for signatures (the index section
-    already states them) and docstring prose."""
-    found = line_terms(text) & terms
+def score_line(text: str, terms: set[str], *, prose: bool = False, weights: dict[str, float] | None = None,
+               delegates: set[str] | None = None) -> float:
+    """How much of the question a line speaks to: the question's words it holds (each weighted
+    by how rare it is among the candidate lines, ``weights``; a word on every line tells them
+    apart no more than none), plus what makes a line *decide* behaviour — a condition with
+    what it does, a raise, a removal, a literal or constant, an assignment — and less for a
+    signature (the index section states it), docstring prose, and a line that only hands the
+    work to another candidate definition (``delegates``: its own lines say more)."""
+    found = matched_terms(line_terms(text), terms)
     if not found:
         return 0.0
+    score = sum((weights or {}).get(t, 1.0) for t in found)
     stripped = text.strip()
-    score = float(len(found))
     if prose:
         return score - 0.5
     if re.match(r"(?:def|class|async def)\b", stripped):
-        return score - 1.0
-    if re.match(r"(?:if|elif|raise|return|while|assert)\b", stripped) or re.search(r"[^=!<>]=[^=]", stripped):
-        score += 0.5
-    if re.search(r"\b(?:raise|pop|del|remove)\b|[A-Z][A-Z0-9]*_[A-Z0-9_]+|\b\d+(?:\.\d+)?\b|\"[^\"]+\"|'[^']+'", stripped):
+        return score - 1.5
+    if re.match(r"(?:if|elif|while|except)\b", stripped):
         score += 1.0
+    if re.search(r"\braise\b", stripped):
+        score += 1.5
+    elif re.match(r"(?:return|assert)\b", stripped):
+        score += 0.25
+    if _REMOVES.search(stripped):
+        score += 1.0
+    if _CONSTANT.search(stripped):
+        score += 1.0
+    if re.search(r"[^=!<>]=[^=]", stripped):
+        score += 0.5
+    if delegates and any(re.search(rf"\b{re.escape(d)}\s*\(", stripped) for d in delegates) and not _CONSTANT.search(stripped):
+        score -= 1.0
     return score
 
 
@@ -141,21 +139,24 @@ def candidate_lines(index: CodeIndex, question: str, resolved: list[ResolvedSymb
         for name in r.callees:
             if name not in callees:
                 callees.append(name)
-    for name in callees[:MAX_CALLEES]:
-        qualified = index.defined_as(name)
-        for info in index.resolve_symbol(qualified or name)[:1]:
+    # What they call, then the code in their own file that calls them: a callee holds the
+    # deciding `if`, a caller the loop or the limit around it (`max_redirects` is checked
+    # where `_build_redirect_request` is called, not in it).
+    callers = [c.caller for r in resolved for c in r.callers if c.path == r.path]
+    for name in [*callees[:MAX_CALLEES], *dict.fromkeys(callers).keys()][:MAX_CALLEES + MAX_CALLERS]:
+        qualified = name if "." in name else index.defined_as(name)
+        for info in filter(None, [definition(index, qualified or name)]):
             if (info.path, info.start_line) in seen_defs:
                 continue
             seen_defs.add((info.path, info.start_line))
             symbols.append(ResolvedSymbol(name=info.name, qualified_name=info.qualified_name, kind=info.kind,
                                           path=info.path, start_line=info.start_line, end_line=info.end_line))
-    # Per definition, its lines best first; then one line from each definition in turn, so
-    # twenty lines that pass `follow_redirects` along cannot crowd out the one `if` in a
-    # callee that decides the answer.
-    groups: list[list[CodeLine]] = []
+    # Every line that shares a word with the question, then each scored; the question's words
+    # are weighted by how few of these lines hold them.
+    delegates = {symbol.name for symbol in symbols}
+    raw: list[tuple[ResolvedSymbol, int, str, str, int, bool, set[str]]] = []
     seen_text: set[str] = set()
     for symbol in symbols:
-        group: list[CodeLine] = []
         in_doc = False
         body = _body(index, symbol)
         for at, (number, text) in enumerate(body):
@@ -168,34 +169,54 @@ def candidate_lines(index: CodeIndex, question: str, resolved: list[ResolvedSymb
             if not stripped or _TRIVIAL.match(stripped) or _PASS_ALONG.match(stripped) or key in seen_text:
                 continue
             then, then_line = ("", 0) if prose else _block_start(body, at)
-            score = score_line(f"{stripped} {then}", terms, prose=prose)
-            if score <= 0:
+            found = matched_terms(line_terms(f"{stripped} {then}"), terms)
+            if not found:
                 continue
             seen_text.add(key)
-            if then:  # shown with its condition: not again on its own
-                seen_text.add(" ".join(then.split()))
-            group.append(CodeLine(path=symbol.path, line=number, text=stripped, then=then, then_line=then_line,
-                                  symbol=symbol.qualified_name, score=score))
-        if group:
-            groups.append(sorted(group, key=lambda c: -c.score))  # stable: ties keep source order
-    groups.sort(key=lambda g: -g[0].score)
-    out: list[CodeLine] = []
-    for rank in range(max((len(g) for g in groups), default=0)):
-        for group in groups:
-            if rank < len(group) and len(out) < limit:
-                out.append(group[rank])
-    return out
+            for part in then.splitlines():  # shown with its condition: not again on its own
+                seen_text.add(" ".join(part.split()))
+            raw.append((symbol, number, stripped, then, then_line, prose, found))
+    if not raw:
+        return []
+    frequency = {t: sum(1 for *_, found in raw if t in found) for t in terms}
+    weights = {t: min(2.0, max(0.5, 1.0 + math.log2(len(raw) / (2 * n)))) for t, n in frequency.items() if n}
+    groups: dict[str, list[CodeLine]] = {}
+    for symbol, number, stripped, then, then_line, prose, _ in raw:
+        score = score_line(f"{stripped} {then}", terms, prose=prose, weights=weights, delegates=delegates - {symbol.name})
+        groups.setdefault(symbol.qualified_name, []).append(CodeLine(
+            path=symbol.path, line=number, text=stripped, then=then, then_line=then_line,
+            symbol=symbol.qualified_name, score=score))  # fmt: skip
+    # Best first, each definition's later lines a little lower each (so one long function
+    # cannot fill the list, and the one `if` in a callee that decides the answer is not
+    # crowded out), ties in source order.
+    ranked: list[tuple[float, int, CodeLine]] = []
+    for group in groups.values():
+        for rank, line in enumerate(sorted(group, key=lambda c: -c.score)):
+            ranked.append((line.score - SPREAD * rank, len(ranked), line))
+    ranked.sort(key=lambda item: (-item[0], item[1]))
+    return [line for _, _, line in ranked[:limit]]
 
 
 def _block_start(body: list[tuple[int, str]], at: int) -> tuple[str, int]:
-    """The first line of the block that line ``at`` opens (``if x:`` → its next line), if it opens one."""
+    """The first line of the block that line ``at`` opens (``if x:`` → its next line), if it
+    opens one. When that line opens a block too, its first line follows as well (two levels at
+    most, one line each, joined by a newline): ``if not _same_origin(…):`` →
+    ``if not _is_https_redirect(…):`` → ``headers.pop("Authorization", None)``; a nested
+    condition alone is half a statement again. ``then_line`` is the last line shown."""
     stripped = body[at][1].strip()
     if not (_OPENS_BLOCK.match(stripped) and stripped.endswith(":")):
         return "", 0
-    for number, text in body[at + 1:at + 4]:
-        if text.strip() and not text.strip().startswith("#"):
-            return text.strip(), number
-    return "", 0
+    shown: list[str] = []
+    number_shown = 0
+    for number, text in body[at + 1:at + 8]:
+        line = text.strip()
+        if not line or line.startswith("#"):
+            continue
+        shown.append(line)
+        number_shown = number
+        if len(shown) == 2 or not (_OPENS_BLOCK.match(line) and line.endswith(":")):
+            break
+    return "\n".join(shown), number_shown
 
 
 def pick_type(count: int, limit: int = MAX_PICKED) -> type[QuotePick]:

@@ -23,7 +23,7 @@ from moot.runtime import AgentProgress, AgentResult, EventBus, EventType, SubAge
 from moot.runtime.events import BoundEmitter, summarize
 from moot.teams.research.citations import file_lines
 from moot.teams.research.models import EvidenceBundle, Finding, SubQuestion
-from moot.teams.research.resolve import MAX_RESOLVED, candidates, resolve
+from moot.teams.research.resolve import MAX_RESOLVED, best_at, candidates, resolve
 from moot.teams.research.verifier import unknown_names
 
 SEED_HITS = 3
@@ -138,7 +138,7 @@ class ResearcherAgent(SubAgent):
                      result=f"{len(seeded)} hits (seeded before the first turn)", error=None, ok=True,
                      seconds=round(time.perf_counter() - started, 4))
         sq = self.sub_question
-        names = candidates(self.index, _locations(seeded))
+        names = candidates(self.index, _locations(seeded), question=sq.question)
         message = (f"Search results:\n{render_findings(seeded) or 'none'}\n\n"
                    + (f"Symbols in these results: {', '.join(names)}\n\n" if names else "")
                    + f"Your question: {sq.question}" + (f"\nLook in: {sq.target_area}" if sq.target_area else ""))
@@ -148,10 +148,12 @@ class ResearcherAgent(SubAgent):
         report = outcome.output if isinstance(outcome.output, ResearcherReport) else None
         reported, dropped = checked_findings(self.index, report) if report else ([], 0)
         findings = _dedupe(reported + seeded)
-        # The model's nominations first, then what its reported locations and the top search
-        # hit define: resolved from the index, so the relationships are the symbol graph's.
+        # The model's nominations first, then the definition at each reported location and at
+        # the top search hit that best matches the sub-question: resolved from the index, so
+        # the relationships are the symbol graph's.
         nominated = list(report.symbols) if report else []
-        located = [n for path, start, end in _locations(reported + seeded[:1]) for n in self.index.symbols_in(path, start, end, limit=1)]
+        located = [n for path, start, end in _locations(reported + seeded[:1])
+                   if (n := best_at(self.index, sq.question, path, start, end)) is not None]
         resolved = resolve(self.index, [*nominated, *located])
         note = f"no report ({outcome.stop_reason}); the seeded search hits are kept"
         if report:

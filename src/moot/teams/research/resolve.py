@@ -10,16 +10,22 @@ who calls it comes from the symbol graph.
 
 from __future__ import annotations
 
+import io
+import re
 from collections.abc import Iterable
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from moot.codeindex import CodeIndex
+from moot.teams.research.relevance import definition, rank_symbols
 
 MAX_CANDIDATES = 24
 """Symbol names a researcher may choose from (its search results' definitions and calls)."""
 MAX_RESOLVED = 4
 """Symbols resolved per researcher: the synthesizer's context is small and shared."""
+LOCATION_SYMBOLS = 12
+"""Definitions read at one evidence location before ranking (a module hit holds many)."""
 
 
 class CallSite(BaseModel):
@@ -46,23 +52,37 @@ class ResolvedSymbol(BaseModel):
     signature: str = ""
     docstring: str = ""
     callers: list[CallSite] = Field(default_factory=list)
+    callers_unknown: str = ""
+    """Why no callers are listed although calls of the name exist: by name alone they cannot be
+    told apart from calls of something else (a ``decode`` of ``bytes``, one of six ``flush``
+    methods). Empty when the callers are the calls found."""
     callees: list[str] = Field(default_factory=list)
 
     def location(self) -> str:
         return f"{self.path}:{self.start_line}-{self.end_line}" if self.end_line > self.start_line else f"{self.path}:{self.start_line}"
 
-    def statement(self, max_callers: int = 3, max_callees: int = 5) -> str:
-        """One sentence written from the index, citing path:line for every place it names."""
+    def statement(self, max_callers: int = 3, max_callees: int = 5, *, all_callers: bool = True) -> str:
+        """One sentence written from the index, citing path:line for every place it names.
+
+        ``all_callers=False`` (the question does not ask who calls it) cites only the callers
+        in the definition's own file, the code around it, and counts the others: on the eval a
+        caller in an unrelated file was the commonest citation outside the question's files."""
         text = f"`{self.qualified_name}` ({self.kind}) is defined at {self.location()}"
         if self.signature:
             text += f" as `{_short(self.signature, 140)}`"
         text += "."
         if self.docstring:
             text += f" Its docstring: \"{_short(self.docstring, 160).rstrip('.')}.\""
-        if self.callers:
-            shown = ", ".join(f"`{c.caller}` ({c.location()})" for c in self.callers[:max_callers])
-            more = f" and {len(self.callers) - max_callers} more" if len(self.callers) > max_callers else ""
-            text += f" It is called by {shown}{more}."
+        shown_callers = self.callers if all_callers else [c for c in self.callers if c.path == self.path]
+        elsewhere = len(self.callers) - len(shown_callers)
+        if shown_callers:
+            shown = ", ".join(f"`{c.caller}` ({c.location()})" for c in shown_callers[:max_callers])
+            more = max(0, len(shown_callers) - max_callers) + elsewhere
+            text += f" It is called by {shown}" + (f" and {more} more" if more else "") + "."
+        elif elsewhere:
+            text += f" It is called from {elsewhere} place{'s' if elsewhere > 1 else ''} in other files."
+        elif self.callers_unknown:
+            text += f" Its callers are not listed: {self.callers_unknown}."
         else:
             text += " No call of it was found in the repository."
         if self.callees:
@@ -73,6 +93,90 @@ class ResolvedSymbol(BaseModel):
 def _short(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+_BUILTIN_METHODS = frozenset(
+    name for kind in (str, bytes, bytearray, list, dict, set, frozenset, tuple, int, float, object, io.BytesIO,
+                      io.StringIO, io.TextIOWrapper)
+    for name in dir(kind)
+)
+"""Method names of Python's own types: a call ``x.decode()`` may be ``bytes.decode``, so by
+name alone it is no evidence of a call of the repository's ``decode``."""
+_CALLER_SCAN = 40
+"""Call sites read before they are checked (the statement shows three)."""
+
+
+def _call_form(line: str, name: str) -> str:
+    """How ``name`` is called on one source line: ``self`` (``self.name(``, ``cls.name(``,
+    ``super().name(``), ``attribute`` (``x.name(``), ``plain`` (``name(``) or ``""``."""
+    if re.search(rf"\b(?:self|cls|super\(\))\.{re.escape(name)}\s*\(", line):
+        return "self"
+    if re.search(rf"\.{re.escape(name)}\s*\(", line):
+        return "attribute"
+    if re.search(rf"(?<![\w.]){re.escape(name)}\s*\(", line):
+        return "plain"
+    return ""
+
+
+def checked_callers(index: CodeIndex, info: Any) -> tuple[list[CallSite], str]:
+    """The call sites that really call this definition, as far as the source shows, and why
+    none are listed when calls of the name cannot be told apart.
+
+    The index records calls by name. A function or class defined once is called by every
+    plain ``name(`` call; a method is called by ``self.name(`` inside its own class, and by
+    ``x.name(`` elsewhere only when no other definition shares the name and it is not a method
+    name of Python's own types (``decode``, ``join``, ``get``). ``__init__`` runs where the
+    class is called. A recursive call is not a caller."""
+    name = info.name
+    owner = info.qualified_name.rsplit(".", 1)[0] if "." in info.qualified_name else ""
+    is_method = info.kind == "method"
+    if is_method and name == "__init__":
+        cls = owner.rsplit(".", 1)[-1]
+        sites = [s for s in _sites(index, cls) if _call_form(s[3], cls) == "plain"]
+        return [CallSite(caller=c, path=p, line=n) for c, p, n, _ in sites], ""
+    same_name = {i.qualified_name for i in index.resolve_symbol(name)} if "." not in name else set()
+    shared = len(same_name) > 1
+    builtin = name in _BUILTIN_METHODS  # only a problem for ``x.name(``: ``self.name(`` is the class's own
+    kept: list[CallSite] = []
+    skipped = 0
+    for caller, path, line, text in _sites(index, name):
+        if path == info.path and info.start_line <= line <= info.end_line:
+            continue
+        form = _call_form(text, name)
+        if is_method:
+            ok = (form == "self" and (caller.startswith(owner + ".") or not shared and not builtin)) or \
+                 (form == "attribute" and not shared and not builtin)
+        else:
+            ok = (form == "plain" and (not shared or path == info.path)) or (form == "attribute" and not shared and not builtin)
+        if ok:
+            kept.append(CallSite(caller=caller, path=path, line=line))
+        else:
+            skipped += 1
+    why = ""
+    if not kept and skipped:
+        why = (f"{len(same_name)} definitions in the repository are named `{name}`" if shared
+               else f"`{name}` is also a method of Python's own types" if builtin and is_method
+               else "the calls found do not name it directly")
+    return kept, why
+
+
+def _sites(index: CodeIndex, name: str) -> list[tuple[str, str, int, str]]:
+    out = []
+    for caller, path, line in index.call_sites(name, limit=_CALLER_SCAN):
+        text = "".join(t for _, t in index.source_lines(path, line, line))
+        out.append((caller, path, line, text))
+    return out
+
+
+_CODE_LIKE = re.compile(r"\s=\s|^>>>|^\$|(?<![\w/.])(?:[\w.-]+/)*[\w.-]+\.[A-Za-z]{1,5}:\d")
+"""A docstring's first line that is an example (``url = httpx.URL("…@müller.de:1234/…")``), not a
+summary: quoted in the answer it would read as a citation of a file that does not exist."""
+
+
+def summary_docstring(docstring: str) -> str:
+    """The docstring's first line when it is prose, else nothing."""
+    text = " ".join(docstring.split())
+    return "" if not text or _CODE_LIKE.search(text) else text
 
 
 def resolve(index: CodeIndex, names: Iterable[str], limit: int = MAX_RESOLVED) -> list[ResolvedSymbol]:
@@ -86,17 +190,16 @@ def resolve(index: CodeIndex, names: Iterable[str], limit: int = MAX_RESOLVED) -
         name = name.strip().strip("`").removesuffix("()")
         if not name:
             continue
-        for info in index.resolve_symbol(name)[:1]:
+        for info in filter(None, [definition(index, name)]):
             key = (info.path, info.start_line)
             if key in seen:
                 continue
             seen.add(key)
-            sites = [CallSite(caller=c, path=p, line=n) for c, p, n in index.call_sites(info.name)
-                     if not (p == info.path and info.start_line <= n <= info.end_line)]  # a recursive call is not a caller
+            sites, unknown = checked_callers(index, info)
             out.append(ResolvedSymbol(
                 name=info.name, qualified_name=info.qualified_name, kind=info.kind, path=info.path,
                 start_line=info.start_line, end_line=info.end_line, signature=info.signature,
-                docstring=info.docstring, callers=sites,
+                docstring=summary_docstring(info.docstring), callers=sites, callers_unknown=unknown,
                 # calls of the repository's own code: `split` or `append` would only be noise
                 callees=[c for c in info.callees if index.defined_as(c) is not None][:8],
             ))  # fmt: skip
@@ -105,48 +208,80 @@ def resolve(index: CodeIndex, names: Iterable[str], limit: int = MAX_RESOLVED) -
     return out
 
 
-def candidates(index: CodeIndex, locations: Iterable[tuple[str, int, int]], limit: int = MAX_CANDIDATES) -> list[str]:
+def candidates(index: CodeIndex, locations: Iterable[tuple[str, int, int]], limit: int = MAX_CANDIDATES,
+               *, question: str = "") -> list[str]:
     """The symbols a researcher may nominate: the definitions at its evidence locations and the
-    names those definitions call, as qualified names the index can resolve."""
+    names those definitions call, as qualified names the index can resolve; best first for
+    ``question`` when it is given (the small model mostly picks the first names it is shown,
+    so the order is Python's ranking by the question's words, see ``relevance``)."""
     out: list[str] = []
 
     def add(name: str) -> None:
-        if name and name not in out and len(out) < limit:
+        if name and name not in out:
             out.append(name)
 
-    # The definitions at each location, innermost first; the two innermost also give the
-    # repository functions they call (one symbol lookup each, no second pass).
-    at_locations = [index.symbols_in(path, start, end, limit=4) for path, start, end in locations]
+    # The definitions at each location (a whole-module hit holds many: all are ranked, not
+    # just the smallest); the two best at each also give the repository functions they call.
+    at_locations = [index.symbols_in(path, start, end, limit=LOCATION_SYMBOLS) for path, start, end in locations]
+    if question:
+        at_locations = [rank_symbols(index, question, names) for names in at_locations]
+    else:
+        at_locations = [names[:4] for names in at_locations]
     for names in at_locations:
         for name in names:
             add(name)
     for names in at_locations:
         for name in names[:2]:
-            for info in index.resolve_symbol(name)[:1]:
+            for info in filter(None, [definition(index, name)]):
                 for callee in info.callees:
                     if (qualified := index.defined_as(callee)) is not None:
                         add(qualified)
-    return out
+    if question:
+        out = rank_symbols(index, question, out)
+    return out[:limit]
 
 
-def render_facts(resolved: list[ResolvedSymbol]) -> str:
-    """The resolved symbols as lines for the synthesizer's evidence."""
-    return "\n".join(f"- {r.statement()}" for r in resolved)
+def best_at(index: CodeIndex, question: str, path: str, start: int, end: int) -> str | None:
+    """The definition at a location that best matches the question (the innermost when tied)."""
+    names = index.symbols_in(path, start, end, limit=LOCATION_SYMBOLS)
+    ranked = rank_symbols(index, question, names) if question else names
+    return ranked[0] if ranked else None
 
 
-def index_section(resolved: list[ResolvedSymbol], limit: int = 6) -> str:
-    """The part of the answer that moot writes from the index (not the model)."""
+_ASKS_CALLERS = re.compile(r"\b(?:call(?:s|ed|er|ers|ing)?|invok\w*|used by|uses of|usages?|referenc\w*)\b", re.I)
+
+
+def asks_callers(question: str) -> bool:
+    """Whether the question asks who calls or uses something ("which function calls it")."""
+    return bool(_ASKS_CALLERS.search(question))
+
+
+def render_facts(resolved: list[ResolvedSymbol], question: str = "") -> str:
+    """The resolved symbols as lines for the synthesizer's evidence (callers in other files
+    only when the question asks who calls)."""
+    everyone = not question or asks_callers(question)
+    return "\n".join(f"- {r.statement(all_callers=everyone)}" for r in resolved)
+
+
+def index_section(resolved: list[ResolvedSymbol], limit: int = 6, *, question: str = "") -> str:
+    """The part of the answer that moot writes from the index (not the model). Callers in
+    other files are cited only when ``question`` asks who calls (or no question is given)."""
     if not resolved:
         return ""
-    lines = [f"- {r.statement()}" for r in resolved[:limit]]
+    everyone = not question or asks_callers(question)
+    lines = [f"- {r.statement(all_callers=everyone)}" for r in resolved[:limit]]
     return "From the code index (written by moot from the symbol graph):\n" + "\n".join(lines)
 
 
 __all__ = [
     "CallSite",
     "ResolvedSymbol",
+    "asks_callers",
+    "best_at",
     "candidates",
+    "checked_callers",
     "index_section",
     "render_facts",
     "resolve",
+    "summary_docstring",
 ]

@@ -21,7 +21,7 @@ def render_evidence(question: str, bundles: list[EvidenceBundle]) -> str:
     for n, bundle in enumerate(bundles, 1):
         block = [f"Evidence from researcher {n} (sub-question: {bundle.sub_question})"]
         if bundle.resolved:  # compact and exact: first, so the cut below never drops them
-            block.append("Facts from the code index:\n" + render_facts(bundle.resolved))
+            block.append("Facts from the code index:\n" + render_facts(bundle.resolved, question))
         for f in bundle.findings:
             note = f" — {f.result_summary}" if f.result_summary and f.tool == "report" else ""
             block.append(f"* {f.location()}{note}\n{f.relevant_code}")

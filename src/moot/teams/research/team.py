@@ -35,8 +35,8 @@ from moot.teams.research.pipeline import PipelineRun
 from moot.teams.research.planner import derived_sub_questions, planner_agent, to_plan
 from moot.teams.research.researcher import render_findings, researcher_agent, seed_findings
 from moot.teams.research.routing import route
-from moot.teams.research.quotes import MAX_PICKED, CodeLine, candidate_lines, chosen, picker_agent, picker_task, quote_section
-from moot.teams.research.resolve import ResolvedSymbol, index_section, resolve
+from moot.teams.research.quotes import MAX_PICKED, PICKED_PER_SUB_QUESTION, CodeLine, candidate_lines, chosen, picker_agent, picker_task, quote_section
+from moot.teams.research.resolve import ResolvedSymbol, best_at, index_section, resolve
 from moot.teams.research.synthesizer import merged_resolved, render_evidence, sources_line, synthesizer_agent
 from moot.teams.research.verifier import (
     MAX_MODEL_CLAIMS,
@@ -221,10 +221,11 @@ class ResearchTeam:
         # The single agent nominates by naming: the code names its checked answer mentions,
         # then what the top search hits define, resolved from the index like the researchers'.
         named = [n for claim in split_claims(answer) for n in claim.names(code_only=True)]
-        located = [n for f in seeded[:2] if f.line_range for n in index.symbols_in(f.file_path, *f.line_range, limit=1)]
+        located = [n for f in seeded[:2] if f.line_range
+                   if (n := best_at(index, question, f.file_path, *f.line_range)) is not None]
         resolved = await asyncio.to_thread(resolve, index, [*named, *located])
         bundle.resolved, bundle.nominated = resolved, named
-        if section := index_section(resolved):
+        if section := index_section(resolved, question=question):
             answer = f"{answer}\n\n{section}"
         elif not any(exists(index, c) for c in find_citations(answer)) and (extra := sources_line([bundle])):
             answer = f"{answer}\n\n{extra}"
@@ -280,7 +281,7 @@ class ResearchTeam:
             draft = f"{draft}\n\n{extra}"
         answer, verification = await self._verify(draft, index, run, plan)
         # Written by moot from the symbol graph after verification: nothing in it is the model's.
-        if section := index_section(resolved):
+        if section := index_section(resolved, question=question):
             answer = f"{answer}\n\n{section}"
         asks = [(b.sub_question, b.resolved) for b in bundles if b.resolved] or [(question, resolved)]
         quoted = await self._quote(index, run, asks, after="verifier" if verification else "synthesizer")
@@ -306,7 +307,10 @@ class ResearchTeam:
             return []
         ranked = [(q, await asyncio.to_thread(candidate_lines, index, q, resolved)) for q, resolved in asks]
         ranked = [(q, lines) for q, lines in ranked if lines]
-        per_ask = max(2, MAX_PICKED // max(1, len(ranked)))
+        # One list: up to eight lines. One list per sub-question: up to four each, so a
+        # sub-question's own deciding lines are not cut to two (eight shared by three pickers
+        # quoted fewer lines in multi mode than single mode quoted from one).
+        per_ask = MAX_PICKED if len(ranked) == 1 else PICKED_PER_SUB_QUESTION
 
         async def pick(n: int, q: str, lines: list[CodeLine]) -> list[CodeLine]:
             task_id = "line-picker" if len(ranked) == 1 else f"line-picker-{n}"

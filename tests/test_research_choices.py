@@ -1,0 +1,239 @@
+"""What the research team offers the model to choose from, and what Python states for it.
+
+From the eval's per-question results (httpx and click, embedded model): the index section said
+`ContentDecoder.decode` "is called by `BasicAuth._build_auth_header`" (a ``bytes.decode`` call),
+cited callers in files the question was not about, quoted a docstring example
+(``…@müller.de:1234/…``) that reads as a citation, resolved ``click.termui.prompt`` to its
+first ``@overload`` stub, and listed a module's smallest methods (``__eq__``, ``__repr__``) first
+among the symbols a researcher could nominate. The repository here is written by the test.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from moot.codeindex import CodeIndex
+from moot.models.base import ModelRequest
+from moot.models.testing import FunctionModel, by_agent
+from moot.runtime import RunStore
+from moot.teams.research import ResearchConfig, ResearchTeam
+from moot.teams.research.quotes import PICKED_PER_SUB_QUESTION, candidate_lines
+from moot.teams.research.relevance import rank_symbols
+from moot.teams.research.resolve import asks_callers, best_at, candidates, index_section, resolve, summary_docstring
+
+DECODERS = '''"""Content decoders."""
+import zlib
+
+
+class Decoder:
+    def decode(self, data):
+        raise NotImplementedError()
+
+    def __repr__(self):
+        return "Decoder()"
+
+
+class GzipDecoder(Decoder):
+    """Decodes gzip bodies."""
+
+    def __init__(self):
+        self.decompressor = zlib.decompressobj(zlib.MAX_WBITS | 16)
+
+    def decode(self, data):
+        try:
+            return self.decompressor.decompress(data)
+        except zlib.error as exc:
+            raise DecodingError(str(exc)) from exc
+
+
+class DecodingError(Exception):
+    """Decoding failed."""
+
+
+def make_decoder(encoding):
+    """The decoder for a Content-Encoding value."""
+    return GzipDecoder() if encoding == "gzip" else Decoder()
+
+
+def decode_all(chunks, encoding):
+    decoder = make_decoder(encoding)
+    return b"".join(decoder.decode(c) for c in chunks)
+'''
+
+AUTH = '''"""Auth headers."""
+import base64
+
+
+def basic_header(user, password):
+    token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+    return "Basic " + token
+'''
+
+MESSAGES = '''"""Responses and redirects."""
+from typing import overload
+
+from web.decoders import make_decoder
+
+
+class Response:
+    """url = Response("https://user@example.org:8080/path")"""
+
+    def __init__(self, body, encoding):
+        self.body = body
+        self.decoder = make_decoder(encoding)
+
+    def text(self):
+        return self.decoder.decode(self.body)
+
+
+def redirect_headers(headers, same_origin, upgrade):
+    """The headers to send on a redirect."""
+    if not same_origin:
+        if not upgrade:
+            headers.pop("Authorization", None)
+    return headers
+
+
+@overload
+def parse(value: int) -> int: ...
+@overload
+def parse(value: str) -> str: ...
+def parse(value):
+    """Parse a value."""
+    if isinstance(value, str):
+        return value.strip()
+    return value
+'''
+
+
+def make_repo(root: Path) -> Path:
+    (root / "web").mkdir(parents=True)
+    (root / "web" / "decoders.py").write_text(DECODERS)
+    (root / "web" / "auth.py").write_text(AUTH)
+    (root / "web" / "messages.py").write_text(MESSAGES)
+    return root
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> CodeIndex:
+    built = CodeIndex.build(make_repo(tmp_path / "repo"), db_path=tmp_path / "index.db")
+    yield built
+    built.close()
+
+
+def line_of(index: CodeIndex, path: str, text: str) -> int:
+    return next(n for n, line in enumerate((index.root / path).read_text().splitlines(), 1) if text in line)
+
+
+# ------------------------------------------------------------------ callers, checked on the source line
+
+
+def test_a_method_name_others_share_lists_no_callers_and_says_why(index: CodeIndex) -> None:
+    [gzip] = resolve(index, ["web.decoders.GzipDecoder.decode"])
+    # `decoder.decode(c)`, `self.decoder.decode(...)` and `.decode("ascii")` on bytes all call "a decode"
+    assert gzip.callers == []
+    assert "2 definitions in the repository are named `decode`" in gzip.callers_unknown
+    statement = gzip.statement()
+    assert "auth.py" not in statement and "Its callers are not listed: 2 definitions" in statement
+
+
+def test_a_constructor_is_called_where_its_class_is(index: CodeIndex) -> None:
+    [init] = resolve(index, ["web.decoders.GzipDecoder.__init__"])
+    assert [(c.caller, c.location()) for c in init.callers] == [
+        ("web.decoders.make_decoder", f"web/decoders.py:{line_of(index, 'web/decoders.py', 'return GzipDecoder()')}")]
+
+
+def test_a_plain_function_keeps_its_callers(index: CodeIndex) -> None:
+    [make] = resolve(index, ["make_decoder"])
+    assert {c.caller for c in make.callers} == {"web.decoders.decode_all", "web.messages.Response.__init__"}
+
+
+def test_an_overloaded_function_resolves_to_its_implementation(index: CodeIndex) -> None:
+    [parse] = resolve(index, ["parse"])
+    assert parse.start_line == line_of(index, "web/messages.py", "def parse(value):")
+    assert parse.docstring == "Parse a value."
+
+
+def test_a_docstring_example_is_not_quoted_as_a_summary(index: CodeIndex) -> None:
+    [response] = resolve(index, ["web.messages.Response"])
+    assert response.docstring == ""
+    assert "8080" not in index_section([response])
+    assert summary_docstring('url = httpx.URL("https://a@b.de:1234/x")') == ""
+    assert summary_docstring(">>> parse(1)") == ""
+    assert summary_docstring("Parse a value.") == "Parse a value."
+
+
+# ------------------------------------------------------------------ callers cited only when asked
+
+
+def test_callers_in_other_files_are_cited_only_when_the_question_asks(index: CodeIndex) -> None:
+    [make] = resolve(index, ["make_decoder"])
+    asked = index_section([make], question="Which function calls make_decoder?")
+    assert "web/messages.py:" in asked and "web/decoders.py:" in asked
+    not_asked = index_section([make], question="How are gzip bodies decoded?")
+    # the caller in its own file is the code around it; the other file's is counted, not cited
+    assert "`web.decoders.decode_all` (web/decoders.py:" in not_asked
+    assert "web/messages.py" not in not_asked and "and 1 more" in not_asked
+    assert asks_callers("which function calls it?") and asks_callers("Where is parse invoked?")
+    assert not asks_callers("How can code that uses httpx be tested?")
+
+
+# ------------------------------------------------------------------ what is offered first
+
+
+def test_a_module_hit_offers_its_relevant_definitions_first(index: CodeIndex) -> None:
+    question = "How are gzip bodies decoded, and which error is raised?"
+    names = candidates(index, [("web/decoders.py", 1, 40)], question=question)
+    assert names[0].startswith("web.decoders.GzipDecoder")
+    assert names.index("web.decoders.Decoder.__repr__") > names.index("web.decoders.GzipDecoder.decode")
+    assert best_at(index, question, "web/decoders.py", 1, 40) == names[0]
+    # without a question the old order stays: innermost definitions first
+    assert candidates(index, [("web/decoders.py", 6, 7)]) == ["web.decoders.Decoder.decode", "web.decoders.Decoder"]
+    assert rank_symbols(index, "", ["b", "a"]) == ["b", "a"]
+
+
+def test_a_nested_condition_is_quoted_down_to_what_it_does(index: CodeIndex) -> None:
+    [headers] = resolve(index, ["redirect_headers"])
+    lines = candidate_lines(index, "What happens to the Authorization header on a redirect?", [headers])
+    [condition] = [c for c in lines if c.text == "if not same_origin:"]
+    assert condition.quoted() == '`if not same_origin:` → `if not upgrade:` → `headers.pop("Authorization", None)`'
+    pop = line_of(index, "web/messages.py", "headers.pop(")
+    assert condition.location() == f"web/messages.py:{pop - 2}-{pop}"
+    assert lines[0] is condition  # the line that decides comes before the docstring and the return
+    assert all(c.text != 'headers.pop("Authorization", None)' for c in lines)  # shown once, with its condition
+
+
+def test_a_raise_in_the_callee_ranks_above_a_line_that_hands_work_on(index: CodeIndex) -> None:
+    resolved = resolve(index, ["decode_all", "web.decoders.GzipDecoder.decode"])
+    lines = candidate_lines(index, "Which error is raised when decoding fails?", resolved)
+    texts = [c.text for c in lines]
+    assert texts.index("except zlib.error as exc:") < texts.index("decoder = make_decoder(encoding)")
+
+
+# ------------------------------------------------------------------ the pickers in multi mode
+
+
+def test_each_sub_question_picker_may_quote_four_lines(tmp_path: Path) -> None:
+    limits: list[int] = []
+
+    def pick(request: ModelRequest) -> dict:
+        limits.append(request.output.json_schema["properties"]["lines"]["maxItems"])
+        shown = re.findall(r"^(\d+)\. ", request.messages[-1].content, re.M)
+        return {"lines": [int(n) for n in shown[:PICKED_PER_SUB_QUESTION]]}
+
+    plan = {"sub_questions": [{"question": "How does the gzip decoder decode a body?"},
+                              {"question": "What happens to the Authorization header on a redirect?"}]}
+    model = FunctionModel(by_agent({"planner": plan, "synthesizer": "Bodies are decoded by `GzipDecoder.decode`.",
+                                    "verifier": {"verdicts": []}, "line-picker": pick,
+                                    "researcher": {"symbols": [], "findings": [], "coverage_note": "", "sufficient": True}}))
+    team = ResearchTeam(make_repo(tmp_path / "repo"), model=model, store=RunStore(tmp_path / "runs.db"),
+                        db_path=tmp_path / "index.db", config=ResearchConfig())
+    try:
+        result = team.ask_sync("How are gzip bodies decoded, and what happens to the Authorization header?", mode="multi")
+    finally:
+        team.close()
+    assert result.mode == "multi" and limits == [PICKED_PER_SUB_QUESTION] * 2
+    assert len(result.quoted) > 2  # more than the two a picker got when eight were shared out
