@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from moot.eval.research import ResearchAnswer, load_set, run_research_eval, score_answer
+from moot.eval.research import ResearchAnswer, load_set, render_table, run_research_eval, score_answer
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +71,20 @@ def test_runner_scores_an_agent_per_mode(qset) -> None:  # type: ignore[no-untyp
     assert [len(s["records"]) for s in seen] == [1, 2] and not seen[0]["complete"]
     assert seen[0]["summary"]["single"]["answers"] == 1 and seen[0]["summary"]["multi"] == {}
     assert result["summary"]["single"]["coverage"] == 0.0 and result["summary"]["single"]["citation_precision"] is None
+
+
+def test_runner_counts_answers_with_a_verified_statement(qset) -> None:  # type: ignore[no-untyped-def]
+    class Counted:
+        async def answer(self, question: str, repo: Path, *, mode: str) -> ResearchAnswer:
+            return ResearchAnswer("x", mode=mode, verified={"single": 0, "multi": 3}.get(mode))
+
+    result = asyncio.run(run_research_eval(Counted(), modes=["single", "multi", "baseline"], only=["redirects", "auth"]))
+    summary = result["summary"]
+    assert summary["multi"]["answers_with_verified"] == 2 and summary["single"]["answers_with_verified"] == 0
+    assert summary["baseline"]["answers_with_verified"] is None  # the agent did not say
+    assert [r["verified_statements"] for r in result["records"] if r["mode"] == "multi"] == [3, 3]
+    table = render_table(result)
+    assert "| 2/2 |" in table and "| 0/2 |" in table and "| — |" in table
 
 
 def test_eval_research_cli_with_a_loopback_model(tmp_path: Path) -> None:

@@ -237,3 +237,5 @@ def test_each_sub_question_picker_may_quote_four_lines(tmp_path: Path) -> None:
         team.close()
     assert result.mode == "multi" and limits == [PICKED_PER_SUB_QUESTION] * 2
     assert len(result.quoted) > 2  # more than the two a picker got when eight were shared out
+    # what the eval counts as checked statements: the index section's and the quoted lines
+    assert result.verified_statements() == min(len(result.resolved), 6) + len(result.quoted)

@@ -46,7 +46,8 @@ class TeamAgent:
             await asyncio.to_thread(team.index)
         result = await team.ask(question, mode=mode, parent_run_id=self.parent_run_id)  # type: ignore[arg-type]
         return ResearchAnswer(text=result.answer, citations=result.citations(), usage=result.usage,
-                              seconds=result.seconds, run_id=result.run_id, mode=result.mode)
+                              seconds=result.seconds, run_id=result.run_id, mode=result.mode,
+                              verified=result.verified_statements())
 
     def close(self) -> None:
         for team in self.teams.values():

@@ -46,6 +46,9 @@ class ResearchAnswer:
     seconds: float | None = None
     run_id: str | None = None
     mode: str = ""
+    verified: int | None = None
+    """Statements of the answer checked against the code (written from the index, quoted from the
+    files, or verified); ``None`` when the agent does not say."""
 
 
 class ResearchAgent(Protocol):
@@ -206,6 +209,7 @@ async def run_research_eval(agent: ResearchAgent, *, modes: list[str], questions
             score = score_answer(q, reply, repo)
             record = {"question_id": q.id, "mode": mode, "answered_mode": reply.mode, "answer": reply.text,
                       "run_id": reply.run_id, "seconds": round(seconds, 2), "usage": reply.usage.model_dump(),
+                      "verified_statements": reply.verified,
                       **score.to_dict()}
             if judge is not None:
                 expected = " ".join(c["text"] for c in q.claims)
@@ -237,6 +241,9 @@ def _summary(records: list[dict[str, Any]]) -> dict[str, Any]:
     out = {key: mean(key) for key in ("coverage", "claim_recall", "citation_precision", "anti_claim_avoidance",
                                       "overall", "seconds")}
     out["answers"] = len(records)
+    counted = [r["verified_statements"] for r in records if r.get("verified_statements") is not None]
+    # "every question answered with at least one verified statement" is a goal: count it
+    out["answers_with_verified"] = sum(1 for n in counted if n > 0) if counted else None
     out["calls_per_question"] = round(statistics.fmean(r["usage"]["requests"] for r in records), 2)
     out["tokens_per_question"] = round(statistics.fmean(r["usage"]["input_tokens"] + r["usage"]["output_tokens"]
                                                         for r in records), 1)
@@ -247,10 +254,11 @@ def _summary(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 def render_table(result: dict[str, Any]) -> str:
     """A markdown table of the per-mode summary."""
-    rows = ["| mode | answers | coverage | claim recall | citation precision | anti-claim avoidance | overall | s/question | calls/question |",
-            "|---|---|---|---|---|---|---|---|---|"]
+    rows = ["| mode | answers | coverage | claim recall | citation precision | anti-claim avoidance | overall | s/question | calls/question | answers with a verified statement |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
     for mode, s in result["summary"].items():
         if s:
+            verified = "—" if s.get("answers_with_verified") is None else f"{s['answers_with_verified']}/{s['answers']}"
             rows.append(f"| {mode} | {s['answers']} | {s['coverage']} | {s['claim_recall']} | {s['citation_precision']} | "
-                        f"{s['anti_claim_avoidance']} | {s['overall']} | {s['seconds']} | {s['calls_per_question']} |")
+                        f"{s['anti_claim_avoidance']} | {s['overall']} | {s['seconds']} | {s['calls_per_question']} | {verified} |")
     return "\n".join(rows)

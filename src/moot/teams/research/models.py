@@ -117,6 +117,14 @@ class MultiAgentResult(BaseModel):
     status: str = "completed"
     stop_reason: str = ""
 
+    def verified_statements(self) -> int:
+        """Statements of the answer that were checked against the code: each written by moot from
+        the index, each line quoted from the files, each claim the verifier found VERIFIED."""
+        from moot.teams.research.resolve import INDEX_SECTION_LIMIT
+
+        return (min(len(self.resolved), INDEX_SECTION_LIMIT) + len(self.quoted)
+                + sum(1 for v in self.verification if v.status == "VERIFIED"))
+
     def citations(self) -> list[str]:
         """Every ``path:line`` the final answer cites."""
         from moot.teams.research.citations import find_citations

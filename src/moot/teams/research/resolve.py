@@ -263,7 +263,11 @@ def render_facts(resolved: list[ResolvedSymbol], question: str = "") -> str:
     return "\n".join(f"- {r.statement(all_callers=everyone)}" for r in resolved)
 
 
-def index_section(resolved: list[ResolvedSymbol], limit: int = 6, *, question: str = "") -> str:
+INDEX_SECTION_LIMIT = 6
+"""Symbols stated in an answer's index section."""
+
+
+def index_section(resolved: list[ResolvedSymbol], limit: int = INDEX_SECTION_LIMIT, *, question: str = "") -> str:
     """The part of the answer that moot writes from the index (not the model). Callers in
     other files are cited only when ``question`` asks who calls (or no question is given)."""
     if not resolved:
