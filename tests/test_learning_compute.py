@@ -308,6 +308,46 @@ def test_days_between_two_dates_from_two_facts(kb: KnowledgeBase) -> None:
     assert answer.answer.startswith("20 days") and "12 May 2023" in answer.answer
 
 
+@pytest.mark.parametrize(("question", "unit", "clauses", "span"), [
+    ("How many days after work on the Orrin springs pipeline began did the hosepipe ban start?", "days",
+     ("work on the Orrin springs pipeline began", "the hosepipe ban start"), False),
+    ("How many years after the co-op was founded did its Ridgeway bakery open?", "years",
+     ("the co-op was founded", "its Ridgeway bakery open"), False),
+    ("How many days passed between the storm and the reopening?", "days", ("the storm", "the reopening"), False),
+    ("For how many months was the Varnby hosepipe ban in force?", "months",
+     ("the Varnby hosepipe ban in force", "the Varnby hosepipe ban in force"), True),
+    ("How long did the road closure last?", "days", ("the road closure", "the road closure"), True),
+])
+def test_the_events_of_a_duration_question(question: str, unit: str, clauses: tuple[str, str], span: bool) -> None:
+    from moot.teams.learning.events import read_events
+
+    events = read_events(question)
+    assert events is not None and events.unit == unit and events.clauses == clauses and events.span == span
+    assert read_events("How many loaves do the bakeries bake each day?") is None
+
+
+def test_each_event_gets_its_own_date_and_python_counts_the_days(kb: KnowledgeBase) -> None:
+    # Seen on L3: offered every date at once, the model took the pipeline's end (110 days).
+    kb.add_episode("Varnby, 5 September 2023. The Orrin springs pipeline was finished on 30 August. The Varnby Water "
+                   "Board lifted the hosepipe ban on 1 September.", source="Varnby Courier", published="2023-09-05")
+    menus: list[str] = []
+
+    def choose(request: ModelRequest) -> Any:
+        menus.append(request.messages[-1].content)
+        assert request.output is not None
+        props = request.output.json_schema["properties"]
+        first, second = props["first_date"]["enum"], props["second_date"]["enum"]
+        line = {line.split(" = ")[0]: line for line in request.messages[-1].content.splitlines() if " = " in line}
+        return {"first_date": next(i for i in first if "2023-05-12" in line[i]),
+                "second_date": next(i for i in second if "2023-06-01" in line[i])}
+
+    answer, model = ask(kb, "How many days after work on the Orrin springs pipeline began did the hosepipe ban start?",
+                        {"single": "110 days.", "compute": choose})
+    assert answer.answer.startswith("20 days") and "12 May 2023" in answer.answer
+    assert len(model.requests_from("compute")) == 1
+    assert "30 August" in menus[0] and "1 September" in menus[0]  # each event had more than one date to choose from
+
+
 def test_specialists_run_in_parallel_beside_the_single_draft(kb: KnowledgeBase) -> None:
     barrier = asyncio.Barrier(3)
 

@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field, create_model
 from moot.models.base import ModelSettings, Usage
 from moot.runtime import AgentProgress, AgentResult, EventBus, SubAgent
 from moot.runtime.calculator import CalculationError, safe_calculate
+from moot.teams.learning.events import read_events
 
 Operation = Literal["none", "sum", "difference", "product", "ratio", "percent_change", "days_between",
                     "months_between", "years_between", "convert", "formula", "minimum", "maximum"]
@@ -207,7 +208,7 @@ def find_quantities(text: str, *, origin: str, year: int | None = None, start: i
 
 
 def collect_quantities(question: str, facts: Sequence[Mapping[str, Any]],
-                       passages: Sequence[Mapping[str, Any]] = ()) -> list[Quantity]:
+                       passages: Sequence[Mapping[str, Any]] = (), *, limit: int = MAX_QUANTITIES) -> list[Quantity]:
     """The menu the model chooses from: the question's numbers, then the facts', then the passages'."""
     quantities: list[Quantity] = []
     seen: set[tuple[str, str]] = set()
@@ -215,7 +216,7 @@ def collect_quantities(question: str, facts: Sequence[Mapping[str, Any]],
     def add(found: list[Quantity]) -> None:
         for q in found:
             key = (q.origin, q.text)
-            if key in seen or len(quantities) >= MAX_QUANTITIES:
+            if key in seen or len(quantities) >= limit:
                 continue
             seen.add(key)
             quantities.append(dataclasses.replace(q, id=f"q{len(quantities) + 1}"))
@@ -483,8 +484,19 @@ class ComputeAgent(SubAgent):
         from moot.teams.learning.specialists import evidence
 
         merged = dict(context) if context and "facts" in context else evidence(context or {})
-        quantities, operations, narrowed = narrow(
-            task, collect_quantities(task, list(merged.get("facts") or []), list(merged.get("passages") or [])))
+        facts = list(merged.get("facts") or [])
+        # Each source's sentences about the question sit beside the top passages: the value reported
+        # at a date the question names may stand in neither the facts nor the two best paragraphs.
+        passages = list(merged.get("passages") or []) + [
+            {"text": sentence, "published": report.get("published")}
+            for report in merged.get("reports") or [] for sentence in report.get("sentences") or []]
+        events = read_events(task)
+        if events is not None:
+            answered = await self._between_events(task, events, collect_quantities(task, facts, passages, limit=80),
+                                                  budget, bus, progress, run_id, task_id)
+            if answered is not None:
+                return answered
+        quantities, operations, narrowed = narrow(task, collect_quantities(task, facts, passages))
         if len(quantities) < 1:
             return AgentResult(agent=self.name, output={"draft": "", "computation": None}, text="",
                                usage=Usage(), transcript=(), stop_reason="completed", turns=0,
@@ -518,6 +530,47 @@ class ComputeAgent(SubAgent):
             detail = f"no value computed: {exc}"
         return AgentResult(agent=self.name, output=output, text=output["draft"], usage=result.usage,
                            transcript=result.transcript, stop_reason="completed", turns=result.turns, detail=detail)
+
+
+    async def _between_events(self, task: str, events: Any, quantities: Sequence[Quantity], budget: Any,
+                              bus: EventBus | None, progress: AgentProgress | None, run_id: str | None,
+                              task_id: str | None) -> AgentResult | None:
+        """A duration between two events: one date per event, chosen from that event's own short
+        list (:mod:`moot.teams.learning.events`); None when either event matches no date."""
+        from moot.runtime import load_prompt
+        from moot.teams.learning.events import END_WORDS, START_WORDS, event_schema, operation_for, rank
+
+        dated = [q for q in quantities if q.date is not None and q.origin != "question"
+                 and (events.unit == "years" or not re.fullmatch(r"\d{4}", q.text))]
+        first = rank(events.clauses[0], dated, cue=START_WORDS if events.span else frozenset())
+        second = rank(events.clauses[1], dated, cue=END_WORDS if events.span else frozenset())
+        if not first or not second:
+            return None
+        usage, turns, transcript = Usage(), 0, ()
+        choice: dict[str, Any] = {"first_date": first[0].id, "second_date": second[0].id}
+        if len(first) > 1 or len(second) > 1:
+            listed = list({q.id: q for q in [*first, *second]}.values())
+            chooser = SubAgent(self.name, self.role, load_prompt("events", __package__), (), self._model or self.model,
+                               output_type=event_schema(events, [q.id for q in first], [q.id for q in second]),
+                               max_turns=2, settings=self.settings)
+            result = await chooser.run(f"Dates:\n{render_menu(listed)}\n\nQuestion: {task}", budget=budget, bus=bus,
+                                       progress=progress, run_id=run_id, task_id=task_id)
+            usage, turns, transcript = result.usage, result.turns, result.transcript
+            if not result.ok:
+                return None
+            choice = result.output.model_dump()
+        by_id = {q.id: q for q in quantities}
+        operands = [by_id[choice["first_date"]], by_id[choice["second_date"]]]
+        output: dict[str, Any] = {"draft": "", "computation": None, "choice": choice,
+                                  "narrowed": f"events: {' / '.join(dict.fromkeys(events.clauses))}"}
+        detail = None
+        try:
+            computation = evaluate(operation_for(events), operands)
+            output.update(draft=computation.sentence(), computation=computation.model_dump())
+        except ComputeError as exc:
+            detail = f"no value computed: {exc}"
+        return AgentResult(agent=self.name, output=output, text=output["draft"], usage=usage, transcript=transcript,
+                           stop_reason="completed", turns=turns, detail=detail)
 
 
 def build_compute(model: Any) -> ComputeAgent:

@@ -182,7 +182,11 @@ class MemoryAgent(SubAgent):
         # A question about a step's position gets the procedures the sources write out, in order.
         procedures = find_procedures(self.kb, question) if facts and read_relation(question) else []
         # A question about one value gets what each source says about it, side by side.
-        reports = find_source_sentences(self.kb, question) if facts and value_kind(question) else []
+        # (and a value to work out may need the one a source reports at the question's date).
+        from moot.teams.learning.compute import derivation_asked
+
+        wanted = facts and (value_kind(question) or derivation_asked(question))
+        reports = find_source_sentences(self.kb, question) if wanted else []
         return {
             "strategy": str(retrieval.strategy),
             "note": retrieval.note,

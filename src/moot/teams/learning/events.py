@@ -1,0 +1,102 @@
+"""Event dates: which date each event of a duration question happened on.
+
+"How many days after work on the pipeline began did the hosepipe ban start?" names two events;
+the answer is the time between their dates. Offered every date of the evidence at once, the 0.5B
+model took the pipeline's *end* and answered 110 days. Here Python reads the events out of the
+question — two clauses ("after A did B", "between A and B"), or one span ("for how long was X in
+force": the start and the end of X) — ranks the dates whose sentence shares the most words with
+each clause, and the model chooses one date per event from that event's short list (an enum per
+field of one schema). Python then computes the time between them (:func:`compute.evaluate`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import Field, create_model
+
+from moot.memory.facts import match_terms
+
+MAX_PER_EVENT = 4
+
+_UNIT = r"(days|weeks|months|years)"
+_AUX = r"(?:did|does|do|was|were|is|are|had|has|have|will|would)"
+_TWO = (
+    re.compile(rf"\bhow many {_UNIT} (after|before) (?P<a>.+) {_AUX} (?P<b>.+?)\W*$", re.I),
+    re.compile(rf"\bhow (long) (after|before) (?P<a>.+) {_AUX} (?P<b>.+?)\W*$", re.I),
+    re.compile(rf"\bhow many {_UNIT} (?:passed |went by |elapsed |were there )?(between) (?P<a>.+?) and (?P<b>.+?)\W*$", re.I),
+    re.compile(rf"\bhow many {_UNIT} (?:passed |went by |elapsed )?(from) (?P<a>.+?) (?:to|until|till) (?P<b>.+?)\W*$", re.I),
+)
+_SPAN = (
+    re.compile(rf"\bfor how (?:many {_UNIT}|(long)) {_AUX} (?P<x>.+?)\W*$", re.I),
+    re.compile(rf"\bhow (?:many {_UNIT}|(long)) {_AUX} (?P<x>.+?) (?:last|in force|in place|closed|open|running|run)\W*$", re.I),
+)
+START_WORDS = match_terms("began begin start started starts put in place introduced imposed opened opens launched founded "
+                          "came into force from since")
+END_WORDS = match_terms("ended end ends finished finish lifted lift closed closes removed stopped until completed over")
+
+
+@dataclass(frozen=True)
+class Events:
+    """The events a duration question names, and the unit it asks in."""
+
+    unit: str
+    """``days``, ``weeks``, ``months``, ``years`` (``long`` → days)."""
+    clauses: tuple[str, str]
+    """The two events, in the question's order; for a span, the same clause twice."""
+    span: bool = False
+    """True for "for how long was X …": the first is X's start, the second its end."""
+
+
+def read_events(question: str) -> Events | None:
+    """The two events of a duration question, or None."""
+    text = " ".join(question.split())
+    for pattern in _TWO:
+        if match := pattern.search(text):
+            unit = match.group(1).lower()
+            return Events("days" if unit == "long" else unit, (match["a"].strip(), match["b"].strip()))
+    for pattern in _SPAN:
+        if match := pattern.search(text):
+            unit = (match.group(1) or "days").lower()
+            clause = match["x"].strip()
+            return Events("days" if unit == "long" else unit, (clause, clause), span=True)
+    return None
+
+
+def rank(clause: str, dated: Sequence[Any], *, cue: frozenset[str] = frozenset()) -> list[Any]:
+    """The dated quantities whose sentence best matches ``clause`` (and, for a span, the start or
+    end words), best first, at most :data:`MAX_PER_EVENT`; none that shares no word."""
+    wanted = match_terms(clause)
+    scored = []
+    for position, quantity in enumerate(dated):
+        terms = match_terms(quantity.context)
+        score = len(wanted & terms) * 2 + len(cue & terms)
+        if wanted & terms:
+            scored.append((score, position, quantity))
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    unique: dict[Any, Any] = {}
+    for _, _, quantity in scored:
+        unique.setdefault(quantity.date, quantity)
+    return list(unique.values())[:MAX_PER_EVENT]
+
+
+def event_schema(events: Events, first: Sequence[str], second: Sequence[str]) -> type:
+    """One field per event, each an enum of that event's candidate ids."""
+    if events.span:
+        a_text, b_text = f"the date {events.clauses[0]} started", f"the date {events.clauses[0]} ended"
+    else:
+        a_text, b_text = f"the date when {events.clauses[0]}", f"the date when {events.clauses[1]}"
+    return create_model("EventDates",
+                        first_date=(Literal[tuple(first)], Field(description=a_text)),  # type: ignore[valid-type]
+                        second_date=(Literal[tuple(second)], Field(description=b_text)))  # type: ignore[valid-type]
+
+
+def operation_for(events: Events) -> str:
+    return {"days": "days_between", "weeks": "days_between", "months": "months_between",
+            "years": "years_between"}[events.unit]
+
+
+__all__ = ["END_WORDS", "START_WORDS", "Events", "event_schema", "operation_for", "rank", "read_events"]
