@@ -213,6 +213,18 @@ def test_a_raise_in_the_callee_ranks_above_a_line_that_hands_work_on(index: Code
     assert texts.index("except zlib.error as exc:") < texts.index("decoder = make_decoder(encoding)")
 
 
+def test_a_chosen_definition_offers_its_deciding_lines_without_the_question_words(index: CodeIndex) -> None:
+    # "How is a gzip body read?" shares no word with `except zlib.error as exc:`, which decides
+    # what happens when it fails; the chosen definition's except and raise are offered anyway
+    [gzip] = resolve(index, ["web.decoders.GzipDecoder.decode"])
+    texts = [c.text for c in candidate_lines(index, "How is a gzip body read?", [gzip])]
+    assert "except zlib.error as exc:" in texts
+    # a definition only reached as a callee still needs a word of the question
+    [decode_all] = resolve(index, ["decode_all"])
+    assert all("NotImplementedError" not in t for t in
+               (c.text for c in candidate_lines(index, "How are chunks joined?", [decode_all])))
+
+
 # ------------------------------------------------------------------ the pickers in multi mode
 
 

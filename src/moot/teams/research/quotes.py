@@ -38,7 +38,13 @@ MAX_CALLERS = 4
 """Callers in the resolved symbols' own files whose bodies are also searched."""
 MAX_CLASS_LINES = 30
 LINE_CHARS = 140
-SPREAD = 1.0
+DECIDING_WITHOUT_WORDS = 1.5
+"""The rank of a deciding line of a chosen definition that holds none of the question's words:
+below a line that holds them and decides, above most lines that only mention them."""
+PROSE_WEIGHT = 0.5
+"""Docstring prose holds the question's words more often than code (it is written in them) but
+says less about what the code does: its score counts half."""
+SPREAD = 0.5
 """How much lower each further line of one definition ranks (keeps the list spread over definitions)."""
 
 _PASS_ALONG = re.compile(r"^(\w+)=\1,?$")
@@ -82,6 +88,13 @@ _CONSTANT = re.compile(r"[A-Z][A-Z0-9]*_[A-Z0-9_]+|\b[A-Z]{3,}\b|\bcodes\.\w+|\b
 _REMOVES = re.compile(r"\b(?:pop|del|remove|discard|clear)\b")
 
 
+def _decides(line: str, then: str) -> bool:
+    """A line that decides behaviour on its own: an ``except``, a ``raise``, a removal, or a
+    condition on a literal or constant (``if status == SEE_OTHER``), with its block."""
+    return bool(re.match(r"(?:except|raise)\b", line) or re.match(r"raise\b", then) or _REMOVES.search(line)
+                or (re.match(r"(?:if|elif)\b", line) and _CONSTANT.search(line)))
+
+
 def score_line(text: str, terms: set[str], *, prose: bool = False, weights: dict[str, float] | None = None,
                delegates: set[str] | None = None) -> float:
     """How much of the question a line speaks to: the question's words it holds (each weighted
@@ -96,7 +109,7 @@ def score_line(text: str, terms: set[str], *, prose: bool = False, weights: dict
     score = sum((weights or {}).get(t, 1.0) for t in found)
     stripped = text.strip()
     if prose:
-        return score - 0.5
+        return score * PROSE_WEIGHT
     if re.match(r"(?:def|class|async def)\b", stripped):
         return score - 1.5
     if re.match(r"(?:if|elif|while|except)\b", stripped):
@@ -151,6 +164,7 @@ def candidate_lines(index: CodeIndex, question: str, resolved: list[ResolvedSymb
             seen_defs.add((info.path, info.start_line))
             symbols.append(ResolvedSymbol(name=info.name, qualified_name=info.qualified_name, kind=info.kind,
                                           path=info.path, start_line=info.start_line, end_line=info.end_line))
+    chosen_names = {r.qualified_name for r in resolved}
     # Every line that shares a word with the question, then each scored; the question's words
     # are weighted by how few of these lines hold them.
     delegates = {symbol.name for symbol in symbols}
@@ -170,7 +184,11 @@ def candidate_lines(index: CodeIndex, question: str, resolved: list[ResolvedSymb
                 continue
             then, then_line = ("", 0) if prose else _block_start(body, at)
             found = matched_terms(line_terms(f"{stripped} {then}"), terms)
-            if not found:
+            # A line of a chosen definition that decides something (an except, a raise, a
+            # condition on a constant) is offered even without the question's words:
+            # `except SystemExit as e:` answers "how does the runner run a command" in no word
+            # of it. Lines of callees and callers still need a word of the question.
+            if not found and not (symbol.qualified_name in chosen_names and not prose and _decides(stripped, then)):
                 continue
             seen_text.add(key)
             for part in then.splitlines():  # shown with its condition: not again on its own
@@ -181,8 +199,10 @@ def candidate_lines(index: CodeIndex, question: str, resolved: list[ResolvedSymb
     frequency = {t: sum(1 for *_, found in raw if t in found) for t in terms}
     weights = {t: min(2.0, max(0.5, 1.0 + math.log2(len(raw) / (2 * n)))) for t, n in frequency.items() if n}
     groups: dict[str, list[CodeLine]] = {}
-    for symbol, number, stripped, then, then_line, prose, _ in raw:
+    for symbol, number, stripped, then, then_line, prose, found in raw:
         score = score_line(f"{stripped} {then}", terms, prose=prose, weights=weights, delegates=delegates - {symbol.name})
+        if not found:
+            score = DECIDING_WITHOUT_WORDS
         groups.setdefault(symbol.qualified_name, []).append(CodeLine(
             path=symbol.path, line=number, text=stripped, then=then, then_line=then_line,
             symbol=symbol.qualified_name, score=score))  # fmt: skip
