@@ -59,6 +59,7 @@ def test_quantities_carry_value_unit_date_and_the_fact_they_came_from() -> None:
     ("months_between", ["1 June 2023", "1 September 2023"], 3, "months"),
     ("years_between", ["1 May 2019", "1 May 2022"], 3, "years"),
     ("maximum", ["900 loaves", "600 loaves"], 900, "loaves"),
+    ("order", ["30 minutes", "10 minutes", "20 minutes"], 10, "minutes"),
 ])
 def test_each_operation_is_computed_exactly(operation: str, texts: list[str], value: float, unit: str) -> None:
     operands = [dataclasses.replace(_q(t, origin=f"#{i}")[0], id=f"q{i}") for i, t in enumerate(texts, 1)]
@@ -367,6 +368,22 @@ def test_specialists_run_in_parallel_beside_the_single_draft(kb: KnowledgeBase) 
 
     answer = asyncio.run(run())
     assert {"single", "compute", "reasoning", "select"} <= set(answer.sub_agents)
+
+
+def test_a_value_computed_from_the_questions_own_numbers_leads(kb: KnowledgeBase) -> None:
+    # Seen on L12: compute took the slowest station (40) and the smallest load (20), and the
+    # selector kept the single draft that restated one of the question's numbers (90, 40).
+    kb.add_episode("The output of a chain of steps is set by its slowest step.", source="Oskry Newsletter",
+                   published="2024-06-04")
+    question = ("A reservoir pumping line has three pumps in a row: pump one moves 90 litres a second, pump two 40 "
+                "and pump three 70. How many litres a second does the line move?")
+    answer, _ = ask(kb, question, {"single": "The line moves 90 litres a second.",
+                                   "compute": pick("40", "90 litres", "70")("minimum")})
+    assert answer.answer.startswith("40"), answer.answer
+    assert any("its own numbers" in n for n in answer.trace.notes)
+    order = evaluate("order", [dataclasses.replace(q, id=f"q{i}") for i, q in enumerate(
+        _q("30 minutes") + _q("10 minutes") + _q("20 minutes"), 1)])
+    assert order.sentence().startswith("10 minutes (smallest first: 10 minutes, 20 minutes, 30 minutes")
 
 
 def test_a_stated_price_is_not_replaced_by_a_computation(kb: KnowledgeBase) -> None:

@@ -27,7 +27,7 @@ from moot.runtime.calculator import CalculationError, safe_calculate
 from moot.teams.learning.events import read_events
 
 Operation = Literal["none", "sum", "difference", "product", "ratio", "percent_change", "days_between",
-                    "months_between", "years_between", "convert", "formula", "minimum", "maximum"]
+                    "months_between", "years_between", "convert", "formula", "minimum", "maximum", "order"]
 OPERATIONS: tuple[str, ...] = Operation.__args__  # type: ignore[attr-defined]
 DATE_OPERATIONS = frozenset({"days_between", "months_between", "years_between"})
 MAX_QUANTITIES = 18
@@ -399,6 +399,12 @@ def evaluate(operation: str, operands: Sequence[Quantity], *, formula: str = "",
         _same_units(numbers, "a sum")
         value = sum(values)  # type: ignore[arg-type]
         return done(value, unit, " + ".join(shown) + f" = {format_number(value)}")
+    if operation == "order":
+        if len(numbers) < 2:
+            raise ComputeError("order needs at least two numbers")
+        ranked = sorted(numbers, key=lambda q: q.value)  # type: ignore[arg-type,return-value]
+        first = ranked[0]
+        return done(first.value, first.unit, "smallest first: " + ", ".join(q.text for q in ranked))
     if operation in ("minimum", "maximum"):
         pick = (min if operation == "minimum" else max)(numbers, key=lambda q: q.value)  # type: ignore[arg-type,return-value]
         return done(pick.value, pick.unit, f"{operation} of {', '.join(shown)} = {pick.text}")

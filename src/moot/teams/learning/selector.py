@@ -17,6 +17,8 @@ Python, in this order:
    the single agent already states that very value (its wording is kept).
 3. When the sources disagree (different values of one attribute from different sources), the
    passing draft that names the most of those values leads.
+   When the question brings its own numbers and the ComputeAgent computed from them alone (the
+   bottleneck of three stations, the shortest of three jobs), its draft leads likewise.
 4. When one publisher's later report changed the value (an update) and the single draft does not
    state the latest value, the SourcesAgent's draft (the latest, the earlier one named) leads.
    Otherwise the single agent's draft, if it passes: multi never loses an answer the single
@@ -190,12 +192,20 @@ class SelectorAgent(SubAgent):
         compute = by_task.get("compute")
         computation = (raw.get("compute") or {}).get("computation")
         derived = computation and len(set(computation.get("operands") or [])) >= 2 and \
-            computation.get("operation") not in ("minimum", "maximum")
+            computation.get("operation") not in ("minimum", "maximum", "order")
         if compute is not None and derived and compute.verdict.ok and derivation_required(question):
             value = numbers_in(str(computation.get("value") if computation.get("value") is not None else ""))
             if single is not None and single.verdict.ok and value and value <= numbers_in(single.draft):
                 return single, "the single draft states the computed value"
             return compute, "the question asks for a worked-out value: the computed one"
+        origins = (computation or {}).get("origins") or []
+        if compute is not None and compute.verdict.ok and len(origins) >= 2 and set(origins) == {"question"}:
+            # A question that brings its own data ("slicing 90, filling 40, wrapping 70 an hour")
+            # asks for something worked out from it; a draft restating one of its numbers is no answer.
+            value = numbers_in(str(computation.get("value") if computation.get("value") is not None else ""))
+            if single is not None and single.verdict.ok and value and value <= numbers_in(single.draft):
+                return single, "the single draft states the value computed from the question's own numbers"
+            return compute, "the question gives its own numbers: the value computed from them"
         if self.conflicts:
             # "Italy gold medals: 5 (Day 10 report, #4) vs 7 (Rival report, #7)" → {"5", "7"}
             wanted = {part.split(": ", 1)[-1].rsplit(" (", 1)[0].strip().lower()
