@@ -117,44 +117,65 @@ class SourceSentences:
                 "sentences": list(self.sentences), "score": self.score}
 
 
+@dataclass(frozen=True, slots=True)
+class ScoredSentence:
+    """One sentence of a stored episode and how well it matches a query."""
+
+    text: str
+    score: float
+    """The sum of the inverse sentence frequencies of the query words it shares."""
+    shared: int
+    """How many of the query's words it shares."""
+    source: str
+    published: str | None
+    episode_id: int
+    position: int
+
+
+def score_sentences(kb: KnowledgeBase, query: str, *, min_shared: int = 1) -> list[ScoredSentence]:
+    """Every sentence of the (most recent :data:`MAX_EPISODES`) episodes that shares at least
+    ``min_shared`` of the query's words, best first.
+
+    Each shared word adds its inverse sentence frequency, so the words that say *what* is asked
+    ("cost", "bridge") outweigh the subject every sentence names ("festival"); words are matched
+    with a light stemmer ("opened" ~ "opens"). Lexical and deterministic, like :func:`find_passages`."""
+    from moot.memory.facts import match_terms
+
+    wanted = match_terms(query)
+    if not wanted:
+        return []
+    rows: list[tuple[Any, str, frozenset[str]]] = []
+    for episode in kb.episodes()[-MAX_EPISODES:]:
+        for paragraph in split_paragraphs(episode.text):
+            for sentence in _SENTENCE_END.split(paragraph):
+                rows.append((episode, sentence.strip(), match_terms(sentence)))
+    frequency = {w: sum(w in terms for _, _, terms in rows) for w in wanted}
+    weight = {w: math.log(1 + len(rows) / n) for w, n in frequency.items() if n}
+    scored: list[ScoredSentence] = []
+    for position, (episode, sentence, terms) in enumerate(rows):
+        shared = [w for w in weight if w in terms]
+        if len(shared) >= min_shared:
+            published = episode.published.isoformat() if episode.published else None
+            scored.append(ScoredSentence(sentence, round(sum(weight[w] for w in shared), 3), len(shared),
+                                         episode.source, published, episode.id, position))
+    scored.sort(key=lambda s: (-s.score, s.position))
+    return scored
+
+
 def find_source_sentences(kb: KnowledgeBase, question: str, *, per_source: int = 2, min_shared: int = 2,
                           limit: int = 4) -> list[SourceSentences]:
     """Per episode, the ``per_source`` sentences that best match ``question`` (sharing at least
-    ``min_shared`` of its words), for the ``limit`` best episodes, oldest first.
+    ``min_shared`` of its words, scored by :func:`score_sentences`), for the ``limit`` best
+    episodes, oldest first.
 
     What each source says about one thing, side by side: the material for telling a disagreement
-    between sources from a later update of one source. Scoring is lexical and deterministic, like
-    :func:`find_passages`: each shared word adds its inverse sentence frequency, so the words that
-    say *what* is asked ("cost", "bridge") outweigh the subject every sentence names ("festival");
-    words are matched with a light stemmer ("opened" ~ "opens")."""
-    from moot.memory.facts import match_terms
-
-    wanted = match_terms(question)
-    if not wanted:
-        return []
-    episodes = kb.episodes()[-MAX_EPISODES:]
-    sentences: list[tuple[Any, str, frozenset[str]]] = []
-    for episode in episodes:
-        for paragraph in split_paragraphs(episode.text):
-            for sentence in _SENTENCE_END.split(paragraph):
-                sentences.append((episode, sentence.strip(), match_terms(sentence)))
-    if not sentences:
-        return []
-    frequency = {w: sum(w in terms for _, _, terms in sentences) for w in wanted}
-    weight = {w: math.log(1 + len(sentences) / n) for w, n in frequency.items() if n}
-    best: dict[int, list[tuple[float, int, str]]] = {}
-    for position, (episode, sentence, terms) in enumerate(sentences):
-        shared = [w for w in weight if w in terms]
-        if len(shared) >= min_shared:
-            best.setdefault(episode.id, []).append((sum(weight[w] for w in shared), position, sentence))
-    found: list[SourceSentences] = []
-    by_id = {episode.id: episode for episode in episodes}
-    for episode_id, scored in best.items():
-        scored.sort(key=lambda item: (-item[0], item[1]))
-        episode = by_id[episode_id]
-        published = episode.published.isoformat() if episode.published else None
-        found.append(SourceSentences(episode.source, published, episode_id,
-                                     tuple(text for _, _, text in scored[:per_source]), round(scored[0][0], 3)))
+    between sources from a later update of one source."""
+    best: dict[int, list[ScoredSentence]] = {}
+    for sentence in score_sentences(kb, question, min_shared=min_shared):
+        best.setdefault(sentence.episode_id, []).append(sentence)
+    found = [SourceSentences(items[0].source, items[0].published, episode_id,
+                             tuple(s.text for s in items[:per_source]), items[0].score)
+             for episode_id, items in best.items()]
     found.sort(key=lambda s: -s.score)
     kept = found[:limit]
     kept.sort(key=lambda s: (s.published or "", s.episode_id))

@@ -184,6 +184,11 @@ def specialists_for(question: str, intent: str, recalled: dict[str, Any]) -> tup
             chosen.append("procedure")
             why.append(f"procedure: {len(recalled['procedures'])} written-out procedure(s) and a question about "
                        f"{'the steps' if relation.kind == 'all' else 'a step’s position'} ({relation.kind})")
+    from moot.teams.learning.bridge import read_hop
+
+    if (hop := read_hop(question)) is not None:
+        chosen.append("bridge")
+        why.append(f"bridge: the question names its subject by a clause (the {hop.kind} that …): two hops")
     if len(recalled.get("reports") or []) >= 2:
         from moot.teams.learning.sources import value_kind
 
@@ -246,7 +251,7 @@ async def answer_question(kb: KnowledgeBase, question: str, *, model: Model, mod
                           parent_run_id: str | None = None) -> Any:
     """Answer one question with the team; returns a :class:`~moot.teams.learning.answer.Answer`.
 
-    ``models`` maps a role (``single``, ``compute``, ``procedure``, ``sources``, ``reasoning``, ``selector``, ``teaching``,
+    ``models`` maps a role (``single``, ``compute``, ``procedure``, ``sources``, ``bridge``, ``reasoning``, ``selector``, ``teaching``,
     ``research``, ``synthesize``, ``coordinator``) to the model that plays it; other roles use
     ``model``."""
     if mode not in MODES:
@@ -294,6 +299,10 @@ async def answer_question(kb: KnowledgeBase, question: str, *, model: Model, mod
                 agents["research"] = build_research(model_for("research"), kb)
             if "compute" in drafting:
                 agents["compute"] = build_compute(model_for("compute"))
+            if "bridge" in drafting:
+                from moot.teams.learning.bridge import build_bridge
+
+                agents["bridge"] = build_bridge(model_for("bridge"), kb)
             if "sources" in drafting:
                 from moot.teams.learning.sources import build_sources
 

@@ -10,7 +10,9 @@ Python, in this order:
    When the ProcedureAgent resolved the question's relation (the step after another, the first,
    the last, which of two comes first, how many) its draft — the source's own step, by
    position — leads. When the SourcesAgent found that different publishers give different
-   values, its draft — every value with its source — leads.
+   values, its draft — every value with its source — leads. When the BridgeAgent answered a
+   question that names its subject by a clause ("the farm that supplies …") in two hops, its
+   draft leads unless the single draft names the same answer.
 2. When the question's wording says the answer is worked out (``how many more``, ``in total``,
    ``how many days`` …; not a plain "how much does it cost") and the ComputeAgent computed one
    from two or more quantities, its draft leads — unless a passing draft of
@@ -185,6 +187,12 @@ class SelectorAgent(SubAgent):
         procedure = by_task.get("procedure")
         if procedure is not None and procedure.verdict.ok and (raw.get("procedure") or {}).get("resolution"):
             return procedure, "the question asks where a step lies: the procedure's own steps, by position"
+        bridge = by_task.get("bridge")
+        bridged = (raw.get("bridge") or {}).get("resolution") or {}
+        if bridge is not None and bridge.verdict.ok and bridged.get("answer"):
+            if single is not None and single.verdict.ok and _states(single.draft, str(bridged["answer"])):
+                return single, "the single draft names what the two hops found"
+            return bridge, f"the question names its subject by a clause: two hops, through {bridged.get('bridge')}"
         sources = by_task.get("sources")
         compared = (raw.get("sources") or {}).get("resolution") or {}
         if sources is not None and sources.verdict.ok and compared.get("kind") == "disagree":

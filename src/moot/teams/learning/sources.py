@@ -56,7 +56,8 @@ def value_kind(question: str) -> ValueKind | None:
         return "time"
     if re.search(r"\bwhat date\b|\bwhich day\b|\bwhen (?:did|does|do|will|was|is|were)\b", lower):
         return "date"
-    if re.search(r"\bhow (?:many|much)\b", lower) or _GAP.search(text):
+    if (re.search(r"\bhow (?:many|much)\b", lower) or _GAP.search(text)
+            or re.search(r"\bwhat (?:is|was|are|were) the (?:price|cost|fee|charge|number|amount|budget)\b", lower)):
         return None if _TOTAL.search(text) and not _GAP.search(text) else "amount"
     if re.search(r"^\W*who\b|\b(?:from|at|in|on|by) which\b|^\W*which (?!of\b)[a-z]+\b|^\W*where\b", lower):
         return "name"
