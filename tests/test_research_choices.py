@@ -23,6 +23,7 @@ from moot.teams.research import ResearchConfig, ResearchTeam
 from moot.teams.research.quotes import PICKED_PER_SUB_QUESTION, candidate_lines
 from moot.teams.research.relevance import rank_symbols
 from moot.teams.research.resolve import asks_callers, best_at, candidates, index_section, resolve, summary_docstring
+from moot.teams.research.synthesizer import without_repeats
 
 DECODERS = '''"""Content decoders."""
 import zlib
@@ -238,7 +239,8 @@ def test_each_sub_question_picker_may_quote_four_lines(tmp_path: Path) -> None:
 
     plan = {"sub_questions": [{"question": "How does the gzip decoder decode a body?"},
                               {"question": "What happens to the Authorization header on a redirect?"}]}
-    model = FunctionModel(by_agent({"planner": plan, "synthesizer": "Bodies are decoded by `GzipDecoder.decode`.",
+    looping = "Bodies are decoded by `GzipDecoder.decode`. " + "The decoder is made by `make_decoder`, which calls it. " * 30
+    model = FunctionModel(by_agent({"planner": plan, "synthesizer": looping,
                                     "verifier": {"verdicts": []}, "line-picker": pick,
                                     "researcher": {"symbols": [], "findings": [], "coverage_note": "", "sufficient": True}}))
     team = ResearchTeam(make_repo(tmp_path / "repo"), model=model, store=RunStore(tmp_path / "runs.db"),
@@ -248,6 +250,15 @@ def test_each_sub_question_picker_may_quote_four_lines(tmp_path: Path) -> None:
     finally:
         team.close()
     assert result.mode == "multi" and limits == [PICKED_PER_SUB_QUESTION] * 2
+    # the 0.5B synthesizer's loop is said once (click's prompt answer repeated one sentence 30 times)
+    assert result.answer.count("The decoder is made by `make_decoder`, which calls it.") == 1
     assert len(result.quoted) > 2  # more than the two a picker got when eight were shared out
     # what the eval counts as checked statements: the index section's and the quoted lines
     assert result.verified_statements() == min(len(result.resolved), 6) + len(result.quoted)
+
+
+def test_a_repeated_sentence_is_said_once() -> None:
+    loop = "The Abort function is called by prompt, which calls echo. "
+    assert without_repeats("It asks. " + loop * 5 + "The Abort function is") == "It asks. " + loop.strip()
+    # short items and numbering may recur: only sentences of four words or more are repeats
+    assert without_repeats("1. Parse it.\n\n1. Parse it.") == "1. Parse it.\n\n1. Parse it."

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from moot.models.base import ModelSettings
 from moot.runtime import SubAgent, load_prompt
 from moot.teams.research.models import EvidenceBundle
@@ -30,6 +32,32 @@ def render_evidence(question: str, bundles: list[EvidenceBundle]) -> str:
         parts.append("\n".join(block)[:BUNDLE_CHARS])
     parts.append("Write the answer now, citing path:line.")
     return "\n\n".join(parts)
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)")
+
+
+def without_repeats(text: str) -> str:
+    """The text with every sentence that repeats an earlier one verbatim left out, and a last
+    sentence cut off mid-way (the token limit) dropped when it is a repeat's beginning.
+
+    The 0.5B synthesizer can fall into a loop ("The Abort function is called by
+    click.termui.prompt, which calls echo." thirty times, until its token limit): the repeats
+    say nothing new and bury the rest of the answer."""
+    out: list[str] = []
+    seen: list[str] = []
+    for paragraph in text.split("\n"):
+        kept: list[str] = []
+        for sentence in _SENTENCE.split(paragraph):
+            key = " ".join(sentence.split()).lower()
+            if len(key.split()) >= 4 and key in seen:  # "1." or "See above." may recur honestly
+                continue
+            if len(key.split()) >= 2 and key[-1] not in ".!?`)\"'" and any(s.startswith(key) for s in seen):
+                continue  # a repeat cut short by the token limit
+            seen.append(key)
+            kept.append(sentence)
+        out.append(" ".join(kept))
+    return "\n".join(out).strip()
 
 
 def sources_line(bundles: list[EvidenceBundle], limit: int = 6) -> str:

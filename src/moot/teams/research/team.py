@@ -37,7 +37,7 @@ from moot.teams.research.researcher import render_findings, researcher_agent, se
 from moot.teams.research.routing import route
 from moot.teams.research.quotes import MAX_PICKED, PICKED_PER_SUB_QUESTION, CodeLine, candidate_lines, chosen, picker_agent, picker_task, quote_section
 from moot.teams.research.resolve import ResolvedSymbol, best_at, index_section, resolve
-from moot.teams.research.synthesizer import merged_resolved, render_evidence, sources_line, synthesizer_agent
+from moot.teams.research.synthesizer import merged_resolved, render_evidence, sources_line, synthesizer_agent, without_repeats
 from moot.teams.research.verifier import (
     MAX_MODEL_CLAIMS,
     apply_model_verdicts,
@@ -210,7 +210,7 @@ class ResearchTeam:
                          tools=code_tools(index), model=self.model_for("single-agent"), max_turns=self.config.single_calls,
                          settings=ModelSettings(max_tokens=500))
         outcome = await run.step("single-agent", agent, f"Search results:\n{render_findings(seeded) or 'none'}\n\nQuestion: {question}")
-        draft = (outcome.text.strip() if outcome else "") or no_answer(outcome, "the budget stopped the run")
+        draft = without_repeats(outcome.text.strip() if outcome else "") or no_answer(outcome, "the budget stopped the run")
         bundle = EvidenceBundle(sub_question=question, findings=seeded, coverage_note="the seeded search hits",
                                 researcher="single-agent", stop_reason=outcome.stop_reason if outcome else "not_started",
                                 turns=outcome.turns if outcome else 0)
@@ -275,7 +275,7 @@ class ResearchTeam:
                                                researcher=r.name, stop_reason=graph.results[r.name].stop_reason or ""))
         outcome = await run.step("synthesizer", synthesizer_agent(self.model_for("synthesizer")), render_evidence(question, bundles),
                                  depends_on=[r.name for r in researchers])
-        draft = (outcome.text.strip() if outcome else "") or no_answer(outcome, "the synthesizer did not answer")
+        draft = without_repeats(outcome.text.strip() if outcome else "") or no_answer(outcome, "the synthesizer did not answer")
         resolved = merged_resolved(bundles)
         if not resolved and not any(exists(index, c) for c in find_citations(draft)) and (extra := sources_line(bundles)):
             draft = f"{draft}\n\n{extra}"
