@@ -534,3 +534,46 @@ def test_the_temporal_worksheet_grounds_a_draft_and_labels_are_not_data(tmp_path
     assert answer.answer == "Norway went from 9 to 14 gold medals, 5 more [#1] [#2]."
     assert "compute" not in {r.agent for r in model.requests}
     base.close()
+
+
+# --------------------------------------------------------------------------- capacity against demand
+
+
+@pytest.mark.parametrize(("question", "yes_means_enough"), [
+    ("If pump B's new motor had arrived on 1 November as ordered, would Tanner Street have flooded on 3 November?", False),
+    ("Had both pumps been working but the inflow peaked at 900 litres a second, would the station have kept up?", True),
+    ("If the inflow had never risen above 400 litres a second, would pump A alone have prevented the flood?", True),
+    ("If pump A had been out of action instead, would Tanner Street still have flooded?", False),
+    ("If both generators draw diesel from one shared tank, does the second generator protect the hospital?", None),
+    ("If every flooded house had been sandbagged, how many sandbags would that have needed, and was it enough?", None),
+    ("Would Tanner Street have flooded?", None),  # no what-if
+])
+def test_what_if_questions_that_a_comparison_decides(question: str, yes_means_enough: bool | None) -> None:
+    from moot.teams.learning.threshold import read_threshold
+
+    found = read_threshold(question)
+    assert (found.yes_means_enough if found else None) == yes_means_enough
+
+
+def test_capacity_against_demand_is_compared_in_python(tmp_path: Path) -> None:
+    base = KnowledgeBase.open(tmp_path / "pumps.sqlite3")
+    base.add_facts([
+        Fact("Each of the two pumps can move 400 litres of water a second", entity="pumping station",
+             attribute="pump capacity", value="400 litres a second", source="Gazette"),
+        Fact("With both pumps running, the station can move 800 litres a second", entity="pumping station",
+             attribute="capacity", value="800 litres a second", source="Council review"),
+        Fact("Water flowed into the station at up to 700 litres a second", entity="pumping station",
+             attribute="inflow", value="700 litres a second", source="Gazette"),
+    ])
+
+    def choose(request: ModelRequest) -> Any:
+        lines = {line.split(" = ")[1].split(" (")[0]: line.split(" = ")[0]
+                 for line in request.messages[-1].content.splitlines() if " = " in line}
+        return {"capacity": lines["800 litres"], "demand": lines["700 litres"]}
+
+    answer, model = ask(base, "If pump B had been working, would the station's street have flooded?",
+                        {"single": "Yes, the street would have flooded.", "compute": choose})
+    assert answer.answer.startswith("No: 800 litres could be handled, at least the 700 litres")
+    assert "(800 ≥ 700)" in answer.answer
+    assert any("capacity against demand" in n for n in answer.trace.notes)
+    base.close()

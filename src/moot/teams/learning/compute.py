@@ -25,6 +25,7 @@ from moot.models.base import ModelSettings, Usage
 from moot.runtime import AgentProgress, AgentResult, EventBus, SubAgent
 from moot.runtime.calculator import CalculationError, safe_calculate
 from moot.teams.learning.events import read_events
+from moot.teams.learning.threshold import read_threshold
 
 Operation = Literal["none", "sum", "difference", "product", "ratio", "percent_change", "days_between",
                     "months_between", "years_between", "convert", "formula", "minimum", "maximum", "order"]
@@ -496,6 +497,12 @@ class ComputeAgent(SubAgent):
         passages = list(merged.get("passages") or []) + [
             {"text": sentence, "published": report.get("published")}
             for report in merged.get("reports") or [] for sentence in report.get("sentences") or []]
+        threshold = read_threshold(task)
+        if threshold is not None:
+            answered = await self._compare(task, threshold, collect_quantities(task, facts, passages, limit=80),
+                                           budget, bus, progress, run_id, task_id)
+            if answered is not None:
+                return answered
         events = read_events(task)
         if events is not None:
             answered = await self._between_events(task, events, collect_quantities(task, facts, passages, limit=80),
@@ -537,6 +544,39 @@ class ComputeAgent(SubAgent):
         return AgentResult(agent=self.name, output=output, text=output["draft"], usage=result.usage,
                            transcript=result.transcript, stop_reason="completed", turns=result.turns, detail=detail)
 
+
+    async def _compare(self, task: str, threshold: Any, quantities: Sequence[Quantity], budget: Any,
+                       bus: EventBus | None, progress: AgentProgress | None, run_id: str | None,
+                       task_id: str | None) -> AgentResult | None:
+        """A what-if decided by capacity against demand (:mod:`moot.teams.learning.threshold`): the
+        model names which amount is which, Python compares; None when fewer than two amounts share a unit."""
+        from moot.runtime import load_prompt
+        from moot.teams.learning.threshold import same_unit_amounts, threshold_schema, verdict
+
+        amounts = same_unit_amounts(quantities)
+        if len(amounts) < 2:
+            return None
+        listed = [dataclasses.replace(q, id=f"q{i}") for i, q in enumerate(amounts, 1)]
+        chooser = SubAgent(self.name, self.role, load_prompt("threshold", __package__), (), self._model or self.model,
+                           output_type=threshold_schema([q.id for q in listed]), max_turns=2, settings=self.settings)
+        result = await chooser.run(f"Amounts:\n{render_menu(listed)}\n\nQuestion: {task}", budget=budget, bus=bus,
+                                   progress=progress, run_id=run_id, task_id=task_id)
+        if not result.ok:
+            return None
+        by_id = {q.id: q for q in listed}
+        capacity, demand = by_id[result.output.capacity], by_id[result.output.demand]
+        output: dict[str, Any] = {"draft": "", "computation": None, "choice": result.output.model_dump(),
+                                  "narrowed": f"capacity against demand, in {amounts[0].unit}"}
+        detail = None
+        if capacity.id == demand.id:
+            detail = "the same amount was chosen as capacity and demand"
+        else:
+            draft, expression = verdict(threshold, capacity, demand)
+            computation = Computation(operation="compare", value=None, unit=capacity.unit, expression=expression,
+                                      operands=[capacity.id, demand.id], origins=[capacity.origin, demand.origin])
+            output.update(draft=draft, computation=computation.model_dump())
+        return AgentResult(agent=self.name, output=output, text=output["draft"], usage=result.usage,
+                           transcript=result.transcript, stop_reason="completed", turns=result.turns, detail=detail)
 
     async def _between_events(self, task: str, events: Any, quantities: Sequence[Quantity], budget: Any,
                               bus: EventBus | None, progress: AgentProgress | None, run_id: str | None,

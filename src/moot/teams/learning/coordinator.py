@@ -159,6 +159,7 @@ def specialists_for(question: str, intent: str, recalled: dict[str, Any]) -> tup
     hold several dates; procedure when they hold steps; contradiction when sources disagree.
     """
     from moot.teams.learning.compute import collect_quantities, derivation_asked
+    from moot.teams.learning.threshold import read_threshold
     from moot.teams.learning.tools import temporal_worksheet
 
     facts, passages = list(recalled.get("facts") or [])[:MAX_FACTS], list(recalled.get("passages") or [])
@@ -176,6 +177,9 @@ def specialists_for(question: str, intent: str, recalled: dict[str, Any]) -> tup
     elif len(in_question) >= 2:
         chosen.append("compute")
         why.append(f"compute: the question itself gives {len(in_question)} numbers")
+    elif quantities and read_threshold(question) is not None:
+        chosen.append("compute")
+        why.append("compute: a what-if that capacity against demand decides")
     if recalled.get("procedures"):
         from moot.teams.learning.procedure import read_relation
 

@@ -206,6 +206,8 @@ class SelectorAgent(SubAgent):
             if single is not None and single.verdict.ok and value and value <= numbers_in(single.draft):
                 return single, "the single draft states the computed value"
             return compute, "the question asks for a worked-out value: the computed one"
+        if compute is not None and compute.verdict.ok and (computation or {}).get("operation") == "compare":
+            return compute, "a what-if that capacity against demand decides: compared in Python"
         origins = (computation or {}).get("origins") or []
         if compute is not None and compute.verdict.ok and len(origins) >= 2 and set(origins) == {"question"}:
             # A question that brings its own data ("slicing 90, filling 40, wrapping 70 an hour")
