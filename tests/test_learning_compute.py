@@ -215,6 +215,8 @@ ORCHARD = [
     ("How many bottles of apple juice were sold?", "600 visitors came on 12 October.", "600 (no source gives a number of bottles)"),
     # The modifier matters: 12 varieties of apple and 30 pear trees give no number of pear varieties.
     ("How many pear varieties grow in the orchard?", "The orchard has 30 pear trees.", "30 (no source gives a number of pear varieties)"),
+    # A length asked, a price answered (seen on L1: "the ferry is 6.8 million crowns long").
+    ("How long is the cider press?", "It is 1,800 litres long.", "1800 as volume (the question asks for length)"),
 ])
 def test_checker_refuses_a_number_that_answers_another_question(question: str, draft: str, offending: str) -> None:
     verdict = check_draft(draft, Evidence.build(question=question, facts=ORCHARD))
@@ -226,6 +228,7 @@ def test_checker_refuses_a_number_that_answers_another_question(question: str, d
     ("How many litres of apple juice were pressed?", "1,800 litres [#1]."),
     ("How many people came to Apple Day?", "About 600 visitors came."),    # people and visitors are one kind
     ("How much does a bottle cost?", "3 crowns a bottle."),
+    ("How long is the Apple Day?", "It runs from seven in the morning until dusk on 12 October."),
     ("How many bottles were sold?", "The sources do not say how many bottles were sold on 12 October."),
 ])
 def test_checker_keeps_numbers_that_answer_the_question(question: str, draft: str) -> None:
@@ -389,9 +392,10 @@ def test_a_value_computed_from_the_questions_own_numbers_leads(kb: KnowledgeBase
 def test_a_stated_price_is_not_replaced_by_a_computation(kb: KnowledgeBase) -> None:
     # Seen on L6: "How much does adult entry cost?" ran compute, whose "4 crowns / 16" replaced
     # the single agent's right answer. A plain cost question keeps a draft that passes the checker.
+    draft = "The sources do not say what it cost to measure; the level was at 61% [#2]."
     answer, _ = ask(kb, "How much did the Tessaly reservoir level cost to measure?",
-                    {"single": "It was at 61% [#2].", "compute": pick("82%", "61%")("ratio")})
-    assert answer.answer == "It was at 61% [#2]."
+                    {"single": draft, "compute": pick("82%", "61%")("ratio")})
+    assert answer.answer == draft
     assert any("the single draft passed the checker" in n for n in answer.trace.notes)
 
 

@@ -81,6 +81,22 @@ _WORD_NUMBERS = frozenset("""one two three four five six seven eight nine ten el
 seventeen eighteen nineteen twenty thirty forty fifty hundred""".split())
 
 
+_ASKED_KIND = (
+    ("length", re.compile(r"\bhow (?:long|tall|high|wide|deep|far) (?:is|was|are|were)\b|\bwhat (?:length|height|width|depth|distance)\b", re.I)),
+    ("money", re.compile(r"\bhow much (?:does|do|did|will|would|is|was|are|were)\b[^?]*\b(?:cost|costs|pay|paid|spend|spent|charge|charged)\b|"
+                         r"\bwhat (?:is|was|are|were) the (?:price|cost|fee|fare|charge)\b", re.I)),
+    ("mass", re.compile(r"\bhow heavy\b|\bhow much (?:does|did|do) [^?]* weigh\b", re.I)),
+)
+
+
+def asked_kind(question: str) -> str:
+    """The kind of unit the question asks for (``length``, ``money``, ``mass``), or ""."""
+    for kind, pattern in _ASKED_KIND:
+        if pattern.search(question):
+            return kind
+    return ""
+
+
 def units_of(text: str) -> dict[str, set[str]]:
     """Each number of ``text`` (as :func:`numbers_in` writes it) and the kinds of unit it carries
     there ("" for none: a bare number or a count of things)."""
@@ -210,6 +226,12 @@ def check_draft(draft: str, evidence: Evidence) -> Verdict:
         if number in allowed and wrong and "" not in stated.get(number, {""}):
             given_as = "/".join(sorted(stated.get(number, set()) - {""}))
             unsupported.append(f"{number} as {'/'.join(sorted(wrong))} (the sources give {number} as {given_as})")
+    # "How long is the ferry?" answered in crowns: every number of the draft carries another kind of unit.
+    wanted = asked_kind(evidence.question) if evidence.question else ""
+    drafted = units_of(text)
+    kinds = set().union(*drafted.values()) - {""} if drafted else set()
+    if wanted and kinds and wanted not in kinds and not UNKNOWN_TEXT.search(text):
+        unsupported.append(f"{max(drafted, key=len)} as {'/'.join(sorted(kinds))} (the question asks for {wanted})")
     # "How many pear varieties?" when no source counts pear varieties: any number stated is not the answer.
     thing = asked_count(evidence.question) if evidence.question else None
     if thing and not UNKNOWN_TEXT.search(text) and not any(n in unsupported for n in numbers_in(text)):
@@ -232,5 +254,5 @@ def plain_statement(question: str, facts: Sequence[Mapping[str, Any]], *, unsupp
     return f"{head} What they do say: {said}." if said else head
 
 
-__all__ = ["Evidence", "UNKNOWN_TEXT", "Verdict", "asked_count", "check_draft", "counts_of", "names_in", "numbers_in",
+__all__ = ["Evidence", "UNKNOWN_TEXT", "Verdict", "asked_count", "asked_kind", "check_draft", "counts_of", "names_in", "numbers_in",
            "plain_statement", "units_of"]
