@@ -78,8 +78,10 @@ def test_candidates_of_each_kind() -> None:
     assert names[0].text == "Beacon Hill" and {"Windy Knoll", "Selby"} <= {c.text for c in names}
 
 
-def _report(source: str, published: str, sentence: str, value: str, number: float | None = None) -> tuple[Report, Candidate]:
-    candidate = Candidate(value, value.lower() if number is None else f"{number:g}", number)
+def _report(source: str, published: str, sentence: str, value: str, number: float | None = None,
+            kind: str = "name") -> tuple[Report, Candidate]:
+    candidate = Candidate(value, value.lower() if number is None else f"{number:g}", number,
+                          "amount" if number is not None else kind)
     return Report(source, published, (sentence,), (candidate,)), candidate
 
 
@@ -94,11 +96,15 @@ def test_two_publishers_that_differ_disagree_and_the_gap_is_computed() -> None:
 
 
 def test_one_publisher_that_changed_its_value_is_an_update() -> None:
-    chosen = [_report("Harle Parish", "2025-04-02", "The season will end on 15 September.", "15 September"),
-              _report("Harle Parish", "2025-08-20", "They will now close on 30 September.", "30 September")]
+    chosen = [_report("Harle Parish", "2025-04-02", "The season will end on 15 September.", "15 September", kind="date"),
+              _report("Harle Parish", "2025-08-20", "They will now close on 30 September.", "30 September", kind="date")]
     kind, draft, _ = compare("On what date does the season end?", chosen)  # type: ignore[misc]
     assert kind == "update" and draft.startswith("30 September (the latest report, Harle Parish, 20 August 2025")
     assert "earlier: 15 September" in draft
+    # A later name from the same publisher is no update: it is most often about something else.
+    names = [_report("Gazette", "2025-03-05", "Her captain is Ilse Varrow.", "Ilse Varrow"),
+             _report("Gazette", "2025-04-18", "The Skerra Island Council has published the fares.", "Skerra Island Council")]
+    assert compare("Who is the captain of the ferry?", names) is None
 
 
 def test_reports_about_different_things_are_no_disagreement() -> None:

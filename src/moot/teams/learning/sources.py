@@ -76,6 +76,8 @@ class Candidate:
     key: str
     """The value as compared ("4200", "2024-09-30", "21:00", "orley bridge")."""
     number: float | None = None
+    kind: str = ""
+    unit: str = ""
 
 
 def name_runs(text: str) -> list[str]:
@@ -112,11 +114,12 @@ def candidates(kind: ValueKind, question: str, sentence: str, *, year: int | Non
         elif named:
             quantities = named
         quantities.sort(key=lambda q: sentence.find(q.text))
-        found = [Candidate(q.text, f"{q.value:g}", q.value) for q in quantities]
+        found = [Candidate(q.text, f"{q.value:g}", q.value, "amount", (q.unit or "").lower().rstrip("s"))
+                 for q in quantities]
     elif kind == "date":
         from moot.teams.learning.compute import find_quantities as _find
 
-        found = [Candidate(q.text, q.date.isoformat()) for q in _find(sentence, origin="source", year=year)
+        found = [Candidate(q.text, q.date.isoformat(), kind="date") for q in _find(sentence, origin="source", year=year)
                  if q.date is not None and q.value is None and not re.fullmatch(r"\d{4}", q.text)]
     elif kind == "time":
         for match in _TIME.finditer(sentence):
@@ -126,7 +129,7 @@ def candidates(kind: ValueKind, question: str, sentence: str, *, year: int | Non
                 hour, minute = int(match[1]) % 12, int(match[2] or 0)
                 if match[3].lower().startswith("p"):
                     hour += 12
-            found.append(Candidate(match.group().strip(), f"{hour:02d}:{minute:02d}"))
+            found.append(Candidate(match.group().strip(), f"{hour:02d}:{minute:02d}", kind="time"))
     else:
         asked = question.lower()
         blocked = " ".join(exclude).lower()
@@ -134,7 +137,7 @@ def candidates(kind: ValueKind, question: str, sentence: str, *, year: int | Non
             words = run.split()
             if all(w.lower() in asked for w in words) or all(w.lower() in blocked for w in words):
                 continue  # the question's own subject, or the newspaper itself
-            found.append(Candidate(run, run.lower()))
+            found.append(Candidate(run, run.lower(), kind="name"))
         noun = re.search(r"\bwhich ([a-z]+)", asked)
         if noun:  # "from which bridge": the names that are bridges first
             found.sort(key=lambda c: noun.group(1) not in c.key)
@@ -202,11 +205,17 @@ def compare(question: str, chosen: Sequence[tuple[Report, Candidate]]) -> tuple[
     ordered = sorted(chosen, key=lambda rv: str(rv[0].published or ""))
     last_report, last_value = ordered[-1]
     earlier = [(r, v) for r, v in ordered[:-1] if v.key != last_value.key]
-    if earlier:
+    # An update changes one value of one kind: a later "Skerra Island Council" is no new captain,
+    # and "two more" is no new count of lifeguards beside "six lifeguards".
+    alike = last_value.kind in ("amount", "date", "time") and all(
+        v.kind == last_value.kind and v.unit == last_value.unit for _, v in earlier)
+    if earlier and alike:
         before = "; ".join(f"{v.text} in the report of {_published(r) or 'an earlier date'}" for r, v in earlier)
         when = _published(last_report)
         return "update", (f"{last_value.text} (the latest report, {last_report.source}"
                           f"{f', {when}' if when else ''}; earlier: {before})."), []
+    if earlier:
+        return None  # different values that are no update of one another: nothing to say in Python
     sources = " and ".join(dict.fromkeys(r.source for r, _ in chosen))
     return "agree", f"{last_value.text} (as {sources} report{'s' if len(chosen) == 1 else ''}).", []
 
