@@ -46,6 +46,22 @@ def test_research_text_output_shows_the_route_and_answer(tmp_path: Path) -> None
     assert "mode: single (symbol-lookup" in out.stdout and "app/server.py:4" in out.stdout
 
 
+def test_research_prints_the_resolved_definition_and_its_caller(tmp_path: Path) -> None:
+    """The issue's question, through the command a user types: where it is defined and who calls
+    it come from the index, with path:line, whatever the model wrote."""
+    from test_research_resolve import QUESTION
+    from test_research_resolve import make_repo as make_checks_repo
+
+    repo = make_checks_repo(tmp_path / "repo")
+    with fake_openai_server() as model:
+        out = moot("research", QUESTION, "--repo", str(repo), "--mode", "single", "--model", model, home=tmp_path / "home")
+    assert out.returncode == 0, out.stderr
+    text = " ".join(out.stdout.split())  # the terminal may wrap long lines
+    assert "From the code index (written by moot from the symbol graph)" in text
+    assert "`pkg.rules.check_fn` (function) is defined at pkg/rules.py:4-6" in text
+    assert "called by `pkg.caller_file.run` (pkg/caller_file.py:8)" in text
+
+
 def test_bad_repo_is_one_line_exit_2(tmp_path: Path) -> None:
     out = moot("research", "How?", "--repo", str(tmp_path / "missing"), home=tmp_path / "home")
     assert out.returncode == 2
