@@ -6,26 +6,24 @@ carries the values its calculator computed). The :class:`SelectorAgent` then dec
 Python, in this order:
 
 1. Every draft goes through the checker (:mod:`moot.teams.learning.checker`); a draft that
-   states a number, date or name that no retrieved fact, passage or computed value holds is out.
-   When the ProcedureAgent resolved the question's relation (the step after another, the first,
-   the last, which of two comes first, how many) its draft — the source's own step, by
-   position — leads. When the SourcesAgent found that different publishers give different
-   values, its draft — every value with its source — leads. When the BridgeAgent answered a
-   question that names its subject by a clause ("the farm that supplies …") in two hops, its
-   draft leads unless the single draft names the same answer.
-2. When the question's wording says the answer is worked out (``how many more``, ``in total``,
-   ``how many days`` …; not a plain "how much does it cost") and the ComputeAgent computed one
-   from two or more quantities, its draft leads — unless a passing draft of
-   the single agent already states that very value (its wording is kept).
-3. When the sources disagree (different values of one attribute from different sources), the
-   passing draft that names the most of those values leads.
-   When the question brings its own numbers and the ComputeAgent computed from them alone (the
-   bottleneck of three stations, the shortest of three jobs), its draft leads likewise.
-4. When one publisher's later report changed the value (an update) and the single draft does not
-   state the latest value, the SourcesAgent's draft (the latest, the earlier one named) leads.
-   Otherwise the single agent's draft, if it passes: multi never loses an answer the single
+   states a number, date or name that no retrieved fact, passage, quoted sentence or computed
+   value holds — or a number that answers another question — is out.
+2. Drafts that Python resolved from the sources lead, each on its own kind of question: a step's
+   position that the ProcedureAgent read from the procedure's own steps; a "the X that …"
+   answer the BridgeAgent found in two hops (unless the single draft names the same answer);
+   a disagreement between publishers that the SourcesAgent found (every value with its source).
+3. Computed values lead where the question calls for one: when its wording says the answer is
+   worked out (``how many more``, ``in total``, ``how many days`` …; not a plain "how much does
+   it cost") and the ComputeAgent computed one from two or more quantities; when a what-if is
+   decided by capacity against demand; when the question brings its own numbers and compute
+   used them alone (the bottleneck of three stations) — in the first and last case unless a
+   passing single draft already states that very value (its wording is kept).
+4. When facts of one attribute disagree between sources, the passing draft that names the most
+   of their values leads; when one publisher's later report changed the value and the single
+   draft does not state the latest, the SourcesAgent's update leads.
+5. Otherwise the single agent's draft, if it passes: multi never loses an answer the single
    agent's draft had, because of routing.
-5. If the single draft fails and several others pass, the model picks one under a schema (an
+6. If the single draft fails and several others pass, the model picks one under a schema (an
    enum of the passing drafts); if none passes, the single agent's draft goes back once with
    the offending spans named; if it still fails, the answer is a plain statement of what the
    sources do and do not say.
@@ -86,6 +84,42 @@ def _states(draft: str, value: str) -> bool:
     if wanted:
         return wanted <= numbers_in(draft)
     return bool(value) and value.lower() in draft.lower()
+
+
+@dataclass
+class _Drafts:
+    """The checked drafts of one question, as the selector's rules read them."""
+
+    by_task: dict[str, Candidate]
+    raw: Mapping[str, Mapping[str, Any]]
+    question: str
+
+    @property
+    def single(self) -> Candidate | None:
+        return self.by_task.get("single")
+
+    def passing(self, task: str) -> Candidate | None:
+        found = self.by_task.get(task)
+        return found if found is not None and found.verdict.ok else None
+
+    def resolution(self, task: str) -> dict[str, Any]:
+        return dict((self.raw.get(task) or {}).get("resolution") or {})
+
+    def single_states(self, value: str) -> bool:
+        single = self.passing("single")
+        return single is not None and _states(single.draft, value)
+
+
+def _updated(ctx: _Drafts) -> tuple[Candidate | None, str]:
+    sources, compared = ctx.passing("sources"), ctx.resolution("sources")
+    if sources is not None and compared.get("kind") == "update" and not ctx.single_states(str(compared.get("latest") or "")):
+        return sources, "a later report changed the value, and the single draft does not state the latest"
+    return None, ""
+
+
+def _single(ctx: _Drafts) -> tuple[Candidate | None, str]:
+    single = ctx.passing("single")
+    return (single, "the single draft passed the checker") if single is not None else (None, "")
 
 
 def drafts(outputs: Mapping[str, Any]) -> dict[str, Any]:
@@ -182,61 +216,70 @@ class SelectorAgent(SubAgent):
 
     def _choose(self, question: str, candidates: list[Candidate],
                 raw: Mapping[str, Mapping[str, Any]]) -> tuple[Candidate | None, str]:
-        by_task = {c.task: c for c in candidates}
-        single = by_task.get("single")
-        procedure = by_task.get("procedure")
-        if procedure is not None and procedure.verdict.ok and (raw.get("procedure") or {}).get("resolution"):
+        """The rules of the module docstring, 2 to 5, in order: the first that picks a draft wins."""
+        ctx = _Drafts({c.task: c for c in candidates}, raw, question)
+        for rule in (self._resolved, self._computed, self._disagreeing, _updated, _single):
+            chosen, reason = rule(ctx)
+            if chosen is not None:
+                return chosen, reason
+        return None, ""
+
+    @staticmethod
+    def _resolved(ctx: _Drafts) -> tuple[Candidate | None, str]:
+        procedure = ctx.passing("procedure")
+        if procedure is not None and ctx.resolution("procedure"):
             return procedure, "the question asks where a step lies: the procedure's own steps, by position"
-        bridge = by_task.get("bridge")
-        bridged = (raw.get("bridge") or {}).get("resolution") or {}
-        if bridge is not None and bridge.verdict.ok and bridged.get("answer"):
-            if single is not None and single.verdict.ok and _states(single.draft, str(bridged["answer"])):
-                return single, "the single draft names what the two hops found"
+        bridge, bridged = ctx.passing("bridge"), ctx.resolution("bridge")
+        if bridge is not None and bridged.get("answer"):
+            if ctx.single_states(str(bridged["answer"])):
+                return ctx.single, "the single draft names what the two hops found"
             return bridge, f"the question names its subject by a clause: two hops, through {bridged.get('bridge')}"
-        sources = by_task.get("sources")
-        compared = (raw.get("sources") or {}).get("resolution") or {}
-        if sources is not None and sources.verdict.ok and compared.get("kind") == "disagree":
+        sources = ctx.passing("sources")
+        if sources is not None and ctx.resolution("sources").get("kind") == "disagree":
             return sources, "the sources disagree: every value with its source"
-        compute = by_task.get("compute")
-        computation = (raw.get("compute") or {}).get("computation")
-        derived = computation and len(set(computation.get("operands") or [])) >= 2 and \
+        return None, ""
+
+    @staticmethod
+    def _computed(ctx: _Drafts) -> tuple[Candidate | None, str]:
+        compute = ctx.passing("compute")
+        computation = (ctx.raw.get("compute") or {}).get("computation") or {}
+        if compute is None or not computation:
+            return None, ""
+        value = str(computation.get("value") if computation.get("value") is not None else "")
+        derived = len(set(computation.get("operands") or [])) >= 2 and \
             computation.get("operation") not in ("minimum", "maximum", "order")
-        if compute is not None and derived and compute.verdict.ok and derivation_required(question):
-            value = numbers_in(str(computation.get("value") if computation.get("value") is not None else ""))
-            if single is not None and single.verdict.ok and value and value <= numbers_in(single.draft):
-                return single, "the single draft states the computed value"
+        if derived and derivation_required(ctx.question):
+            if ctx.single_states(value):
+                return ctx.single, "the single draft states the computed value"
             return compute, "the question asks for a worked-out value: the computed one"
-        if compute is not None and compute.verdict.ok and (computation or {}).get("operation") == "compare":
+        if computation.get("operation") == "compare":
             return compute, "a what-if that capacity against demand decides: compared in Python"
-        origins = (computation or {}).get("origins") or []
-        if compute is not None and compute.verdict.ok and len(origins) >= 2 and set(origins) == {"question"}:
+        origins = computation.get("origins") or []
+        if len(origins) >= 2 and set(origins) == {"question"}:
             # A question that brings its own data ("slicing 90, filling 40, wrapping 70 an hour")
             # asks for something worked out from it; a draft restating one of its numbers is no answer.
-            value = numbers_in(str(computation.get("value") if computation.get("value") is not None else ""))
-            if single is not None and single.verdict.ok and value and value <= numbers_in(single.draft):
-                return single, "the single draft states the value computed from the question's own numbers"
+            if ctx.single_states(value):
+                return ctx.single, "the single draft states the value computed from the question's own numbers"
             return compute, "the question gives its own numbers: the value computed from them"
-        if self.conflicts:
-            # "Italy gold medals: 5 (Day 10 report, #4) vs 7 (Rival report, #7)" → {"5", "7"}
-            wanted = {part.split(": ", 1)[-1].rsplit(" (", 1)[0].strip().lower()
-                      for line in self.conflicts for part in line.split(" vs ")}
+        return None, ""
 
-            def named(c: Candidate) -> int:
-                text = c.draft.lower()
-                return sum(1 for v in wanted if v and re.search(r"(?<![\w.])" + re.escape(v) + r"(?![\w])", text))
+    def _disagreeing(self, ctx: _Drafts) -> tuple[Candidate | None, str]:
+        if not self.conflicts:
+            return None, ""
+        # "Italy gold medals: 5 (Day 10 report, #4) vs 7 (Rival report, #7)" → {"5", "7"}
+        wanted = {part.split(": ", 1)[-1].rsplit(" (", 1)[0].strip().lower()
+                  for line in self.conflicts for part in line.split(" vs ")}
 
-            passing = [c for c in candidates if c.verdict.ok and c.draft]
-            if passing:
-                best = max(passing, key=lambda c: (named(c), c.task == "single"))
-                if named(best) > (named(single) if single is not None and single.verdict.ok else -1):
-                    return best, "the sources disagree: the draft that names the most of their values"
-        if sources is not None and sources.verdict.ok and compared.get("kind") == "update":
-            latest = str(compared.get("latest") or "")
-            stated = single is not None and single.verdict.ok and _states(single.draft, latest)
-            if not stated:
-                return sources, "a later report changed the value, and the single draft does not state the latest"
-        if single is not None and single.verdict.ok:
-            return single, "the single draft passed the checker"
+        def named(c: Candidate) -> int:
+            text = c.draft.lower()
+            return sum(1 for v in wanted if v and re.search(r"(?<![\w.])" + re.escape(v) + r"(?![\w])", text))
+
+        passing = [c for c in ctx.by_task.values() if c.verdict.ok and c.draft]
+        if passing:
+            best = max(passing, key=lambda c: (named(c), c.task == "single"))
+            single = ctx.passing("single")
+            if named(best) > (named(single) if single is not None else -1):
+                return best, "the sources disagree: the draft that names the most of their values"
         return None, ""
 
     async def _model_pick(self, question: str, passing: list[Candidate], facts: list[dict[str, Any]], budget: Any,
