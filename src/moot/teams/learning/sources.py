@@ -105,17 +105,23 @@ def candidates(kind: ValueKind, question: str, sentence: str, *, year: int | Non
 
     found: list[Candidate] = []
     if kind == "amount":
+        from moot.teams.learning.checker import asked_count, counts_of
+
         quantities = [q for q in find_quantities(sentence, origin="source", year=year) if q.value is not None]
-        asked = {w.rstrip("s") for w in re.findall(r"[a-z]+", question.lower())}
-        named = [q for q in quantities if q.unit and q.unit.lower().rstrip("s") in asked]
-        money = [q for q in quantities if _CURRENCY.match(q.unit or "")]
-        if _MONEY_WORDS.search(question) and money:
-            quantities = money
-        elif named:
-            quantities = named
+        thing = asked_count(question)
+        if _MONEY_WORDS.search(question):
+            # A price, cost or budget is money: "950 volunteers" is no budget, whatever a source says.
+            quantities = [q for q in quantities if _CURRENCY.match(q.unit or "")]
+        elif thing is not None:
+            # "How many lanterns": the numbers that count lanterns ("1,150 paper lanterns").
+            quantities = [q for q in quantities if counts_of([sentence[sentence.find(q.text):]], thing)]
+        else:
+            asked = {w.rstrip("s") for w in re.findall(r"[a-z]+", question.lower())}
+            named = [q for q in quantities if q.unit and q.unit.lower().rstrip("s") in asked]
+            quantities = named or quantities
         quantities.sort(key=lambda q: sentence.find(q.text))
-        found = [Candidate(q.text, f"{q.value:g}", q.value, "amount", (q.unit or "").lower().rstrip("s"))
-                 for q in quantities]
+        found = [Candidate(_through_noun(sentence, q.text, thing), f"{q.value:g}", q.value, "amount",
+                           (q.unit or "").lower().rstrip("s")) for q in quantities]
     elif kind == "date":
         from moot.teams.learning.compute import find_quantities as _find
 
@@ -145,6 +151,19 @@ def candidates(kind: ValueKind, question: str, sentence: str, *, year: int | Non
     for candidate in found:
         unique.setdefault(candidate.key, candidate)
     return list(unique.values())[:MAX_CANDIDATES]
+
+
+def _through_noun(sentence: str, written: str, thing: tuple[str, ...] | None) -> str:
+    """The amount as the sentence writes it, through the counted noun: "1,150 paper lanterns"."""
+    if not thing:
+        return written
+    start = sentence.find(written)
+    head = thing[-1].rstrip("s")[:5].lower()
+    words = sentence[start:].split()
+    for n, word in enumerate(words[:4]):
+        if word.lower().startswith(head) or (thing[-1] in ("people",) and n > 0):
+            return " ".join(words[: n + 1]).rstrip(".,;:")
+    return written
 
 
 @dataclass(frozen=True)
