@@ -277,6 +277,34 @@ def test_l7_the_taught_student_answers_the_quiz_from_its_own_notes(tmp_path: Pat
     assert any(r.passed for r in taught)
 
 
+def test_a_degenerate_quiz_answer_is_asked_again_once(tmp_path: Path, store: RunStore) -> None:
+    # Seen on L7: the 0.5B student answered "What powers the tide mill?" with "json".
+    suite = tmp_path / "suite"
+    (suite / "articles" / "L07").mkdir(parents=True)
+    (suite / "articles" / "L07" / "mill.md").write_text("# The mill\n\n" + " ".join(f for f, _, _ in MILL_FACTS))
+    (suite / "L07.json").write_text(json.dumps({
+        "level": "L7", "name": "teaching", "articles": [{"file": "L07/mill.md", "source": "Trust", "published": "2024-05-03"}],
+        "questions": [{"id": "L7.1", "question": "How much flour does the Sorrel Bay tide mill grind an hour?",
+                       "expected": "150 kilograms.", "rubric": {"required": [["150"]]}}],
+        "teaching": {"topic": "Sorrel Bay tide mill", "quiz": ["L7.1"]},
+    }))
+    quiz_tasks: list[str] = []
+
+    def glitching(request: ModelRequest) -> Any:
+        task = str(request.messages[-1].content)
+        if request.output is not None and request.output.name == "QuizAnswer" and "How much flour" in task:
+            quiz_tasks.append(task)
+            if len(quiz_tasks) == 1:
+                return {"answer": "json"}
+        return classroom(request)
+
+    factory = learning_team_factory(FunctionModel(glitching), store=store, teaching_rounds=3)
+    results = asyncio.run(run_progressive(load_suite(suite), factory, modes=["single"], runs=1))
+    [taught] = [r for r in results.levels[0].records if r.mode == "teaching"]
+    assert len(quiz_tasks) == 2 and "Write the answer itself" in quiz_tasks[1]
+    assert taught.passed and "150" in taught.answer
+
+
 def test_a_context_answer_fails_only_at_reasoning_or_metacognition() -> None:
     question = _q([["150"]])
     verdict = attribute_failure(level="L1", question=question, answer="It grinds a lot.", mode="context",

@@ -9,6 +9,8 @@ memory — then answers the level's quiz from its own notes.
 
 from __future__ import annotations
 
+import dataclasses
+
 from pathlib import Path
 from typing import Any
 
@@ -108,7 +110,7 @@ class LearningTeamAgent:
         The session's own cost (rounds of teaching) is spread evenly over the quiz answers,
         so the per-question cost of L7 includes the teaching.
         """
-        from moot.teams.learning.student import QUIZ_SETTINGS, QuizAnswer, answer_task, held_to_notes
+        from moot.teams.learning.student import QUIZ_SETTINGS, QuizAnswer, answer_task, degenerate, held_to_notes
         from moot.runtime import load_prompt
         from moot.teams.learning.teaching import run_teaching_session
 
@@ -131,6 +133,10 @@ class LearningTeamAgent:
                 notes = [f.content for f in notes_kb.retrieve(question, limit=8).facts] if notes_kb.count() else []
                 result = await student.run(answer_task(question, notes, self_explain=False))
                 said = result.output.answer if result.ok and isinstance(result.output, QuizAnswer) else ""
+                if said and degenerate(said, notes, question):  # once: "json" is no answer
+                    again = await student.run(answer_task(question, notes, self_explain=False, insist=True))
+                    result = dataclasses.replace(again, usage=result.usage + again.usage)
+                    said = again.output.answer if again.ok and isinstance(again.output, QuizAnswer) else said
                 # The quiz counts only what the student's own notes hold, not what it guessed.
                 text, outside = held_to_notes(said, notes, question)
                 answers.append(AgentAnswer(

@@ -269,11 +269,27 @@ def notes_task(explanation: str) -> str:
     return f"Your teacher said:\n{explanation}\n\nWrite your notes: up to 4 short facts from what the teacher said."
 
 
-def answer_task(question: str, notes: list[str], *, self_explain: bool) -> str:
-    """The student's task for a question: its own notes and the question, nothing else."""
+def answer_task(question: str, notes: list[str], *, self_explain: bool, insist: bool = False) -> str:
+    """The student's task for a question: its own notes and the question, nothing else.
+
+    ``insist`` is the second try after a degenerate answer (:func:`degenerate`)."""
     shown = "\n".join(f"- {n}" for n in notes) if notes else "(no notes yet)"
     task = f"Your notes:\n{shown}\n\nQuestion: {question}\nAnswer from your notes only, in a few words."
+    if insist:
+        task += " Write the answer itself, in words taken from your notes, or say you don't know."
     return f"{task} {SELF_EXPLANATION_PROMPT}" if self_explain else task
+
+
+def degenerate(answer: str, notes: Sequence[str], question: str) -> bool:
+    """True for an answer that says nothing: no word of three letters or more that its notes or the
+    question use, and no "I don't know" (the 0.5B student once answered a quiz question "json")."""
+    from moot.teams.learning.checker import UNKNOWN_TEXT
+
+    if UNKNOWN_TEXT.search(answer or ""):
+        return False
+    known = {w for w in re.findall(r"[a-z]{3,}", " ".join([question, *notes]).lower())}
+    said = set(re.findall(r"[a-z]{3,}", (answer or "").lower()))
+    return not (said & known) and not re.search(r"\d", answer or "")
 
 
 __all__ = [
@@ -292,6 +308,7 @@ __all__ = [
     "StudentNotes",
     "Verdict",
     "answer_task",
+    "degenerate",
     "grade_answer",
     "key_terms",
     "missing_numbers",

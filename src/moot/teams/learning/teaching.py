@@ -52,6 +52,7 @@ from moot.teams.learning.student import (
     StudentModel,
     StudentNotes,
     answer_task,
+    degenerate,
     grade_answer,
     held_to_notes,
     key_terms,
@@ -488,6 +489,11 @@ async def _quiz_one(
     said = await session.step(
         f"quiz-{n}-student", student(QuizAnswer, QUIZ_SETTINGS), answer_task(item.question, notes, self_explain=False)
     )
+    if said is not None and said.ok and degenerate(said.output.answer, notes, item.question):
+        said = await session.step(  # once: "json" is no answer
+            f"quiz-{n}-student-again", student(QuizAnswer, QUIZ_SETTINGS),
+            answer_task(item.question, notes, self_explain=False, insist=True),
+        ) or said
     if said is not None and said.ok:
         result.student_answer, _ = held_to_notes(said.output.answer, notes, item.question)
     if teacher_answer is not None:
