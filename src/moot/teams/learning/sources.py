@@ -261,7 +261,8 @@ class SourcesAgent(SubAgent):
                 options += candidates(kind, task, sentence, year=year, exclude=[str(item["source"])]) if kind else []
             unique = list({c.key: c for c in options}.values())[:MAX_CANDIDATES]
             reports.append(Report(str(item["source"]), item.get("published"), tuple(item["sentences"]), tuple(unique)))
-        grounds = [s for r in reports for s in r.sentences]
+        # The sentences, and each source's name and date: the draft names them ("the Brindle Post (14 October 2024)").
+        grounds = [s for r in reports for s in r.sentences] + [f"{r.source} {r.published or ''}" for r in reports]
         usage, turns = Usage(), 0
 
         def finish(draft: str, detail: str | None, resolution: dict[str, Any] | None = None,
