@@ -101,7 +101,7 @@ def tasks_run(answer: Any) -> set[str]:
         ("How did Norway's gold medals change?", "temporal", {"memory", "single", "reasoning", "select"}),
         ("How many more gold medals does Norway have than Italy?", "mathematical",
          {"memory", "single", "compute", "select"}),
-        ("Why was the downhill race delayed?", "causal", {"memory", "single", "select"}),
+        ("Why was the downhill race delayed?", "causal", {"memory", "single", "cause", "select"}),
         ("What if heavy snow had not delayed the downhill race?", "counterfactual", {"memory", "single", "select"}),
         ("Compare the gold medals of Norway and Italy", "multi_source", {"memory", "single", "select"}),
         ("What are the steps of the medal ceremony?", "procedural", {"memory", "single", "reasoning", "select"}),
@@ -300,7 +300,7 @@ def test_runs_are_recorded_for_moot_runs_show(kb: KnowledgeBase, tmp_path: Path)
     record = store.get_run(answer.run_id)
     assert record is not None and record.status == "completed"
     tasks = {e.task_id for e in store.events(answer.run_id) if str(e.type) == "task_started"}
-    assert tasks == {"memory", "single", "select"}
+    assert tasks == {"memory", "single", "cause", "select"}
 
 
 # --------------------------------------------------------------------------- missing knowledge base and CLI

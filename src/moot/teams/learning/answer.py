@@ -17,7 +17,8 @@ from pydantic import BaseModel, Field
 from moot.models.base import Usage
 from moot.runtime import RunResult
 
-ROLES = ("coordinator", "single", "compute", "procedure", "sources", "bridge", "reasoning", "research", "selector", "teaching")
+ROLES = ("coordinator", "single", "compute", "procedure", "sources", "bridge", "cause", "reasoning", "research",
+         "selector", "teaching")
 """The answering roles a model can be given with ``models={role: model}``."""
 
 _UNKNOWN = re.compile(r"\b(does not hold|doesn't hold|do not know|don't know|no information|not in the facts|"

@@ -189,6 +189,11 @@ def specialists_for(question: str, intent: str, recalled: dict[str, Any]) -> tup
             why.append(f"procedure: {len(recalled['procedures'])} written-out procedure(s) and a question about "
                        f"{'the steps' if relation.kind == 'all' else 'a step’s position'} ({relation.kind})")
     from moot.teams.learning.bridge import read_hop
+    from moot.teams.learning.cause import read_cause
+
+    if (cause := read_cause(question)) is not None:
+        chosen.append("cause")
+        why.append("cause: the question asks for a cause" + (" and puts one forward to check" if cause.claimed else ""))
 
     if (hop := read_hop(question)) is not None:
         chosen.append("bridge")
@@ -255,7 +260,7 @@ async def answer_question(kb: KnowledgeBase, question: str, *, model: Model, mod
                           parent_run_id: str | None = None) -> Any:
     """Answer one question with the team; returns a :class:`~moot.teams.learning.answer.Answer`.
 
-    ``models`` maps a role (``single``, ``compute``, ``procedure``, ``sources``, ``bridge``, ``reasoning``, ``selector``, ``teaching``,
+    ``models`` maps a role (``single``, ``compute``, ``procedure``, ``sources``, ``bridge``, ``cause``, ``reasoning``, ``selector``, ``teaching``,
     ``research``, ``synthesize``, ``coordinator``) to the model that plays it; other roles use
     ``model``."""
     if mode not in MODES:
@@ -303,6 +308,10 @@ async def answer_question(kb: KnowledgeBase, question: str, *, model: Model, mod
                 agents["research"] = build_research(model_for("research"), kb)
             if "compute" in drafting:
                 agents["compute"] = build_compute(model_for("compute"))
+            if "cause" in drafting:
+                from moot.teams.learning.cause import build_cause
+
+                agents["cause"] = build_cause(model_for("cause"), kb)
             if "bridge" in drafting:
                 from moot.teams.learning.bridge import build_bridge
 

@@ -1,0 +1,92 @@
+"""The cause specialist: the model chooses the source sentence that states the cause; Python quotes or checks it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from moot.memory import Fact, KnowledgeBase
+from moot.models.base import ModelRequest
+from moot.models.testing import FunctionModel, by_agent
+from moot.teams.learning import LearningTeam
+from moot.teams.learning.cause import read_cause
+
+NEWS = """# Flood at the Dunmere mill
+
+Dunmere Courier, 4 March 2025. The Dunmere mill flooded on the night of 1 March, the wettest night of the year, when
+45 millimetres of rain fell. The water came in at 02:00, when the mill race overflowed its banks.
+"""
+
+INQUIRY = """# Inquiry into the Dunmere mill flood
+
+Dunmere Council inquiry, 30 March 2025. The immediate cause was that the mill race overflowed under the heavy rain.
+The root cause was a sluice gate left shut after a repair in January. The mill stayed closed for a week because the
+millstones had to be dried by hand.
+"""
+
+
+@pytest.mark.parametrize(("question", "phrase", "claimed"), [
+    ("What was the immediate cause of the Dunmere mill flood?", "immediate cause", ""),
+    ("According to the inquiry, what was the root cause of the flood?", "root cause", ""),
+    ("Why did the mill stay closed for a week?", "", ""),
+    ("Was the heavy rain the root cause of the flood?", "root cause", "the heavy rain"),
+])
+def test_the_cause_asked(question: str, phrase: str, claimed: str) -> None:
+    asked = read_cause(question)
+    assert asked is not None and asked.phrase == phrase and asked.claimed == claimed
+
+
+def test_no_cause_asked() -> None:
+    assert read_cause("How much rain fell on 1 March?") is None
+
+
+@pytest.fixture
+def kb(tmp_path: Path) -> Any:
+    base = KnowledgeBase.open(tmp_path / "mill.sqlite3")
+    base.add_episode(NEWS, source="Dunmere Courier", published="2025-03-04")
+    base.add_episode(INQUIRY, source="Dunmere Council", published="2025-03-30")
+    base.add_facts([Fact("The Dunmere mill flooded on the wettest night of the year", entity="Dunmere mill",
+                         attribute="flood", value="1 March", source="Dunmere Courier")])
+    yield base
+    base.close()
+
+
+def pick(words: str) -> Any:
+    """A cause route that chooses the listed sentence containing ``words``."""
+
+    def choose(request: ModelRequest) -> Any:
+        lines = [line for line in request.messages[-1].content.splitlines() if line.startswith("s")]
+        return {"sentence": next(line.split(":")[0] for line in lines if words in line)}
+    return choose
+
+
+def ask(kb: KnowledgeBase, question: str, routes: dict[str, Any], mode: str = "multi") -> Any:
+    return LearningTeam(kb, model=FunctionModel(by_agent(routes, default="I do not know.")), store=False).ask_sync(
+        question, mode=mode)
+
+
+def test_the_sentence_naming_the_asked_kind_of_cause_leads(kb: KnowledgeBase) -> None:
+    answer = ask(kb, "What was the immediate cause of the Dunmere mill flood?",
+                 {"single": "The immediate cause was the wettest night of the year.", "cause": pick("immediate cause")})
+    assert answer.answer == "The immediate cause was that the mill race overflowed under the heavy rain."
+    assert any("naming the immediate cause" in n for n in answer.trace.notes)
+
+
+def test_a_cause_put_forward_is_checked_in_python(kb: KnowledgeBase) -> None:
+    answer = ask(kb, "Was the heavy rain the root cause of the Dunmere mill flood?",
+                 {"single": "Yes, the heavy rain was the root cause.", "cause": pick("root cause")})
+    assert answer.answer.startswith("No. The root cause was a sluice gate left shut")
+    holds = ask(kb, "Was a sluice gate left shut the root cause of the Dunmere mill flood?",
+                {"single": "No.", "cause": pick("root cause")})
+    assert holds.answer.startswith("Yes. The root cause was a sluice gate")
+
+
+def test_a_plain_why_keeps_a_passing_single_draft(kb: KnowledgeBase) -> None:
+    answer = ask(kb, "Why did the Dunmere mill stay closed for a week?",
+                 {"single": "The millstones had to be dried by hand.", "cause": pick("dried by hand")})
+    assert answer.answer == "The millstones had to be dried by hand."
+    refused = ask(kb, "Why did the Dunmere mill stay closed for a week?",
+                  {"single": "It was closed for 9 days of repairs by Hob Carter.", "cause": pick("dried by hand")})
+    assert "dried by hand" in refused.answer  # the single draft invented a name and a number: the quote stands
