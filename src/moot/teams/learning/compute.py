@@ -342,6 +342,16 @@ def _same_units(numbers: Sequence[Quantity], what: str) -> None:
         raise ComputeError(f"{what} of {' and '.join(q.text for q in numbers)} mixes units")
 
 
+def _label(quantity: Quantity) -> str:
+    """What a number belongs to in its clause: "filling" in "…, filling 40 an hour and …"."""
+    at = quantity.context.find(quantity.text)
+    if at <= 0:
+        return ""
+    clause = re.split(r",|;|:|\band\b|\bor\b", quantity.context[:at])[-1]
+    words = [w for w in clause.split() if w.lower() not in _UNIT_SKIP and not w[0].isdigit()]
+    return " ".join(words[-3:])
+
+
 def evaluate(operation: str, operands: Sequence[Quantity], *, formula: str = "", to_unit: str = "") -> Computation:
     """Compute exactly. Raises :class:`ComputeError` when the operands do not fit the operation."""
     ids = [q.id for q in operands]
@@ -408,7 +418,9 @@ def evaluate(operation: str, operands: Sequence[Quantity], *, formula: str = "",
         return done(first.value, first.unit, "smallest first: " + ", ".join(q.text for q in ranked))
     if operation in ("minimum", "maximum"):
         pick = (min if operation == "minimum" else max)(numbers, key=lambda q: q.value)  # type: ignore[arg-type,return-value]
-        return done(pick.value, pick.unit, f"{operation} of {', '.join(shown)} = {pick.text}")
+        label = _label(pick)
+        return done(pick.value, pick.unit, f"{operation} of {', '.join(shown)} = {pick.text}"
+                                           + (f": {label} {pick.text}" if label else ""))
     if operation == "product":
         units = [q.unit for q in numbers if q.unit and q.unit != "%"]
         if len(units) >= 2 and len(set(units)) == 1:
