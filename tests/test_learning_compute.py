@@ -385,7 +385,7 @@ def test_a_value_computed_from_the_questions_own_numbers_leads(kb: KnowledgeBase
     assert answer.answer.startswith("40"), answer.answer
     assert any("its own numbers" in n for n in answer.trace.notes)
     stations = [dataclasses.replace(q, id=f"q{i}") for i, q in enumerate(
-        _q("The line has three stations: slicing can handle 90 an hour, filling 40 an hour and wrapping 70 an hour."), 1)]
+        _q("At the stall, slicing can handle 90 an hour, filling 40 an hour and wrapping 70 an hour."), 1)]
     assert evaluate("minimum", stations).sentence().endswith(": filling 40).")  # which station, not only how many
     order = evaluate("order", [dataclasses.replace(q, id=f"q{i}") for i, q in enumerate(
         _q("30 minutes") + _q("10 minutes") + _q("20 minutes"), 1)])
