@@ -24,9 +24,13 @@ from moot.teams.research.quotes import PICKED_PER_SUB_QUESTION, candidate_lines
 from moot.teams.research.relevance import rank_symbols
 from moot.teams.research.resolve import asks_callers, best_at, candidates, index_section, resolve, summary_docstring
 from moot.teams.research.synthesizer import without_repeats
+from test_research_support import first_offered
 
 DECODERS = '''"""Content decoders."""
 import zlib
+
+DEFAULT_CHUNK_SIZE = 65536
+SUPPORTED_ENCODINGS = ("gzip", "identity")
 
 
 class Decoder:
@@ -187,12 +191,13 @@ def test_callers_in_other_files_are_cited_only_when_the_question_asks(index: Cod
 
 def test_a_module_hit_offers_its_relevant_definitions_first(index: CodeIndex) -> None:
     question = "How are gzip bodies decoded, and which error is raised?"
-    names = candidates(index, [("web/decoders.py", 1, 40)], question=question)
+    names = candidates(index, [("web/decoders.py", 1, 45)], question=question)
     assert names[0].startswith("web.decoders.GzipDecoder")
     assert names.index("web.decoders.Decoder.__repr__") > names.index("web.decoders.GzipDecoder.decode")
-    assert best_at(index, question, "web/decoders.py", 1, 40) == names[0]
+    assert best_at(index, question, "web/decoders.py", 1, 45) == names[0]
     # without a question the old order stays: innermost definitions first
-    assert candidates(index, [("web/decoders.py", 6, 7)]) == ["web.decoders.Decoder.decode", "web.decoders.Decoder"]
+    at = line_of(index, "web/decoders.py", "raise NotImplementedError")
+    assert candidates(index, [("web/decoders.py", at - 1, at)]) == ["web.decoders.Decoder.decode", "web.decoders.Decoder"]
     assert rank_symbols(index, "", ["b", "a"]) == ["b", "a"]
 
 
@@ -226,6 +231,36 @@ def test_a_chosen_definition_offers_its_deciding_lines_without_the_question_word
                (c.text for c in candidate_lines(index, "How are chunks joined?", [decode_all])))
 
 
+def test_an_abstract_stub_ranks_below_the_definition_that_does_the_work(index: CodeIndex) -> None:
+    question = "How is a body decoded?"
+    ranked = rank_symbols(index, question, ["web.decoders.Decoder.decode", "web.decoders.GzipDecoder.decode"])
+    assert ranked[0] == "web.decoders.GzipDecoder.decode"  # `raise NotImplementedError()` says nothing
+
+
+def test_the_module_constants_of_a_chosen_definition_are_offered(index: CodeIndex) -> None:
+    # a module's defaults live outside every definition: no body that uses them is read
+    [make] = resolve(index, ["make_decoder"])
+    lines = candidate_lines(index, "Which encodings are supported, and what is the default chunk size?", [make])
+    found = {c.text: c for c in lines}
+    assert 'SUPPORTED_ENCODINGS = ("gzip", "identity")' in found and "DEFAULT_CHUNK_SIZE = 65536" in found
+    assert found["DEFAULT_CHUNK_SIZE = 65536"].location() == f"web/decoders.py:{line_of(index, 'web/decoders.py', 'DEFAULT_CHUNK')}"
+    assert found["DEFAULT_CHUNK_SIZE = 65536"].symbol == "web.decoders"
+    assert all(not c.text.startswith("import") for c in lines)
+
+
+def test_a_researcher_must_choose_at_least_one_offered_symbol() -> None:
+    from pydantic import ValidationError
+
+    from moot.teams.research.researcher import report_type
+
+    schema = report_type(["a.f", "a.g"])
+    assert schema.model_validate({"symbols": ["a.g"]}).symbols == ["a.g"]
+    for bad in ({}, {"symbols": []}, {"symbols": ["a.h"]}):  # the 0.5B researchers answered [] on 4 of 6
+        with pytest.raises(ValidationError):
+            schema.model_validate(bad)
+    assert report_type([]).model_validate({}).symbols == []  # nothing offered, nothing asked
+
+
 # ------------------------------------------------------------------ the pickers in multi mode
 
 
@@ -242,7 +277,8 @@ def test_each_sub_question_picker_may_quote_four_lines(tmp_path: Path) -> None:
     looping = "Bodies are decoded by `GzipDecoder.decode`. " + "The decoder is made by `make_decoder`, which calls it. " * 30
     model = FunctionModel(by_agent({"planner": plan, "synthesizer": looping,
                                     "verifier": {"verdicts": []}, "line-picker": pick,
-                                    "researcher": {"symbols": [], "findings": [], "coverage_note": "", "sufficient": True}}))
+                                    "researcher": lambda r: {"symbols": first_offered(r.output.json_schema), "findings": [],
+                                                             "coverage_note": "", "sufficient": True}}))
     team = ResearchTeam(make_repo(tmp_path / "repo"), model=model, store=RunStore(tmp_path / "runs.db"),
                         db_path=tmp_path / "index.db", config=ResearchConfig())
     try:

@@ -98,7 +98,8 @@ class ResearchScript:
             if self.researcher_tool_loops:
                 from moot.models.testing import tool_call
                 return tool_call("search_code", query="session")
-            return {"findings": [{"path": "app/store.py", "start_line": 9, "end_line": 10, "note": self.finding_note},
+            return {"symbols": first_offered(request.output.json_schema if request.output else None),
+                    "findings": [{"path": "app/store.py", "start_line": 9, "end_line": 10, "note": self.finding_note},
                                  {"path": "app/ghost.py", "start_line": 3, "end_line": 4, "note": "invented"}],
                     "coverage_note": self.coverage_note, "sufficient": True}
         if agent == "synthesizer":
@@ -111,6 +112,14 @@ class ResearchScript:
             self.log.append(("single", user(request)))
             return self.single
         raise AssertionError(f"unexpected request from agent {agent!r}")
+
+
+def first_offered(schema: dict[str, Any] | None) -> list[str]:
+    """The first symbol a researcher's report schema offers (the 0.5B model's habit: it takes
+    the first name it is shown); none when the schema offers none."""
+    items = ((schema or {}).get("properties", {}).get("symbols") or {}).get("items") or {}
+    offered = items.get("enum") or ([items["const"]] if "const" in items else [])
+    return list(offered[:1])
 
 
 def model_for(script: ResearchScript) -> FunctionModel:
@@ -143,7 +152,9 @@ def fake_answer(body: dict[str, Any]) -> str:
     if schema == "PlannerOutput":
         return json.dumps({"sub_questions": PLAN_3[:2]})
     if schema == "ResearcherReport":
-        return json.dumps({"findings": [{"path": "app/server.py", "start_line": 4, "end_line": 7, "note": "parses"}],
+        schema_body = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema")
+        return json.dumps({"symbols": first_offered(schema_body),
+                           "findings": [{"path": "app/server.py", "start_line": 4, "end_line": 7, "note": "parses"}],
                            "coverage_note": "found it", "sufficient": True})
     if schema == "VerifierOutput":
         return json.dumps({"verdicts": [{"claim": 1, "status": "VERIFIED", "correction": ""}]})

@@ -34,6 +34,8 @@ MAX_BODY_LINES = 120
 """Lines read from one definition (a 700-line class is not read whole)."""
 MAX_CALLEES = 8
 """Repository functions called by the resolved symbols whose bodies are also searched."""
+MAX_MODULE_LINES = 3000
+"""Lines of a chosen definition's file read for its module-level constants."""
 MAX_CALLERS = 4
 """Callers in the resolved symbols' own files whose bodies are also searched."""
 MAX_CLASS_LINES = 30
@@ -194,6 +196,12 @@ def candidate_lines(index: CodeIndex, question: str, resolved: list[ResolvedSymb
             for part in then.splitlines():  # shown with its condition: not again on its own
                 seen_text.add(" ".join(part.split()))
             raw.append((symbol, number, stripped, then, then_line, prose, found))
+    for symbol, number, stripped in _module_constants(index, resolved):
+        key = " ".join(stripped.split())
+        found = matched_terms(line_terms(stripped), terms)
+        if found and key not in seen_text:
+            seen_text.add(key)
+            raw.append((symbol, number, stripped, "", 0, False, found))
     if not raw:
         return []
     frequency = {t: sum(1 for *_, found in raw if t in found) for t in terms}
@@ -215,6 +223,26 @@ def candidate_lines(index: CodeIndex, question: str, resolved: list[ResolvedSymb
             ranked.append((line.score - SPREAD * rank, len(ranked), line))
     ranked.sort(key=lambda item: (-item[0], item[1]))
     return [line for _, _, line in ranked[:limit]]
+
+
+_MODULE_ASSIGNMENT = re.compile(r"[A-Za-z_]\w*\s*(?::[^=]+)?=(?!=)")
+
+
+def _module_constants(index: CodeIndex, resolved: list[ResolvedSymbol]) -> list[tuple[ResolvedSymbol, int, str]]:
+    """The module-level assignments (``DEFAULT_TIMEOUT_CONFIG = Timeout(timeout=5.0)``) of the
+    files that hold the chosen definitions: a module's defaults live there, outside every
+    definition, where no body that uses them is read."""
+    out: list[tuple[ResolvedSymbol, int, str]] = []
+    for path in dict.fromkeys(r.path for r in resolved):
+        first = next(r for r in resolved if r.path == path)
+        outer = index.symbols_in(path, first.start_line, first.start_line, limit=10)
+        module = outer[-1].rsplit(".", 1)[0] if outer else path
+        holder = ResolvedSymbol(name=module.rsplit(".", 1)[-1], qualified_name=module, kind="module",
+                                path=path, start_line=1, end_line=1)
+        for number, text in index.source_lines(path, 1, MAX_MODULE_LINES):
+            if _MODULE_ASSIGNMENT.match(text) and not text.startswith(("__all__", "__version__", "logger")):
+                out.append((holder, number, text.strip()))
+    return out
 
 
 def _block_start(body: list[tuple[int, str]], at: int) -> tuple[str, int]:

@@ -89,15 +89,41 @@ def symbol_relevance(index: CodeIndex, qualified_name: str, terms: set[str]) -> 
     named = matched_terms({stem(p) for p in identifier_parts(info.name)}, terms)
     documented = matched_terms(line_terms(info.docstring), terms) - named
     body: set[str] = set()
-    for _, text in body_lines(index, info.path, info.start_line, info.end_line, info.kind):
+    lines = body_lines(index, info.path, info.start_line, info.end_line, info.kind)
+    for _, text in lines:
         body |= line_terms(text)
     in_body = matched_terms(body, terms) - named - documented
     score = 2.0 * len(named) + 1.0 * len(documented) + 0.5 * len(in_body)
     if info.name.startswith("__") and info.name not in ("__init__", "__call__"):
         score -= 2.0
+    if is_stub(lines):
+        score -= 3.0
     if info.kind == "class":
         score -= 0.5
     return score
+
+
+_STUB_LINE = re.compile(r"(?:pass|\.\.\.|raise NotImplementedError\b.*|return NotImplemented)(?:\s*#.*)?$")
+
+
+def is_stub(lines: list[tuple[int, str]]) -> bool:
+    """Whether a definition's body does nothing (``pass``, ``...``, ``raise NotImplementedError``):
+    an abstract method or a protocol's, which says nothing about what the code does (httpx's
+    ``ContentDecoder.decode`` was resolved for "how are bodies decoded" over ``GZipDecoder.decode``)."""
+    if lines and re.search(r":\s*(?:\.\.\.|pass)\s*(?:#.*)?$", lines[0][1]):
+        return True  # `def parse(value: int) -> int: ...`
+    body: list[str] = []
+    in_doc = False
+    for _, text in lines[1:]:
+        stripped = text.strip()
+        quotes = stripped.count('"""') + stripped.count("\'\'\'")
+        if in_doc or quotes:
+            if quotes % 2:
+                in_doc = not in_doc
+            continue
+        if stripped and not stripped.startswith(("#", "@")):
+            body.append(stripped)
+    return bool(body) and all(_STUB_LINE.match(line) for line in body)
 
 
 def rank_symbols(index: CodeIndex, question: str, names: list[str]) -> list[str]:
@@ -109,4 +135,4 @@ def rank_symbols(index: CodeIndex, question: str, names: list[str]) -> list[str]
     return sorted(names, key=lambda n: -scores[n])
 
 
-__all__ = ["definition", "line_terms", "matched_terms", "question_terms", "rank_symbols", "stem", "symbol_relevance"]
+__all__ = ["definition", "is_stub", "line_terms", "matched_terms", "question_terms", "rank_symbols", "stem", "symbol_relevance"]
