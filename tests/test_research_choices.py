@@ -264,6 +264,19 @@ def test_a_researcher_must_choose_at_least_one_offered_symbol() -> None:
 # ------------------------------------------------------------------ the pickers in multi mode
 
 
+def test_a_later_list_does_not_lead_with_what_an_earlier_list_leads_with() -> None:
+    from moot.teams.research.quotes import CodeLine, led_elsewhere
+
+    def line(n: int) -> CodeLine:
+        return CodeLine(path="a.py", line=n, text=f"x = {n}", symbol="a.f")
+
+    first, second = [line(1), line(2), line(3)], [line(2), line(1), line(4), line(5)]
+    kept = led_elsewhere([first, second], 2)
+    assert [c.line for c in kept[0]] == [1, 2, 3]
+    assert [c.line for c in kept[1]] == [4, 5]  # 1 and 2 are the first list's first picks
+    assert [c.line for c in led_elsewhere([first, second], 1)[1]] == [2, 4, 5]
+
+
 def test_each_sub_question_picker_may_quote_four_lines(tmp_path: Path) -> None:
     limits: list[int] = []
 

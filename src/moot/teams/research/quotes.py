@@ -245,6 +245,20 @@ def _module_constants(index: CodeIndex, resolved: list[ResolvedSymbol]) -> list[
     return out
 
 
+def led_elsewhere(lists: list[list[CodeLine]], lead: int) -> list[list[CodeLine]]:
+    """The lists with each line left out of a later list when an earlier list leads with it
+    (among its first ``lead``): pickers that run in parallel over overlapping definitions
+    would otherwise pick the same first lines (two pooling sub-questions both resolved
+    ``HTTPTransport.__init__``, and eight picks quoted five lines)."""
+    out: list[list[CodeLine]] = []
+    led: set[tuple[str, int]] = set()
+    for lines in lists:
+        kept = [c for c in lines if (c.path, c.line) not in led]
+        out.append(kept)
+        led.update((c.path, c.line) for c in kept[:lead])
+    return out
+
+
 def _block_start(body: list[tuple[int, str]], at: int) -> tuple[str, int]:
     """The first line of the block that line ``at`` opens (``if x:`` → its next line), if it
     opens one. When that line opens a block too, its first line follows as well (two levels at
@@ -317,6 +331,7 @@ __all__ = [
     "CodeLine",
     "QuotePick",
     "candidate_lines",
+    "led_elsewhere",
     "chosen",
     "pick_type",
     "picker_agent",

@@ -35,7 +35,7 @@ from moot.teams.research.pipeline import PipelineRun
 from moot.teams.research.planner import derived_sub_questions, planner_agent, to_plan
 from moot.teams.research.researcher import render_findings, researcher_agent, seed_findings
 from moot.teams.research.routing import route
-from moot.teams.research.quotes import MAX_PICKED, PICKED_PER_SUB_QUESTION, CodeLine, candidate_lines, chosen, picker_agent, picker_task, quote_section
+from moot.teams.research.quotes import MAX_PICKED, PICKED_PER_SUB_QUESTION, CodeLine, candidate_lines, chosen, led_elsewhere, picker_agent, picker_task, quote_section
 from moot.teams.research.resolve import ResolvedSymbol, best_at, index_section, resolve
 from moot.teams.research.synthesizer import merged_resolved, render_evidence, sources_line, synthesizer_agent, without_repeats
 from moot.teams.research.verifier import (
@@ -311,6 +311,8 @@ class ResearchTeam:
         # sub-question's own deciding lines are not cut to two (eight shared by three pickers
         # quoted fewer lines in multi mode than single mode quoted from one).
         per_ask = MAX_PICKED if len(ranked) == 1 else PICKED_PER_SUB_QUESTION
+        kept = led_elsewhere([lines for _, lines in ranked], per_ask)
+        ranked = [(q, lines) for (q, _), lines in zip(ranked, kept) if lines]
 
         async def pick(n: int, q: str, lines: list[CodeLine]) -> list[CodeLine]:
             task_id = "line-picker" if len(ranked) == 1 else f"line-picker-{n}"
