@@ -141,9 +141,11 @@ def _body(index: CodeIndex, symbol: ResolvedSymbol) -> list[tuple[int, str]]:
 
 def candidate_lines(index: CodeIndex, question: str, resolved: list[ResolvedSymbol],
                     limit: int = MAX_CANDIDATES) -> list[CodeLine]:
-    """The lines the model may pick from: every non-trivial line of the resolved definitions and
-    of the repository functions they call that shares a word with the question, best first
-    (ties in source order), each location once."""
+    """The lines the model may pick from, best first (ties in source order), each location once:
+    every non-trivial line that shares a word with the question in the resolved definitions,
+    the repository functions they call, the functions in their own files that call them, and
+    their files' module-level assignments; plus the deciding lines of the resolved definitions
+    themselves that share none (see :func:`score_line` for the order)."""
     terms = question_terms(question)
     if not terms:
         return []
