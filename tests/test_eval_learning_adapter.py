@@ -103,18 +103,26 @@ def test_learning_team_through_the_harness_with_stage_attribution(tmp_path: Path
 
 def test_multi_answers_with_the_computed_value_where_single_invents_one(tmp_path: Path, store: RunStore) -> None:
     suite = write_suite(tmp_path / "suite")
+    article = suite / "articles" / "L01" / "kestrel.md"
+    article.write_text(ARTICLE + "The lights of the Kestrel footbridge cost 300,000 crowns more.\n", encoding="utf-8")
     data = json.loads((suite / "L01.json").read_text())
-    data["questions"] = [{"id": "L1.4", "question": "How much did the Kestrel footbridge cost in total?",
-                          "expected": "4,200,000 crowns.", "rubric": {"required": [["4200000"]], "forbidden": []}}]
+    data["questions"] = [{"id": "L1.4", "question": "How much did the Kestrel footbridge and its lights cost in total?",
+                          "expected": "4,500,000 crowns.", "rubric": {"required": [["4500000"]], "forbidden": []}}]
     (suite / "L01.json").write_text(json.dumps(data))
-    model = FunctionModel(team_model)
-    results = asyncio.run(run_progressive(load_suite(suite), learning_team_factory(model, store=store),
+
+    def costs(request: ModelRequest) -> Any:
+        if request.agent == "compute":
+            ids = [line.split(" = ")[0] for line in request.messages[-1].content.splitlines() if " crowns" in line]
+            return {"operation": "sum", "operands": ids[:2]}
+        return team_model(request)
+
+    results = asyncio.run(run_progressive(load_suite(suite), learning_team_factory(FunctionModel(costs), store=store),
                                           modes=["single", "multi"], runs=1))
     by = {r.mode: r for r in results.levels[0].records}
     assert not by["single"].passed and "4,900,000" in by["single"].answer
-    assert by["multi"].passed and by["multi"].answer.startswith("4,200,000")
+    assert by["multi"].passed and by["multi"].answer.startswith("4,500,000"), by["multi"].answer
     assert any("single: fails" in n and "4900000" in n for n in by["multi"].trace["notes"])
-    assert any("selector: the only draft that passed the checker" in n for n in by["multi"].trace["notes"])
+    assert any("selector: the question asks for a worked-out value" in n for n in by["multi"].trace["notes"])
 
 
 def test_each_level_gets_a_fresh_knowledge_base(tmp_path: Path, store: RunStore) -> None:

@@ -217,6 +217,7 @@ ORCHARD = [
     ("How many pear varieties grow in the orchard?", "The orchard has 30 pear trees.", "30 (no source gives a number of pear varieties)"),
     # A length asked, a price answered (seen on L1: "the ferry is 6.8 million crowns long").
     ("How long is the cider press?", "It is 1,800 litres long.", "1800 as volume (the question asks for length)"),
+    ("How long is the cider press?", "It is 6.8 million crowns long.", "6.8 as money (the question asks for length)"),
 ])
 def test_checker_refuses_a_number_that_answers_another_question(question: str, draft: str, offending: str) -> None:
     verdict = check_draft(draft, Evidence.build(question=question, facts=ORCHARD))
@@ -331,25 +332,38 @@ def test_the_events_of_a_duration_question(question: str, unit: str, clauses: tu
 
 
 def test_each_event_gets_its_own_date_and_python_counts_the_days(kb: KnowledgeBase) -> None:
-    # Seen on L3: offered every date at once, the model took the pipeline's end (110 days).
+    # Seen on L3: offered every date at once, the model took the pipeline's end (110 days), then
+    # the ban's lifting (112 days); and the datelines of two articles for a question in years.
     kb.add_episode("Varnby, 5 September 2023. The Orrin springs pipeline was finished on 30 August. The Varnby Water "
                    "Board lifted the hosepipe ban on 1 September.", source="Varnby Courier", published="2023-09-05")
+    answer, model = ask(kb, "How many days after work on the Orrin springs pipeline began did the hosepipe ban start?",
+                        {"single": "110 days."})
+    assert answer.answer.startswith("20 days") and "12 May 2023" in answer.answer
+    assert not model.requests_from("compute")  # each event's date led its list clearly: nothing to choose
+    span, _ = ask(kb, "For how many months was the hosepipe ban in force?", {"single": "For 2 months."})
+    assert span.answer.startswith("3 months") and "1 September 2023" in span.answer  # started 1 June, lifted 1 September
+
+
+def test_the_model_chooses_an_events_date_when_two_match_alike(kb: KnowledgeBase) -> None:
+    kb.add_episode("Varnby, 5 September 2023. Work on the Orrin springs pipeline began again on 3 July after a pause.",
+                   source="Varnby Courier", published="2023-09-05")
     menus: list[str] = []
 
     def choose(request: ModelRequest) -> Any:
         menus.append(request.messages[-1].content)
         assert request.output is not None
         props = request.output.json_schema["properties"]
-        first, second = props["first_date"]["enum"], props["second_date"]["enum"]
+        first, second = (props[f].get("enum") or [props[f]["const"]] for f in ("first_date", "second_date"))
         line = {line.split(" = ")[0]: line for line in request.messages[-1].content.splitlines() if " = " in line}
         return {"first_date": next(i for i in first if "2023-05-12" in line[i]),
                 "second_date": next(i for i in second if "2023-06-01" in line[i])}
 
     answer, model = ask(kb, "How many days after work on the Orrin springs pipeline began did the hosepipe ban start?",
                         {"single": "110 days.", "compute": choose})
-    assert answer.answer.startswith("20 days") and "12 May 2023" in answer.answer
-    assert len(model.requests_from("compute")) == 1
-    assert "30 August" in menus[0] and "1 September" in menus[0]  # each event had more than one date to choose from
+    assert len(model.requests_from("compute")) == 1, [r.messages[-1].content for r in model.requests_from("compute")]
+    assert "3 July" in menus[0] and "12 May" in menus[0]  # the pipeline's two beginnings, for the model to choose
+    assert "Varnby, 5 September" not in menus[0]  # a dateline dates the article, not an event
+    assert answer.answer.startswith("20 days")
 
 
 def test_specialists_run_in_parallel_beside_the_single_draft(kb: KnowledgeBase) -> None:
@@ -584,3 +598,21 @@ def test_capacity_against_demand_is_compared_in_python(tmp_path: Path) -> None:
     assert "(800 ≥ 700)" in answer.answer
     assert any("capacity against demand" in n for n in answer.trace.notes)
     base.close()
+
+
+def test_the_schema_asks_for_two_operands_and_the_question_dates_are_never_cut_off() -> None:
+    schema = choice_schema(["q1", "q2", "q3"])
+    with pytest.raises(ValueError):  # seen on L3: "difference" with no operands at all
+        schema.model_validate({"operation": "difference", "operands": []})
+    facts = [{"id": i, "content": f"On {i} May 2023 the gauge read {i * 3} metres and {i * 7} litres.",
+              "source_date": "2023-05-30"} for i in range(1, 12)]
+    question = "By how many metres did the gauge change between 14 March and 20 June 2023?"
+    asked = [q for q in collect_quantities(question, facts) if q.origin == "question"]
+    assert {q.text for q in asked} == {"14 March", "20 June 2023"}  # kept although the menu was full
+
+
+def test_a_dateline_is_no_event() -> None:
+    found = collect_quantities("How many years after the co-op was founded did its bakery open?",
+                               [], [{"text": "Brackwater, 10 February 2024.", "published": "2024-02-10"},
+                                    {"text": "The co-op was founded in 2019.", "published": "2024-02-10"}])
+    assert [q.text for q in found] == ["2019"]

@@ -59,6 +59,7 @@ the year on 30 September instead of 15 September. From 1 September the baths sta
     ("How many days did the fair last?", None),                          # a duration
     ("If the fair had opened a day later, how many people would have come?", None),  # a hypothetical
     ("Why was the season extended?", None),
+    ("Which bakery of the co-op bakes more loaves a day?", None),           # a comparison between things
 ])
 def test_the_kind_of_value_asked(question: str, kind: str | None) -> None:
     assert value_kind(question) == kind

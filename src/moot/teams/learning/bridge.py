@@ -123,8 +123,9 @@ class BridgeAgent(SubAgent):
         for sentence in second:
             year = int(sentence.published[:4]) if sentence.published else None
             for candidate in candidates(kind, asked, sentence.text, year=year, exclude=[bridge, sentence.source]) if kind else []:
-                if candidate.text not in values and candidate.text.lower() not in bridge.lower():
-                    values.append(candidate.text)
+                words = {w.lower() for w in candidate.text.split()}
+                if candidate.text not in values and not words & {w.lower() for w in bridge.split()}:
+                    values.append(candidate.text)  # not the bridge again ("Inside the Ridgeway" for the Ridgeway bakery)
         values = values[:MAX_OPTIONS]
         if not values:
             return finish("", f"the sources name {bridge} but say nothing of it that answers {asked!r}")

@@ -71,7 +71,9 @@ _UNIT_CLASS_WORDS: dict[str, frozenset[str]] = {
 }
 """The kinds of unit a number can carry; "$1,800" is not the "1,800 litres" a source states."""
 _UNIT_OF = {word: kind for kind, words in _UNIT_CLASS_WORDS.items() for word in words}
-_NUMBER_WITH_UNIT = re.compile(r"([$£€])?\s?(?<![\w.])(\d[\d,]*(?:\.\d+)?)(?:\s*(%)|\s+(?:per cent)|[\s-]+([A-Za-z]+))?")
+_NUMBER_WITH_UNIT = re.compile(r"([$£€])?\s?(?<![\w.])(\d[\d,]*(?:\.\d+)?)(?:\s*(%)|\s+(?:per cent)|"
+                               r"(?:\s+(?:million|billion|thousand))?[\s-]+([A-Za-z]+))?")
+"""A number and the word after it (past "million"): "6.8 million crowns" carries crowns."""
 _HOW_MANY = re.compile(r"\bhow many ([a-z][a-z-]*)(?: ([a-z][a-z-]*s))?\b", re.I)
 _NOT_A_NOUN = frozenset("""more fewer less of in at on for from to by with are were was is do does did have has had will would
 can could should must times""".split())

@@ -214,10 +214,10 @@ def collect_quantities(question: str, facts: Sequence[Mapping[str, Any]],
     quantities: list[Quantity] = []
     seen: set[tuple[str, str]] = set()
 
-    def add(found: list[Quantity]) -> None:
+    def add(found: list[Quantity], *, always: bool = False) -> None:
         for q in found:
             key = (q.origin, q.text)
-            if key in seen or len(quantities) >= limit:
+            if key in seen or (len(quantities) >= limit and not always) or _dateline(q):
                 continue
             seen.add(key)
             quantities.append(dataclasses.replace(q, id=f"q{len(quantities) + 1}"))
@@ -232,8 +232,16 @@ def collect_quantities(question: str, facts: Sequence[Mapping[str, Any]],
         add(find_quantities(str(fact.get("content") or ""), origin=f"#{fact['id']}", year=_year_hint(fact.get("source_date"))))
     for n, passage in enumerate(passages, 1):
         add(find_quantities(str(passage.get("text") or ""), origin=f"passage {n}", year=_year_hint(passage.get("published"))))
-    add([q for q in asked if q.date is not None])
+    add([q for q in asked if q.date is not None], always=True)  # the period asked about is never cut off
     return quantities
+
+
+def _dateline(quantity: Quantity) -> bool:
+    """A report's dateline ("Brackwater, 10 February 2024.") dates the article, not an event."""
+    if quantity.date is None or quantity.origin == "question":
+        return False
+    rest = quantity.context.replace(quantity.text, " ")
+    return len(re.findall(r"[A-Za-z]{2,}", rest)) <= 2
 
 
 _DURATION = re.compile(r"\bhow many (days|weeks|months|years)\b|\bfor how (long)\b|\bhow (long) (?:after|before|between|"
@@ -314,7 +322,10 @@ def choice_schema(ids: Sequence[str], operations: Sequence[str] = OPERATIONS) ->
     return create_model(
         "ComputeChoice",
         operation=(Literal[tuple(operations)], Field(description="the operation that answers the question, or none")),  # type: ignore[valid-type]
-        operands=(list[operand], Field(default_factory=list, description="quantity ids, in order")),  # type: ignore[valid-type]
+        # Two operands at least when there are two to choose: the 0.5B model otherwise answered
+        # "difference" with no operands at all.
+        operands=(list[operand], Field(default_factory=list, min_length=2 if len(ids) >= 2 else 0,  # type: ignore[valid-type]
+                                       description="quantity ids, in order")),
         formula=(str, Field(default="", description="only for formula: an expression over quantity ids, e.g. (q1 + q2) * 2")),
         to_unit=(str, Field(default="", description="only for convert: the unit to convert to")),
     )
@@ -596,12 +607,15 @@ class ComputeAgent(SubAgent):
         """A duration between two events: one date per event, chosen from that event's own short
         list (:mod:`moot.teams.learning.events`); None when either event matches no date."""
         from moot.runtime import load_prompt
-        from moot.teams.learning.events import END_WORDS, START_WORDS, event_schema, operation_for, rank
+        from moot.teams.learning.events import END_WORDS, START_WORDS, cue_for, event_schema, operation_for, rank, settled
 
         dated = [q for q in quantities if q.date is not None and q.origin != "question"
                  and (events.unit == "years" or not re.fullmatch(r"\d{4}", q.text))]
-        first = rank(events.clauses[0], dated, cue=START_WORDS if events.span else frozenset())
-        second = rank(events.clauses[1], dated, cue=END_WORDS if events.span else frozenset())
+        years = events.unit == "years"
+        first = settled(rank(events.clauses[0], dated, years=years,
+                             cue=START_WORDS if events.span else cue_for(events.clauses[0])))
+        second = settled(rank(events.clauses[1], dated, years=years,
+                              cue=END_WORDS if events.span else cue_for(events.clauses[1])))
         if not first or not second:
             return None
         usage, turns, transcript = Usage(), 0, ()

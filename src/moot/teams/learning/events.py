@@ -6,7 +6,9 @@ model took the pipeline's *end* and answered 110 days. Here Python reads the eve
 question — two clauses ("after A did B", "between A and B"), or one span ("for how long was X in
 force": the start and the end of X) — ranks the dates whose sentence shares the most words with
 each clause, and the model chooses one date per event from that event's short list (an enum per
-field of one schema). Python then computes the time between them (:func:`compute.evaluate`).
+field of one schema) — unless one date leads its list clearly, which needs no choice. Datelines
+("Varnby, 20 June 2023.") date an article, not an event, and are never offered. Python then
+computes the time between them (:func:`compute.evaluate`).
 """
 
 from __future__ import annotations
@@ -66,21 +68,41 @@ def read_events(question: str) -> Events | None:
     return None
 
 
-def rank(clause: str, dated: Sequence[Any], *, cue: frozenset[str] = frozenset()) -> list[Any]:
-    """The dated quantities whose sentence best matches ``clause`` (and, for a span, the start or
-    end words), best first, at most :data:`MAX_PER_EVENT`; none that shares no word."""
+def cue_for(clause: str) -> frozenset[str]:
+    """The start or end words a clause calls for: "the hosepipe ban start" is matched by "put …
+    in place", "the pipeline was finished" by "completed"."""
+    terms = match_terms(clause)
+    if terms & END_WORDS and not terms & START_WORDS:
+        return END_WORDS
+    if terms & START_WORDS:
+        return START_WORDS
+    return frozenset()
+
+
+def rank(clause: str, dated: Sequence[Any], *, cue: frozenset[str] = frozenset(), years: bool = False) -> list[Any]:
+    """The dated quantities whose sentence best matches ``clause`` (and the start or end words the
+    event calls for), best first, as ``(score, quantity)``, at most :data:`MAX_PER_EVENT`; none
+    that shares no word. For a question in years, a bare year ("founded in 2019") counts one more."""
     wanted = match_terms(clause)
     scored = []
     for position, quantity in enumerate(dated):
         terms = match_terms(quantity.context)
-        score = len(wanted & terms) * 2 + len(cue & terms)
+        score = (len(wanted & terms) + len(cue & terms)) * 2 + (1 if years and re.fullmatch(r"\d{4}", quantity.text) else 0)
         if wanted & terms:
             scored.append((score, position, quantity))
     scored.sort(key=lambda item: (-item[0], item[1]))
-    unique: dict[Any, Any] = {}
-    for _, _, quantity in scored:
-        unique.setdefault(quantity.date, quantity)
+    unique: dict[Any, tuple[int, Any]] = {}
+    for score, _, quantity in scored:
+        unique.setdefault(quantity.date, (score, quantity))
     return list(unique.values())[:MAX_PER_EVENT]
+
+
+def settled(ranked: Sequence[tuple[int, Any]]) -> list[Any]:
+    """The candidates the model must choose among: the leader alone when it is ahead by two or more
+    (a clear match needs no choice), else all of them."""
+    if len(ranked) == 1 or (len(ranked) > 1 and ranked[0][0] >= ranked[1][0] + 2):
+        return [ranked[0][1]]
+    return [quantity for _, quantity in ranked]
 
 
 def event_schema(events: Events, first: Sequence[str], second: Sequence[str]) -> type:
@@ -99,4 +121,5 @@ def operation_for(events: Events) -> str:
             "years": "years_between"}[events.unit]
 
 
-__all__ = ["END_WORDS", "START_WORDS", "Events", "event_schema", "operation_for", "rank", "read_events"]
+__all__ = ["END_WORDS", "START_WORDS", "Events", "cue_for", "event_schema", "operation_for", "rank", "read_events",
+           "settled"]

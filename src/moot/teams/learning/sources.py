@@ -59,6 +59,8 @@ def value_kind(question: str) -> ValueKind | None:
     if (re.search(r"\bhow (?:many|much)\b", lower) or _GAP.search(text)
             or re.search(r"\bwhat (?:is|was|are|were) the (?:price|cost|fee|charge|number|amount|budget)\b", lower)):
         return None if _TOTAL.search(text) and not _GAP.search(text) else "amount"
+    if re.search(r"\b(?:more|less|fewer|most|least|higher|lower|larger|smaller|bigger|better|worse)\b", lower):
+        return None  # "which bakery bakes more": a comparison between things, not one value per source
     if re.search(r"^\W*who\b|\b(?:from|at|in|on|by) which\b|^\W*which (?!of\b)[a-z]+\b|^\W*where\b", lower):
         return "name"
     return None
