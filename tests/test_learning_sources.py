@@ -77,6 +77,11 @@ def test_candidates_of_each_kind() -> None:
     assert [c.text for c in lanterns] == ["1,150 paper lanterns"]
     dates = candidates("date", "When did it open?", "It opened on Friday 9 May and closed on 11 May 2025.", year=2025)
     assert [c.key for c in dates] == ["2025-05-09", "2025-05-11"]
+    # Nearest the question's own words first: the cost, not the lanterns' price in the same sentence.
+    cost = candidates("amount", "How much did the fair cost?",
+                      "The founder said the fair cost 15,000 crowns, paid for by the sale of kites at 5 crowns each.",
+                      year=2025)
+    assert [c.text for c in cost] == ["15,000 crowns", "5 crowns"]
     times = candidates("time", "What time?", "Open from 7 a.m. to 8 p.m., later until 21:30.", year=None)
     assert [c.key for c in times] == ["07:00", "20:00", "21:30"]
     names = candidates("name", "From which hill were the kites launched?",

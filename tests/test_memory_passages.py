@@ -44,3 +44,14 @@ def test_titles_are_dropped_and_long_paragraphs_are_cut_at_sentences() -> None:
     assert all(len(p) <= 200 for p in pieces)
     assert pieces[0].startswith("Sentence number 0 is here.") and pieces[-1] == "Short one."
     assert " ".join(pieces[:-1]) == long
+
+
+def test_source_sentences_skip_headings(tmp_path: Path) -> None:
+    from moot.memory.passages import find_source_sentences
+
+    with KnowledgeBase.open(tmp_path / "h.sqlite3") as kb:
+        kb.add_episode("# Lanterns over the river\nRiver Post, 14 October 2024. Lanterns were floated from Orley Bridge.",
+                       source="River Post", published="2024-10-14")
+        [found] = find_source_sentences(kb, "From which bridge were the lanterns floated over the river?")
+        assert all(not s.startswith("#") for s in found.sentences)
+        assert "Lanterns were floated from Orley Bridge." in found.sentences

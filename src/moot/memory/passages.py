@@ -49,11 +49,12 @@ class Passage:
 
 
 def split_paragraphs(text: str, *, max_chars: int = MAX_PASSAGE_CHARS) -> list[str]:
-    """Blank-line paragraphs (a Markdown title line stays with nothing); long ones cut at sentences."""
+    """Blank-line paragraphs without their Markdown heading lines; long ones cut at sentences."""
     pieces: list[str] = []
     for block in re.split(r"\n\s*\n", text):
-        block = " ".join(block.split())
-        if not block or block.startswith("#") and len(block) < 120:
+        # A heading line is no statement, and must not run into the paragraph under it.
+        block = " ".join(" ".join(line for line in block.splitlines() if not line.lstrip().startswith("#")).split())
+        if not block:
             continue
         if len(block) <= max_chars:
             pieces.append(block)
@@ -148,6 +149,8 @@ def score_sentences(kb: KnowledgeBase, query: str, *, min_shared: int = 1) -> li
     for episode in kb.episodes()[-MAX_EPISODES:]:
         for paragraph in split_paragraphs(episode.text):
             for sentence in _SENTENCE_END.split(paragraph):
+                if sentence.lstrip().startswith("#"):
+                    continue  # a heading (with the dateline run into it) states nothing
                 rows.append((episode, sentence.strip(), match_terms(sentence)))
     frequency = {w: sum(w in terms for _, _, terms in rows) for w in wanted}
     weight = {w: math.log(1 + len(rows) / n) for w, n in frequency.items() if n}
@@ -162,7 +165,7 @@ def score_sentences(kb: KnowledgeBase, query: str, *, min_shared: int = 1) -> li
     return scored
 
 
-def find_source_sentences(kb: KnowledgeBase, question: str, *, per_source: int = 2, min_shared: int = 2,
+def find_source_sentences(kb: KnowledgeBase, question: str, *, per_source: int = 3, min_shared: int = 2,
                           limit: int = 4) -> list[SourceSentences]:
     """Per episode, the ``per_source`` sentences that best match ``question`` (sharing at least
     ``min_shared`` of its words, scored by :func:`score_sentences`), for the ``limit`` best

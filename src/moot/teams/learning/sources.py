@@ -149,10 +149,29 @@ def candidates(kind: ValueKind, question: str, sentence: str, *, year: int | Non
         noun = re.search(r"\bwhich ([a-z]+)", asked)
         if noun:  # "from which bridge": the names that are bridges first
             found.sort(key=lambda c: noun.group(1) not in c.key)
+    if kind != "name":
+        # Nearest the question's own words first ("cost 24,000 crowns … lanterns at 5 crowns each"):
+        # a small model picks early options.
+        found.sort(key=lambda c: _distance(sentence, c.text, question))
     unique: dict[str, Candidate] = {}
     for candidate in found:
         unique.setdefault(candidate.key, candidate)
     return list(unique.values())[:MAX_CANDIDATES]
+
+
+def _distance(sentence: str, value: str, question: str) -> int:
+    """Characters between ``value`` in ``sentence`` and the nearest word the question uses."""
+    from moot.memory.facts import match_terms, stem
+
+    at = sentence.find(value)
+    if at < 0:
+        return len(sentence)
+    wanted = match_terms(question)
+    spans = [m.span() for m in re.finditer(r"[A-Za-z]+", sentence) if stem(m.group()) in wanted]
+    if not spans:
+        return at
+    end = at + len(value)
+    return min(max(0, at - b, a - end) for a, b in spans)
 
 
 def _through_noun(sentence: str, written: str, thing: tuple[str, ...] | None) -> str:
