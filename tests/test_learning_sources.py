@@ -221,3 +221,25 @@ def test_a_hypothetical_gets_no_sources_draft(fair: KnowledgeBase) -> None:
                         {"single": "The sources do not say."})
     assert not model.requests_from("sources")
     assert answer.answer == "The sources do not say."
+
+
+def test_the_one_value_the_sources_give_leads_when_the_single_draft_states_none(tmp_path: Path) -> None:
+    kb = _kb(tmp_path, (NOTICE_APRIL.replace(" The baths close at 8 p.m. every evening.", ""), "Harle Parish", "2025-04-02"),
+             (NOTICE_AUGUST, "Harle Parish", "2025-08-20"))
+    kb.add_facts([Fact("The Harle baths season will end on 15 September", entity="Harle baths", attribute="season end",
+                       value="15 September", source="Harle Parish")])
+    answer, _ = ask(kb, "What time do the Harle baths close in the evening from 1 September?",
+                    {"single": "The baths close in the evening from 1 September."})
+    assert answer.answer.startswith("9 p.m. (the Harle Parish, 20 August 2025)")
+    assert any("states no time" in n for n in answer.trace.notes)
+    stated, _ = ask(kb, "What time do the Harle baths close in the evening from 1 September?",
+                    {"single": "They close at 9 p.m."})
+    assert stated.answer == "They close at 9 p.m."
+    kb.close()
+
+
+def test_datelines_are_no_sentences(tmp_path: Path) -> None:
+    kb = _kb(tmp_path, (NOTICE_AUGUST, "Harle Parish", "2025-08-20"))
+    found = find_source_sentences(kb, "On what date does the Harle baths' season end?")
+    assert found and all(not s.startswith("Harle Parish notice, 20 August 2025") for s in found[0].sentences)
+    kb.close()

@@ -28,6 +28,15 @@ MAX_EPISODES = 300
 MAX_PASSAGE_CHARS = 700
 """A paragraph longer than this is split into windows of whole sentences."""
 
+_DATELINE = re.compile(r"^\s*[A-Z][\w .,'’&-]{0,60},\s*(?:\d{1,2}\s+[A-Z][a-z]+|[A-Z][a-z]+\s+\d{1,2})(?:,?\s+\d{4})?\.?\s*$")
+
+
+def is_dateline(sentence: str) -> bool:
+    """True for a report's dateline ("Varnby, 20 June 2023.", "Kelder Town Council notice, 20 August
+    2024."): it dates the article and states nothing."""
+    return _DATELINE.match(sentence) is not None
+
+
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“‘'(])")
 """A sentence ends at . ! or ? before a capital, a digit or a quote: "until 9 p.m. every evening"
 stays one sentence."""
@@ -149,8 +158,8 @@ def score_sentences(kb: KnowledgeBase, query: str, *, min_shared: int = 1) -> li
     for episode in kb.episodes()[-MAX_EPISODES:]:
         for paragraph in split_paragraphs(episode.text):
             for sentence in _SENTENCE_END.split(paragraph):
-                if sentence.lstrip().startswith("#"):
-                    continue  # a heading (with the dateline run into it) states nothing
+                if sentence.lstrip().startswith("#") or is_dateline(sentence):
+                    continue  # a heading or a dateline states nothing
                 rows.append((episode, sentence.strip(), match_terms(sentence)))
     frequency = {w: sum(w in terms for _, _, terms in rows) for w in wanted}
     weight = {w: math.log(1 + len(rows) / n) for w, n in frequency.items() if n}

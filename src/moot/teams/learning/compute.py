@@ -238,10 +238,12 @@ def collect_quantities(question: str, facts: Sequence[Mapping[str, Any]],
 
 def _dateline(quantity: Quantity) -> bool:
     """A report's dateline ("Brackwater, 10 February 2024.") dates the article, not an event."""
+    from moot.memory.passages import is_dateline
+
     if quantity.date is None or quantity.origin == "question":
         return False
     rest = quantity.context.replace(quantity.text, " ")
-    return len(re.findall(r"[A-Za-z]{2,}", rest)) <= 2
+    return is_dateline(quantity.context) or len(re.findall(r"[A-Za-z]{2,}", rest)) <= 2
 
 
 _DURATION = re.compile(r"\bhow many (days|weeks|months|years)\b|\bfor how (long)\b|\bhow (long) (?:after|before|between|"

@@ -22,7 +22,8 @@ Python, in this order:
    passing single draft already states that very value (its wording is kept).
 4. When facts of one attribute disagree between sources, the passing draft that names the most
    of their values leads; when one publisher's later report changed the value and the single
-   draft does not state the latest, the SourcesAgent's update leads.
+   draft does not state the latest, the SourcesAgent's update leads; when the single draft states
+   no value of the kind asked at all (no time for "what time"), the value the sources give leads.
 5. Otherwise the single agent's draft, if it passes: multi never loses an answer the single
    agent's draft had, because of routing.
 6. If the single draft fails and several others pass, the model picks one under a schema (an
@@ -113,9 +114,18 @@ class _Drafts:
 
 
 def _updated(ctx: _Drafts) -> tuple[Candidate | None, str]:
+    from moot.teams.learning.sources import states_kind, value_kind
+
     sources, compared = ctx.passing("sources"), ctx.resolution("sources")
-    if sources is not None and compared.get("kind") == "update" and not ctx.single_states(str(compared.get("latest") or "")):
+    if sources is None:
+        return None, ""
+    if compared.get("kind") == "update" and not ctx.single_states(str(compared.get("latest") or "")):
         return sources, "a later report changed the value, and the single draft does not state the latest"
+    kind = value_kind(ctx.question) or ""
+    single = ctx.passing("single")
+    if compared.get("kind") in ("only", "agree") and kind != "name" and single is not None \
+            and not states_kind(single.draft, kind):
+        return sources, f"the single draft states no {kind} at all; the one the sources give"
     return None, ""
 
 

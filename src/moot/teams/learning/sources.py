@@ -66,6 +66,21 @@ def value_kind(question: str) -> ValueKind | None:
     return None
 
 
+def states_kind(draft: str, kind: str) -> bool:
+    """True when ``draft`` states some value of ``kind`` (a number, a date, a time of day); names
+    are not told apart from other capitalised words, so any draft counts for them."""
+    from moot.teams.learning.compute import find_quantities
+
+    if kind == "time":
+        return _TIME.search(draft) is not None
+    found = find_quantities(draft, origin="draft", year=2000)
+    if kind == "date":
+        return any(q.date is not None and not re.fullmatch(r"\d{4}", q.text) for q in found)
+    if kind == "amount":
+        return any(q.value is not None for q in found)
+    return True
+
+
 def _day(date: _dt.date) -> str:
     return f"{date.day} {date:%B %Y}"
 
@@ -293,8 +308,8 @@ class SourcesAgent(SubAgent):
                                stop_reason="completed", turns=turns, detail=detail)
 
         holding = [r for r in reports if r.options]
-        if kind is None or len(holding) < 2:
-            return finish("", "fewer than two sources hold a value of the kind asked")
+        if kind is None or not holding:
+            return finish("", "no source holds a value of the kind asked")
         chosen: list[tuple[Report, Candidate]] = []
         if all(len(r.options) == 1 for r in holding):
             chosen = [(r, r.options[0]) for r in holding]
@@ -302,9 +317,15 @@ class SourcesAgent(SubAgent):
             picks, usage, turns = await self._choose(task, holding, budget, bus, run_id, task_id)
             chosen = [(r, next(c for c in r.options if c.text == pick)) for r, pick in zip(holding, picks)
                       if pick is not None]
-        result = compare(task, chosen)
+        if len(chosen) == 1:
+            report, value = chosen[0]
+            when = _published(report)
+            result: tuple[str, str, list[str]] | None = (
+                "only", f"{value.text} (the {report.source}{f', {when}' if when else ''}).", [])
+        else:
+            result = compare(task, chosen)
         if result is None:
-            return finish("", "the sources' values are about different things, or fewer than two were chosen")
+            return finish("", "the sources' values are about different things, or none was chosen")
         verdict, draft, computed = result
         latest = max(chosen, key=lambda rv: str(rv[0].published or ""))[1].text
         resolution = {"kind": verdict, "latest": latest, "values": [[r.source, r.published, v.text] for r, v in chosen]}
@@ -339,4 +360,4 @@ def build_sources(model: Any) -> SourcesAgent:
                         settings=ModelSettings(max_tokens=120))
 
 
-__all__ = ["SourcesAgent", "build_sources", "candidates", "compare", "name_runs", "value_kind"]
+__all__ = ["SourcesAgent", "build_sources", "candidates", "compare", "name_runs", "states_kind", "value_kind"]
