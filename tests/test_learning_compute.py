@@ -201,7 +201,8 @@ def test_checker_refuses_what_no_fact_or_computation_holds(draft: str, offending
 
 
 ORCHARD = [
-    {"id": 1, "content": "A cider press donated by the Marsh family pressed 1,800 litres of apple juice."},
+    {"id": 1, "content": "A cider press donated by the Marsh family pressed 1,800 litres of apple juice.",
+     "value": "1,800", "entity": "cider press"},  # a bare value field says nothing of the unit
     {"id": 2, "content": "The juice was bottled on site and sold at 3 crowns a bottle."},
     {"id": 3, "content": "The orchard has 140 apple trees of 12 varieties and 30 pear trees."},
     {"id": 4, "content": "About 600 visitors came to the orchard's Apple Day on 12 October."},

@@ -108,11 +108,16 @@ def test_two_publishers_that_differ_disagree_and_the_gap_is_computed() -> None:
 
 
 def test_one_publisher_that_changed_its_value_is_an_update() -> None:
-    chosen = [_report("Harle Parish", "2025-04-02", "The season will end on 15 September.", "15 September", kind="date"),
-              _report("Harle Parish", "2025-08-20", "They will now close on 30 September.", "30 September", kind="date")]
-    kind, draft, _ = compare("On what date does the season end?", chosen)  # type: ignore[misc]
+    chosen = [_report("Harle Parish", "2025-04-02", "The baths' season will end on 15 September.", "15 September",
+                      kind="date"),
+              _report("Harle Parish", "2025-08-20", "The baths will now close for the season on 30 September.",
+                      "30 September", kind="date")]
+    kind, draft, _ = compare("On what date does the season of the baths end?", chosen)  # type: ignore[misc]
     assert kind == "update" and draft.startswith("30 September (the latest report, Harle Parish, 20 August 2025")
     assert "earlier: 15 September" in draft
+    # A later date in a sentence about something else is no update of the asked one.
+    unrelated = [chosen[0], _report("Harle Parish", "2025-08-20", "A new kiosk opens on 1 August.", "1 August", kind="date")]
+    assert compare("On what date does the season of the baths end?", unrelated) is None
     # A later name from the same publisher is no update: it is most often about something else.
     names = [_report("Gazette", "2025-03-05", "Her captain is Ilse Varrow.", "Ilse Varrow"),
              _report("Gazette", "2025-04-18", "The Skerra Island Council has published the fares.", "Skerra Island Council")]

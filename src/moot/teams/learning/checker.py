@@ -224,8 +224,11 @@ def check_draft(draft: str, evidence: Evidence) -> Verdict:
     # A number the sources state only with another kind of unit: "$1,800" where they say "1,800 litres".
     stated = units_of(" ".join((*evidence.texts, *evidence.computed)))
     for number, kinds in sorted(units_of(text).items()):
-        wrong = kinds - {""} - stated.get(number, set())
-        if number in allowed and wrong and "" not in stated.get(number, {""}):
+        # A bare occurrence (a fact's value field: "1,800") says nothing about the unit; the
+        # sentences that give the number a unit do.
+        known = stated.get(number, set()) - {""}
+        wrong = kinds - {""} - known
+        if number in allowed and wrong and known:
             given_as = "/".join(sorted(stated.get(number, set()) - {""}))
             unsupported.append(f"{number} as {'/'.join(sorted(wrong))} (the sources give {number} as {given_as})")
     # "How long is the ferry?" answered in crowns: every number of the draft carries another kind of unit.

@@ -224,6 +224,15 @@ def _said(report: Report, value: Candidate) -> str:
     return f"the {report.source}{f' ({when})' if when else ''} says {value.text}"
 
 
+def _about(report: Report, value: Candidate, question: str) -> bool:
+    """True when the sentence the value stands in shares two or more of the question's words: an
+    update replaces the asked value, not some date that happens to be in a later report."""
+    from moot.memory.facts import match_terms
+
+    sentence = next((s for s in report.sentences if value.text in s), "")
+    return len(match_terms(sentence) & match_terms(question)) >= 2
+
+
 def _other_names(report: Report, value: Candidate, question: str) -> set[str]:
     """Names a source's sentence is about besides the question's and the value itself: two reports
     about different bakeries are not a disagreement about one."""
@@ -263,7 +272,8 @@ def compare(question: str, chosen: Sequence[tuple[Report, Candidate]]) -> tuple[
     # An update changes one value of one kind: a later "Skerra Island Council" is no new captain,
     # and "two more" is no new count of lifeguards beside "six lifeguards".
     alike = last_value.kind in ("amount", "date", "time") and all(
-        v.kind == last_value.kind and v.unit == last_value.unit for _, v in earlier)
+        v.kind == last_value.kind and v.unit == last_value.unit for _, v in earlier) and all(
+        _about(r, v, question) for r, v in [*earlier, (last_report, last_value)])
     if earlier and alike:
         before = "; ".join(f"{v.text} in the report of {_published(r) or 'an earlier date'}" for r, v in earlier)
         when = _published(last_report)
