@@ -617,3 +617,26 @@ def test_a_dateline_is_no_event() -> None:
                                [], [{"text": "Brackwater, 10 February 2024.", "published": "2024-02-10"},
                                     {"text": "The co-op was founded in 2019.", "published": "2024-02-10"}])
     assert [q.text for q in found] == ["2019"]
+
+
+def test_capacity_and_demand_are_ranked_by_their_own_words_and_the_questions_case() -> None:
+    from moot.teams.learning.threshold import roles, same_unit_amounts
+
+    text = ("The mill has two wheels, each can grind 300 kilograms an hour. Grain flowed in at up to 500 kilograms an hour "
+            "for a day, but the east wheel alone could grind only 300. With both wheels running, the mill can grind "
+            "600 kilograms an hour. Twenty-eight sacks were wet and 12 sacks stayed dry.")
+    passages = [{"text": text, "published": "2025-01-01"}]
+    assert all(q.text != "eight sacks" for q in collect_quantities("q", [], passages))  # "Twenty-eight" is no "eight"
+
+    def case(question: str) -> tuple[list[str], list[str]]:
+        quantities = collect_quantities(question, [], passages, limit=80)
+        listed = [dataclasses.replace(q, id=f"q{i}") for i, q in enumerate(same_unit_amounts(quantities, question), 1)]
+        capacity, demand = roles(listed, question)
+        return [q.text for q in capacity], [q.text for q in demand]
+
+    capacity, demand = case("Had both wheels been running but the grain peaked at 700 kilograms an hour, would the mill "
+                            "have kept up?")
+    assert capacity == ["600 kilograms"] and demand == ["700 kilograms"]  # kilograms, not sacks; both wheels
+    capacity, demand = case("If the grain had never risen above 300 kilograms an hour, would the east wheel alone have "
+                            "prevented the backlog?")
+    assert capacity[0] == "300" and demand == ["300 kilograms"]  # the question's 300 is the demand, the wheel's the capacity

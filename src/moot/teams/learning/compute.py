@@ -45,7 +45,7 @@ _SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
 _WORD_VALUES = {w: i for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
     "seventeen eighteen nineteen twenty".split())}
-_WORD_NUMBER = re.compile(r"\b(" + "|".join(_WORD_VALUES) + r")\s+([a-z][a-z-]+)", re.I)
+_WORD_NUMBER = re.compile(r"(?<![\w-])(" + "|".join(_WORD_VALUES) + r")\s+([a-z][a-z-]+)", re.I)
 """A number written as a word with its unit ("eight lifeguards", "six lifeguards")."""
 _UNIT_SKIP = {"a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "by", "for", "from", "with", "is", "was",
               "were", "are", "it", "its", "this", "that", "on", "per", "each", "than", "as"}
@@ -576,21 +576,29 @@ class ComputeAgent(SubAgent):
         """A what-if decided by capacity against demand (:mod:`moot.teams.learning.threshold`): the
         model names which amount is which, Python compares; None when fewer than two amounts share a unit."""
         from moot.runtime import load_prompt
-        from moot.teams.learning.threshold import same_unit_amounts, threshold_schema, verdict
+        from moot.teams.learning.threshold import roles, same_unit_amounts, threshold_schema, verdict
 
-        amounts = same_unit_amounts(quantities)
+        amounts = same_unit_amounts(quantities, task)
         if len(amounts) < 2:
             return None
         listed = [dataclasses.replace(q, id=f"q{i}") for i, q in enumerate(amounts, 1)]
-        chooser = SubAgent(self.name, self.role, load_prompt("threshold", __package__), (), self._model or self.model,
-                           output_type=threshold_schema([q.id for q in listed]), max_turns=2, settings=self.settings)
-        result = await chooser.run(f"Amounts:\n{render_menu(listed)}\n\nQuestion: {task}", budget=budget, bus=bus,
-                                   progress=progress, run_id=run_id, task_id=task_id)
-        if not result.ok:
-            return None
+        capacity_list, demand_list = roles(listed, task)
+        usage, turns, transcript = Usage(), 0, ()
+        choice: dict[str, Any] = {"capacity": capacity_list[0].id, "demand": demand_list[0].id}
+        if len(capacity_list) > 1 or len(demand_list) > 1:
+            shown = list({q.id: q for q in [*capacity_list, *demand_list]}.values())
+            chooser = SubAgent(self.name, self.role, load_prompt("threshold", __package__), (), self._model or self.model,
+                               output_type=threshold_schema([q.id for q in capacity_list], [q.id for q in demand_list]),
+                               max_turns=2, settings=self.settings)
+            result = await chooser.run(f"Amounts:\n{render_menu(shown)}\n\nQuestion: {task}", budget=budget, bus=bus,
+                                       progress=progress, run_id=run_id, task_id=task_id)
+            usage, turns, transcript = result.usage, result.turns, result.transcript
+            if not result.ok:
+                return None
+            choice = result.output.model_dump()
         by_id = {q.id: q for q in listed}
-        capacity, demand = by_id[result.output.capacity], by_id[result.output.demand]
-        output: dict[str, Any] = {"draft": "", "computation": None, "choice": result.output.model_dump(),
+        capacity, demand = by_id[choice["capacity"]], by_id[choice["demand"]]
+        output: dict[str, Any] = {"draft": "", "computation": None, "choice": choice,
                                   "narrowed": f"capacity against demand, in {amounts[0].unit}"}
         detail = None
         if capacity.id == demand.id:
@@ -600,8 +608,8 @@ class ComputeAgent(SubAgent):
             computation = Computation(operation="compare", value=None, unit=capacity.unit, expression=expression,
                                       operands=[capacity.id, demand.id], origins=[capacity.origin, demand.origin])
             output.update(draft=draft, computation=computation.model_dump())
-        return AgentResult(agent=self.name, output=output, text=output["draft"], usage=result.usage,
-                           transcript=result.transcript, stop_reason="completed", turns=result.turns, detail=detail)
+        return AgentResult(agent=self.name, output=output, text=output["draft"], usage=usage,
+                           transcript=transcript, stop_reason="completed", turns=turns, detail=detail)
 
     async def _between_events(self, task: str, events: Any, quantities: Sequence[Quantity], budget: Any,
                               bus: EventBus | None, progress: AgentProgress | None, run_id: str | None,
