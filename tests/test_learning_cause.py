@@ -21,7 +21,8 @@ Dunmere Courier, 4 March 2025. The Dunmere mill flooded on the night of 1 March,
 
 INQUIRY = """# Inquiry into the Dunmere mill flood
 
-Dunmere Council inquiry, 30 March 2025. The immediate cause was that the mill race overflowed under the heavy rain.
+Dunmere Council inquiry, 30 March 2025. The inquiry separates the immediate cause from the root cause. The
+immediate cause was that the mill race overflowed under the heavy rain.
 The root cause was a sluice gate left shut after a repair in January. The mill stayed closed for a week because the
 millstones had to be dried by hand.
 """
@@ -71,7 +72,7 @@ def test_the_sentence_naming_the_asked_kind_of_cause_leads(kb: KnowledgeBase) ->
     answer = ask(kb, "What was the immediate cause of the Dunmere mill flood?",
                  {"single": "The immediate cause was the wettest night of the year.", "cause": pick("immediate cause")})
     assert answer.answer == "The immediate cause was that the mill race overflowed under the heavy rain."
-    assert any("naming the immediate cause" in n for n in answer.trace.notes)
+    assert any("stating the immediate cause" in n for n in answer.trace.notes)
 
 
 def test_a_cause_put_forward_is_checked_in_python(kb: KnowledgeBase) -> None:
@@ -83,10 +84,27 @@ def test_a_cause_put_forward_is_checked_in_python(kb: KnowledgeBase) -> None:
     assert holds.answer.startswith("Yes. The root cause was a sluice gate")
 
 
-def test_a_plain_why_keeps_a_passing_single_draft(kb: KnowledgeBase) -> None:
+def test_the_sentence_stating_the_kind_of_cause_is_offered_first(kb: KnowledgeBase) -> None:
+    from moot.teams.learning.cause import candidate_sentences
+
+    first = candidate_sentences(kb, "What was the immediate cause of the flood?", read_cause(
+        "What was the immediate cause of the flood?"))[0]  # type: ignore[arg-type]
+    assert first.startswith("The immediate cause was")  # not "… separates the immediate cause from …"
+
+
+def test_a_reason_given_in_so_many_words_leads(kb: KnowledgeBase) -> None:
     answer = ask(kb, "Why did the Dunmere mill stay closed for a week?",
-                 {"single": "The millstones had to be dried by hand.", "cause": pick("dried by hand")})
-    assert answer.answer == "The millstones had to be dried by hand."
+                 {"single": "The mill stayed closed because of the wettest night of the year.",
+                  "cause": pick("dried by hand")})
+    assert answer.answer.startswith("The mill stayed closed for a week because the millstones had to be dried")
+
+
+def test_a_plain_why_keeps_a_passing_single_draft(kb: KnowledgeBase) -> None:
+    kb.add_episode("Dunmere Courier, 5 March 2025. The miller closed the mill for a week; the millstones were wet.",
+                   source="Dunmere Courier", published="2025-03-05")
+    answer = ask(kb, "Why did the miller close the Dunmere mill?",
+                 {"single": "The millstones were wet.", "cause": pick("millstones were wet")})
+    assert answer.answer == "The millstones were wet."
     refused = ask(kb, "Why did the Dunmere mill stay closed for a week?",
                   {"single": "It was closed for 9 days of repairs by Hob Carter.", "cause": pick("dried by hand")})
     assert "dried by hand" in refused.answer  # the single draft invented a name and a number: the quote stands

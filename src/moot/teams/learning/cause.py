@@ -62,10 +62,24 @@ def candidate_sentences(kb: KnowledgeBase, question: str, asked: CauseQuestion) 
     scored = score_sentences(kb, question, min_shared=2)[: MAX_SENTENCES * 3]
 
     def rank(item: Any) -> tuple[int, int, float]:
-        names_kind = bool(asked.phrase) and asked.phrase in item.text.lower()
-        return (0 if names_kind else 1, 0 if CAUSAL.search(item.text) else 1, -item.score)
+        return (0 if states_kind(item.text, asked.phrase) else 1, 0 if CAUSAL.search(item.text) else 1, -item.score)
 
     return list(dict.fromkeys(s.text for s in sorted(scored, key=rank)))[:MAX_SENTENCES]
+
+
+def states_kind(sentence: str, phrase: str) -> bool:
+    """True when the sentence *states* the asked kind of cause ("The immediate cause was that …"),
+    not only names it ("… separates the immediate cause from the root cause")."""
+    return bool(phrase) and re.search(rf"\b{re.escape(phrase)}\s+(?:was|is|were|are)\b", sentence, re.I) is not None
+
+
+def explains(sentence: str, question: str) -> bool:
+    """True when the sentence gives a reason in so many words ("because", "due to") for what the
+    question asks about (two or more of its words)."""
+    return _CONNECTIVE.search(sentence) is not None and len(match_terms(sentence) & match_terms(question)) >= 2
+
+
+_CONNECTIVE = re.compile(r"\b(?:because|due to|as a result of|caused by|owing to)\b", re.I)
 
 
 @dataclass
@@ -94,7 +108,7 @@ class CauseAgent(SubAgent):
         if chosen is None:
             return finish("", "the model chose no sentence")
         resolution = {"sentence": chosen, "phrase": asked.phrase, "check": bool(asked.claimed),
-                      "names_kind": bool(asked.phrase) and asked.phrase in chosen.lower()}
+                      "names_kind": states_kind(chosen, asked.phrase), "explains": explains(chosen, task)}
         if asked.claimed:
             claimed = match_terms(asked.claimed) - match_terms(asked.phrase)
             holds = bool(claimed) and claimed <= match_terms(chosen)
@@ -123,4 +137,4 @@ def build_cause(model: Any, kb: KnowledgeBase) -> CauseAgent:
                       kb=kb)
 
 
-__all__ = ["CauseAgent", "CauseQuestion", "build_cause", "candidate_sentences", "read_cause"]
+__all__ = ["CauseAgent", "CauseQuestion", "build_cause", "candidate_sentences", "explains", "read_cause", "states_kind"]

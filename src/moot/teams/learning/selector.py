@@ -12,8 +12,9 @@ Python, in this order:
    position that the ProcedureAgent read from the procedure's own steps; a "the X that …"
    answer the BridgeAgent found in two hops (unless the single draft names the same answer);
    a disagreement between publishers that the SourcesAgent found (every value with its source);
-   the CauseAgent's sentence when it names the very kind of cause asked ("the root cause was …")
-   or when the question puts a cause forward to check ("Was the cold the root cause?").
+   the CauseAgent's sentence when it states the very kind of cause asked ("the root cause was
+   …"), gives the reason in so many words ("… lasted six hours because …"), or answers a cause
+   the question puts forward to check ("Was the cold the root cause?").
 3. Computed values lead where the question calls for one: when its wording says the answer is
    worked out (``how many more``, ``in total``, ``how many days`` …; not a plain "how much does
    it cost") and the ComputeAgent computed one from two or more quantities; when a what-if is
@@ -253,7 +254,9 @@ class SelectorAgent(SubAgent):
         if cause is not None and stated.get("check"):
             return cause, "the question puts a cause forward: checked against the sentence that states the cause"
         if cause is not None and stated.get("names_kind"):
-            return cause, f"the sources' own sentence naming the {stated.get('phrase')}"
+            return cause, f"the sources' own sentence stating the {stated.get('phrase')}"
+        if cause is not None and stated.get("explains"):
+            return cause, "the sources' own sentence giving the reason ('because …')"
         return None, ""
 
     @staticmethod
