@@ -19,7 +19,8 @@ Python, in this order:
    worked out (``how many more``, ``in total``, ``how many days`` …; not a plain "how much does
    it cost") and the ComputeAgent computed one from two or more quantities; when a what-if is
    decided by capacity against demand; when the question brings its own numbers and compute
-   used them alone (the bottleneck of three stations) — in the first and last case unless a
+   chose among them alone (the minimum, maximum or order: the bottleneck of three stations, the
+   shortest job) — in the first and last case unless a
    passing single draft already states that very value (its wording is kept).
 4. When facts of one attribute disagree between sources, the passing draft that names the most
    of their values leads; when one publisher's later report changed the value and the single
@@ -275,9 +276,11 @@ class SelectorAgent(SubAgent):
         if computation.get("operation") == "compare":
             return compute, "a what-if that capacity against demand decides: compared in Python"
         origins = computation.get("origins") or []
-        if len(origins) >= 2 and set(origins) == {"question"}:
-            # A question that brings its own data ("slicing 90, filling 40, wrapping 70 an hour")
-            # asks for something worked out from it; a draft restating one of its numbers is no answer.
+        chosen_among = computation.get("operation") in ("minimum", "maximum", "order")
+        if len(origins) >= 2 and set(origins) == {"question"} and chosen_among:
+            # A question that brings its own options ("slicing 90, filling 40, wrapping 70 an hour")
+            # asks which of them decides; a draft restating one of its numbers is no answer. Only a
+            # choice among them: on L12 the 0.5B model's ratios of them ("70 / 90 = 0.78") were noise.
             if ctx.single_states(value):
                 return ctx.single, "the single draft states the value computed from the question's own numbers"
             return compute, "the question gives its own numbers: the value computed from them"
