@@ -640,3 +640,10 @@ def test_capacity_and_demand_are_ranked_by_their_own_words_and_the_questions_cas
     capacity, demand = case("If the grain had never risen above 300 kilograms an hour, would the east wheel alone have "
                             "prevented the backlog?")
     assert capacity[0] == "300" and demand == ["300 kilograms"]  # the question's 300 is the demand, the wheel's the capacity
+
+
+def test_a_choice_among_the_questions_options_is_offered_as_one() -> None:
+    question = ("A laundrette has one machine. Three customers arrive together with loads that take 40, 20 and 60 "
+                "minutes. Which load should go first to keep the average wait short?")
+    menu, operations, why = narrow(question, collect_quantities(question, []))
+    assert operations == ("minimum", "maximum", "order", "none") and "a choice among the options" in why

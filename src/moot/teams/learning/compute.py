@@ -253,6 +253,7 @@ _SUM = re.compile(r"\b(together|in total|total|combined|altogether|across|sum|bo
 _DIFFERENCE = re.compile(r"\b(how many more|how much more|fewer|less|difference|how far apart|by how (?:many|much)|"
                          r"rise|rose|fall|fell|grow|grew|increase|decrease|drop|change|gap)\b", re.I)
 _WORD = re.compile(r"[a-z][a-z-]+")
+_CHOICE = re.compile(r"^\W*which\b|\bin what order\b|\bwhat order\b|\bgo(?:es)? first\b|\bshould go\b", re.I)
 
 
 def narrow(question: str, quantities: Sequence[Quantity]) -> tuple[list[Quantity], tuple[str, ...], str]:
@@ -293,6 +294,10 @@ def narrow(question: str, quantities: Sequence[Quantity]) -> tuple[list[Quantity
         if re.search(r"percentage points?", question, re.I):
             operations = ("difference", "none")
             reasons.append("a difference in percentage points")
+        elif _CHOICE.search(question) and not _DIFFERENCE.search(question):
+            # "Which load should go first?", "In what order?": one of the options, or their order.
+            operations = ("minimum", "maximum", "order", "none")
+            reasons.append("a choice among the options")
         elif _DIFFERENCE.search(question) and not _SUM.search(question):
             operations = ("difference", "percent_change", "none") if _PERCENT.search(question) else ("difference", "none")
             reasons.append("a difference")
