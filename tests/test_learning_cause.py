@@ -59,7 +59,7 @@ def pick(words: str) -> Any:
 
     def choose(request: ModelRequest) -> Any:
         lines = [line for line in request.messages[-1].content.splitlines() if line.startswith("s")]
-        return {"sentence": next(line.split(":")[0] for line in lines if words in line)}
+        return {"choice": next(line.split(":")[0] for line in lines if words in line)}
     return choose
 
 

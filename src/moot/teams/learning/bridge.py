@@ -22,14 +22,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-from pydantic import create_model
+from typing import Any
 
 from moot.memory import KnowledgeBase
 from moot.memory.passages import score_sentences
 from moot.models.base import ModelSettings, Usage
 from moot.runtime import AgentProgress, AgentResult, EventBus, SubAgent
+from moot.teams.learning.choosing import choose_one
 from moot.teams.learning.sources import candidates, name_runs, value_kind
 
 _CLAUSE = re.compile(r"\b(?:the|a) ((?:[A-Z][\w'’-]* )?[a-z][a-z-]*) (?:that|which|who) (?!is\b|are\b|was\b|were\b)(.+?)"
@@ -141,13 +140,9 @@ class BridgeAgent(SubAgent):
 
     async def _choose(self, question: str, sentences: Sequence[str], options: Sequence[str], budget: Any,
                       bus: EventBus | None, run_id: str | None, task_id: str | None) -> tuple[str | None, Usage, int]:
-        schema = create_model("BridgeChoice", choice=(Literal[tuple(options)], ...))  # type: ignore[valid-type]
-        chooser = SubAgent(self.name, self.role, self.system_prompt, (), self._model or self.model, output_type=schema,
-                           max_turns=2, settings=self.settings)
         text = "\n".join(f"- {s}" for s in sentences)
-        result = await chooser.run(f"Sources:\n{text}\n\nQuestion: {question}\nChoose from: {' | '.join(options)}",
-                                   budget=budget, bus=bus, run_id=run_id, task_id=task_id)
-        return (result.output.choice if result.ok else None), result.usage, result.turns
+        return await choose_one(self, f"Sources:\n{text}\n\nQuestion: {question}\nChoose from: {' | '.join(options)}",
+                                options, budget=budget, bus=bus, run_id=run_id, task_id=task_id)
 
 
 def build_bridge(model: Any, kb: KnowledgeBase) -> BridgeAgent:

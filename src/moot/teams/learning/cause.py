@@ -17,15 +17,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-from pydantic import create_model
+from typing import Any
 
 from moot.memory import KnowledgeBase
 from moot.memory.facts import match_terms
 from moot.memory.passages import score_sentences
 from moot.models.base import ModelSettings, Usage
 from moot.runtime import AgentProgress, AgentResult, EventBus, SubAgent
+from moot.teams.learning.choosing import choose_one
 
 _WHY = re.compile(r"^\W*why\b|\bwhat (?:was|is|were|are) the (?:\w+ )?(?:cause|causes|reason|reasons)\b|"
                   r"\bhow did (.+?) lead to\b|\bwhat (?:caused|led to)\b", re.I)
@@ -118,15 +117,10 @@ class CauseAgent(SubAgent):
     async def _choose(self, question: str, sentences: Sequence[str], budget: Any, bus: EventBus | None,
                       run_id: str | None, task_id: str | None) -> tuple[str | None, Usage, int]:
         labels = [f"s{i}" for i in range(1, len(sentences) + 1)]
-        schema = create_model("CauseChoice", sentence=(Literal[tuple(labels)], ...))  # type: ignore[valid-type]
-        chooser = SubAgent(self.name, self.role, self.system_prompt, (), self._model or self.model, output_type=schema,
-                           max_turns=2, settings=self.settings)
         listing = "\n".join(f"{label}: {text}" for label, text in zip(labels, sentences))
-        result = await chooser.run(f"Sentences:\n{listing}\n\nQuestion: {question}", budget=budget, bus=bus,
-                                   run_id=run_id, task_id=task_id)
-        if not result.ok:
-            return None, result.usage, result.turns
-        return sentences[labels.index(result.output.sentence)], result.usage, result.turns
+        picked, usage, turns = await choose_one(self, f"Sentences:\n{listing}\n\nQuestion: {question}", labels,
+                                                budget=budget, bus=bus, run_id=run_id, task_id=task_id)
+        return (sentences[labels.index(picked)] if picked else None), usage, turns
 
 
 def build_cause(model: Any, kb: KnowledgeBase) -> CauseAgent:

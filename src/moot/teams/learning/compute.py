@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field, create_model
 from moot.models.base import ModelSettings, Usage
 from moot.runtime import AgentProgress, AgentResult, EventBus, SubAgent
 from moot.runtime.calculator import CalculationError, safe_calculate
+from moot.teams.learning.choosing import choose
 from moot.teams.learning.events import read_events
 from moot.teams.learning.threshold import read_threshold
 
@@ -581,26 +582,25 @@ class ComputeAgent(SubAgent):
         """A what-if decided by capacity against demand (:mod:`moot.teams.learning.threshold`): the
         model names which amount is which, Python compares; None when fewer than two amounts share a unit."""
         from moot.runtime import load_prompt
-        from moot.teams.learning.threshold import roles, same_unit_amounts, threshold_schema, verdict
+        from moot.teams.learning.threshold import roles, same_unit_amounts, verdict
 
         amounts = same_unit_amounts(quantities, task)
         if len(amounts) < 2:
             return None
         listed = [dataclasses.replace(q, id=f"q{i}") for i, q in enumerate(amounts, 1)]
         capacity_list, demand_list = roles(listed, task)
-        usage, turns, transcript = Usage(), 0, ()
+        usage, turns = Usage(), 0
         choice: dict[str, Any] = {"capacity": capacity_list[0].id, "demand": demand_list[0].id}
         if len(capacity_list) > 1 or len(demand_list) > 1:
             shown = list({q.id: q for q in [*capacity_list, *demand_list]}.values())
-            chooser = SubAgent(self.name, self.role, load_prompt("threshold", __package__), (), self._model or self.model,
-                               output_type=threshold_schema([q.id for q in capacity_list], [q.id for q in demand_list]),
-                               max_turns=2, settings=self.settings)
-            result = await chooser.run(f"Amounts:\n{render_menu(shown)}\n\nQuestion: {task}", budget=budget, bus=bus,
-                                       progress=progress, run_id=run_id, task_id=task_id)
-            usage, turns, transcript = result.usage, result.turns, result.transcript
-            if not result.ok:
+            picked, usage, turns = await choose(self, f"Amounts:\n{render_menu(shown)}\n\nQuestion: {task}", {
+                "capacity": ([q.id for q in capacity_list], "the amount that could be handled in the question's case"),
+                "demand": ([q.id for q in demand_list], "the amount that had to be handled in the question's case"),
+            }, prompt=load_prompt("threshold", __package__), name="CapacityDemand", budget=budget, bus=bus,
+                run_id=run_id, task_id=task_id)
+            if picked is None:
                 return None
-            choice = result.output.model_dump()
+            choice = picked
         by_id = {q.id: q for q in listed}
         capacity, demand = by_id[choice["capacity"]], by_id[choice["demand"]]
         output: dict[str, Any] = {"draft": "", "computation": None, "choice": choice,
@@ -614,7 +614,7 @@ class ComputeAgent(SubAgent):
                                       operands=[capacity.id, demand.id], origins=[capacity.origin, demand.origin])
             output.update(draft=draft, computation=computation.model_dump())
         return AgentResult(agent=self.name, output=output, text=output["draft"], usage=usage,
-                           transcript=transcript, stop_reason="completed", turns=turns, detail=detail)
+                           transcript=(), stop_reason="completed", turns=turns, detail=detail)
 
     async def _between_events(self, task: str, events: Any, quantities: Sequence[Quantity], budget: Any,
                               bus: EventBus | None, progress: AgentProgress | None, run_id: str | None,
@@ -622,7 +622,7 @@ class ComputeAgent(SubAgent):
         """A duration between two events: one date per event, chosen from that event's own short
         list (:mod:`moot.teams.learning.events`); None when either event matches no date."""
         from moot.runtime import load_prompt
-        from moot.teams.learning.events import END_WORDS, START_WORDS, cue_for, event_schema, operation_for, rank, settled
+        from moot.teams.learning.events import END_WORDS, START_WORDS, cue_for, event_descriptions, operation_for, rank, settled
 
         dated = [q for q in quantities if q.date is not None and q.origin != "question"
                  and (events.unit == "years" or not re.fullmatch(r"\d{4}", q.text))]
@@ -633,19 +633,18 @@ class ComputeAgent(SubAgent):
                               cue=END_WORDS if events.span else cue_for(events.clauses[1])))
         if not first or not second:
             return None
-        usage, turns, transcript = Usage(), 0, ()
+        usage, turns = Usage(), 0
         choice: dict[str, Any] = {"first_date": first[0].id, "second_date": second[0].id}
         if len(first) > 1 or len(second) > 1:
             listed = list({q.id: q for q in [*first, *second]}.values())
-            chooser = SubAgent(self.name, self.role, load_prompt("events", __package__), (), self._model or self.model,
-                               output_type=event_schema(events, [q.id for q in first], [q.id for q in second]),
-                               max_turns=2, settings=self.settings)
-            result = await chooser.run(f"Dates:\n{render_menu(listed)}\n\nQuestion: {task}", budget=budget, bus=bus,
-                                       progress=progress, run_id=run_id, task_id=task_id)
-            usage, turns, transcript = result.usage, result.turns, result.transcript
-            if not result.ok:
+            what_first, what_second = event_descriptions(events)
+            picked, usage, turns = await choose(self, f"Dates:\n{render_menu(listed)}\n\nQuestion: {task}", {
+                "first_date": ([q.id for q in first], what_first), "second_date": ([q.id for q in second], what_second),
+            }, prompt=load_prompt("events", __package__), name="EventDates", budget=budget, bus=bus, run_id=run_id,
+                task_id=task_id)
+            if picked is None:
                 return None
-            choice = result.output.model_dump()
+            choice = picked
         by_id = {q.id: q for q in quantities}
         operands = [by_id[choice["first_date"]], by_id[choice["second_date"]]]
         output: dict[str, Any] = {"draft": "", "computation": None, "choice": choice,
@@ -656,7 +655,7 @@ class ComputeAgent(SubAgent):
             output.update(draft=computation.sentence(), computation=computation.model_dump())
         except ComputeError as exc:
             detail = f"no value computed: {exc}"
-        return AgentResult(agent=self.name, output=output, text=output["draft"], usage=usage, transcript=transcript,
+        return AgentResult(agent=self.name, output=output, text=output["draft"], usage=usage, transcript=(),
                            stop_reason="completed", turns=turns, detail=detail)
 
 

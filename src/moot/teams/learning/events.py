@@ -16,9 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
-
-from pydantic import Field, create_model
+from typing import Any
 
 from moot.memory.facts import match_terms
 
@@ -105,15 +103,11 @@ def settled(ranked: Sequence[tuple[int, Any]]) -> list[Any]:
     return [quantity for _, quantity in ranked]
 
 
-def event_schema(events: Events, first: Sequence[str], second: Sequence[str]) -> type:
-    """One field per event, each an enum of that event's candidate ids."""
+def event_descriptions(events: Events) -> tuple[str, str]:
+    """What each of the two dates is, as the schema's field descriptions say it to the model."""
     if events.span:
-        a_text, b_text = f"the date {events.clauses[0]} started", f"the date {events.clauses[0]} ended"
-    else:
-        a_text, b_text = f"the date when {events.clauses[0]}", f"the date when {events.clauses[1]}"
-    return create_model("EventDates",
-                        first_date=(Literal[tuple(first)], Field(description=a_text)),  # type: ignore[valid-type]
-                        second_date=(Literal[tuple(second)], Field(description=b_text)))  # type: ignore[valid-type]
+        return f"the date {events.clauses[0]} started", f"the date {events.clauses[0]} ended"
+    return f"the date when {events.clauses[0]}", f"the date when {events.clauses[1]}"
 
 
 def operation_for(events: Events) -> str:
@@ -121,5 +115,5 @@ def operation_for(events: Events) -> str:
             "years": "years_between"}[events.unit]
 
 
-__all__ = ["END_WORDS", "START_WORDS", "Events", "cue_for", "event_schema", "operation_for", "rank", "read_events",
+__all__ = ["END_WORDS", "START_WORDS", "Events", "cue_for", "event_descriptions", "operation_for", "rank", "read_events",
            "settled"]

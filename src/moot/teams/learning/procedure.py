@@ -24,12 +24,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import create_model
-
 from moot.memory.facts import match_terms
 from moot.memory.procedures import Procedure, Step
 from moot.models.base import ModelSettings, Usage
 from moot.runtime import AgentProgress, AgentResult, EventBus, SubAgent
+from moot.teams.learning.choosing import choose_one
 
 RelationKind = Literal["count", "first", "last", "after", "before", "order", "all"]
 
@@ -214,13 +213,9 @@ class ProcedureAgent(SubAgent):
 
     async def _choose(self, question: str, what: str, options: Sequence[str], budget: Any, bus: EventBus | None,
                       run_id: str | None, task_id: str | None) -> tuple[str | None, Usage, int]:
-        schema = create_model("ProcedureChoice", choice=(Literal[tuple(options)], ...))  # type: ignore[valid-type]
-        chooser = SubAgent(self.name, self.role, self.system_prompt, (), self._model or self.model, output_type=schema,
-                           max_turns=2, settings=self.settings)
         listing = "\n".join(f"- {o}" for o in options)
-        result = await chooser.run(f"Question: {question}\n\nChoose the {what} the question is about:\n{listing}",
-                                   budget=budget, bus=bus, run_id=run_id, task_id=task_id)
-        return (result.output.choice if result.ok else None), result.usage, result.turns
+        return await choose_one(self, f"Question: {question}\n\nChoose the {what} the question is about:\n{listing}",
+                                options, budget=budget, bus=bus, run_id=run_id, task_id=task_id)
 
 
 def build_procedure(model: Any) -> ProcedureAgent:

@@ -18,9 +18,7 @@ import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
-
-from pydantic import Field, create_model
+from typing import Any
 
 from moot.memory.facts import match_terms
 
@@ -56,15 +54,6 @@ def read_threshold(question: str) -> Threshold | None:
     if success and not failure:
         return Threshold(yes_means_enough=True)
     return None
-
-
-def threshold_schema(capacity: Sequence[str], demand: Sequence[str]) -> type:
-    """One enum per role, each of that role's candidate ids."""
-    return create_model(
-        "CapacityDemand",
-        capacity=(Literal[tuple(capacity)], Field(description="the amount that could be handled in the question's case")),  # type: ignore[valid-type]
-        demand=(Literal[tuple(demand)], Field(description="the amount that had to be handled in the question's case")),  # type: ignore[valid-type]
-    )
 
 
 def same_unit_amounts(quantities: Sequence[Any], question: str = "") -> list[Any]:
@@ -170,4 +159,4 @@ def verdict(threshold: Threshold, capacity: Any, demand: Any) -> tuple[str, str]
     return f"{'Yes' if yes else 'No'}: {why} ({expression}).", expression
 
 
-__all__ = ["CAPACITY_WORDS", "DEMAND_WORDS", "Threshold", "read_threshold", "roles", "same_unit_amounts", "threshold_schema", "verdict"]
+__all__ = ["CAPACITY_WORDS", "DEMAND_WORDS", "Threshold", "read_threshold", "roles", "same_unit_amounts", "verdict"]
