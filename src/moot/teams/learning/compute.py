@@ -11,7 +11,6 @@ answer is written in Python from that value, so the number the user reads is the
 
 from __future__ import annotations
 
-import calendar
 import dataclasses
 import datetime as _dt
 import re
@@ -24,32 +23,20 @@ from pydantic import BaseModel, Field, create_model
 from moot.models.base import ModelSettings, Usage
 from moot.runtime import AgentProgress, AgentResult, EventBus, SubAgent
 from moot.runtime.calculator import CalculationError, safe_calculate
-from moot.teams.learning.choosing import choose
-from moot.teams.learning.events import read_events
-from moot.teams.learning.threshold import read_threshold
+from moot.teams.learning.quantities import (
+    _UNIT_SKIP,
+    Quantity,
+    collect_quantities,
+    find_quantities,
+    format_number,
+)
+from moot.teams.learning.events import between_events, read_events
+from moot.teams.learning.threshold import capacity_against_demand, read_threshold
 
 Operation = Literal["none", "sum", "difference", "product", "ratio", "percent_change", "days_between",
                     "months_between", "years_between", "convert", "formula", "minimum", "maximum", "order"]
 OPERATIONS: tuple[str, ...] = Operation.__args__  # type: ignore[attr-defined]
 DATE_OPERATIONS = frozenset({"days_between", "months_between", "years_between"})
-MAX_QUANTITIES = 18
-
-_MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
-_MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
-_MONTH_RE = "|".join(sorted((m for m in _MONTHS if len(m) > 2), key=len, reverse=True))
-_DATE_DMY = re.compile(rf"\b(\d{{1,2}})\s+({_MONTH_RE})\.?(?:,?\s+((?:19|20)\d{{2}}))?\b", re.I)
-_DATE_MDY = re.compile(rf"\b({_MONTH_RE})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+((?:19|20)\d{{2}}))?\b", re.I)
-_DATE_ISO = re.compile(r"\b((?:19|20)\d{2})-(\d{2})-(\d{2})\b")
-_NUMBER = re.compile(r"(?<![\w.#-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(\s*%)?(?:\s+(million|billion|thousand))?"
-                     r"(?:[\s-]+(per ?cent|percentage points?|[A-Za-z][A-Za-z-]*))?")
-_SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
-_WORD_VALUES = {w: i for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen twenty".split())}
-_WORD_NUMBER = re.compile(r"(?<![\w-])(" + "|".join(_WORD_VALUES) + r")\s+([a-z][a-z-]+)", re.I)
-"""A number written as a word with its unit ("eight lifeguards", "six lifeguards")."""
-_UNIT_SKIP = {"a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "by", "for", "from", "with", "is", "was",
-              "were", "are", "it", "its", "this", "that", "on", "per", "each", "than", "as"}
 
 CONVERSIONS: dict[tuple[str, str], float] = {
     ("km", "m"): 1000, ("m", "cm"): 100, ("kg", "g"): 1000, ("tonne", "kg"): 1000, ("hour", "minute"): 60,
@@ -73,28 +60,6 @@ DERIVATION_CUES = re.compile(
     r"drop|change|go up|go down))\b", re.I)
 """Questions whose answer is usually worked out rather than stated: compute's precondition,
 and the selector's reason to prefer a computed value."""
-
-
-@dataclass(frozen=True)
-class Quantity:
-    """A number or a date found in a fact, a passage or the question."""
-
-    id: str
-    value: float | None
-    date: _dt.date | None
-    unit: str
-    text: str
-    """The span as written (``82%``, ``12 May 2023``)."""
-    origin: str
-    """``#12`` (a fact id), ``passage 1`` or ``question``."""
-    context: str
-    """The sentence the quantity stands in."""
-    when: tuple[_dt.date, ...] = ()
-    """The dates in that sentence: what the number is *at* ("82% … on 14 March")."""
-
-    def render(self) -> str:
-        what = self.date.isoformat() if self.date else self.text
-        return f"{self.id} = {what} ({self.origin}: {self.context})"
 
 
 class Computation(BaseModel):
@@ -121,130 +86,6 @@ class Computation(BaseModel):
 
 class ComputeError(ValueError):
     """The chosen operation does not fit the operands (wrong count, a date where a number is needed)."""
-
-
-def format_number(value: float) -> str:
-    if abs(value - round(value)) < 1e-9:
-        return f"{int(round(value)):,}" if abs(value) >= 10000 else str(int(round(value)))
-    return f"{value:,.2f}".rstrip("0").rstrip(".")
-
-
-def _year_hint(origin_date: Any) -> int | None:
-    if isinstance(origin_date, (_dt.date, _dt.datetime)):
-        return origin_date.year
-    if isinstance(origin_date, str) and re.match(r"\d{4}", origin_date):
-        return int(origin_date[:4])
-    return None
-
-
-def _dates(text: str, year: int | None) -> list[tuple[tuple[int, int], _dt.date, str]]:
-    found: list[tuple[tuple[int, int], _dt.date, str]] = []
-    for match in _DATE_ISO.finditer(text):
-        try:
-            found.append((match.span(), _dt.date(int(match[1]), int(match[2]), int(match[3])), match[0]))
-        except ValueError:
-            pass
-    for pattern, day_first in ((_DATE_DMY, True), (_DATE_MDY, False)):
-        for match in pattern.finditer(text):
-            day, month = (match[1], match[2]) if day_first else (match[2], match[1])
-            y = int(match[3]) if match[3] else year
-            if y is None:
-                continue
-            try:
-                found.append((match.span(), _dt.date(y, _MONTHS[month.lower()], int(day)), match[0]))
-            except (ValueError, KeyError):
-                pass
-    return found
-
-
-_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+(?=\s|$)|$)")
-
-
-def find_quantities(text: str, *, origin: str, year: int | None = None, start: int = 1) -> list[Quantity]:
-    """Numbers (with the word after them as the unit) and dates in ``text``, each with its sentence
-    and the dates of that sentence."""
-    sentences = [(m.start(), m.end(), " ".join(m.group().split())) for m in _SENTENCE.finditer(text)] or [(0, len(text), text)]
-    found_dates = _dates(text, year)
-
-    def where(position: int) -> tuple[str, tuple[_dt.date, ...]]:
-        a, b, sentence = next(((a, b, t) for a, b, t in sentences if a <= position < b), sentences[-1])
-        return sentence[:200], tuple(d for span, d, _ in found_dates if a <= span[0] < b)
-
-    quantities: list[Quantity] = []
-    taken: list[tuple[int, int]] = []
-
-    def add(value: float | None, date: _dt.date | None, unit: str, written: str, position: int) -> None:
-        context, when = where(position)
-        quantities.append(Quantity(f"q{start + len(quantities)}", value, date, unit, written, origin, context, when))
-
-    for span, date, written in found_dates:
-        if any(a <= span[0] < b for a, b in taken):
-            continue
-        taken.append(span)
-        add(None, date, "", written, span[0])
-    for match in _WORD_NUMBER.finditer(text if origin != "question" else ""):  # "its two bakeries" is no amount
-        word = match[2].lower()
-        if word in _UNIT_SKIP or word in _WORD_VALUES:
-            continue
-        add(float(_WORD_VALUES[match[1].lower()]), None, word, match[0], match.start())
-    for match in _NUMBER.finditer(text):
-        if any(a <= match.start() < b for a, b in taken):
-            continue
-        number = float(match[1].replace(",", "") + (match[2] or ""))
-        if re.fullmatch(r"(?:19|20)\d{2}", match[1]) and not match[2] and not match[3] and not match[4]:
-            # A bare year ("founded in 2019") is a date for years_between, never an amount: on L6 a
-            # "2024 − 900 swimmers" answered how many more lifeguards there were.
-            add(None, _dt.date(int(match[1]), 1, 1), "", match[1], match.start())
-            continue
-        if match[4]:
-            number *= _SCALE[match[4].lower()]
-        word = (match[5] or "").lower()
-        unit = "%" if match[3] else ("" if word in _UNIT_SKIP else word)
-        if unit in ("per cent", "percent"):
-            unit = "%"
-        written = match[0].strip()
-        if match[5] and (match[3] or word in _UNIT_SKIP):
-            written = text[match.start(): match.start(5)].strip(" -")
-        add(number, None, unit, written, match.start())
-    return quantities
-
-
-def collect_quantities(question: str, facts: Sequence[Mapping[str, Any]],
-                       passages: Sequence[Mapping[str, Any]] = (), *, limit: int = MAX_QUANTITIES) -> list[Quantity]:
-    """The menu the model chooses from: the question's numbers, then the facts', then the passages'."""
-    quantities: list[Quantity] = []
-    seen: set[tuple[str, str]] = set()
-
-    def add(found: list[Quantity], *, always: bool = False) -> None:
-        for q in found:
-            key = (q.origin, q.text)
-            if key in seen or (len(quantities) >= limit and not always) or _dateline(q):
-                continue
-            seen.add(key)
-            quantities.append(dataclasses.replace(q, id=f"q{len(quantities) + 1}"))
-
-    years = [y for y in (_year_hint(f.get("source_date")) for f in facts) if y]
-    # The question's own numbers first (a far-transfer question brings its data), then the
-    # facts', then the passages'; the question's dates last — they name the period, and a small
-    # model picks the first ids it sees.
-    asked = find_quantities(question, origin="question", year=years[0] if years else None)
-    add([q for q in asked if q.date is None])
-    for fact in facts:
-        add(find_quantities(str(fact.get("content") or ""), origin=f"#{fact['id']}", year=_year_hint(fact.get("source_date"))))
-    for n, passage in enumerate(passages, 1):
-        add(find_quantities(str(passage.get("text") or ""), origin=f"passage {n}", year=_year_hint(passage.get("published"))))
-    add([q for q in asked if q.date is not None], always=True)  # the period asked about is never cut off
-    return quantities
-
-
-def _dateline(quantity: Quantity) -> bool:
-    """A report's dateline ("Brackwater, 10 February 2024.") dates the article, not an event."""
-    from moot.memory.passages import is_dateline
-
-    if quantity.date is None or quantity.origin == "question":
-        return False
-    rest = quantity.context.replace(quantity.text, " ")
-    return is_dateline(quantity.context) or len(re.findall(r"[A-Za-z]{2,}", rest)) <= 2
 
 
 _DURATION = re.compile(r"\bhow many (days|weeks|months|years)\b|\bfor how (long)\b|\bhow (long) (?:after|before|between|"
@@ -530,14 +371,14 @@ class ComputeAgent(SubAgent):
             for report in merged.get("reports") or [] for sentence in report.get("sentences") or []]
         threshold = read_threshold(task)
         if threshold is not None:
-            answered = await self._compare(task, threshold, collect_quantities(task, facts, passages, limit=80),
-                                           budget, bus, progress, run_id, task_id)
+            answered = await capacity_against_demand(self, task, threshold, collect_quantities(
+                task, facts, passages, limit=80), budget=budget, bus=bus, run_id=run_id, task_id=task_id)
             if answered is not None:
                 return answered
         events = read_events(task)
         if events is not None:
-            answered = await self._between_events(task, events, collect_quantities(task, facts, passages, limit=80),
-                                                  budget, bus, progress, run_id, task_id)
+            answered = await between_events(self, task, events, collect_quantities(task, facts, passages, limit=80),
+                                            budget=budget, bus=bus, run_id=run_id, task_id=task_id)
             if answered is not None:
                 return answered
         quantities, operations, narrowed = narrow(task, collect_quantities(task, facts, passages))
@@ -576,89 +417,6 @@ class ComputeAgent(SubAgent):
                            transcript=result.transcript, stop_reason="completed", turns=result.turns, detail=detail)
 
 
-    async def _compare(self, task: str, threshold: Any, quantities: Sequence[Quantity], budget: Any,
-                       bus: EventBus | None, progress: AgentProgress | None, run_id: str | None,
-                       task_id: str | None) -> AgentResult | None:
-        """A what-if decided by capacity against demand (:mod:`moot.teams.learning.threshold`): the
-        model names which amount is which, Python compares; None when fewer than two amounts share a unit."""
-        from moot.runtime import load_prompt
-        from moot.teams.learning.threshold import roles, same_unit_amounts, verdict
-
-        amounts = same_unit_amounts(quantities, task)
-        if len(amounts) < 2:
-            return None
-        listed = [dataclasses.replace(q, id=f"q{i}") for i, q in enumerate(amounts, 1)]
-        capacity_list, demand_list = roles(listed, task)
-        usage, turns = Usage(), 0
-        choice: dict[str, Any] = {"capacity": capacity_list[0].id, "demand": demand_list[0].id}
-        if len(capacity_list) > 1 or len(demand_list) > 1:
-            shown = list({q.id: q for q in [*capacity_list, *demand_list]}.values())
-            picked, usage, turns = await choose(self, f"Amounts:\n{render_menu(shown)}\n\nQuestion: {task}", {
-                "capacity": ([q.id for q in capacity_list], "the amount that could be handled in the question's case"),
-                "demand": ([q.id for q in demand_list], "the amount that had to be handled in the question's case"),
-            }, prompt=load_prompt("threshold", __package__), name="CapacityDemand", budget=budget, bus=bus,
-                run_id=run_id, task_id=task_id)
-            if picked is None:
-                return None
-            choice = picked
-        by_id = {q.id: q for q in listed}
-        capacity, demand = by_id[choice["capacity"]], by_id[choice["demand"]]
-        output: dict[str, Any] = {"draft": "", "computation": None, "choice": choice,
-                                  "narrowed": f"capacity against demand, in {amounts[0].unit}"}
-        detail = None
-        if capacity.id == demand.id:
-            detail = "the same amount was chosen as capacity and demand"
-        else:
-            draft, expression = verdict(threshold, capacity, demand)
-            computation = Computation(operation="compare", value=None, unit=capacity.unit, expression=expression,
-                                      operands=[capacity.id, demand.id], origins=[capacity.origin, demand.origin])
-            output.update(draft=draft, computation=computation.model_dump())
-        return AgentResult(agent=self.name, output=output, text=output["draft"], usage=usage,
-                           transcript=(), stop_reason="completed", turns=turns, detail=detail)
-
-    async def _between_events(self, task: str, events: Any, quantities: Sequence[Quantity], budget: Any,
-                              bus: EventBus | None, progress: AgentProgress | None, run_id: str | None,
-                              task_id: str | None) -> AgentResult | None:
-        """A duration between two events: one date per event, chosen from that event's own short
-        list (:mod:`moot.teams.learning.events`); None when either event matches no date."""
-        from moot.runtime import load_prompt
-        from moot.teams.learning.events import END_WORDS, START_WORDS, cue_for, event_descriptions, operation_for, rank, settled
-
-        dated = [q for q in quantities if q.date is not None and q.origin != "question"
-                 and (events.unit == "years" or not re.fullmatch(r"\d{4}", q.text))]
-        years = events.unit == "years"
-        first = settled(rank(events.clauses[0], dated, years=years,
-                             cue=START_WORDS if events.span else cue_for(events.clauses[0])))
-        second = settled(rank(events.clauses[1], dated, years=years,
-                              cue=END_WORDS if events.span else cue_for(events.clauses[1])))
-        if not first or not second:
-            return None
-        usage, turns = Usage(), 0
-        choice: dict[str, Any] = {"first_date": first[0].id, "second_date": second[0].id}
-        if len(first) > 1 or len(second) > 1:
-            listed = list({q.id: q for q in [*first, *second]}.values())
-            what_first, what_second = event_descriptions(events)
-            picked, usage, turns = await choose(self, f"Dates:\n{render_menu(listed)}\n\nQuestion: {task}", {
-                "first_date": ([q.id for q in first], what_first), "second_date": ([q.id for q in second], what_second),
-            }, prompt=load_prompt("events", __package__), name="EventDates", budget=budget, bus=bus, run_id=run_id,
-                task_id=task_id)
-            if picked is None:
-                return None
-            choice = picked
-        by_id = {q.id: q for q in quantities}
-        operands = [by_id[choice["first_date"]], by_id[choice["second_date"]]]
-        output: dict[str, Any] = {"draft": "", "computation": None, "choice": choice,
-                                  "narrowed": f"events: {' / '.join(dict.fromkeys(events.clauses))}"}
-        detail = None
-        try:
-            computation = evaluate(operation_for(events), operands)
-            output.update(draft=computation.sentence(), computation=computation.model_dump())
-        except ComputeError as exc:
-            detail = f"no value computed: {exc}"
-        return AgentResult(agent=self.name, output=output, text=output["draft"], usage=usage, transcript=(),
-                           stop_reason="completed", turns=turns, detail=detail)
-
-
 def build_compute(model: Any) -> ComputeAgent:
     from moot.runtime import load_prompt
 
@@ -666,5 +424,5 @@ def build_compute(model: Any) -> ComputeAgent:
                         load_prompt("compute", __package__), (), model, max_turns=2, settings=ModelSettings(max_tokens=120))
 
 
-__all__ = ["Computation", "ComputeAgent", "ComputeError", "OPERATIONS", "Quantity", "build_compute",
+__all__ = ["Computation", "ComputeAgent", "ComputeError", "OPERATIONS", "Quantity", "build_compute", "format_number",
            "choice_schema", "collect_quantities", "derivation_asked", "derivation_required", "evaluate", "find_quantities", "narrow"]

@@ -115,5 +115,50 @@ def operation_for(events: Events) -> str:
             "years": "years_between"}[events.unit]
 
 
-__all__ = ["END_WORDS", "START_WORDS", "Events", "cue_for", "event_descriptions", "operation_for", "rank", "read_events",
+async def between_events(agent: Any, task: str, events: Events, quantities: Sequence[Any], *, budget: Any,
+                         bus: Any, run_id: str | None, task_id: str | None) -> Any:
+    """The ComputeAgent's draft for a duration between two events: one date per event, from that
+    event's own short list (``agent``'s model chooses only where no date leads clearly); None
+    when either event matches no date or the choice failed."""
+    from moot.models.base import Usage
+    from moot.runtime import AgentResult, load_prompt
+    from moot.teams.learning.choosing import choose
+    from moot.teams.learning.compute import ComputeError, evaluate, render_menu
+
+    dated = [q for q in quantities if q.date is not None and q.origin != "question"
+             and (events.unit == "years" or not re.fullmatch(r"\d{4}", q.text))]
+    years = events.unit == "years"
+    first = settled(rank(events.clauses[0], dated, years=years,
+                         cue=START_WORDS if events.span else cue_for(events.clauses[0])))
+    second = settled(rank(events.clauses[1], dated, years=years,
+                          cue=END_WORDS if events.span else cue_for(events.clauses[1])))
+    if not first or not second:
+        return None
+    usage, turns = Usage(), 0
+    choice: dict[str, Any] = {"first_date": first[0].id, "second_date": second[0].id}
+    if len(first) > 1 or len(second) > 1:
+        listed = list({q.id: q for q in [*first, *second]}.values())
+        what_first, what_second = event_descriptions(events)
+        picked, usage, turns = await choose(agent, f"Dates:\n{render_menu(listed)}\n\nQuestion: {task}", {
+            "first_date": ([q.id for q in first], what_first), "second_date": ([q.id for q in second], what_second),
+        }, prompt=load_prompt("events", __package__), name="EventDates", budget=budget, bus=bus, run_id=run_id,
+            task_id=task_id)
+        if picked is None:
+            return None
+        choice = picked
+    by_id = {q.id: q for q in quantities}
+    operands = [by_id[choice["first_date"]], by_id[choice["second_date"]]]
+    output: dict[str, Any] = {"draft": "", "computation": None, "choice": choice,
+                              "narrowed": f"events: {' / '.join(dict.fromkeys(events.clauses))}"}
+    detail = None
+    try:
+        computation = evaluate(operation_for(events), operands)
+        output.update(draft=computation.sentence(), computation=computation.model_dump())
+    except ComputeError as exc:
+        detail = f"no value computed: {exc}"
+    return AgentResult(agent=agent.name, output=output, text=output["draft"], usage=usage, transcript=(),
+                       stop_reason="completed", turns=turns, detail=detail)
+
+
+__all__ = ["END_WORDS", "START_WORDS", "Events", "between_events", "cue_for", "event_descriptions", "operation_for", "rank", "read_events",
            "settled"]
