@@ -71,7 +71,10 @@ def scripted(latency: float) -> FunctionModel:
         if system.startswith("You plan research"):
             return {"sub_questions": [q.model_dump() for q in QUICK_PLAN] + [{"question": "Where are sessions kept?"}]}
         if system.startswith("You research ONE"):
-            return {"findings": [{"path": "app/server.py", "start_line": 4, "end_line": 7, "note": "parses"}],
+            # the report must nominate one of the symbols it is offered: the first, as the 0.5B model does
+            items = (request.output.json_schema.get("properties", {}).get("symbols") or {}).get("items") or {}
+            offered = items.get("enum") or ([items["const"]] if "const" in items else [])
+            return {"symbols": offered[:1], "findings": [{"path": "app/server.py", "start_line": 4, "end_line": 7, "note": "parses"}],
                     "coverage_note": "found", "sufficient": True}
         if system.startswith("You check claims"):
             return {"verdicts": [{"claim": 1, "status": "VERIFIED"}]}
