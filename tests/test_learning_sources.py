@@ -248,3 +248,37 @@ def test_datelines_are_no_sentences(tmp_path: Path) -> None:
     found = find_source_sentences(kb, "On what date does the Harle baths' season end?")
     assert found and all(not s.startswith("Harle Parish notice, 20 August 2025") for s in found[0].sentences)
     kb.close()
+
+
+def test_a_value_that_plainly_fits_needs_no_choice() -> None:
+    from moot.teams.learning.sources import Report, fits
+
+    def one(sentence: str, value: str, kind: str) -> tuple[Report, Candidate]:
+        candidate = Candidate(value, value.lower(), None, kind)
+        return Report("Courier", "2025-05-16", (sentence,), (candidate,)), candidate
+
+    report, bridge = one("Kites flew from Windy Knoll, and a band from Selby played.", "Windy Knoll", "name")
+    assert not fits(bridge, report, "From which bridge were the kites flown?", "name")
+    report, bridge = one("Lanterns were released from Tamsin Bridge, and a band from Aldwick played.", "Tamsin Bridge", "name")
+    assert fits(bridge, report, "From which bridge were the lanterns released?", "name")
+    sentence = "Organiser Ada Quern said this year's fair cost 15,000 crowns, paid for by kites at 5 crowns each."
+    report = Report("Courier", "2025-05-16", (sentence,), ())
+    question = "How much did the Harle Downs Kite Fair cost?"
+    assert fits(Candidate("15,000 crowns", "15000", 15000, "amount"), report, question, "amount")
+    assert not fits(Candidate("5 crowns", "5", 5, "amount"), report, question, "amount")
+    report = Report("Parish", "2025-04-02", ("The baths are open from 7 a.m. to 8 p.m.",), ())
+    assert fits(Candidate("8 p.m.", "20:00", None, "time"), report, "What time do the baths close?", "time")
+    assert not fits(Candidate("7 a.m.", "07:00", None, "time"), report, "What time do the baths close?", "time")
+
+
+def test_an_older_reports_lone_value_does_not_lead(tmp_path: Path) -> None:
+    # The August notice holds a time too; the model answering "none" for it must not leave April's as the answer.
+    kb = _kb(tmp_path, (NOTICE_APRIL.replace("close at 8 p.m.", "open at 7 a.m. and close at 8 p.m."), "Harle Parish",
+                        "2025-04-02"),
+             (NOTICE_AUGUST.replace("until 9 p.m.", "until 9 p.m. or 10 p.m. on Fridays"), "Harle Parish", "2025-08-20"))
+    kb.add_facts([Fact("The Harle baths season will end on 15 September", entity="Harle baths", attribute="season end",
+                       value="15 September", source="Harle Parish")])
+    answer, _ = ask(kb, "What time do the Harle baths open from 1 September?",
+                    {"single": "The baths open from 1 September.", "sources": {"source_1": "7 a.m.", "source_2": "none"}})
+    assert answer.answer == "The baths open from 1 September."
+    kb.close()

@@ -173,8 +173,9 @@ def choice_schema(ids: Sequence[str], operations: Sequence[str] = OPERATIONS) ->
         operation=(Literal[tuple(operations)], Field(description="the operation that answers the question, or none")),  # type: ignore[valid-type]
         # Two operands at least when there are two to choose: the 0.5B model otherwise answered
         # "difference" with no operands at all.
-        operands=(list[operand], Field(default_factory=list, min_length=2 if len(ids) >= 2 else 0,  # type: ignore[valid-type]
-                                       description="quantity ids, in order")),
+        # (required: with a default, constrained decoding let the model leave the field out.)
+        operands=(list[operand], Field(..., min_length=2, description="quantity ids, in order")  # type: ignore[valid-type]
+                  if len(ids) >= 2 else Field(default_factory=list, description="quantity ids, in order")),
         formula=(str, Field(default="", description="only for formula: an expression over quantity ids, e.g. (q1 + q2) * 2")),
         to_unit=(str, Field(default="", description="only for convert: the unit to convert to")),
     )

@@ -174,6 +174,37 @@ def candidates(kind: ValueKind, question: str, sentence: str, *, year: int | Non
     return list(unique.values())[:MAX_CANDIDATES]
 
 
+_CLOSING = re.compile(r"\b(?:close|closes|closing|end|ends|until|finish|finishes|shut|shuts)\b", re.I)
+_OPENING = re.compile(r"\b(?:open|opens|opening|start|starts|begin|begins)\b", re.I)
+
+
+def fits(candidate: Candidate, report: Report, question: str, kind: str | None) -> bool:
+    """True when a value plainly answers the question where it stands: a name that is of the kind
+    asked ("Tamsin Bridge" for "which bridge"), an amount right by the question's own verb ("cost
+    24,000 crowns"), a closing time after "to" or "until" ("from 7 a.m. to 8 p.m.")."""
+    sentence = next((s for s in report.sentences if candidate.text in s), "")
+    if kind == "name":
+        noun = re.search(r"\bwhich ([a-z]+)", question.lower())
+        return bool(noun) and noun.group(1) in candidate.text.lower()
+    if kind == "amount":
+        return _distance(sentence, candidate.text, _predicate(question)) <= 12
+    if kind == "time":
+        before = sentence[: max(0, sentence.find(candidate.text))].lower().split()[-1:]
+        if _CLOSING.search(question):
+            return before in (["to"], ["until"], ["till"])
+        if _OPENING.search(question):
+            return before in (["from"], ["at"])
+    return False
+
+
+def _predicate(question: str) -> str:
+    """The question without its named subject: "How much did the Brindle Valley Lantern Festival
+    cost?" → what is asked about it ("How much did the cost?")."""
+    subject = " ".join(name_runs(question))
+    words = [w for w in question.split() if w.strip("?,.'’s") not in subject.split()]
+    return " ".join(words) or question
+
+
 def _distance(sentence: str, value: str, question: str) -> int:
     """Characters between ``value`` in ``sentence`` and the nearest word the question uses."""
     from moot.memory.facts import match_terms, stem
@@ -320,15 +351,28 @@ class SourcesAgent(SubAgent):
         holding = [r for r in reports if r.options]
         if kind is None or not holding:
             return finish("", "no source holds a value of the kind asked")
-        chosen: list[tuple[Report, Candidate]] = []
-        if all(len(r.options) == 1 for r in holding):
-            chosen = [(r, r.options[0]) for r in holding]
-        else:
-            picks, usage, turns = await self._choose(task, holding, budget, bus, run_id, task_id)
-            chosen = [(r, next(c for c in r.options if c.text == pick)) for r, pick in zip(holding, picks)
-                      if pick is not None]
+        # A source whose one option fits the question plainly ("… from Tamsin Bridge" for "which
+        # bridge", "cost 24,000 crowns" for "how much did it cost") needs no choice: on L5 the model
+        # answered "none" for the Echo's bridge and the lanterns' 5 crowns for the festival's cost.
+        settled: dict[int, Candidate] = {}
+        for report in holding:
+            fitting = [c for c in report.options if fits(c, report, task, kind)]
+            if len(report.options) == 1 or len(fitting) == 1:
+                settled[id(report)] = (fitting or list(report.options))[0]
+        open_reports = [r for r in holding if id(r) not in settled]
+        picks: list[str | None] = []
+        if open_reports:
+            picks, usage, turns = await self._choose(task, open_reports, budget, bus, run_id, task_id)
+        chosen_by = dict(settled) | {id(r): next(c for c in r.options if c.text == pick)
+                                     for r, pick in zip(open_reports, picks) if pick is not None}
+        chosen = [(r, chosen_by[id(r)]) for r in holding if id(r) in chosen_by]
         if len(chosen) == 1:
             report, value = chosen[0]
+            latest_holding = max(holding, key=lambda r: str(r.published or ""))
+            if _GAP.search(task) or report is not latest_holding:
+                # A gap needs two values; and a value from an older report, when the latest one
+                # holds values too, may be the one it replaced.
+                return finish("", "one source's value, where two or a later one were needed")
             when = _published(report)
             result: tuple[str, str, list[str]] | None = (
                 "only", f"{value.text} (the {report.source}{f', {when}' if when else ''}).", [])
@@ -370,4 +414,4 @@ def build_sources(model: Any) -> SourcesAgent:
                         settings=ModelSettings(max_tokens=120))
 
 
-__all__ = ["SourcesAgent", "build_sources", "candidates", "compare", "name_runs", "states_kind", "value_kind"]
+__all__ = ["SourcesAgent", "build_sources", "candidates", "compare", "fits", "name_runs", "states_kind", "value_kind"]
