@@ -647,3 +647,17 @@ def test_a_choice_among_the_questions_options_is_offered_as_one() -> None:
                 "minutes. Which load should go first to keep the average wait short?")
     menu, operations, why = narrow(question, collect_quantities(question, []))
     assert operations == ("minimum", "maximum", "order", "none") and "a choice among the options" in why
+
+
+def test_a_quoted_sentence_grounds_a_number_but_does_not_answer_a_count(kb: KnowledgeBase) -> None:
+    # Seen on L8: a specialist's quoted sentence ("pressed 1,800 litres") joined the computed values,
+    # and a computed number is exempt from "no source counts bottles": "1,800 litres were sold" passed.
+    kb.add_episode("Fennel Parish Letter, 15 October 2025. The Fennel press made 1,800 litres of juice, sold at 3 "
+                   "crowns a bottle.", source="Fennel Parish Letter", published="2025-10-15")
+    kb.add_episode("Fennel Gazette, 16 October 2025. The Fennel press made 1,800 litres of juice on Apple Day.",
+                   source="Fennel Gazette", published="2025-10-16")
+    kb.add_facts([Fact("The Fennel press made 1,800 litres of juice", entity="Fennel press", attribute="juice",
+                       value="1,800", source="Fennel Parish Letter")])
+    answer, _ = ask(kb, "How many bottles of juice did the Fennel press sell?",
+                    {"single": "1,800 litres of juice were sold."})
+    assert "do not say" in answer.answer and not answer.answer.startswith("1,800")

@@ -177,10 +177,12 @@ class SelectorAgent(SubAgent):
         facts, passages = list(ctx.get("facts") or []), list(ctx.get("passages") or [])
         raw: dict[str, dict[str, Any]] = dict(ctx.get("drafts") or {})
         computed_values: list[str] = []
+        quoted: list[str] = []
         for out in raw.values():
             computed_values += [str(c) for c in out.get("computed") or []]
-            # A draft that quotes the source (a procedure's steps) brings the text it quotes.
-            computed_values += [str(g) for g in out.get("grounds") or []]
+            # A draft that quotes the source (a procedure's steps) brings the text it quotes: source
+            # text, not a computation (a number in it is stated, not worked out).
+            quoted += [str(g) for g in out.get("grounds") or []]
             computation = out.get("computation")
             if computation:
                 computed_values.append(f"{computation.get('expression', '')} {computation.get('value', '')}")
@@ -188,7 +190,8 @@ class SelectorAgent(SubAgent):
         from moot.teams.learning.tools import render_worksheet, temporal_worksheet
 
         computed_values.append(render_worksheet(temporal_worksheet(facts)))
-        evidence = Evidence.build(question=task, facts=facts, passages=passages, computed=computed_values)
+        evidence = Evidence.build(question=task, facts=facts, passages=[*passages, *({"text": q} for q in quoted)],
+                                  computed=computed_values)
         candidates = [Candidate(tid, str(out.get("draft") or ""), check_draft(str(out.get("draft") or ""), evidence),
                                 [str(c) for c in out.get("computed") or []])
                       for tid, out in raw.items()]
