@@ -100,11 +100,11 @@ def test_a_reason_given_in_so_many_words_leads(kb: KnowledgeBase) -> None:
 
 
 def test_a_plain_why_keeps_a_passing_single_draft(kb: KnowledgeBase) -> None:
-    kb.add_episode("Dunmere Courier, 5 March 2025. The miller closed the mill for a week; the millstones were wet.",
-                   source="Dunmere Courier", published="2025-03-05")
-    answer = ask(kb, "Why did the miller close the Dunmere mill?",
-                 {"single": "The millstones were wet.", "cause": pick("millstones were wet")})
-    assert answer.answer == "The millstones were wet."
+    # No sentence states a kind of cause or says "because" about the flood: the model's pick is one
+    # draft among others, and a passing single draft stands.
+    answer = ask(kb, "Why was the Dunmere mill flooded?",
+                 {"single": "Heavy rain made the mill race overflow.", "cause": pick("45 millimetres")})
+    assert answer.answer == "Heavy rain made the mill race overflow."
     refused = ask(kb, "Why did the Dunmere mill stay closed for a week?",
                   {"single": "It was closed for 9 days of repairs by Hob Carter.", "cause": pick("dried by hand")})
     assert "dried by hand" in refused.answer  # the single draft invented a name and a number: the quote stands

@@ -5,7 +5,8 @@ the articles by one sentence each ("The immediate cause was that transformer T2 
 "… lasted six hours because the replacement parts had to be brought from …"), and a small model
 writing its own account picks the wrong one (the cold night, a guess in Fahrenheit). Here Python
 lists the sentences that best match the question, causal wording first, the model chooses one
-under a schema (an enum of sentence labels), and the draft quotes it.
+under a schema (an enum of sentence labels) — unless exactly one states the asked kind of cause
+or gives the reason in so many words, which needs no choice — and the draft quotes it.
 
 "Was the cold weather the root cause?" is a check, not a choice: the model still chooses the
 sentence that states the cause, and Python answers yes when the asked cause's own words are in
@@ -103,7 +104,14 @@ class CauseAgent(SubAgent):
 
         if asked is None or not sentences:
             return finish("", "no cause asked, or no sentence of the sources matches the question")
-        chosen, usage, turns = await self._choose(task, sentences, budget, bus, run_id, task_id)
+        # One sentence that states the asked kind of cause ("The root cause was …"), or the only one
+        # that gives a reason for what is asked ("… lasted six hours because …"), needs no choice:
+        # on L9 the model picked "… separates the immediate cause from the root cause" for both.
+        plain = [s for s in sentences if states_kind(s, asked.phrase)] or [s for s in sentences if explains(s, task)]
+        if len(plain) == 1:
+            chosen: str | None = plain[0]
+        else:
+            chosen, usage, turns = await self._choose(task, sentences, budget, bus, run_id, task_id)
         if chosen is None:
             return finish("", "the model chose no sentence")
         resolution = {"sentence": chosen, "phrase": asked.phrase, "check": bool(asked.claimed),
