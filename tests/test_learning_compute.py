@@ -661,3 +661,15 @@ def test_a_quoted_sentence_grounds_a_number_but_does_not_answer_a_count(kb: Know
     answer, _ = ask(kb, "How many bottles of juice did the Fennel press sell?",
                     {"single": "1,800 litres of juice were sold."})
     assert "do not say" in answer.answer and not answer.answer.startswith("1,800")
+
+
+def test_a_unit_written_once_reaches_every_number_of_its_list() -> None:
+    found = {q.text: q.unit for q in find_quantities(
+        "Loads take 40, 20 and 60 minutes; slicing handles 90 sandwiches an hour, filling 40 an hour.", origin="question")}
+    assert found["20"] == "minutes" and found["60 minutes"] == "minutes"
+    assert [q.unit for q in find_quantities("filling 40 an hour", origin="question")] == [""]  # no sibling, no unit
+    rates = find_quantities("Slicing handles 90 sandwiches an hour, filling 40 an hour and wrapping 70 an hour.",
+                            origin="question")
+    assert [q.unit for q in rates] == ["sandwiches", "sandwiches", "sandwiches"]
+    with pytest.raises(ComputeError, match="counts nothing"):  # seen on L12: "90 sandwiches × 40 × 70 = 252,000"
+        evaluate("product", [dataclasses.replace(q, id=f"q{i}") for i, q in enumerate(rates, 1)])

@@ -59,6 +59,7 @@ the year on 30 September instead of 15 September. From 1 September the baths sta
     ("How many days did the fair last?", None),                          # a duration
     ("If the fair had opened a day later, how many people would have come?", None),  # a hypothetical
     ("Why was the season extended?", None),
+    ("With the old threshold, how many houses would the group have protected?", None),  # a what-if
     ("Which bakery of the co-op bakes more loaves a day?", None),           # a comparison between things
 ])
 def test_the_kind_of_value_asked(question: str, kind: str | None) -> None:
@@ -122,6 +123,13 @@ def test_one_publisher_that_changed_its_value_is_an_update() -> None:
     names = [_report("Gazette", "2025-03-05", "Her captain is Ilse Varrow.", "Ilse Varrow"),
              _report("Gazette", "2025-04-18", "The Skerra Island Council has published the fares.", "Skerra Island Council")]
     assert compare("Who is the captain of the ferry?", names) is None
+
+
+def test_values_of_different_units_are_no_disagreement() -> None:
+    chosen = [_report("Gazette", "2025-01-01", "Sandbags saved 12 houses.", "12 houses", 12),
+              _report("Council", "2025-01-02", "The water rose to 1.5 metres.", "1.5 metres", 1.5)]
+    chosen = [(r, Candidate(v.text, v.key, v.number, "amount", v.text.split()[-1].rstrip("s"))) for r, v in chosen]
+    assert compare("How many houses were saved?", chosen) is None
 
 
 def test_reports_about_different_things_are_no_disagreement() -> None:

@@ -391,6 +391,10 @@ class ComputeAgent(SubAgent):
                            output_type=choice_schema([q.id for q in quantities], operations), max_turns=2,
                            settings=self.settings)
         message = f"Quantities:\n{render_menu(quantities)}\n\nQuestion: {task}"
+        if sum(q.origin == "question" for q in quantities) >= 2 and merged.get("passages"):
+            # A question that brings its own numbers applies what the sources teach ("the slowest step
+            # sets the output"): the best passage goes beside them, so the operation can follow it.
+            message = f"What the sources say: {str(merged['passages'][0].get('text') or '')[:400]}\n\n{message}"
         try:
             result = await chooser.run(message, budget=budget, bus=bus, progress=progress, run_id=run_id, task_id=task_id)
         except Exception as exc:  # noqa: BLE001 - a failed compute draft must not sink the answer

@@ -144,7 +144,35 @@ def find_quantities(text: str, *, origin: str, year: int | None = None, start: i
         if match[5] and (match[3] or word in _UNIT_SKIP):
             written = text[match.start(): match.start(5)].strip(" -")
         add(number, None, unit, written, match.start())
-    return quantities
+    return _shared_units(text, quantities)
+
+
+_RATE = re.compile(r"\s*(?:a|an|per|each)\s+(second|minute|hour|day|week|month|year)\b", re.I)
+_LIST_GAP = re.compile(r"^[\s,]*(?:and|or|to)?[\s,]*$", re.I)
+
+
+def _shared_units(text: str, quantities: list[Quantity]) -> list[Quantity]:
+    """A bare number takes the unit a list or a parallel phrase gives it: "40, 20 and 60 minutes"
+    are all minutes; in "slicing 90 sandwiches an hour, filling 40 an hour" the 40 is sandwiches
+    too; "from 1.2 to 1.5 metres" are both metres."""
+    amounts = sorted((q for q in quantities if q.value is not None), key=lambda q: text.find(q.text))
+    units: dict[int, str] = {}
+    for later, earlier in zip(reversed(amounts), list(reversed(amounts))[1:]):
+        # right to left, so a unit written once at the end of a list reaches every number in it
+        gap = text[text.find(earlier.text) + len(earlier.text): text.find(later.text)]
+        unit = units.get(id(later), later.unit)
+        if not earlier.unit and unit and _LIST_GAP.match(gap) and earlier.context == later.context:
+            units[id(earlier)] = unit
+    for q in amounts:
+        if q.unit or id(q) in units:
+            continue
+        after = _RATE.match(text[text.find(q.text) + len(q.text):])
+        sibling = next((o for o in amounts if o is not q and o.unit and o.context == q.context and after
+                        and (r := _RATE.match(text[text.find(o.text) + len(o.text):])) and r.group(1) == after.group(1)),
+                       None)
+        if sibling is not None:
+            units[id(q)] = sibling.unit
+    return [dataclasses.replace(q, unit=units[id(q)]) if id(q) in units else q for q in quantities]
 
 
 def collect_quantities(question: str, facts: Sequence[Mapping[str, Any]],

@@ -34,8 +34,9 @@ from moot.runtime import AgentProgress, AgentResult, EventBus, SubAgent
 ValueKind = Literal["amount", "date", "time", "name"]
 MAX_CANDIDATES = 6
 
-_HYPOTHETICAL = re.compile(r"\bwhat if\b|\bif\b.*\b(?:would|could|had)\b|\b(?:would|could) .* if\b|\bsuppose\b|\bimagine\b",
-                           re.I)
+_HYPOTHETICAL = re.compile(r"\bwhat if\b|\bif\b.*\b(?:would|could|had)\b|\b(?:would|could) .* if\b|\bsuppose\b|\bimagine\b|"
+                           r"\b(?:would|could) (?:\w+ ){0,5}have\b", re.I)
+"""What-ifs, including "With the old threshold, how many houses would the group have protected?"."""
 _DURATION = re.compile(r"\bhow many (?:days|weeks|months|years|hours|minutes)\b|\bhow long\b|\bfor how\b", re.I)
 _TOTAL = re.compile(r"\b(?:together|in total|total|combined|altogether|across|sum|average|each day|a day|per day)\b", re.I)
 _GAP = re.compile(r"\b(?:how far apart|difference between|how (?:many|much) (?:more|fewer|less|higher|lower)|gap)\b", re.I)
@@ -43,6 +44,9 @@ _TIME = re.compile(r"\b(\d{1,2})(?:[:.](\d{2}))?\s*(a\.?\s?m\.?|p\.?\s?m\.?)(?![
 _NAME_RUN = re.compile(r"(?<![\w'’-])([A-Z][a-zà-ÿ'’]+(?:[ -](?:of |the |de )?[A-Z][a-zà-ÿ'’]+)*)")
 _CURRENCY = re.compile(r"^(?:crowns?|marks?|dollars?|pounds?|euros?|francs?|kronor|pence|cents?|\$|£|€)$", re.I)
 _MONEY_WORDS = re.compile(r"\b(?:cost|costs|pay|paid|spend|spent|price|fee|charge|budget)\b", re.I)
+
+
+_PEOPLE_UNIT = re.compile(r"^(?:people|person|visitor|attendee|guest|spectator|resident)s?$", re.I)
 
 
 def value_kind(question: str) -> ValueKind | None:
@@ -284,6 +288,9 @@ def compare(question: str, chosen: Sequence[tuple[Report, Candidate]]) -> tuple[
     latest = {name: items[-1] for name, items in publishers.items()}  # reports come oldest first
     if len(latest) >= 2 and len({v.key for _, v in latest.values()}) >= 2:
         pairs = list(latest.values())
+        kinds = {(v.kind, v.unit if v.kind == "amount" and not _PEOPLE_UNIT.match(v.unit or "") else "") for _, v in pairs}
+        if len(kinds) > 1:
+            return None  # "12 houses" against "1.5 metres" is no disagreement about one value
         others = [_other_names(r, v, question) for r, v in pairs]
         if all(others) and not set.intersection(*others):
             return None  # each report is about something else (the Millgate bakery, the Ridgeway bakery)
