@@ -1,4 +1,5 @@
-"""The bundled progressive suite (src/moot/eval/data/progressive): every level loads and is fair."""
+"""The bundled progressive suite (src/moot/eval/data/progressive) and the held-out one
+(examples/holdout-suite): every level loads and is fair."""
 
 from __future__ import annotations
 
@@ -6,10 +7,16 @@ import re
 
 import pytest
 
+from pathlib import Path
+
 from moot.eval.levels import SUITE_DIR, load_suite
 from moot.eval.rubric import grade_question, says_unknown
 
 LEVELS = load_suite() if any(SUITE_DIR.glob("L*.json")) else []
+HOLDOUT_DIR = Path(__file__).resolve().parents[1] / "examples" / "holdout-suite"
+HOLDOUT = load_suite(HOLDOUT_DIR)
+BOTH = [pytest.param(lv, id=f"bundled-{lv.level}") for lv in LEVELS] + [
+    pytest.param(lv, id=f"holdout-{lv.level}") for lv in HOLDOUT]
 
 # Words that would tell the agent what kind of question it is facing.
 LEVEL_WORDS = re.compile(r"\b(L\d{1,2}|level \d+|temporal|procedural|metacognition|counterfactual|contradiction|"
@@ -20,7 +27,13 @@ def test_the_suite_has_twelve_levels_in_order() -> None:
     assert [lv.level for lv in LEVELS] == [f"L{n}" for n in range(1, 13)]
 
 
-@pytest.mark.parametrize("level", LEVELS, ids=lambda lv: lv.level)
+def test_the_holdout_suite_has_seven_levels_of_six_questions() -> None:
+    assert [lv.level for lv in HOLDOUT] == ["L2", "L3", "L4", "L5", "L6", "L9", "L10"]
+    assert all(len(lv.questions) == 6 for lv in HOLDOUT)
+    assert sum(q.rubric.expects_unknown for lv in HOLDOUT for q in lv.questions) == 3
+
+
+@pytest.mark.parametrize("level", BOTH)
 def test_level_has_at_least_six_questions_and_every_expected_passes_its_rubric(level) -> None:  # type: ignore[no-untyped-def]
     assert len(level.questions) >= 6
     for question in level.questions:
@@ -28,9 +41,11 @@ def test_level_has_at_least_six_questions_and_every_expected_passes_its_rubric(l
         assert result.passed, f"{question.id}: the expected answer fails its own rubric: {result.reason}"
         if question.rubric.expects_unknown:
             assert says_unknown(question.expected), question.id
+        else:
+            assert not grade_question("I don't know.", question).passed, f"{question.id}: 'I don't know' passes"
 
 
-@pytest.mark.parametrize("level", LEVELS, ids=lambda lv: lv.level)
+@pytest.mark.parametrize("level", BOTH)
 def test_no_question_names_its_level_or_kind(level) -> None:  # type: ignore[no-untyped-def]
     for question in level.questions:
         assert not LEVEL_WORDS.search(question.question), f"{question.id}: {question.question}"
