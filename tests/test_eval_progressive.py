@@ -124,6 +124,7 @@ def test_a_valid_level_loads_with_its_articles(tmp_path: Path) -> None:
     ({"questions": [{"id": "L1.1", "question": "q", "expected": "e", "rubric": {"required": [["re:("]]}}]},
      "not a valid regex"),
     ({"teaching": {"topic": "bridges", "quiz": ["L1.9"]}}, "unknown question ids"),
+    ({"articles": [{"file": "../L01.json", "source": "x"}]}, "is outside"),
 ])
 def test_a_bad_level_file_is_one_line_naming_the_file(tmp_path: Path, change: dict, message: str) -> None:
     path = write_level(tmp_path, **change)
@@ -141,6 +142,18 @@ def test_not_json_and_unknown_levels_are_one_line_errors(tmp_path: Path) -> None
     with pytest.raises(MootError, match="unknown level L7"):
         load_suite(tmp_path, ["L1", "L7"])
     assert [lv.level for lv in load_suite(tmp_path, ["l01"])] == ["L1"]
+
+
+def test_two_files_for_one_level_or_none_named_right_are_one_line_errors(tmp_path: Path) -> None:
+    write_level(tmp_path)
+    (tmp_path / "L1.json").write_text((tmp_path / "L01.json").read_text(encoding="utf-8"), encoding="utf-8")
+    with pytest.raises(MootError, match="two level files for L1 in .*: L01.json and L1.json"):
+        load_suite(tmp_path)
+    odd = tmp_path / "odd"
+    odd.mkdir()
+    (odd / "Lnotes.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(MootError, match=r"no level files named like L01.json .*found Lnotes.json"):
+        load_suite(odd)
 
 
 # --------------------------------------------------------------------------- judge

@@ -150,6 +150,10 @@ def load_level(path: str | Path) -> Level:
         raise _bad(path, f"{where}: {first['msg']}" if where else first["msg"]) from None
     for article in level.articles:
         article_path = level.article_path(article)
+        articles_dir = path.parent / "articles"
+        if not article_path.resolve().is_relative_to(articles_dir.resolve()):
+            raise _bad(path, f"article {article.file} is outside {articles_dir}",
+                       fix="give article paths relative to the articles folder, without '..'")  # fmt: skip
         if not article_path.is_file() or not article_path.read_text(encoding="utf-8").strip():
             raise _bad(path, f"article {article.file} is missing or empty",
                        fix=f"add it under {article_path.parent.parent}")  # fmt: skip
@@ -170,11 +174,18 @@ def load_suite(directory: str | Path | None = None, levels: list[str] | None = N
     files = sorted(directory.glob("L*.json"))
     if not files:
         raise MootError(f"no level files (L01.json …) in {directory}", fix="point --suite at a folder of level files")
-    available = {}
+    available: dict[str, Path] = {}
     for file in files:
         match = re.match(r"^L(\d+)\.json$", file.name)
         if match:
-            available[f"L{int(match.group(1))}"] = file
+            name = f"L{int(match.group(1))}"
+            if name in available:
+                raise MootError(f"two level files for {name} in {directory}: {available[name].name} and {file.name}",
+                                fix="keep one of them")  # fmt: skip
+            available[name] = file
+    if not available:
+        raise MootError(f"no level files named like L01.json in {directory} (found {', '.join(f.name for f in files)})",
+                        fix="name level files L<number>.json, e.g. L01.json")  # fmt: skip
     wanted = [normalise_level_id(v) for v in levels] if levels else sorted(available, key=lambda v: int(v[1:]))
     missing = [v for v in wanted if v not in available]
     if missing:
