@@ -11,6 +11,7 @@ among the symbols a researcher could nominate. The repository here is written by
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,7 @@ from moot.teams.research.quotes import PICKED_PER_SUB_QUESTION, candidate_lines
 from moot.teams.research.relevance import rank_symbols
 from moot.teams.research.resolve import asks_callers, best_at, candidates, index_section, resolve, summary_docstring
 from moot.teams.research.synthesizer import without_repeats
-from test_research_support import first_offered
+from test_research_support import first_offered, index_of, write_repo
 
 DECODERS = '''"""Content decoders."""
 import zlib
@@ -115,18 +116,12 @@ def parse(value):
 
 
 def make_repo(root: Path) -> Path:
-    (root / "web").mkdir(parents=True)
-    (root / "web" / "decoders.py").write_text(DECODERS)
-    (root / "web" / "auth.py").write_text(AUTH)
-    (root / "web" / "messages.py").write_text(MESSAGES)
-    return root
+    return write_repo(root, {"web/decoders.py": DECODERS, "web/auth.py": AUTH, "web/messages.py": MESSAGES})
 
 
 @pytest.fixture
-def index(tmp_path: Path) -> CodeIndex:
-    built = CodeIndex.build(make_repo(tmp_path / "repo"), db_path=tmp_path / "index.db")
-    yield built
-    built.close()
+def index(tmp_path: Path) -> Iterator[CodeIndex]:
+    yield from index_of(make_repo(tmp_path / "repo"), tmp_path)
 
 
 def line_of(index: CodeIndex, path: str, text: str) -> int:

@@ -8,6 +8,7 @@ and in one ``headers.pop`` line, the kind of behaviour the index alone cannot st
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,7 @@ from moot.teams.research.quotes import (
     quote_section,
 )
 from moot.teams.research.resolve import resolve
+from test_research_support import index_of, write_repo
 
 REDIRECTS = '''"""Following redirects."""
 
@@ -60,16 +62,12 @@ QUESTION = "What happens to the method and the Authorization header when a reque
 
 
 def make_repo(root: Path) -> Path:
-    (root / "web").mkdir(parents=True)
-    (root / "web" / "redirects.py").write_text(REDIRECTS)
-    return root
+    return write_repo(root, {"web/redirects.py": REDIRECTS})
 
 
 @pytest.fixture
-def index(tmp_path: Path) -> CodeIndex:
-    built = CodeIndex.build(make_repo(tmp_path / "repo"), db_path=tmp_path / "index.db")
-    yield built
-    built.close()
+def index(tmp_path: Path) -> Iterator[CodeIndex]:
+    yield from index_of(make_repo(tmp_path / "repo"), tmp_path)
 
 
 def file_line(root: Path, line: CodeLine) -> str:

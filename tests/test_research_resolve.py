@@ -9,6 +9,7 @@ Before, the model's half-right draft ("`check_fn` in `caller_file.py` … calls 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from moot.teams.research import ResearchConfig, ResearchTeam
 from moot.teams.research.planner import question_parts
 from moot.teams.research.resolve import candidates, index_section, resolve
 from moot.teams.research.verifier import Claim, check_citations, narrow, split_claims, unknown_names
+from test_research_support import index_of, write_repo
 
 RULES = '''"""Rules that values must follow."""
 
@@ -74,20 +76,13 @@ HALF_RIGHT = "`check_fn` in `caller_file.py` checks the value and calls `other_f
 
 
 def make_repo(root: Path) -> Path:
-    (root / "pkg").mkdir(parents=True)
-    (root / "pkg" / "rules.py").write_text(RULES)
-    (root / "pkg" / "caller_file.py").write_text(CALLER)
-    (root / "pkg" / "other_file.py").write_text(REPORT)
-    (root / "pkg" / "store.py").write_text(STORE)
-    (root / "README.md").write_text("# checks\nValidates batches of numbers.\n")
-    return root
+    return write_repo(root, {"pkg/rules.py": RULES, "pkg/caller_file.py": CALLER, "pkg/other_file.py": REPORT,
+                             "pkg/store.py": STORE, "README.md": "# checks\nValidates batches of numbers.\n"})
 
 
 @pytest.fixture
-def index(tmp_path: Path) -> CodeIndex:
-    built = CodeIndex.build(make_repo(tmp_path / "repo"), db_path=tmp_path / "index.db")
-    yield built
-    built.close()
+def index(tmp_path: Path) -> Iterator[CodeIndex]:
+    yield from index_of(make_repo(tmp_path / "repo"), tmp_path)
 
 
 # ------------------------------------------------------------------ the verifier's name check

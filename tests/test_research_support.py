@@ -51,11 +51,8 @@ class SessionStore:
 
 
 def make_repo(root: Path) -> Path:
-    (root / "app").mkdir(parents=True)
-    (root / "app" / "server.py").write_text(APP)
-    (root / "app" / "store.py").write_text(STORE)
-    (root / "README.md").write_text("# tiny\nA web app with a session store.\n")
-    return root
+    return write_repo(root, {"app/server.py": APP, "app/store.py": STORE, 
+                             "README.md": "# tiny\nA web app with a session store.\n"})
 
 
 def user(request: ModelRequest) -> str:
@@ -166,3 +163,22 @@ def fake_openai_server() -> Iterator[str]:
     """A model string for an OpenAI-compatible server on loopback that plays the research phases."""
     with openai_compatible_server(fake_answer) as model:
         yield model
+
+
+def write_repo(root: Path, files: dict[str, str]) -> Path:
+    """A repository under ``root`` with ``files`` (relative path → text)."""
+    for relative, text in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def index_of(repo: Path, tmp_path: Path) -> Iterator[Any]:
+    """The code index of ``repo`` for a fixture to yield, closed after the test."""
+    from moot.codeindex import CodeIndex
+
+    built = CodeIndex.build(repo, db_path=tmp_path / "index.db")
+    yield built
+    built.close()
+
