@@ -9,9 +9,8 @@ import pytest
 
 from moot.memory import Fact, KnowledgeBase
 from moot.models.base import ModelRequest
-from moot.models.testing import FunctionModel, by_agent
-from moot.teams.learning import LearningTeam
 from moot.teams.learning.bridge import bridge_candidates, read_hop
+from learning_support import ask
 
 SUPPLIERS = """# Grain for the Tarn bakeries
 
@@ -69,11 +68,6 @@ def kb(tmp_path: Path) -> Any:
     ])
     yield base
     base.close()
-
-
-def ask(kb: KnowledgeBase, question: str, routes: dict[str, Any], mode: str = "multi") -> tuple[Any, FunctionModel]:
-    model = FunctionModel(by_agent(routes, default="I do not know."))
-    return LearningTeam(kb, model=model, store=False).ask_sync(question, mode=mode), model
 
 
 def test_two_hops_through_the_named_farm(kb: KnowledgeBase) -> None:

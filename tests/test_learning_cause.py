@@ -9,9 +9,8 @@ import pytest
 
 from moot.memory import Fact, KnowledgeBase
 from moot.models.base import ModelRequest
-from moot.models.testing import FunctionModel, by_agent
-from moot.teams.learning import LearningTeam
 from moot.teams.learning.cause import read_cause
+from learning_support import ask as ask_team
 
 NEWS = """# Flood at the Dunmere mill
 
@@ -64,8 +63,7 @@ def pick(words: str) -> Any:
 
 
 def ask(kb: KnowledgeBase, question: str, routes: dict[str, Any], mode: str = "multi") -> Any:
-    return LearningTeam(kb, model=FunctionModel(by_agent(routes, default="I do not know.")), store=False).ask_sync(
-        question, mode=mode)
+    return ask_team(kb, question, routes, mode)[0]
 
 
 def test_the_sentence_naming_the_asked_kind_of_cause_leads(kb: KnowledgeBase) -> None:

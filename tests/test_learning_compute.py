@@ -30,6 +30,7 @@ from moot.teams.learning.compute import (
     find_quantities,
     narrow,
 )
+from learning_support import ask as ask_team
 
 # --------------------------------------------------------------------------- compute: Python does the arithmetic
 
@@ -289,8 +290,7 @@ def pick(*texts: str) -> Any:
 
 
 def ask(kb: KnowledgeBase, question: str, routes: dict[str, Any], mode: str = "multi") -> tuple[Any, FunctionModel]:
-    model = FunctionModel(by_agent(routes))
-    return LearningTeam(kb, model=model, store=False).ask_sync(question, mode=mode), model
+    return ask_team(kb, question, routes, mode, default=None)
 
 
 def test_multi_answers_a_derived_value_with_the_computed_number(kb: KnowledgeBase) -> None:

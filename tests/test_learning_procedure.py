@@ -14,9 +14,8 @@ import pytest
 from moot.memory import Fact, KnowledgeBase
 from moot.memory.procedures import find_procedures, parse_procedures
 from moot.models.base import ModelRequest
-from moot.models.testing import FunctionModel, by_agent
-from moot.teams.learning import LearningTeam
 from moot.teams.learning.procedure import read_relation
+from learning_support import ask
 
 RESTART = """# Restarting the Brenn Hill pump after a flood stop
 
@@ -106,11 +105,6 @@ def kb(tmp_path: Path) -> Any:
     ])
     yield base
     base.close()
-
-
-def ask(kb: KnowledgeBase, question: str, routes: dict[str, Any], mode: str = "multi") -> tuple[Any, FunctionModel]:
-    model = FunctionModel(by_agent(routes, default="I do not know."))
-    return LearningTeam(kb, model=model, store=False).ask_sync(question, mode=mode), model
 
 
 def test_the_procedures_of_the_knowledge_base_best_first(kb: KnowledgeBase) -> None:

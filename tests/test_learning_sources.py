@@ -13,9 +13,8 @@ import pytest
 from moot.memory import Fact, KnowledgeBase
 from moot.memory.passages import find_source_sentences
 from moot.models.base import ModelRequest
-from moot.models.testing import FunctionModel, by_agent
-from moot.teams.learning import LearningTeam
 from moot.teams.learning.sources import Candidate, Report, candidates, compare, value_kind
+from learning_support import ask
 
 POST = """# Kites over the Harle Downs
 
@@ -144,10 +143,6 @@ def _kb(tmp_path: Path, *episodes: tuple[str, str, str]) -> KnowledgeBase:
         kb.add_episode(text, source=source, published=published)
     return kb
 
-
-def ask(kb: KnowledgeBase, question: str, routes: dict[str, Any], mode: str = "multi") -> tuple[Any, FunctionModel]:
-    model = FunctionModel(by_agent(routes, default="I do not know."))
-    return LearningTeam(kb, model=model, store=False).ask_sync(question, mode=mode), model
 
 
 @pytest.fixture
