@@ -217,3 +217,60 @@ def test_a_model_per_role_beside_one_default() -> None:
     with pytest.raises(ConfigError, match="the demo team has no role 'judge'") as info:
         resolve_models(default, {"judge": planner}, roles=["planner", "writer"], team="demo")
     assert "planner, writer" in str(info.value.fix)
+
+
+class _Fact(BaseModel):
+    statement: str
+    value: str
+
+
+class _Facts(BaseModel):
+    facts: list[_Fact]
+
+
+FACTS_SCHEMA = OutputSchema(name="Facts", json_schema=_Facts.model_json_schema())
+LOOPING = ('{"facts": [{"statement": "The tower is 31 m from the edge", "value": "31 m"}, '
+           '{"statement": "The survey was in February", "value": "February"}, '
+           '{"statement": "The cliff lost ground and ground and ground and ground and gro')
+
+
+def test_a_list_cut_by_max_tokens_keeps_its_complete_items() -> None:
+    from moot.models.base import salvage_cut_json
+
+    value = salvage_cut_json(LOOPING, FACTS_SCHEMA)
+    assert value == {"facts": [{"statement": "The tower is 31 m from the edge", "value": "31 m"},
+                               {"statement": "The survey was in February", "value": "February"}]}
+    # Brackets and commas inside strings do not count; an item cut before its last field is dropped.
+    tricky = '{"facts": [{"statement": "a [b], {c}", "value": "x"}, {"statement": "d", "val'
+    assert salvage_cut_json(tricky, FACTS_SCHEMA) == {"facts": [{"statement": "a [b], {c}", "value": "x"}]}
+
+
+@pytest.mark.parametrize("text", [
+    '{"facts": [{"statement": "cut in the first item',  # no item complete
+    '{"answ',  # nothing at all
+    '{"facts": [{"statement": "no value field"}, {"statement": "x"',  # the only complete item is invalid
+])
+def test_nothing_complete_or_valid_is_not_salvaged(text: str) -> None:
+    from moot.models.base import salvage_cut_json
+
+    assert salvage_cut_json(text, FACTS_SCHEMA) is None
+
+
+def test_the_local_model_keeps_a_cut_list_and_does_not_retry_a_cut_it_cannot_mend() -> None:
+    from pathlib import Path
+
+    from moot.models.base import Usage, UserMessage
+    from moot.models.local import LocalModel
+
+    model = LocalModel(name="local", path=Path("unused.gguf"))  # no engine: only the reply is parsed
+    request = ModelRequest(messages=(UserMessage(content="facts"),), output=FACTS_SCHEMA)
+    reply = model._response(request, LOOPING, Usage(output_tokens=1200), "length")
+    assert reply.finish_reason == "length" and len(reply.output["facts"]) == 2
+    with pytest.raises(MalformedResponseError) as info:
+        model._response(request, '{"facts": [{"statement": "loops and loops and lo', Usage(output_tokens=1200), "length")
+    assert not info.value.retryable and "ran out of max_tokens while writing 'Facts'" in info.value.one_line()
+    assert "raise max_tokens" in info.value.one_line()
+    # Malformed output that was not cut is still the retryable error it was.
+    with pytest.raises(MalformedResponseError) as info:
+        model._response(request, '{"facts": oops}', Usage(), "stop")
+    assert info.value.retryable

@@ -282,6 +282,52 @@ def messages_from(
     return tuple(messages)
 
 
+def salvage_cut_json(text: str, schema: OutputSchema) -> Any | None:
+    """What a structured answer cut off by ``max_tokens`` still holds, or ``None``.
+
+    The text is cut back to the end of its last complete list item and the open brackets are
+    closed; the first cut (latest first) that parses and validates against ``schema`` is the
+    value. A list of facts cut inside its seventh item keeps the first six. ``None`` when no
+    list item was complete or nothing validates (an object cut before its required fields)."""
+    from moot.models._jsonschema import validate
+
+    candidate = text.strip()
+    if candidate.startswith("```"):
+        candidate = candidate.split("\n", 1)[1] if "\n" in candidate else ""
+    stack: list[str] = []
+    cuts: list[tuple[int, str]] = []  # (end of a complete list item, the brackets that close it)
+    in_string = escaped = False
+    for i, ch in enumerate(candidate):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+            continue
+        if ch == '"':
+            in_string = True
+        elif ch in "[{":
+            stack.append("]" if ch == "[" else "}")
+        elif ch in "]}":
+            if not stack:
+                return None
+            stack.pop()
+            if stack and stack[-1] == "]":
+                cuts.append((i + 1, "".join(reversed(stack))))
+        elif ch == "," and stack and stack[-1] == "]":
+            cuts.append((i, "".join(reversed(stack))))
+    for end, closing in reversed(cuts):
+        try:
+            value = json.loads(candidate[:end] + closing)
+        except json.JSONDecodeError:
+            continue
+        if not validate(value, schema.json_schema):
+            return value
+    return None
+
+
 def parse_json_output(text: str, schema: OutputSchema) -> Any:
     """Parse structured output text and validate it against ``schema``.
 

@@ -37,6 +37,7 @@ from moot.models.base import (
     Usage,
     UserMessage,
     parse_json_output,
+    salvage_cut_json,
 )
 from moot.models.engine import Engine, EngineRejected, EngineSettings, acquire, engine_loads, release
 from moot.models.engine_client import SharedEngine, engine_mode
@@ -260,7 +261,23 @@ class LocalModel(Model):
                 return ModelResponse(tool_calls=choice.tool_calls, **{**base, "finish_reason": "tool_calls"})
             return ModelResponse(text=choice.text, output=choice.output, **base)
         if request.output is not None:
-            return ModelResponse(text=text, output=parse_json_output(text, request.output), **base)
+            try:
+                return ModelResponse(text=text, output=parse_json_output(text, request.output), **base)
+            except MalformedResponseError as error:
+                if finish != "length":
+                    raise
+                # Cut by max_tokens (a 0.5B model can loop inside one string until the limit):
+                # keep the complete list items, or fail without a retry, which would decode the
+                # same tokens and run out in the same place again.
+                salvaged = salvage_cut_json(text, request.output)
+                if salvaged is not None:
+                    return ModelResponse(text=text, output=salvaged, **base)  # finish_reason "length" says it was cut
+                error.message = f"{self.name} ran out of max_tokens while writing {request.output.name!r}"
+                error.args = (error.message,)
+                error.fix = "raise max_tokens"
+                error.retryable = False
+                error.usage = usage
+                raise
         return ModelResponse(text=text, **base)
 
     async def request(self, request: ModelRequest) -> ModelResponse:
