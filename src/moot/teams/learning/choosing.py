@@ -17,14 +17,15 @@ from moot.models.base import Usage
 from moot.runtime import EventBus, SubAgent
 
 
-async def choose(agent: SubAgent, message: str, fields: Mapping[str, tuple[Sequence[str], str]], *, budget: Any,
+async def choose(agent: SubAgent, message: str, fields: Mapping[str, tuple[Sequence[str], str | None]], *, budget: Any,
                  bus: EventBus | None, run_id: str | None, task_id: str | None, prompt: str | None = None,
                  name: str = "Choice") -> tuple[dict[str, str] | None, Usage, int]:
     """Ask ``agent``'s model to fill ``fields`` — each ``name: (options, description)`` an enum of
-    its options — under ``agent``'s name, settings and budget (``prompt`` replaces its system
-    prompt). Returns the choices (None when the call failed), the usage and the turns."""
+    its options (``description`` None: none in the schema) — under ``agent``'s name, settings and
+    budget (``prompt`` replaces its system prompt). Returns the choices (None when the call
+    failed), the usage and the turns."""
     schema = create_model(name, **{  # type: ignore[call-overload]
-        field: (Literal[tuple(options)], Field(description=description))  # type: ignore[valid-type]
+        field: (Literal[tuple(options)], ... if description is None else Field(description=description))  # type: ignore[valid-type]
         for field, (options, description) in fields.items()})
     chooser = SubAgent(agent.name, agent.role, prompt if prompt is not None else agent.system_prompt, (),
                        agent._model or agent.model, output_type=schema, max_turns=2, settings=agent.settings)
@@ -42,4 +43,19 @@ async def choose_one(agent: SubAgent, message: str, options: Sequence[str], *, b
     return (picked["choice"] if picked else None), usage, turns
 
 
-__all__ = ["choose", "choose_one"]
+async def choose_each(agent: SubAgent, heading: str, question: str, lists: Mapping[str, tuple[Sequence[Any], str]], *,
+                      prompt: str, name: str, budget: Any, bus: EventBus | None, run_id: str | None,
+                      task_id: str | None) -> tuple[dict[str, str] | None, Usage, int]:
+    """One item per role, each from that role's own ranked list (``role: (items, description)``;
+    items have ``id`` and ``render()``): the first of each, without a call, when every list holds
+    one; otherwise the model chooses among the listed items, shown once each under ``heading``."""
+    if all(len(items) == 1 for items, _ in lists.values()):
+        return {role: items[0].id for role, (items, _) in lists.items()}, Usage(), 0
+    shown = {item.id: item for items, _ in lists.values() for item in items}.values()
+    menu = "\n".join(item.render() for item in shown)
+    return await choose(agent, f"{heading}:\n{menu}\n\nQuestion: {question}",
+                        {role: ([item.id for item in items], what) for role, (items, what) in lists.items()},
+                        prompt=prompt, name=name, budget=budget, bus=bus, run_id=run_id, task_id=task_id)
+
+
+__all__ = ["choose", "choose_each", "choose_one"]

@@ -370,18 +370,19 @@ class ComputeAgent(SubAgent):
         passages = list(merged.get("passages") or []) + [
             {"text": sentence, "published": report.get("published")}
             for report in merged.get("reports") or [] for sentence in report.get("sentences") or []]
-        threshold = read_threshold(task)
-        if threshold is not None:
-            answered = await capacity_against_demand(self, task, threshold, collect_quantities(
-                task, facts, passages, limit=80), budget=budget, bus=bus, run_id=run_id, task_id=task_id)
-            if answered is not None:
-                return answered
-        events = read_events(task)
-        if events is not None:
-            answered = await between_events(self, task, events, collect_quantities(task, facts, passages, limit=80),
-                                            budget=budget, bus=bus, run_id=run_id, task_id=task_id)
-            if answered is not None:
-                return answered
+        threshold, events = read_threshold(task), read_events(task)
+        if threshold is not None or events is not None:
+            everything = collect_quantities(task, facts, passages, limit=80)  # the paths rank their own short lists
+            if threshold is not None:
+                answered = await capacity_against_demand(self, task, threshold, everything, budget=budget, bus=bus,
+                                                         run_id=run_id, task_id=task_id)
+                if answered is not None:
+                    return answered
+            if events is not None:
+                answered = await between_events(self, task, events, everything, budget=budget, bus=bus,
+                                                run_id=run_id, task_id=task_id)
+                if answered is not None:
+                    return answered
         quantities, operations, narrowed = narrow(task, collect_quantities(task, facts, passages))
         if len(quantities) < 1:
             return AgentResult(agent=self.name, output={"draft": "", "computation": None}, text="",

@@ -120,10 +120,9 @@ async def between_events(agent: Any, task: str, events: Events, quantities: Sequ
     """The ComputeAgent's draft for a duration between two events: one date per event, from that
     event's own short list (``agent``'s model chooses only where no date leads clearly); None
     when either event matches no date or the choice failed."""
-    from moot.models.base import Usage
     from moot.runtime import AgentResult, load_prompt
-    from moot.teams.learning.choosing import choose
-    from moot.teams.learning.compute import ComputeError, evaluate, render_menu
+    from moot.teams.learning.choosing import choose_each
+    from moot.teams.learning.compute import ComputeError, evaluate
 
     dated = [q for q in quantities if q.date is not None and q.origin != "question"
              and (events.unit == "years" or not re.fullmatch(r"\d{4}", q.text))]
@@ -134,18 +133,13 @@ async def between_events(agent: Any, task: str, events: Events, quantities: Sequ
                           cue=END_WORDS if events.span else cue_for(events.clauses[1])))
     if not first or not second:
         return None
-    usage, turns = Usage(), 0
-    choice: dict[str, Any] = {"first_date": first[0].id, "second_date": second[0].id}
-    if len(first) > 1 or len(second) > 1:
-        listed = list({q.id: q for q in [*first, *second]}.values())
-        what_first, what_second = event_descriptions(events)
-        picked, usage, turns = await choose(agent, f"Dates:\n{render_menu(listed)}\n\nQuestion: {task}", {
-            "first_date": ([q.id for q in first], what_first), "second_date": ([q.id for q in second], what_second),
-        }, prompt=load_prompt("events", __package__), name="EventDates", budget=budget, bus=bus, run_id=run_id,
-            task_id=task_id)
-        if picked is None:
-            return None
-        choice = picked
+    what_first, what_second = event_descriptions(events)
+    choice, usage, turns = await choose_each(agent, "Dates", task, {
+        "first_date": (first, what_first), "second_date": (second, what_second),
+    }, prompt=load_prompt("events", __package__), name="EventDates", budget=budget, bus=bus, run_id=run_id,
+        task_id=task_id)
+    if choice is None:
+        return None
     by_id = {q.id: q for q in quantities}
     operands = [by_id[choice["first_date"]], by_id[choice["second_date"]]]
     output: dict[str, Any] = {"draft": "", "computation": None, "choice": choice,

@@ -26,10 +26,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import create_model
-
 from moot.models.base import ModelSettings, Usage
 from moot.runtime import AgentProgress, AgentResult, EventBus, SubAgent
+from moot.teams.learning.choosing import choose
 
 ValueKind = Literal["amount", "date", "time", "name"]
 MAX_CANDIDATES = 6
@@ -394,23 +393,20 @@ class SourcesAgent(SubAgent):
 
     async def _choose(self, question: str, reports: Sequence[Report], budget: Any, bus: EventBus | None,
                       run_id: str | None, task_id: str | None) -> tuple[list[str | None], Usage, int]:
-        fields: dict[str, Any] = {}
+        fields: dict[str, tuple[Sequence[str], str | None]] = {}
         blocks = []
         for n, report in enumerate(reports, 1):
             options = tuple(c.text for c in report.options) + ("none",)
-            fields[f"source_{n}"] = (Literal[options], ...)  # type: ignore[valid-type]
+            fields[f"source_{n}"] = (options, None)
             when = f", {report.published}" if report.published else ""
             blocks.append(f"source_{n} ({report.source}{when}): " + " ".join(report.sentences)
                           + "\n  choices: " + " | ".join(options))
-        schema = create_model("SourceValues", **fields)
-        chooser = SubAgent(self.name, self.role, self.system_prompt, (), self._model or self.model, output_type=schema,
-                           max_turns=2, settings=self.settings)
-        result = await chooser.run(f"Question: {question}\n\n" + "\n\n".join(blocks), budget=budget, bus=bus,
-                                   run_id=run_id, task_id=task_id)
-        if not result.ok:
-            return [None] * len(reports), result.usage, result.turns
-        picks = [getattr(result.output, f"source_{n}") for n in range(1, len(reports) + 1)]
-        return [None if p == "none" else p for p in picks], result.usage, result.turns
+        picked, usage, turns = await choose(self, f"Question: {question}\n\n" + "\n\n".join(blocks), fields,
+                                            name="SourceValues", budget=budget, bus=bus, run_id=run_id, task_id=task_id)
+        if picked is None:
+            return [None] * len(reports), usage, turns
+        picks = [picked[f"source_{n}"] for n in range(1, len(reports) + 1)]
+        return [None if p == "none" else p for p in picks], usage, turns
 
 
 def build_sources(model: Any) -> SourcesAgent:

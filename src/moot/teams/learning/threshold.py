@@ -164,28 +164,22 @@ async def capacity_against_demand(agent: Any, task: str, threshold: Threshold, q
     """The ComputeAgent's draft for a what-if that capacity against demand decides: Python ranks
     each role, ``agent``'s model chooses where a role has no clear leader, Python compares. None
     when fewer than two amounts share a unit or the choice failed."""
-    from moot.models.base import Usage
     from moot.runtime import AgentResult, load_prompt
-    from moot.teams.learning.choosing import choose
-    from moot.teams.learning.compute import Computation, render_menu
+    from moot.teams.learning.choosing import choose_each
+    from moot.teams.learning.compute import Computation
 
     amounts = same_unit_amounts(quantities, task)
     if len(amounts) < 2:
         return None
     listed = [dataclasses.replace(q, id=f"q{i}") for i, q in enumerate(amounts, 1)]
     capacity_list, demand_list = roles(listed, task)
-    usage, turns = Usage(), 0
-    choice: dict[str, Any] = {"capacity": capacity_list[0].id, "demand": demand_list[0].id}
-    if len(capacity_list) > 1 or len(demand_list) > 1:
-        shown = list({q.id: q for q in [*capacity_list, *demand_list]}.values())
-        picked, usage, turns = await choose(agent, f"Amounts:\n{render_menu(shown)}\n\nQuestion: {task}", {
-            "capacity": ([q.id for q in capacity_list], "the amount that could be handled in the question's case"),
-            "demand": ([q.id for q in demand_list], "the amount that had to be handled in the question's case"),
-        }, prompt=load_prompt("threshold", __package__), name="CapacityDemand", budget=budget, bus=bus,
-            run_id=run_id, task_id=task_id)
-        if picked is None:
-            return None
-        choice = picked
+    choice, usage, turns = await choose_each(agent, "Amounts", task, {
+        "capacity": (capacity_list, "the amount that could be handled in the question's case"),
+        "demand": (demand_list, "the amount that had to be handled in the question's case"),
+    }, prompt=load_prompt("threshold", __package__), name="CapacityDemand", budget=budget, bus=bus,
+        run_id=run_id, task_id=task_id)
+    if choice is None:
+        return None
     by_id = {q.id: q for q in listed}
     capacity, demand = by_id[choice["capacity"]], by_id[choice["demand"]]
     output: dict[str, Any] = {"draft": "", "computation": None, "choice": choice,
