@@ -122,9 +122,13 @@ class Level(BaseModel):
     def question(self, qid: str) -> Question:
         return next(q for q in self.questions if q.id == qid)
 
+    @property
+    def articles_dir(self) -> Path:
+        """The folder its articles' paths are relative to."""
+        return (self.path.parent if self.path else SUITE_DIR) / "articles"
+
     def article_path(self, article: ArticleRef) -> Path:
-        base = (self.path.parent if self.path else SUITE_DIR) / "articles"
-        return base / article.file
+        return self.articles_dir / article.file
 
 
 def _bad(path: Path, why: str, fix: str = "correct the level file (format: docs/eval.md)") -> MootError:
@@ -150,9 +154,8 @@ def load_level(path: str | Path) -> Level:
         raise _bad(path, f"{where}: {first['msg']}" if where else first["msg"]) from None
     for article in level.articles:
         article_path = level.article_path(article)
-        articles_dir = path.parent / "articles"
-        if not article_path.resolve().is_relative_to(articles_dir.resolve()):
-            raise _bad(path, f"article {article.file} is outside {articles_dir}",
+        if not article_path.resolve().is_relative_to(level.articles_dir.resolve()):
+            raise _bad(path, f"article {article.file} is outside {level.articles_dir}",
                        fix="give article paths relative to the articles folder, without '..'")  # fmt: skip
         if not article_path.is_file() or not article_path.read_text(encoding="utf-8").strip():
             raise _bad(path, f"article {article.file} is missing or empty",

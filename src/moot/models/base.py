@@ -282,6 +282,15 @@ def messages_from(
     return tuple(messages)
 
 
+def _unfenced(text: str) -> str:
+    """``text`` without a Markdown code fence around it (some models add one even when asked not to)."""
+    candidate = text.strip()
+    if candidate.startswith("```"):
+        candidate = candidate.split("\n", 1)[1] if "\n" in candidate else ""
+        candidate = candidate.rsplit("```", 1)[0]
+    return candidate
+
+
 def salvage_cut_json(text: str, schema: OutputSchema) -> Any | None:
     """What a structured answer cut off by ``max_tokens`` still holds, or ``None``.
 
@@ -291,9 +300,7 @@ def salvage_cut_json(text: str, schema: OutputSchema) -> Any | None:
     list item was complete or nothing validates (an object cut before its required fields)."""
     from moot.models._jsonschema import validate
 
-    candidate = text.strip()
-    if candidate.startswith("```"):
-        candidate = candidate.split("\n", 1)[1] if "\n" in candidate else ""
+    candidate = _unfenced(text)
     stack: list[str] = []
     cuts: list[tuple[int, str]] = []  # (end of a complete list item, the brackets that close it)
     in_string = escaped = False
@@ -337,10 +344,7 @@ def parse_json_output(text: str, schema: OutputSchema) -> Any:
     from moot.errors import MalformedResponseError
     from moot.models._jsonschema import validate
 
-    candidate = text.strip()
-    if candidate.startswith("```"):
-        candidate = candidate.split("\n", 1)[1] if "\n" in candidate else ""
-        candidate = candidate.rsplit("```", 1)[0]
+    candidate = _unfenced(text)
     try:
         value = json.loads(candidate)
     except json.JSONDecodeError as exc:

@@ -24,7 +24,7 @@ from moot.models.base import ModelSettings, Usage
 from moot.runtime import AgentProgress, AgentResult, EventBus, SubAgent
 from moot.runtime.calculator import CalculationError, safe_calculate
 from moot.teams.learning.quantities import (
-    _UNIT_SKIP,
+    UNIT_SKIP,
     Quantity,
     collect_quantities,
     find_quantities,
@@ -209,7 +209,7 @@ def _label(quantity: Quantity) -> str:
     if at <= 0:
         return ""
     clause = re.split(r",|;|:|\band\b|\bor\b", quantity.context[:at])[-1]
-    words = [w for w in clause.split() if w.lower() not in _UNIT_SKIP and not w[0].isdigit()]
+    words = [w for w in clause.split() if w.lower() not in UNIT_SKIP and not w[0].isdigit()]
     return " ".join(words[-3:])
 
 

@@ -35,8 +35,9 @@ _WORD_VALUES = {w: i for i, w in enumerate(
     "seventeen eighteen nineteen twenty".split())}
 _WORD_NUMBER = re.compile(r"(?<![\w-])(" + "|".join(_WORD_VALUES) + r")\s+([a-z][a-z-]+)", re.I)
 """A number written as a word with its unit ("eight lifeguards", "six lifeguards")."""
-_UNIT_SKIP = {"a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "by", "for", "from", "with", "is", "was",
+UNIT_SKIP = {"a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "by", "for", "from", "with", "is", "was",
               "were", "are", "it", "its", "this", "that", "on", "per", "each", "than", "as"}
+"""Words after a number that are no unit ("12 of them", "40 an hour")."""
 
 
 @dataclass(frozen=True)
@@ -122,7 +123,7 @@ def find_quantities(text: str, *, origin: str, year: int | None = None, start: i
         add(None, date, "", written, span[0])
     for match in _WORD_NUMBER.finditer(text if origin != "question" else ""):  # "its two bakeries" is no amount
         word = match[2].lower()
-        if word in _UNIT_SKIP or word in _WORD_VALUES:
+        if word in UNIT_SKIP or word in _WORD_VALUES:
             continue
         add(float(_WORD_VALUES[match[1].lower()]), None, word, match[0], match.start())
     for match in _NUMBER.finditer(text):
@@ -137,11 +138,11 @@ def find_quantities(text: str, *, origin: str, year: int | None = None, start: i
         if match[4]:
             number *= _SCALE[match[4].lower()]
         word = (match[5] or "").lower()
-        unit = "%" if match[3] else ("" if word in _UNIT_SKIP else word)
+        unit = "%" if match[3] else ("" if word in UNIT_SKIP else word)
         if unit in ("per cent", "percent"):
             unit = "%"
         written = match[0].strip()
-        if match[5] and (match[3] or word in _UNIT_SKIP):
+        if match[5] and (match[3] or word in UNIT_SKIP):
             written = text[match.start(): match.start(5)].strip(" -")
         add(number, None, unit, written, match.start())
     return _shared_units(text, quantities)
@@ -155,20 +156,22 @@ def _shared_units(text: str, quantities: list[Quantity]) -> list[Quantity]:
     """A bare number takes the unit a list or a parallel phrase gives it: "40, 20 and 60 minutes"
     are all minutes; in "slicing 90 sandwiches an hour, filling 40 an hour" the 40 is sandwiches
     too; "from 1.2 to 1.5 metres" are both metres."""
-    amounts = sorted((q for q in quantities if q.value is not None), key=lambda q: text.find(q.text))
+    at = {id(q): text.find(q.text) for q in quantities if q.value is not None}
+    amounts = sorted((q for q in quantities if q.value is not None), key=lambda q: at[id(q)])
     units: dict[int, str] = {}
     for later, earlier in zip(reversed(amounts), list(reversed(amounts))[1:]):
         # right to left, so a unit written once at the end of a list reaches every number in it
-        gap = text[text.find(earlier.text) + len(earlier.text): text.find(later.text)]
+        gap = text[at[id(earlier)] + len(earlier.text): at[id(later)]]
         unit = units.get(id(later), later.unit)
         if not earlier.unit and unit and _LIST_GAP.match(gap) and earlier.context == later.context:
             units[id(earlier)] = unit
+    rates = {id(q): _RATE.match(text[at[id(q)] + len(q.text):]) for q in amounts}
     for q in amounts:
         if q.unit or id(q) in units:
             continue
-        after = _RATE.match(text[text.find(q.text) + len(q.text):])
+        after = rates[id(q)]
         sibling = next((o for o in amounts if o is not q and o.unit and o.context == q.context and after
-                        and (r := _RATE.match(text[text.find(o.text) + len(o.text):])) and r.group(1) == after.group(1)),
+                        and (r := rates[id(o)]) and r.group(1) == after.group(1)),
                        None)
         if sibling is not None:
             units[id(q)] = sibling.unit
@@ -213,4 +216,4 @@ def _dateline(quantity: Quantity) -> bool:
     return is_dateline(quantity.context) or len(re.findall(r"[A-Za-z]{2,}", rest)) <= 2
 
 
-__all__ = ["MAX_QUANTITIES", "Quantity", "collect_quantities", "find_quantities", "format_number"]
+__all__ = ["MAX_QUANTITIES", "UNIT_SKIP", "Quantity", "collect_quantities", "find_quantities", "format_number"]
