@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from moot.models.base import Usage
 from moot.runtime import RunResult
 
-ROLES = ("coordinator", "single", "compute", "procedure", "sources", "bridge", "cause", "reasoning", "research",
+ROLES = ("coordinator", "single", "compute", "procedure", "rules", "sources", "bridge", "cause", "reasoning", "research",
          "selector", "teaching")
 """The answering roles a model can be given with ``models={role: model}``."""
 

@@ -188,6 +188,11 @@ def specialists_for(question: str, intent: str, recalled: dict[str, Any]) -> tup
             chosen.append("procedure")
             why.append(f"procedure: {len(recalled['procedures'])} written-out procedure(s) and a question about "
                        f"{'the steps' if relation.kind == 'all' else 'a step’s position'} ({relation.kind})")
+    if recalled.get("rules"):
+        found = recalled["rules"][0]
+        chosen.append("rules")
+        why.append(f"rules: a documented {found['kind']} rule (“{found['title']}”"
+                   f"{', checked against its own example' if found.get('verified') else ''}) applies to the question's case")
     from moot.teams.learning.bridge import read_hop
     from moot.teams.learning.cause import read_cause
 
@@ -260,7 +265,7 @@ async def answer_question(kb: KnowledgeBase, question: str, *, model: Model, mod
                           parent_run_id: str | None = None) -> Any:
     """Answer one question with the team; returns a :class:`~moot.teams.learning.answer.Answer`.
 
-    ``models`` maps a role (``single``, ``compute``, ``procedure``, ``sources``, ``bridge``, ``cause``, ``reasoning``, ``selector``, ``teaching``,
+    ``models`` maps a role (``single``, ``compute``, ``procedure``, ``rules``, ``sources``, ``bridge``, ``cause``, ``reasoning``, ``selector``, ``teaching``,
     ``research``, ``synthesize``, ``coordinator``) to the model that plays it; other roles use
     ``model``."""
     if mode not in MODES:
@@ -316,6 +321,10 @@ async def answer_question(kb: KnowledgeBase, question: str, *, model: Model, mod
                 from moot.teams.learning.bridge import build_bridge
 
                 agents["bridge"] = build_bridge(model_for("bridge"), kb)
+            if "rules" in drafting:
+                from moot.teams.learning.rules import build_rules
+
+                agents["rules"] = build_rules(model_for("rules"), kb)
             if "sources" in drafting:
                 from moot.teams.learning.sources import build_sources
 

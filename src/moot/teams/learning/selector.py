@@ -9,7 +9,8 @@ Python, in this order:
    states a number, date or name that no retrieved fact, passage, quoted sentence or computed
    value holds — or a number that answers another question — is out.
 2. Drafts that Python resolved from the sources lead, each on its own kind of question: a step's
-   position that the ProcedureAgent read from the procedure's own steps; a "the X that …"
+   position that the ProcedureAgent read from the procedure's own steps; a fee or a code that the
+   RulesAgent worked out from a documented rule its notice's own example confirms; a "the X that …"
    answer the BridgeAgent found in two hops (unless the single draft names the same answer);
    a disagreement between publishers that the SourcesAgent found (every value with its source);
    the CauseAgent's sentence when it states the very kind of cause asked ("the root cause was
@@ -246,6 +247,10 @@ class SelectorAgent(SubAgent):
         procedure = ctx.passing("procedure")
         if procedure is not None and ctx.resolution("procedure"):
             return procedure, "the question asks where a step lies: the procedure's own steps, by position"
+        rules, applied = ctx.passing("rules"), ctx.resolution("rules")
+        if rules is not None and applied.get("verified"):
+            return rules, (f"a documented {applied.get('kind')} rule applied in Python (“{applied.get('rule')}”, checked "
+                           "against the notice's own example)")
         bridge, bridged = ctx.passing("bridge"), ctx.resolution("bridge")
         if bridge is not None and bridged.get("answer"):
             if ctx.single_states(str(bridged["answer"])):

@@ -187,6 +187,11 @@ class MemoryAgent(SubAgent):
 
         wanted = facts and (value_kind(question) or derivation_asked(question))
         reports = find_source_sentences(self.kb, question) if wanted else []
+        # A fee or a code that a documented rule gives ("how much does a 12-metre boat pay …").
+        from moot.memory.rules import rule_asked
+        from moot.teams.learning.rules import rules_for
+
+        rules = rules_for(self.kb, question) if facts and rule_asked(question) else []
         return {
             "strategy": str(retrieval.strategy),
             "note": retrieval.note,
@@ -194,6 +199,7 @@ class MemoryAgent(SubAgent):
             "passages": [p.to_dict() for p in passages],
             "procedures": [p.to_dict() for p in procedures],
             "reports": [r.to_dict() for r in reports],
+            "rules": rules,
             "relevant": bool(facts),
             "terms": terms,
         }
