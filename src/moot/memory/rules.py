@@ -225,6 +225,13 @@ def _wrapped(expression: str) -> str:
     return expression
 
 
+def unwrapped(expression: str) -> str:
+    """``expression`` without one pair of parentheses around all of it: "(10 + 8)" → "10 + 8"."""
+    if expression.startswith("(") and _wrapped(expression) == expression:
+        return expression[1:-1]
+    return expression
+
+
 _CURRENCY = r"([A-Za-z€$£]+)"
 _BASE = re.compile(rf"\b(?:base|basic|flat|standard|fixed|minimum)\s+(?:fee|charge|rate|price|fare|toll)\s+of\s+{_NUM}\s+"
                    rf"{_CURRENCY}(?:\s+(?:a|an|per|each|for each|every)\s+([a-z]+))?", re.I)
@@ -608,4 +615,4 @@ def find_rules(kb: KnowledgeBase, question: str, *, max_episodes: int = 300) -> 
 
 __all__ = ["CODE_ASKED", "FEE_ASKED", "Adjustment", "Charge", "CodePart", "CodeRule", "Condition", "FeeRule",
            "FoundRule", "Option", "Range", "choose_named", "condition_from", "find_rules", "fmt", "parse_code_rule",
-           "parse_fee_rule", "quantities_in", "rule_asked", "singular"]
+           "parse_fee_rule", "quantities_in", "rule_asked", "singular", "unwrapped"]

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from moot.memory.rules import CodeRule, FeeRule, FoundRule, find_rules, fmt, quantities_in, rule_asked
+from moot.memory.rules import CodeRule, FeeRule, FoundRule, find_rules, fmt, quantities_in, rule_asked, unwrapped
 from moot.models.base import ModelSettings, Usage
 from moot.runtime import AgentProgress, AgentResult, EventBus, SubAgent
 from moot.teams.learning.choosing import choose_one
@@ -91,7 +91,8 @@ class RulesAgent(SubAgent):
             value, expression = result
             applied = [a.text for a in rule.adjustments if conditions.get(a.condition.phrase)]
             per = f" a {rule.period}" if rule.period and periods == 1 else (f" for {periods} {rule.period}s" if rule.period else "")
-            draft = f"{fmt(value)} {rule.currency}{per}: {expression} = {fmt(value)}."
+            shown = unwrapped(expression)
+            draft = f"{fmt(value)} {rule.currency}{per}" + (f": {shown} = {fmt(value)}." if shown != fmt(value) else ".")
             if applied:
                 draft += " Applied: " + " ".join(applied)
             resolution = base | {"value": fmt(value), "inputs": {k: fmt(v) for k, v in inputs.items()},
