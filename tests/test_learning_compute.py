@@ -442,6 +442,16 @@ def test_a_draft_refused_twice_becomes_a_plain_statement(kb: KnowledgeBase) -> N
     assert "82% of capacity" in answer.answer  # what the sources do say
 
 
+def test_a_revision_that_repeats_the_checkers_note_is_no_answer(kb: KnowledgeBase) -> None:
+    # Seen on L8 (run 1): the 0.5B reviser wrote the note back, and its words passed the checker.
+    drafts = iter(["The reservoir holds 9 million litres [#1].",
+                   "Answer again using only the facts and passages; if they do not give the answer, say plainly that "
+                   "the sources do not say."])
+    answer, _ = ask(kb, "How much water does the Tessaly reservoir hold?", {"single": lambda r: next(drafts)})
+    assert answer.answer.startswith("The sources do not say") and "Answer again" not in answer.answer
+    assert any("revision: fails" in n for n in answer.trace.notes)
+
+
 def test_single_with_its_calculator_result_is_grounded(kb: KnowledgeBase) -> None:
     def single(request: ModelRequest) -> Any:
         if request.tools and len(request.messages) == 2:

@@ -57,6 +57,10 @@ def _tool_results(transcript: Any) -> list[str]:
     return [str(getattr(m, "content", "")) for m in (transcript or ()) if getattr(m, "role", "") == "tool"]
 
 
+_REVISION_ECHO = re.compile(r"\banswer again using only the facts\b|\bwhich no fact or passage contains\b", re.I)
+"""The revision note's own words: a revised draft that repeats them has answered nothing."""
+
+
 @dataclass
 class DraftAgent(SubAgent):
     """Runs ``inner`` and hands on ``{"draft": text, "computed": [calculator results]}``.
@@ -218,6 +222,8 @@ class SelectorAgent(SubAgent):
                 revised = await self._revise(task, single, facts, passages, budget, bus, progress, run_id, task_id)
                 usage, turns = usage + revised.usage, turns + revised.turns
                 draft = str(revised.output or "").strip() if revised.ok else ""
+                if _REVISION_ECHO.search(draft):
+                    draft = ""  # the small model wrote the checker's instruction back: no answer (L8.4, run 1)
                 verdict = check_draft(draft, dataclasses.replace(
                     evidence, computed=evidence.computed + _tool_results(revised.transcript)))
                 steps.append(f"revision: {'passes' if verdict.ok else 'fails'} ({verdict.reason()})")
