@@ -7,6 +7,7 @@ runs on a real SQLite knowledge base with test models that answer by the calling
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,8 @@ import pytest
 from moot.memory import Fact, KnowledgeBase
 from moot.memory.rules import find_rules, parse_code_rule, parse_fee_rule, rule_asked
 from moot.models.base import ModelRequest
+from moot.models.testing import FunctionModel
+from moot.teams.learning.rules import build_rules
 from learning_support import ask
 
 DUES = """# Gullwick ferry fares for vehicles
@@ -77,7 +80,7 @@ def test_a_rule_its_own_example_contradicts_is_not_verified() -> None:
     misread = DUES.replace("The discount is taken off after any doubling.", "The discount is taken off before any doubling.")
     rule = parse_fee_rule(misread)
     assert rule is not None and rule.adjustments[1].before_multiply
-    assert not rule.verified
+    assert not rule.verified and rule.contradicted
 
 
 def test_a_code_format_is_read_part_by_part_and_checked_against_its_example() -> None:
@@ -166,6 +169,18 @@ def test_the_team_writes_a_code_and_the_model_chooses_an_unnamed_part(kb: Knowle
                         {"single": "H-5-M", "rules": choose})
     assert answer.answer.startswith("T-005-M")
     assert len(model.requests_from("rules")) == 1 and "Q: the quay car park" in seen[0]
+
+
+def test_a_contradicted_rule_is_never_applied(tmp_path: Path) -> None:
+    base = KnowledgeBase.open(tmp_path / "misread.sqlite3")
+    base.add_episode(DUES.replace("taken off after any doubling", "taken off before any doubling"),
+                     source="Gullwick Ferry Company", published="2025-04-04")
+    agent = build_rules(FunctionModel(lambda request: None), base)
+    result = asyncio.run(agent.run("How much does a 9-metre Gullwick Residents Scheme van pay for one market-day "
+                                   "crossing to Gullwick?"))
+    base.close()
+    assert result.output["draft"] == ""  # (6 + 12 − 4) × 2 = 28 florins is never offered
+    assert "contradict" in (result.detail or "")
 
 
 def test_no_rules_draft_when_the_case_lacks_a_quantity(kb: KnowledgeBase) -> None:

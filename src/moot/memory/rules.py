@@ -159,6 +159,8 @@ class FeeRule:
     episode_id: int = 0
     verified: bool = False
     """True when the notice's worked example comes out of the rule as read."""
+    contradicted: bool = False
+    """True when it does not: the rule was misread and is not applied."""
 
     @property
     def units(self) -> set[str]:
@@ -379,8 +381,7 @@ def _verified_fee(rule: FeeRule) -> FeeRule:
         if result is not None:
             produced.add(round(result[0], 2))
     ok = all(round(v, 2) in produced for v in stated)
-    return FeeRule(**{**rule.__dict__, "verified": ok}) if ok else FeeRule(**{**rule.__dict__, "verified": False,
-                                                                              "examples": ()})
+    return FeeRule(**{**rule.__dict__, "verified": ok, "contradicted": not ok})
 
 
 # --------------------------------------------------------------------------- code rules
@@ -428,6 +429,9 @@ class CodeRule:
     source: str = ""
     episode_id: int = 0
     verified: bool = False
+    """True when the notice's example code comes out of the rule as read."""
+    contradicted: bool = False
+    """True when another code does: the rule was misread and is not applied."""
     expected: str = ""
     """The code the worked example states."""
 
@@ -561,7 +565,7 @@ def parse_code_rule(text: str, *, source: str = "", episode_id: int = 0) -> Code
             continue
         result = rule.evaluate(sentence)
         ok = result is not None and result[0] in stated
-        return CodeRule(**{**rule.__dict__, "verified": ok, "expected": stated[-1]})
+        return CodeRule(**{**rule.__dict__, "verified": ok, "contradicted": not ok, "expected": stated[-1]})
     return rule
 
 
@@ -609,7 +613,7 @@ def find_rules(kb: KnowledgeBase, question: str, *, max_episodes: int = 300) -> 
         if score >= 2:
             published = episode.published.isoformat() if episode.published else None
             found.append(FoundRule(parsed, score, published, tuple(_sentences(episode.text)[0])))
-    found.sort(key=lambda f: (-f.rule.verified, -f.score, -f.rule.episode_id))
+    found.sort(key=lambda f: (-f.rule.verified, f.rule.contradicted, -f.score, -f.rule.episode_id))
     return found
 
 

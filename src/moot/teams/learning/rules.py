@@ -49,7 +49,9 @@ class RulesAgent(SubAgent):
                   run_id: str | None = None, task_id: str | None = None) -> AgentResult:
         assert self.kb is not None, "RulesAgent needs a knowledge base"
         usage, turns = Usage(), 0
-        found = [f for f in find_rules(self.kb, task) if f.rule.verified] or find_rules(self.kb, task)[:1]
+        # A rule its own example contradicts was misread: it is never applied. One with no example
+        # to check drafts, but does not lead (the selector's rule needs a verified one).
+        found = [f for f in find_rules(self.kb, task) if not f.rule.contradicted]
 
         def finish(draft: str, detail: str | None, used: FoundRule | None = None,
                    resolution: dict[str, Any] | None = None, expression: str = "", value: str = "") -> AgentResult:
@@ -61,7 +63,7 @@ class RulesAgent(SubAgent):
                                stop_reason="completed", turns=turns, detail=detail)
 
         if rule_asked(task) is None or not found:
-            return finish("", "no fee or code asked, or no documented rule for it")
+            return finish("", "no fee or code asked, or no documented rule for it that its own example does not contradict")
         used = found[0]
         rule = used.rule
         base = {"kind": "fee" if isinstance(rule, FeeRule) else "code", "rule": rule.title or rule.source,
