@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from moot.memory import Fact, KnowledgeBase
-from moot.memory.rules import find_rules, parse_code_rule, parse_fee_rule, rule_asked
+from moot.memory.rules import case_count, find_rules, parse_code_rule, parse_fee_rule, quantities_in, rule_asked
 from moot.models.base import ModelRequest
 from moot.models.testing import FunctionModel
 from moot.teams.learning.rules import build_rules
@@ -213,3 +213,67 @@ def test_other_wordings_threshold_before_the_rate_a_percentage_off_and_a_cap() -
     assert sunday.holds("a 4-hour booking on a Saturday") is False
     assert rule.evaluate({"hour": 10}, {sunday.phrase: True}) == (80, "(20 + 5 × (10 − 3)) × 1.5, capped at 80")
     assert rule.evaluate({"hour": 2}, {}) == (20, "20")
+
+
+KAYAKS = """# Kayak hire on the Lune
+
+Lune Water Sports, 1 June 2025. Prices for hiring a kayak from the boathouse.
+
+- The starting charge is 9 shillings, which covers the first 2 hours.
+- For each hour beyond the first 2 hours, 3 shillings are added.
+- Any part of an hour counts as a full hour.
+- Every fifth hour of a hire is free.
+- A hire on a bank holiday or a Sunday is charged twice the normal amount.
+- Members of the Lune Paddlers pay 4 shillings less; this comes off after any doubling.
+
+For example, a Lune Paddlers member who hires a kayak for 3 hours on a Sunday pays (9 + 3) x 2 = 24 shillings, less 4, so 20 shillings; on a normal day 12 shillings, or 8 shillings.
+"""
+
+PADDLE_CODES = """# Paddle codes
+
+Lune Water Sports, 2 June 2025. A paddle code is made of three parts, in this order, joined by slashes:
+
+- the boat type: SK for a sea kayak, RK for a river kayak and CN for a canoe;
+- the rack number, as a 2-digit number;
+- the blade class: A for blades up to 200 cm long, B for blades over 200 cm.
+
+For example, river kayak number 3 with a 210 cm blade has the paddle code RK/03/B.
+"""
+
+
+def test_a_rate_after_what_the_base_covers_rounding_free_hours_and_either_day() -> None:
+    rule = parse_fee_rule(KAYAKS)
+    assert rule is not None and rule.verified  # 24, 20, 12 and 8 shillings for the example's 3 hours
+    assert [(c.amount, c.per, c.over) for c in rule.charges] == [(9, None, 0), (3, "hour", 2)]
+    assert rule.round_up == ("hour",) and (rule.free_every, rule.free_unit) == (5, "hour")
+    doubled = rule.adjustments[0].condition
+    assert doubled.holds("a kayak for 4 hours on a Sunday") and doubled.holds("on the August bank holiday")
+    assert doubled.holds("on a Saturday") is False
+    member = rule.adjustments[1].condition
+    assert member.holds("someone who is not one of the Lune Paddlers") is False
+    # 5 h 10 min is charged as 6 hours, the fifth of them free: 9 + 3 × (6 − 1 − 2) = 18
+    hours = quantities_in("a kayak for 5 hours and 10 minutes", ["hour"])["hour"]
+    assert rule.evaluate({"hour": hours}, {}) == (18, "(9 + 3 × (6 − 1 free − 2))")
+    assert quantities_in("out from 09:30 to 13:00", ["hour"]) == {"hour": 3.5}
+    assert case_count("Three Lune Paddlers each hire a kayak for 3 hours", ["hour"]) == 3
+    assert case_count("A kayak for 3 hours each day", ["hour"]) == 1
+
+
+def test_a_code_listed_as_bullets_in_order() -> None:
+    rule = parse_code_rule(PADDLE_CODES)
+    assert rule is not None and rule.separator == "/" and rule.verified and rule.expected == "RK/03/B"
+    assert rule.evaluate("a canoe on rack number 7 with a 200 cm blade")[0] == "CN/07/A"
+    # "kayak" is in two options; "sea" is in one: the words only one option has decide
+    assert rule.evaluate("sea kayak number 12 with a 230 cm blade")[0] == "SK/12/B"
+
+
+@pytest.mark.parametrize(("question", "kind"), [
+    ("What does a 3-hour hire on a Sunday cost?", "fee"),
+    ("A member hires a kayak for 3 hours. What is the charge?", "fee"),
+    ("How much do they pay altogether?", "fee"),
+    ("What is the paddle code of river kayak number 3?", "code"),
+    ("Where is river kayak number 3 kept?", None),
+    ("What is its fleet code?", "code"),
+])
+def test_more_ways_to_ask(question: str, kind: str | None) -> None:
+    assert rule_asked(question) == kind

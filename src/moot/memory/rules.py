@@ -83,21 +83,28 @@ class Condition:
     name: str = ""
     """A proper name the phrase turns on ("Hessel Boat Club"): where the case names it, a negation
     just before it ("not in the Hessel Boat Club") is what counts."""
+    alternatives: tuple[tuple[str, ...], ...] = ()
+    """"on a Saturday or a Sunday": the condition holds when the case names any one of them."""
 
     def holds(self, case: str) -> bool | None:
         """True/False when the case says; None when it names only some of the key words."""
+        if self.alternatives:
+            return any(Condition(self.phrase, alt).holds(case) for alt in self.alternatives)
         terms = match_terms(case)
         found = [k for k in self.key if k in terms]
         if not found:
             return False
-        if len(found) < len(self.key):
-            return None
         # the phrase's first key word in the case: is it negated just before?
         lowered = case.lower()
         at = lowered.find(self.name.lower()) if self.name else -1
-        if at < 0:
-            at = min((m.start() for k in self.key for m in re.finditer(r"\b" + re.escape(k), lowered)), default=0)
-        return not NEGATION.search(lowered[:at])
+        if at >= 0:
+            negated = bool(NEGATION.search(lowered[:at]))
+        else:  # "at Thessingley Town Bikes, for a rider without a Residents' Card": any key word negated
+            negated = any(NEGATION.search(lowered[:m.start()]) for k in found
+                          for m in re.finditer(r"\b" + re.escape(k), lowered))
+        if len(found) < len(self.key):
+            return False if negated else None  # "without a Residents' Card" does not hold, whatever else
+        return not negated
 
 
 _GENERIC = frozenset(match_terms("registered member members with who which that are is be boat boats customer customers "
@@ -110,11 +117,25 @@ def condition_from(phrase: str, *, unit: str | None = None) -> Condition | None:
     phrase = " ".join(phrase.split()).strip(" ,.")
     names = re.findall(r"\b(?:[A-Z][\w'’-]*\s+){1,4}[A-Z][\w'’-]*\b", phrase)
     name = max(names, key=len) if names else ""
+    drop = _GENERIC | (match_terms(f"{unit} {unit}s") if unit else frozenset())
     if name:
         key = tuple(sorted(match_terms(name)))
     else:
-        drop = _GENERIC | (match_terms(f"{unit} {unit}s") if unit else frozenset())
         key = tuple(sorted(match_terms(phrase) - drop))
+    sides = re.split(r"\s+or\s+", phrase)
+    if not name and len(sides) > 1:
+        # "a hire that starts on a Saturday or a Sunday": each side's last words, as many as the
+        # last side has, are one alternative ({saturday}, {sunday}).
+        last = [w for w in re.findall(r"[\w'’-]+", sides[-1]) if match_terms(w) - drop]
+        width = max(1, len(last))
+        alternatives = []
+        for side in sides:
+            content = [w for w in re.findall(r"[\w'’-]+", side) if match_terms(w) - drop]
+            alt = tuple(sorted(match_terms(" ".join(content[-width:])) - drop))
+            if alt:
+                alternatives.append(alt)
+        if len(alternatives) == len(sides):
+            return Condition(phrase, tuple(sorted(set().union(*alternatives))), "", tuple(alternatives))
     return Condition(phrase, key, name) if key else None
 
 
@@ -152,6 +173,10 @@ class FeeRule:
     charges: tuple[Charge, ...]
     adjustments: tuple[Adjustment, ...] = ()
     free_every: int | None = None
+    free_unit: str | None = None
+    """What every Nth of is free: the period (a stay's nights) or a charged unit (a hire's hours)."""
+    round_up: tuple[str, ...] = ()
+    """Units charged whole: "part of an hour is charged as a whole hour"."""
     cap: float | None = None
     """No more than this per period ("at most 40 marks a night")."""
     examples: tuple[str, ...] = ()
@@ -177,10 +202,15 @@ class FeeRule:
                 continue
             if charge.per not in inputs:
                 return None
-            units = max(0.0, inputs[charge.per] - charge.over)
+            given = math.ceil(inputs[charge.per] - 1e-9) if charge.per in self.round_up else inputs[charge.per]
+            shown = fmt(given)
+            if self.free_every and self.free_unit == charge.per and given >= self.free_every:
+                free = given // self.free_every
+                given, shown = given - free, f"{shown} − {fmt(free)} free"
+            units = max(0.0, given - charge.over)
             value += charge.amount * units
             if units:
-                counted = f"({fmt(inputs[charge.per])} − {fmt(charge.over)})" if charge.over else fmt(inputs[charge.per])
+                counted = f"({shown} − {fmt(charge.over)})" if charge.over else (f"({shown})" if " " in shown else shown)
                 parts.append(f"{fmt(charge.amount)} × {counted}")
         expression = " + ".join(parts) or "0"
         if len(parts) > 1:
@@ -208,8 +238,9 @@ class FeeRule:
         if self.cap is not None and value > self.cap:
             value, expression = self.cap, f"{expression}, capped at {fmt(self.cap)}"
         if periods > 1:
-            charged = periods - (periods // self.free_every if self.free_every else 0)
-            free = f" ({periods} − {periods // self.free_every} free)" if self.free_every and periods >= self.free_every else ""
+            per_period = self.free_every if self.free_unit in (None, self.period) else None
+            charged = periods - (periods // per_period if per_period else 0)
+            free = f" ({periods} − {periods // per_period} free)" if per_period and periods >= per_period else ""
             expression = f"{_wrapped(expression)} × {charged}{free}"
             value *= charged
         return value, expression
@@ -235,14 +266,23 @@ def unwrapped(expression: str) -> str:
 
 
 _CURRENCY = r"([A-Za-z€$£]+)"
-_BASE = re.compile(rf"\b(?:base|basic|flat|standard|fixed|minimum)\s+(?:fee|charge|rate|price|fare|toll)\s+of\s+{_NUM}\s+"
-                   rf"{_CURRENCY}(?:\s+(?:a|an|per|each|for each|every)\s+([a-z]+))?", re.I)
+_BASE = re.compile(rf"\b(?:base|basic|flat|standard|fixed|minimum|starting)\s+(?:fee|charge|rate|price|fare|toll|cost)\s+"
+                   rf"(?:of\s+|is\s+)?{_NUM}\s+{_CURRENCY}(?:\s+(?:a|an|per|each|for each|every)\s+([a-z]+))?", re.I)
+_COVERS = re.compile(rf"\b(?:includes?|including|covers?|covering)\s+the\s+first\s+(?:{_NUM}\s+)?([a-z]+)", re.I)
+""""a basic charge of 6 florins, which includes the first hour": a rate for each hour starts after it."""
+_RATE_AFTER = re.compile(rf"\b(?:for|per)\s+(?:each|every)\s+(?:extra\s+|additional\s+|further\s+)?([a-z]+)"
+                         rf"((?:\s+(?:over|above|beyond|after|more than|in excess of)\s+(?:the\s+first(?:\s+{_NUM})?|{_NUM})"
+                         rf"(?:\s+[a-z]+)?)?)\s*,?\s+{_NUM}\s+{_CURRENCY}", re.I)
+"""A rate written unit first: "for every hour after the first, 2 florins are added"."""
+_ROUND_UP = re.compile(r"\bpart of an?\s+([a-z]+)\s+(?:(?:is|will be)\s+(?:charged|counted|billed|paid)|counts|is treated)\s+as\s+(?:a\s+)?"
+                       r"(?:whole|full)\b|\brounded up to the next (?:whole\s+|full\s+)?([a-z]+)", re.I)
 _RATE = re.compile(rf"{_NUM}\s+{_CURRENCY}\s+(?:for each|for every|per|a|an)\s+(?:extra\s+|additional\s+|full\s+)?([a-z]+)"
                    rf"(?:\s+(?:over|above|beyond|more than|after(?: the first)?)\s+{_NUM}(?:\s+[a-z]+)?)?", re.I)
 _MULTIPLY = re.compile(r"\b(doubled|tripled|halved|twice|multiplied by\s+" + _NUM + r"|(?:one and a half|1\.5) times)\b", re.I)
-_OFF = re.compile(rf"(?:{_NUM}\s+{_CURRENCY}\s+off|discount of\s+{_NUM}\s+{_CURRENCY}|{_NUM}\s*(?:%|per\s*cent|percent)\s+(?:off|"
+_OFF = re.compile(rf"(?:{_NUM}\s+{_CURRENCY}\s+(?:off|less)\b|discount of\s+{_NUM}\s+{_CURRENCY}|{_NUM}\s*(?:%|per\s*cent|percent)\s+(?:off|"
                   rf"discount|less))", re.I)
-_FREE = re.compile(r"\bevery\s+(" + "|".join(_ORDINAL_NUMBERS) + r"|\d+(?:st|nd|rd|th))\s+([a-z]+)\s+(?:is|are)\s+free\b",
+_FREE = re.compile(r"\bevery\s+(" + "|".join(_ORDINAL_NUMBERS) + r"|\d+(?:st|nd|rd|th))\s+([a-z]+)(?:\s+of\s+(?:a|an|the|each)\s+[a-z]+)?"
+                   r"\s+(?:is|are)\s+free\b",
                    re.I)
 _CAP = re.compile(rf"\b(?:at most|no more than|never more than|capped at|maximum of|up to a maximum of|(?:no|never)\b.*?\bmore "
                   rf"than)\s+{_NUM}\s+{_CURRENCY}", re.I)
@@ -252,6 +292,11 @@ _CONDITION_OPENING = re.compile(r"^\s*(?:\d+[.)]\s*)?(?:[-*]\s*)?(?:on|during|fo
 _THRESHOLD = r"(?:each|every|any)\s+(?:extra\s+|additional\s+)?{unit}s?\s+(?:over|above|beyond|after|more than)\s+(?:the first\s+)?" + _NUM
 _SUBJECT = re.compile(r"^\s*(?:\d+[.)]\s*)?(?:[-*]\s*)?(.+?)\s+(?:get|gets|receive|receives|are given|is given|have|has|pay|"
                       r"pays)\b", re.I)
+
+
+def _subject(clause: str) -> str:
+    """"A hire that starts on a Saturday or a Sunday costs" → the part before its verb."""
+    return re.split(r"\s+(?:costs?|pays?|is|are|will|gets?|receives?|has|have|must)\b", clause, maxsplit=1)[0]
 
 
 def _multiplier(match: re.Match[str]) -> float:
@@ -299,16 +344,24 @@ def parse_fee_rule(text: str, *, source: str = "", episode_id: int = 0) -> FeeRu
     charges: list[Charge] = []
     adjustments: list[Adjustment] = []
     free_every = cap = None
+    free_unit: str | None = None
+    round_up: list[str] = []
+    covers: dict[str, float] = {}
     for sentence in rules:
         if base := _BASE.search(sentence):
             currency = currency or base.group(2).lower()
             period = period or (singular(base.group(3)) if base.group(3) else None)
             charges.append(Charge(number(base.group(1)), text=sentence))
+            if covered := _COVERS.search(sentence):
+                covers[singular(covered.group(2))] = number(covered.group(1)) if covered.group(1) else 1.0
             continue
         if currency is None:
             continue
         if free := _FREE.search(sentence):
-            free_every = _ordinal(free.group(1))
+            free_every, free_unit = _ordinal(free.group(1)), singular(free.group(2))
+            continue
+        if rounded := _ROUND_UP.search(sentence):
+            round_up.append(singular(rounded.group(1) or rounded.group(2)))
             continue
         if capped := _CAP.search(sentence):
             if capped.group(2).lower() == currency:
@@ -316,7 +369,7 @@ def parse_fee_rule(text: str, *, source: str = "", episode_id: int = 0) -> FeeRu
                 continue
         if multiply := _MULTIPLY.search(sentence):
             opening = _CONDITION_OPENING.match(sentence)
-            condition = condition_from(opening.group(1) if opening else sentence[: multiply.start()], unit=period)
+            condition = condition_from(opening.group(1) if opening else _subject(sentence[: multiply.start()]), unit=period)
             if condition is not None:
                 adjustments.append(Adjustment("multiply", _multiplier(multiply), condition, sentence))
             continue
@@ -338,6 +391,7 @@ def parse_fee_rule(text: str, *, source: str = "", episode_id: int = 0) -> FeeRu
             adjustments = [a if a.kind == "multiply" else Adjustment(a.kind, a.amount, a.condition, a.text, True)
                            for a in adjustments]
             continue
+        found_rate = False
         for rate in _RATE.finditer(sentence):
             if rate.group(2).lower() != currency or (period and singular(rate.group(3)) == period):
                 continue
@@ -345,11 +399,24 @@ def parse_fee_rule(text: str, *, source: str = "", episode_id: int = 0) -> FeeRu
             unit = singular(rate.group(3))
             if not over and (elsewhere := re.search(_THRESHOLD.format(unit=re.escape(unit)), sentence, re.I)):
                 over = number(elsewhere.group(1))  # "every hour above 3 hours costs 5 crowns per hour"
+            if not over and re.search(rf"\b{re.escape(unit)}s?\s+after\s+the\s+first\b", sentence, re.I):
+                over = covers.get(unit, 1.0)
             charges.append(Charge(number(rate.group(1)), unit, over, sentence))
+            found_rate = True
+        if not found_rate and (after := _RATE_AFTER.search(sentence)) and after.group(6).lower() == currency:
+            unit = singular(after.group(1))
+            said = after.group(2) or ""
+            if numbered := re.search(rf"\b{_NUM}", said):
+                over = number(numbered.group(1))
+            elif re.search(r"\bthe\s+first\b", said, re.I):
+                over = covers.get(unit, 1.0)
+            else:
+                over = 0.0
+            charges.append(Charge(number(after.group(5)), unit, over, sentence))
     if currency is None or not charges:
         return None
-    rule = FeeRule(title, currency, period, tuple(charges), tuple(adjustments), free_every, cap, tuple(examples),
-                   source, episode_id)
+    rule = FeeRule(title, currency, period, tuple(charges), tuple(adjustments), free_every, free_unit, tuple(round_up), cap,
+                   tuple(examples), source, episode_id)
     return _verified_fee(rule)
 
 
@@ -361,7 +428,24 @@ def quantities_in(text: str, units: Sequence[str]) -> dict[str, float]:
         pattern = rf"\b{_NUM}(?:-|\s+)(?:[a-z]+\s+){{0,2}}?{re.escape(unit)}(?:s|es)?\b"
         if match := re.search(pattern, text, re.I):
             found[unit] = number(match.group(1))
+            if unit == "hour" and (minutes := re.match(r"\s*(?:and\s+)?(\d+)\s+min(?:ute)?s?\b", text[match.end():], re.I)):
+                found[unit] += int(minutes.group(1)) / 60  # "2 hours and 20 minutes"
+        elif unit == "hour" and (span := re.search(r"\bfrom\s+(\d{1,2})[:.](\d{2})\s+(?:to|until|till)\s+(\d{1,2})[:.](\d{2})\b",
+                                                   text, re.I)):
+            start, end = int(span[1]) * 60 + int(span[2]), int(span[3]) * 60 + int(span[4])
+            found[unit] = ((end - start) % (24 * 60)) / 60  # "from 08:00 to 18:00"
     return found
+
+
+_EACH = re.compile(r"\b(" + "|".join(list(_WORD_NUMBERS)[2:]) + r"|\d+)\s+(?:[\w'’-]+\s+){1,5}?each\b", re.I)
+
+
+def case_count(text: str, units: Sequence[str]) -> int:
+    """"Two card holders each hire a bike …": the fee is paid that many times (1 when no count)."""
+    match = _EACH.search(text)
+    if match is None or any(re.match(rf"\s+{re.escape(u)}", text[match.end(1):], re.I) for u in units):
+        return 1
+    return int(number(match.group(1)))
 
 
 def _verified_fee(rule: FeeRule) -> FeeRule:
@@ -372,6 +456,9 @@ def _verified_fee(rule: FeeRule) -> FeeRule:
         stated += [number(m.group(1)) for m in re.finditer(rf"{_NUM}\s+{re.escape(rule.currency)}\b", sentence, re.I)]
         for unit, value in quantities_in(sentence, sorted(rule.units)).items():
             inputs.setdefault(unit, value)
+    # "with 2 florins off for the card": the rule's own amounts, named again, are no results to check.
+    constants = {round(c.amount, 2) for c in rule.charges} | {round(a.amount, 2) for a in rule.adjustments}
+    stated = [v for v in stated if round(v, 2) not in constants]
     if not stated or not rule.units <= set(inputs):
         return rule
     phrases = [a.condition.phrase for a in rule.adjustments]
@@ -445,11 +532,12 @@ class CodeRule:
             if part.kind == "number":
                 match = re.search(rf"\b{re.escape(part.label)}s?\s+(?:no\.?\s*|number\s+)?(\d+)\b", case, re.I) \
                     if part.label else None
+                match = match or re.search(r"\b(?:number|no\.)\s*(\d+)\b", case, re.I)
                 if match is None:
                     return None
                 digits = match.group(1).zfill(part.digits) if part.digits else match.group(1)
                 out.append(digits)
-                why.append(f"{part.label} {match.group(1)} → {digits}")
+                why.append(f"{part.label or 'number'} {match.group(1)} → {digits}")
                 continue
             ranged = [o for o in part.options if o.range is not None]
             if ranged:
@@ -460,7 +548,7 @@ class CodeRule:
                 if len(hit) != 1:
                     return None
                 out.append(hit[0].letter)
-                why.append(f"{fmt(quantities[unit])} {unit}s: {hit[0].letter} ({hit[0].phrase})")
+                why.append(f"{fmt(quantities[unit])} {unit if len(unit) <= 2 else unit + 's'}: {hit[0].letter} ({hit[0].phrase})")
                 continue
             option = choose_named(part.options, case)
             if option is None and pick and index in pick:
@@ -480,11 +568,13 @@ class CodeRule:
 def choose_named(options: Sequence[Option], case: str) -> Option | None:
     """The option whose own words (those no other option has) the case names, if exactly one."""
     terms = match_terms(case)
-    common = frozenset.intersection(*(match_terms(o.phrase) for o in options)) if options else frozenset()
-    scored = [(len((match_terms(o.phrase) - common) & terms), o) for o in options]
-    best = max((s for s, _ in scored), default=0)
+    own = [match_terms(o.phrase) for o in options]
+    # words only one option has ("tandem", "north") count first; words several share ("bike") second
+    distinct = [words - frozenset().union(*(other for j, other in enumerate(own) if j != i)) for i, words in enumerate(own)]
+    scored = [((len(d & terms), len(w & terms)), o) for d, w, o in zip(distinct, own, options)]
+    best = max((s for s, _ in scored), default=(0, 0))
     winners = [o for s, o in scored if s == best]
-    return winners[0] if best and len(winners) == 1 else None
+    return winners[0] if best[0] and len(winners) == 1 else None
 
 
 _PART_OPENING = re.compile(r"^\s*(?:[-*]\s*|\d+[.)]\s*)?(" + "|".join(list(_ORDINAL_NUMBERS)[:6]) + r"|then|finally|last(?:ly)?)\b"
@@ -542,9 +632,11 @@ def parse_code_rule(text: str, *, source: str = "", episode_id: int = 0) -> Code
         elif re.search(r"\bseparated by (?:a )?space", sentence, re.I):
             separator = " "
         opening = _PART_OPENING.match(sentence)
-        if opening is None:
+        bullet = re.match(r"^\s*(?:[-*•]|\d+[.)])\s+(.+)$", sentence)
+        if opening is None and bullet is None:
             continue
-        body = opening.group(2)
+        # "First, one letter for the pier …", or a bullet of a list "written in this order".
+        body = opening.group(2) if opening is not None else bullet.group(1)  # type: ignore[union-attr]
         if digits := _DIGITS.search(body):
             said = (digits.group(1) or digits.group(2)).lower()
             count = _WORD_NUMBERS.get(said) or (int(said) if said.isdigit() else 0)
@@ -580,9 +672,11 @@ class FoundRule:
     texts: tuple[str, ...] = field(default=())
 
 
-FEE_ASKED = re.compile(r"\bhow much (?:does|do|did|will|would|is|are|should|must)\b.*\b(?:pay|cost|charged?|owe|fee|dues|fare)\b|"
-                       r"\bwhat (?:is|are|would be|will be) the (?:\w+ )?(?:fee|dues|charge|price|cost|fare|toll)\b", re.I)
-CODE_ASKED = re.compile(r"\bwhat (?:\w+ )?code\b|\bwhich (?:\w+ )?code\b", re.I)
+FEE_ASKED = re.compile(r"\bhow much\b.*\b(?:pay|paid|cost|charged?|owe|fee|dues|fare)\b|"
+                       r"\bwhat (?:does|do|did|will|would)\b.*\bcost\b|"
+                       r"\bwhat (?:is|are|would be|will be) the (?:\w+ )?(?:fee|dues|charge|price|cost|fare|toll)s?\b", re.I)
+CODE_ASKED = re.compile(r"\bwhat (?:is |are |would be |will be )?(?:the |its |their )?(?:\w+ )?code\b|"
+                        r"\bwhich (?:\w+ )?code\b", re.I)
 
 
 def rule_asked(question: str) -> Literal["fee", "code"] | None:
@@ -619,4 +713,4 @@ def find_rules(kb: KnowledgeBase, question: str, *, max_episodes: int = 300) -> 
 
 __all__ = ["CODE_ASKED", "FEE_ASKED", "Adjustment", "Charge", "CodePart", "CodeRule", "Condition", "FeeRule",
            "FoundRule", "Option", "Range", "choose_named", "condition_from", "find_rules", "fmt", "parse_code_rule",
-           "parse_fee_rule", "quantities_in", "rule_asked", "singular", "unwrapped"]
+           "parse_fee_rule", "quantities_in", "rule_asked", "singular", "unwrapped", "case_count"]
