@@ -1,5 +1,5 @@
 """The bundled progressive suite (src/moot/eval/data/progressive) and the held-out one
-(examples/holdout-suite): every level loads and is fair."""
+(examples/holdout-suite, examples/holdout-rules): every level loads and is fair."""
 
 from __future__ import annotations
 
@@ -15,8 +15,11 @@ from moot.eval.rubric import grade_question, says_unknown
 LEVELS = load_suite() if any(SUITE_DIR.glob("L*.json")) else []
 HOLDOUT_DIR = Path(__file__).resolve().parents[1] / "examples" / "holdout-suite"
 HOLDOUT = load_suite(HOLDOUT_DIR)
+RULES_DIR = HOLDOUT_DIR.parent / "holdout-rules"
+RULES = load_suite(RULES_DIR)
 BOTH = [pytest.param(lv, id=f"bundled-{lv.level}") for lv in LEVELS] + [
-    pytest.param(lv, id=f"holdout-{lv.level}") for lv in HOLDOUT]
+    pytest.param(lv, id=f"holdout-{lv.level}") for lv in HOLDOUT] + [
+    pytest.param(lv, id=f"holdout-rules-{lv.level}") for lv in RULES]
 
 # Words that would tell the agent what kind of question it is facing.
 LEVEL_WORDS = re.compile(r"\b(L\d{1,2}|level \d+|temporal|procedural|metacognition|counterfactual|contradiction|"
@@ -27,10 +30,13 @@ def test_the_suite_has_twelve_levels_in_order() -> None:
     assert [lv.level for lv in LEVELS] == [f"L{n}" for n in range(1, 13)]
 
 
-def test_the_holdout_suite_has_seven_levels_of_six_questions() -> None:
-    assert [lv.level for lv in HOLDOUT] == ["L2", "L3", "L4", "L5", "L6", "L9", "L10"]
-    assert all(len(lv.questions) == 6 for lv in HOLDOUT)
+def test_the_holdout_suites_levels() -> None:
+    assert [lv.level for lv in HOLDOUT] == ["L2", "L3", "L4", "L5", "L6", "L9", "L10", "L11"]
+    assert [len(lv.questions) for lv in HOLDOUT] == [6, 6, 6, 6, 6, 6, 6, 10]
     assert sum(q.rubric.expects_unknown for lv in HOLDOUT for q in lv.questions) == 3
+    # the rule reader's fresh test: one level of documented rules, every answer worked out
+    assert [(lv.level, len(lv.questions)) for lv in RULES] == [("L11", 10)]
+    assert not any(q.rubric.expects_unknown for lv in RULES for q in lv.questions)
 
 
 @pytest.mark.parametrize("level", BOTH)
