@@ -277,3 +277,21 @@ def test_a_code_listed_as_bullets_in_order() -> None:
 ])
 def test_more_ways_to_ask(question: str, kind: str | None) -> None:
     assert rule_asked(question) == kind
+
+
+def test_the_bundled_l11_is_answered_by_the_rules_agent_alone(tmp_path: Path) -> None:
+    """The RulesAgent's drafts for the suite's own rule questions, graded by the suite's rubric, no
+    model call: a change to the reader that breaks the bundled notices fails here, not in a
+    90-minute eval."""
+    from moot.eval.levels import load_suite
+    from moot.eval.rubric import grade_question
+
+    [level] = [lv for lv in load_suite() if lv.level == "L11"]
+    base = KnowledgeBase.open(tmp_path / "l11.sqlite3")
+    for article in level.articles:
+        base.add_episode(level.article_path(article).read_text(encoding="utf-8"), source=article.source,
+                         published=article.published)
+    agent = build_rules(FunctionModel(lambda request: None), base)
+    drafts = {q.id: asyncio.run(agent.run(q.question)).output["draft"] for q in level.questions}
+    base.close()
+    assert all(grade_question(drafts[q.id], q).passed for q in level.questions), drafts
