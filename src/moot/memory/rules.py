@@ -327,12 +327,9 @@ def _sentences(text: str) -> tuple[list[str], list[str]]:
             continue
         target = examples if _EXAMPLE_OPENING.match(paragraph) else rules
         sentences = [s.strip() for s in _SENTENCE.findall(paragraph) if s.strip()]
-        if target is examples:
-            # "For example, … has the code S15B. Boats must not move …": the example is its first sentences,
-            # up to the last one that states an amount or a code.
-            examples.extend(sentences)
-        else:
-            rules.extend(sentences)
+        # The whole paragraph: "For example, … has the code S15B. Boats must not move …" keeps its
+        # second sentence too, which states no amount or code and so checks nothing.
+        (examples if target is examples else rules).extend(sentences)
     return rules, examples
 
 
