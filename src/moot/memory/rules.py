@@ -241,12 +241,12 @@ class FeeRule:
             per_period = self.free_every if self.free_unit in (None, self.period) else None
             charged = periods - (periods // per_period if per_period else 0)
             free = f" ({periods} − {periods // per_period} free)" if per_period and periods >= per_period else ""
-            expression = f"{_wrapped(expression)} × {charged}{free}"
+            expression = f"{parenthesised(expression)} × {charged}{free}"
             value *= charged
         return value, expression
 
 
-def _wrapped(expression: str) -> str:
+def parenthesised(expression: str) -> str:
     """``expression`` in parentheses, unless it is one number or already one parenthesised group."""
     if re.fullmatch(r"[\d.]+", expression):
         return expression
@@ -260,7 +260,7 @@ def _wrapped(expression: str) -> str:
 
 def unwrapped(expression: str) -> str:
     """``expression`` without one pair of parentheses around all of it: "(10 + 8)" → "10 + 8"."""
-    if expression.startswith("(") and _wrapped(expression) == expression:
+    if expression.startswith("(") and parenthesised(expression) == expression:
         return expression[1:-1]
     return expression
 
@@ -333,10 +333,15 @@ def _sentences(text: str) -> tuple[list[str], list[str]]:
     return rules, examples
 
 
+def _heading(text: str) -> str:
+    """The notice's first Markdown heading, which names the rule ("Port Hessel harbour dues …")."""
+    return next((line.lstrip("#").strip() for line in text.splitlines() if line.strip().startswith("#")), "")
+
+
 def parse_fee_rule(text: str, *, source: str = "", episode_id: int = 0) -> FeeRule | None:
     """The fee schedule that ``text`` writes out, or None when it has no fixed fee and rate to read."""
     rules, examples = _sentences(text)
-    title = next((line.lstrip("#").strip() for line in text.splitlines() if line.strip().startswith("#")), "")
+    title = _heading(text)
     currency = period = None
     charges: list[Charge] = []
     adjustments: list[Adjustment] = []
@@ -618,7 +623,7 @@ def parse_code_rule(text: str, *, source: str = "", episode_id: int = 0) -> Code
     if named is None:
         return None
     rules, examples = _sentences(text)
-    title = next((line.lstrip("#").strip() for line in text.splitlines() if line.strip().startswith("#")), "")
+    title = _heading(text)
     parts: list[CodePart] = []
     separator = ""
     for sentence in rules:
@@ -710,4 +715,4 @@ def find_rules(kb: KnowledgeBase, question: str, *, max_episodes: int = 300) -> 
 
 __all__ = ["CODE_ASKED", "FEE_ASKED", "Adjustment", "Charge", "CodePart", "CodeRule", "Condition", "FeeRule",
            "FoundRule", "Option", "Range", "choose_named", "condition_from", "find_rules", "fmt", "parse_code_rule",
-           "parse_fee_rule", "quantities_in", "rule_asked", "singular", "unwrapped", "case_count"]
+           "parse_fee_rule", "quantities_in", "rule_asked", "singular", "unwrapped", "case_count", "parenthesised"]

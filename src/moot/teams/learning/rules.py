@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from moot.memory.rules import (CodeRule, FeeRule, FoundRule, _wrapped, case_count, find_rules, fmt, quantities_in, rule_asked,
+from moot.memory.rules import (CodeRule, FeeRule, FoundRule, parenthesised, case_count, find_rules, fmt, quantities_in, rule_asked,
                                unwrapped)
 from moot.models.base import ModelSettings, Usage
 from moot.runtime import AgentProgress, AgentResult, EventBus, SubAgent
@@ -94,7 +94,7 @@ class RulesAgent(SubAgent):
             value, expression = result
             times = case_count(task, sorted(rule.units | ({rule.period} if rule.period else set())))
             if times > 1:
-                value, expression = value * times, f"{_wrapped(expression)} × {times}"
+                value, expression = value * times, f"{parenthesised(expression)} × {times}"
             applied = [a.text for a in rule.adjustments if conditions.get(a.condition.phrase)]
             per = f" a {rule.period}" if rule.period and periods == 1 else (f" for {periods} {rule.period}s" if rule.period else "")
             shown = unwrapped(expression)
