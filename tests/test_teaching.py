@@ -111,8 +111,8 @@ class Classroom:
 async def test_the_student_starts_empty_and_learns_only_what_the_teacher_said(kb: KnowledgeBase, tmp_path: Path) -> None:
     room = Classroom()
     student_file = tmp_path / "student.sqlite3"
-    report = await run_teaching_session(
-        kb, TOPIC, model=room.teacher, student_model=room.student, rounds=2, quiz_size=5, student_kb=student_file
+    report = await run_teaching_session(  # one round of at most three facts leaves two of the five untaught
+        kb, TOPIC, model=room.teacher, student_model=room.student, rounds=1, quiz_size=5, student_kb=student_file
     )
     said = " ".join(room.teacher_said)
     taught = [f for f in FACTS if f.content in said]
@@ -148,8 +148,9 @@ async def test_a_student_kb_that_is_not_empty_is_refused(kb: KnowledgeBase, tmp_
 async def test_difficulty_rises_after_a_correct_answer_and_a_wrong_one_is_re_explained(kb: KnowledgeBase) -> None:
     # round 1 right → level 2 (two new facts); round 2 wrong → level 1, the same fact re-explained;
     # round 3 right → level 2 again.
+    # Eight rounds for five facts: the pace never forces more facts than the level gives.
     room = Classroom(check_answers=[None, "It had 999 of them", None, None])
-    report = await run_teaching_session(kb, TOPIC, model=room.teacher, student_model=room.student, rounds=4, quiz_size=2)
+    report = await run_teaching_session(kb, TOPIC, model=room.teacher, student_model=room.student, rounds=8, quiz_size=2)
     modes = [(r.mode, r.difficulty, len(r.facts_covered)) for r in report.rounds]
     assert modes == [("teach", 1, 1), ("teach", 2, 2), ("reexplain", 1, 1), ("teach", 2, 2)]
     assert [r.correct for r in report.rounds] == [True, False, True, True]
@@ -170,11 +171,13 @@ async def test_a_fact_re_taught_is_dictated_into_the_notes_the_student_failed_to
             return super()._student(request)
 
     room = Forgetful(check_answers=["It had 999 of them"])
-    report = await run_teaching_session(kb, TOPIC, model=room.teacher, student_model=room.student, rounds=2, quiz_size=1)
-    first, second = report.rounds
-    assert first.student_notes == [] and second.mode == "reexplain"
+    report = await run_teaching_session(kb, TOPIC, model=room.teacher, student_model=room.student, rounds=4, quiz_size=1)
+    first, second = report.rounds[:2]
     fact = next(f.content for f in kb.facts() if f.id == first.check_fact_id)
-    assert second.student_notes == [fact]  # the second way: the fact itself, word for word
+    # Nothing of its own: the notebook check dictates the round's facts, the fact among them.
+    assert first.student_notes == first.dictated and fact in first.dictated
+    assert second.mode == "reexplain" and second.facts_covered == [first.check_fact_id]
+    assert report.student_notes.count(fact) == 1  # the re-explanation dictates it too, not twice
 
 
 async def test_the_quiz_counts_only_what_the_student_notes_hold(kb: KnowledgeBase) -> None:
@@ -395,3 +398,51 @@ async def test_an_inventing_student_keeps_only_what_it_was_told(kb: KnowledgeBas
     assert report.student_notes and not any("Bavaria" in n for n in report.student_notes)
     with KnowledgeBase.open(student_file) as own:
         assert not any("Bavaria" in f.content for f in own.facts())
+
+
+async def test_the_pace_teaches_all_the_material_in_the_rounds_given(kb: KnowledgeBase) -> None:
+    # Level 1 would teach one fact a round and leave three of five untaught in two rounds; the pace
+    # (the facts left over the rounds left, at most three a round) teaches them all.
+    room = Classroom()
+    report = await run_teaching_session(kb, TOPIC, model=room.teacher, student_model=room.student, rounds=2, quiz_size=5)
+    assert [len(r.facts_covered) for r in report.rounds] == [3, 2]
+    assert sorted(f for r in report.rounds for f in r.facts_covered) == sorted(f.id for f in kb.facts())
+    assert report.student_score == 1.0
+
+
+async def test_a_wrong_answer_is_not_re_explained_when_that_would_leave_facts_untaught(kb: KnowledgeBase) -> None:
+    room = Classroom(check_answers=["It had 999 of them"])
+    report = await run_teaching_session(kb, TOPIC, model=room.teacher, student_model=room.student, rounds=2, quiz_size=1)
+    first, second = report.rounds
+    assert (first.mode, first.correct, second.mode) == ("teach", False, "teach")  # the last two facts, not the re-explanation
+    assert first.check_fact_id in report.student_model.gap_fact_ids
+
+
+async def test_a_fact_the_notes_do_not_hold_is_dictated_after_the_notebook_check(kb: KnowledgeBase) -> None:
+    class Skipping(Classroom):
+        def _student(self, request: ModelRequest) -> Any:
+            reply = super()._student(request)
+            if request.output is not None and request.output.name == "StudentNotes":
+                reply["notes"] = [n for n in reply["notes"] if "budget" not in n]  # never writes the budget down
+            return reply
+
+    room = Skipping()
+    report = await run_teaching_session(kb, TOPIC, model=room.teacher, student_model=room.student, rounds=2, quiz_size=5)
+    budget = next(f for f in kb.facts() if "budget" in f.content)
+    (taught_in,) = [r for r in report.rounds if budget.id in r.facts_covered]
+    assert taught_in.dictated == [budget.content] and budget.content in taught_in.student_notes
+    assert report.student_model.dictated_fact_ids == [budget.id]
+    others = [r for r in report.rounds if r is not taught_in]
+    assert all(r.dictated == [] for r in others)  # what the student noted itself is not dictated again
+    assert report.student_notes.count(budget.content) == 1
+    assert report.student_score == 1.0  # the quiz's budget question is answered from the dictated note
+
+
+def test_numbered_notes_keep_their_content() -> None:
+    from moot.teams.learning.teaching import ground_notes, notes_hold
+
+    heard = "Each hour of grinding makes 150 kilograms of flour. It stands on a stone dam across a small creek."
+    kept, dropped = ground_notes(["1. Each hour of grinding makes 150 kilograms of flour.", "2) It stands on a stone dam."], heard)
+    assert kept == ["Each hour of grinding makes 150 kilograms of flour.", "It stands on a stone dam."] and dropped == []
+    assert notes_hold("Each hour of grinding makes 150 kilograms of flour.", kept)
+    assert not notes_hold("The restoration costing 420,000 crowns was completed in 2021.", kept)

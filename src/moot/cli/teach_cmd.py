@@ -133,7 +133,7 @@ def render_report(report: Any) -> list[Any]:
     sm = report.student_model
     model_line = Text(
         f"student model: level {sm.level}/3 · shows it knows {len(sm.known_fact_ids)} fact(s) · "
-        f"gaps {len(sm.gap_fact_ids)} · misconceptions {len(sm.misconceptions)} "
+        f"gaps {len(sm.gap_fact_ids)} · dictated {len(sm.dictated_fact_ids)} · misconceptions {len(sm.misconceptions)} "
         f"({sum(m.resolved for m in sm.misconceptions)} resolved) · checks {sm.checks_correct}/{sm.checks_total}"
     )
     ratio = "undefined" if report.effectiveness_ratio is None else f"{report.effectiveness_ratio:.2f}"

@@ -157,6 +157,8 @@ class StudentModel(BaseModel):
     """Facts the student has shown it knows (its last check on them was correct)."""
     gap_fact_ids: list[int] = Field(default_factory=list)
     """Facts checked and not (yet) shown known."""
+    dictated_fact_ids: list[int] = Field(default_factory=list)
+    """Facts taught that none of the student's own notes held (the notebook check), so the teacher dictated them."""
     misconceptions: list[Misconception] = Field(default_factory=list)
     level_history: list[int] = Field(default_factory=list)
     """The level each round was taught at."""

@@ -8,10 +8,12 @@ prompts, a student model, adaptive difficulty) and its L7 evaluation, built for 
 * **quiz first** — the quiz is built from those facts *before* any teaching (question,
   expected value taken from the fact itself), so teaching cannot shape the test;
 * **rounds** — each round the teacher model explains the next facts (as many as the student's
-  level, 1–3) and asks a check question; the student writes notes into its own, initially
+  level, 1–3, but never so few that the material cannot all be taught in the rounds left) and
+  asks a check question; the student writes notes into its own, initially
   empty, knowledge base and answers from those notes with a self-explanation. The answer is
   graded in Python; a correct one raises the level (harder, more facts), a wrong one lowers it
-  and the same fact is re-explained with scaffolding once;
+  and the same fact is re-explained with scaffolding once; after each round Python checks the
+  student's notes hold what was taught, and the teacher dictates a fact they missed;
 * **quiz** — the student answers from its notes, the teacher from its knowledge base (or a
   ``teacher_answer`` hook); one rubric grades both; the effectiveness ratio is student score /
   teacher score.
@@ -25,6 +27,7 @@ the session is recorded as a run, so ``moot runs show ID`` shows it.
 from __future__ import annotations
 
 import asyncio
+import math
 import re
 import tempfile
 import time
@@ -61,6 +64,8 @@ from moot.teams.learning.student import (
     numbers_in,
 )
 
+MAX_FACTS_PER_ROUND = 3
+"""New facts one round teaches at most: the student writes up to four notes a round."""
 TEACHER_SETTINGS = ModelSettings(max_tokens=260, temperature=0)
 """Room for both fields at their schema's length limits (500 + 200 characters) plus the JSON."""
 TeacherAnswerHook = Callable[[str], Awaitable[str]]
@@ -94,6 +99,8 @@ class TeachingRound(BaseModel):
     student_notes: list[str] = Field(default_factory=list)
     dropped_notes: list[str] = Field(default_factory=list)
     """Notes the student wrote that the teacher's words do not support (not stored)."""
+    dictated: list[str] = Field(default_factory=list)
+    """Facts of the round the student's own notes missed, dictated by the teacher (also in ``student_notes``)."""
     student_answer: str = ""
     student_own_words: str = ""
     correct: bool = False
@@ -229,16 +236,35 @@ def ground_explanation(explanation: str, facts: Sequence[str], *, known: Sequenc
     return " ".join(kept), dropped
 
 
+_LIST_MARKER = re.compile(r"^\s*(?:\d{1,2}[.)]|[-*\u2022])\s+")
+
+
 def ground_notes(notes: Sequence[str], heard: str) -> tuple[list[str], list[str]]:
     """The student's notes that what it heard supports, and those it made up.
 
     Asked for up to four notes on one taught fact, the 0.5B student filled the list: "3
     hectares is the area of a square meter", "1 hectare is approximately 0.4377 square meters".
     A note is kept by the same rule as the teacher's sentences, against the teacher's words.
+    A list marker the student numbered its notes with ("1. Each hour…") is not part of the
+    note: its number is in nothing the teacher said, and it used to cost a correct note.
     """
     numbers, vocabulary = numbers_in(heard), set(key_terms(heard))
-    kept = [n for n in notes if _grounded(n, numbers, vocabulary)]
-    return kept, [n for n in notes if n not in kept]
+    cleaned = [_LIST_MARKER.sub("", n, count=1) for n in notes]
+    kept = [n for n in cleaned if _grounded(n, numbers, vocabulary)]
+    return kept, [n for n in cleaned if n not in kept]
+
+
+def notes_hold(fact: str, notes: Sequence[str]) -> bool:
+    """Whether one of ``notes`` holds ``fact``: all its numbers and at least half its key terms.
+
+    The teacher's look at the student's notebook after a round, in Python: a fact the notes do
+    not hold cannot be answered from them in the quiz, whatever the check question showed."""
+    wanted, terms = numbers_in(fact), key_terms(fact)
+    for note in notes:
+        note_terms = set(key_terms(note))
+        if not missing_numbers(wanted, numbers_in(note)) and sum(t in note_terms for t in terms) * 2 >= len(terms):
+            return True
+    return False
 
 
 def _usable_check(question: str, expected: str) -> bool:
@@ -266,7 +292,7 @@ async def run_teaching_session(
     progress: Callable[[TeachingProgress], None] | None = None,
     teacher_answer: TeacherAnswerHook | None = None,
     student_kb: str | Path | None = None,
-    max_material: int = 12,
+    max_material: int = 24,
 ) -> TeachingReport:
     """Teach ``topic`` from ``kb`` to a student that starts empty, then quiz both and compare.
 
@@ -395,20 +421,29 @@ async def _teach(
     queue = [p for p in plan if p.question is not None] + [p for p in plan if p.question is None]
     by_id = {p.fact.id: p for p in plan}
     reexplained: set[int] = set()
+    reviewed: set[int] = set()
     pending: int | None = None  # a fact to re-explain after a wrong answer
     for number in range(1, rounds + 1):
         last = taught[-1] if taught else None
+        left = rounds - number + 1
+        if pending is not None and len(queue) > MAX_FACTS_PER_ROUND * (left - 1):
+            pending = None  # the syllabus first: re-explaining now would leave facts never taught (a gap, reviewed later)
         if pending is not None:
             mode, chosen = "reexplain", [by_id[pending]]
             reexplained.add(pending)
             pending = None
         elif queue:
-            mode, chosen = "teach", queue[: state.level]
-            del queue[: state.level]
-        elif gaps := [by_id[f] for f in state.gap_fact_ids if f in by_id]:
+            # Pacing: the student's level sets how many new facts a round teaches, but never so few
+            # that the material cannot all be taught in the rounds left (the restoration's cost, last
+            # in the L7 queue, was never taught in nine runs of eight rounds).
+            size = min(MAX_FACTS_PER_ROUND, max(state.level, math.ceil(len(queue) / left)))
+            mode, chosen = "teach", queue[:size]
+            del queue[:size]
+        elif gaps := [by_id[f] for f in state.gap_fact_ids if f in by_id and f not in reviewed]:
             mode, chosen = "review", gaps[:1]
+            reviewed.add(gaps[0].fact.id)  # type: ignore[arg-type]
         else:
-            return f"all {len(plan)} facts taught and shown known after {number - 1} rounds"
+            return f"all {len(plan)} facts taught, noted and shown known after {number - 1} rounds"
         # Check the hardest askable fact of the round: a correct answer there earns the next level.
         askable = [p for p in chosen if p.question is not None]
         target = askable[-1] if askable else chosen[-1]
@@ -442,11 +477,19 @@ async def _teach(
         if notes is None or not notes.ok:
             return _ended("the student's notes", number, notes)
         grounded, record.dropped_notes = ground_notes(notes.output.notes, explanation)
-        if mode == "reexplain":
+        if mode in ("reexplain", "review"):
             # The second way: besides the new explanation, the teacher dictates the fact itself, so
             # the student's notes hold it word for word (the first time, its own note missed it).
             grounded = [*(f.content for f in facts), *grounded]
         record.student_notes = memory.add_notes(grounded, round=number)
+        # The notebook check: the quiz is answered from the notes alone, so a fact just taught that
+        # no note holds (its numbers and half its key terms) is dictated now, without a model call.
+        # On L7 the student's one merged note per round dropped the restoration's cost and the gate.
+        missed = [f for f in facts if not notes_hold(f.content, memory.notes)]
+        if missed:
+            record.dictated = memory.add_notes([f.content for f in missed], round=number)
+            record.student_notes += record.dictated
+            state.dictated_fact_ids += [f.id for f in missed if f.id is not None and f.id not in state.dictated_fact_ids]
         answer = await session.step(
             f"check-{number}", student(CheckAnswer, CHECK_SETTINGS),
             answer_task(question, memory.recall(question), self_explain=True),
