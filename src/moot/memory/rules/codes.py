@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -152,8 +153,9 @@ def _range(phrase: str) -> Range | None:
     return Range(low, low_inc, high, high_inc, unit)
 
 
+@functools.lru_cache(maxsize=512)
 def parse_code_rule(text: str, *, source: str = "", episode_id: int = 0) -> CodeRule | None:
-    """The code format that ``text`` writes out as parts in order, or None."""
+    """The code format that ``text`` writes out as parts in order, or None (memoised, as fee rules are)."""
     named = _CODE_NAME.search(text)
     if named is None:
         return None

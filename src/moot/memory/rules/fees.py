@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
@@ -182,8 +183,12 @@ def _multiplier(match: re.Match[str]) -> float:
     return number(match.group(2))
 
 
+@functools.lru_cache(maxsize=512)
 def parse_fee_rule(text: str, *, source: str = "", episode_id: int = 0) -> FeeRule | None:
-    """The fee schedule that ``text`` writes out, or None when it has no fixed fee and rate to read."""
+    """The fee schedule that ``text`` writes out, or None when it has no fixed fee and rate to read.
+
+    Memoised (the rule is immutable): the memory's recall and the RulesAgent read the same notice
+    for one question, and every fee question of a level reads the same notices."""
     rules, examples = split_sentences(text)
     title = heading(text)
     currency = period = None
