@@ -140,6 +140,17 @@ def test_find_rules_matches_the_kind_asked(kb: KnowledgeBase) -> None:
     assert code.rule.title == "Gullwick parking permits"
 
 
+def test_a_notice_is_parsed_once_however_often_it_is_read(kb: KnowledgeBase) -> None:
+    # The memory's recall and the RulesAgent both look for the rule of one question.
+    question = "How much does a 9-metre van pay for one crossing to Gullwick?"
+    parse_fee_rule.cache_clear()
+    first = find_rules(kb, question)
+    misses = parse_fee_rule.cache_info().misses
+    again = find_rules(kb, question)
+    assert parse_fee_rule.cache_info().misses == misses and parse_fee_rule.cache_info().hits >= misses
+    assert [f.rule for f in again] == [f.rule for f in first] and first[0].rule.verified
+
+
 def test_the_team_answers_a_fee_from_the_rule_not_from_the_models_sum(kb: KnowledgeBase) -> None:
     question = "How much does a 9-metre Gullwick Residents Scheme van pay for one market-day crossing to Gullwick?"
     answer, model = ask(kb, question, {"single": "The van pays 6 florins doubled, so 12 florins."})
