@@ -258,13 +258,9 @@ def notes_hold(fact: str, notes: Sequence[str]) -> bool:
     """Whether one of ``notes`` holds ``fact``: all its numbers and at least half its key terms.
 
     The teacher's look at the student's notebook after a round, in Python: a fact the notes do
-    not hold cannot be answered from them in the quiz, whatever the check question showed."""
-    wanted, terms = numbers_in(fact), key_terms(fact)
-    for note in notes:
-        note_terms = set(key_terms(note))
-        if not missing_numbers(wanted, numbers_in(note)) and sum(t in note_terms for t in terms) * 2 >= len(terms):
-            return True
-    return False
+    not hold cannot be answered from them in the quiz, whatever the check question showed. The
+    grounding rule, turned round: the fact must be grounded in one note."""
+    return any(_grounded(fact, numbers_in(note), set(key_terms(note))) for note in notes)
 
 
 def _usable_check(question: str, expected: str) -> bool:
