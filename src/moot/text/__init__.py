@@ -1,0 +1,32 @@
+"""Reading text by format: sentences, front matter, dates, numbers and quantities, words and stems.
+
+One tested package that every team reads text through, built on well-kept libraries where one
+exists (pysbd for sentence boundaries, snowballstemmer for stems, text2num for number words,
+PyYAML and tomllib for front matter, the standard library's calendar for dates). It reads
+*formats* — a date, a number with its unit, a sentence boundary, a YAML header — never the
+wording of particular sentences: what a sentence means is the model's job, under a schema.
+"""
+
+from __future__ import annotations
+
+from moot.text.dates import DateMention, find_dates
+from moot.text.frontmatter import FrontMatter, read_front_matter
+from moot.text.numbers import Quantity, find_quantities, parse_number
+from moot.text.sentences import TextUnit, split_units
+from moot.text.words import STOPWORDS, content_words, stem, words
+
+__all__ = [
+    "STOPWORDS",
+    "DateMention",
+    "FrontMatter",
+    "Quantity",
+    "TextUnit",
+    "content_words",
+    "find_dates",
+    "find_quantities",
+    "parse_number",
+    "read_front_matter",
+    "split_units",
+    "stem",
+    "words",
+]

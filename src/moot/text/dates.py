@@ -1,0 +1,147 @@
+"""Dates written in text: ``2026-07-06``, ``6 July 2026``, ``July 6th, 2026``, ``July 2026``,
+``6 July`` (the year from an anchor), ``in 2024``, and ``yesterday`` / ``last Tuesday`` /
+``next month`` resolved against an anchor date (usually the document's publication date).
+
+These are formats of written English dates, read with the calendar (an impossible date such
+as ``31 February 2026`` is not a date). Month names count only capitalised, as English writes
+them, so the verbs "may" and "march" are never dates; a bare weekday ("on Friday") is left
+alone because it can point either way from the anchor.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import Literal
+
+Precision = Literal["day", "month", "year"]
+
+_MONTH_NAMES = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
+_MONTH_ABBR = {name.lower(): i for i, name in enumerate(calendar.month_abbr) if name}
+_MONTH_ABBR["sept"] = 9
+_MONTH = (
+    r"(?P<month>(?:"
+    + "|".join(sorted({n.capitalize() for n in [*_MONTH_NAMES, *_MONTH_ABBR]}, key=len, reverse=True))
+    + r")\.?)"
+)
+_DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
+_YEAR = r"(?P<year>(?:1[6-9]|2[0-2])\d{2})"
+_WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
+
+_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    ("iso", re.compile(rf"\b{_YEAR}-(?P<mnum>[01]\d)-(?P<day>[0-3]\d)\b")),
+    ("dmy", re.compile(rf"\b{_DAY}(?:\s+of)?\s+{_MONTH},?\s+{_YEAR}\b")),
+    ("mdy", re.compile(rf"\b{_MONTH}\s+{_DAY},?\s+{_YEAR}\b")),
+    ("my", re.compile(rf"\b{_MONTH},?\s+{_YEAR}\b")),
+    ("dm", re.compile(rf"\b{_DAY}(?:\s+of)?\s+{_MONTH}(?![\w])")),
+    ("md", re.compile(rf"\b{_MONTH}\s+{_DAY}\b(?![.,]?\d)")),
+    ("year", re.compile(rf"(?i:\b(?:in|since|by|until|till|from|before|after|during|through|of|to)\s+){_YEAR}\b(?![.,]?\d)")),
+    ("rel-day", re.compile(r"(?i)\b(?P<word>yesterday|today|tomorrow)\b")),
+    ("rel-weekday", re.compile(r"(?i)\b(?P<which>last|next|this)\s+(?P<weekday>" + "|".join(_WEEKDAYS) + r")\b")),
+    ("rel-period", re.compile(r"(?i)\b(?P<which>last|next|this)\s+(?P<period>week|month|year)\b")),
+]
+
+
+@dataclass(frozen=True, slots=True)
+class DateMention:
+    """One date written in a text."""
+
+    text: str
+    """As written."""
+    start: int
+    end: int
+    day: date
+    """The date; for a month or a year, its first day."""
+    precision: Precision
+    relative: bool = False
+    """Resolved against the anchor (``6 July`` without a year, ``last Tuesday``)."""
+
+
+def _month_number(text: str) -> int:
+    key = text.rstrip(".").lower()
+    return _MONTH_NAMES.get(key) or _MONTH_ABBR[key]
+
+
+def _safe_day(year: int, month: int, day: int) -> date | None:
+    try:
+        return date(year, month, day)
+    except ValueError:
+        return None
+
+
+def _resolve(kind: str, match: re.Match[str], anchor: date | None) -> tuple[date, Precision, bool] | None:
+    groups = match.groupdict()
+    if kind == "iso":
+        found = _safe_day(int(groups["year"]), int(groups["mnum"]), int(groups["day"]))
+        return (found, "day", False) if found else None
+    if kind in ("dmy", "mdy"):
+        found = _safe_day(int(groups["year"]), _month_number(groups["month"]), int(groups["day"]))
+        return (found, "day", False) if found else None
+    if kind == "my":
+        return date(int(groups["year"]), _month_number(groups["month"]), 1), "month", False
+    if kind == "year":
+        return date(int(groups["year"]), 1, 1), "year", False
+    if anchor is None:
+        return None
+    if kind in ("dm", "md"):
+        found = _safe_day(anchor.year, _month_number(groups["month"]), int(groups["day"]))
+        return (found, "day", True) if found else None
+    if kind == "rel-day":
+        offset = {"yesterday": -1, "today": 0, "tomorrow": 1}[groups["word"].lower()]
+        return anchor + timedelta(days=offset), "day", True
+    if kind == "rel-weekday":
+        target = _WEEKDAYS[groups["weekday"].lower()]
+        which = groups["which"].lower()
+        if which == "last":
+            back = (anchor.weekday() - target) % 7 or 7
+            return anchor - timedelta(days=back), "day", True
+        ahead = (target - anchor.weekday()) % 7
+        if which == "next":
+            ahead = ahead or 7
+        return anchor + timedelta(days=ahead), "day", True
+    if kind == "rel-period":
+        step = {"last": -1, "this": 0, "next": 1}[groups["which"].lower()]
+        period = groups["period"].lower()
+        if period == "year":
+            return date(anchor.year + step, 1, 1), "year", True
+        if period == "month":
+            month_index = anchor.year * 12 + anchor.month - 1 + step
+            return date(month_index // 12, month_index % 12 + 1, 1), "month", True
+        monday = anchor - timedelta(days=anchor.weekday()) + timedelta(weeks=step)
+        return monday, "day", True
+    return None
+
+
+def find_dates(text: str, *, anchor: date | None = None) -> list[DateMention]:
+    """Every date written in ``text``, in order; the longest form wins where two overlap.
+
+    ``anchor`` (a publication date) resolves the forms that need one; without it they are skipped.
+    """
+    taken: list[tuple[int, int]] = []
+    found: list[DateMention] = []
+    for kind, pattern in _PATTERNS:
+        for match in pattern.finditer(text):
+            start, end = match.span("year") if kind == "year" else match.span()
+            if any(start < b and a < end for a, b in taken):
+                continue
+            resolved = _resolve(kind, match, anchor)
+            if resolved is None:
+                continue
+            day, precision, relative = resolved
+            taken.append((start, end))
+            found.append(DateMention(text[start:end], start, end, day, precision, relative))
+    return sorted(found, key=lambda m: m.start)
+
+
+def parse_date(text: str) -> date | None:
+    """A text that is one date (``2026-07-06``, ``6 July 2026``, ``July 6, 2026``) as a day, else None."""
+    text = " ".join(str(text).split())
+    mentions = find_dates(text)
+    if len(mentions) == 1 and mentions[0].precision == "day" and mentions[0].text == text.rstrip("."):
+        return mentions[0].day
+    return None
+
+
+__all__ = ["DateMention", "Precision", "find_dates", "parse_date"]

@@ -1,0 +1,78 @@
+"""Proper names written in text, read by the format English gives them: capitalised words.
+
+A run of capitalised words is a name ("Marrow River Cleanup", "Dr. Ines Halvorsen"), joined
+across the small words names contain ("Bank of England", "Isle of Man"). Function words at a
+name's edges ("The") and the calendar's words (months and weekdays are dates, read by
+:mod:`moot.text.dates`) are not part of a name, and a trailing possessive is dropped
+("Saltreach's" → "Saltreach"). A single capitalised word that only ever starts a sentence may
+be a name ("Norway has won…") or not ("Volunteers work…"): every sentence's first word is
+capitalised, so it is kept, ranked after the names the text capitalises mid-sentence.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from collections.abc import Iterable
+
+from moot.text.words import STOPWORDS
+
+_CALENDAR = frozenset(
+    name.lower()
+    for name in [*calendar.month_name, *calendar.month_abbr, *calendar.day_name, *calendar.day_abbr]
+    if name
+) | frozenset(f"{d.lower()}s" for d in calendar.day_name)
+_JOINERS = ("of", "the", "de", "du", "la", "le", "van", "von", "der", "den", "and", "for", "on", "upon")
+_NAME = re.compile(
+    r"(?<![\w'’])[A-Z][\w'’.&-]*(?:\s+(?:(?:" + "|".join(_JOINERS) + r")\s+)*[A-Z][\w'’.&-]*)*"
+)
+_POSSESSIVE = re.compile(r"['’]s?$")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|[\"“‘(—–-]\s*)$")
+
+
+def _trim(words: list[str]) -> list[str]:
+    while words and (words[0].lower().strip(".") in STOPWORDS or words[0].lower().strip(".") in _CALENDAR):
+        words = words[1:]
+    while words and (words[-1].lower().strip(".,") in STOPWORDS or words[-1].lower().strip(".,") in _CALENDAR):
+        words = words[:-1]
+    return words
+
+
+def names_in(text: str) -> list[tuple[str, bool]]:
+    """The capitalised runs of one sentence as ``(name, starts_the_sentence)``, in order."""
+    found: list[tuple[str, bool]] = []
+    for match in _NAME.finditer(text):
+        words = match.group(0).rstrip(".,;:").split()
+        at_start = bool(_SENTENCE_START.search(text[: match.start()]))
+        trimmed = _trim(words)
+        if at_start and trimmed and trimmed[0] != words[0]:
+            at_start = False  # "The Marrow River": the name starts after the capitalised article
+        if not trimmed:
+            continue
+        name = _POSSESSIVE.sub("", " ".join(trimmed)).strip(" .,;:")
+        if len(name) >= 2 and not name.replace(".", "").isdigit():
+            found.append((name, at_start and len(trimmed) == 1))
+    return found
+
+
+def find_names(sentences: Iterable[str], *, exclude: Iterable[str] = ()) -> list[str]:
+    """The names written in a document's sentences: those capitalised mid-sentence first, then
+    the single words capitalised only where they start a sentence; most frequent first within each
+    (ties in order of appearance). ``exclude`` drops names that are provenance (the publisher a
+    document's front matter names).
+    """
+    skip = {e.casefold() for e in exclude if e}
+    counts: dict[str, int] = {}
+    mid_sentence: set[str] = set()
+    order: dict[str, int] = {}
+    for sentence in sentences:
+        for name, at_start in names_in(sentence):
+            order.setdefault(name, len(order))
+            counts[name] = counts.get(name, 0) + 1
+            if not at_start:
+                mid_sentence.add(name)
+    kept = [n for n in counts if n.casefold() not in skip]
+    return sorted(kept, key=lambda n: (n not in mid_sentence, -counts[n], order[n]))
+
+
+__all__ = ["find_names", "names_in"]

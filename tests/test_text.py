@@ -1,0 +1,126 @@
+"""moot.text: sentences, front matter, dates, quantities and words, read by format."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from moot.text import content_words, find_dates, find_quantities, parse_number, read_front_matter, split_units, stem
+from moot.text.dates import parse_date
+from moot.text.frontmatter import FrontMatterError
+
+
+def test_units_follow_the_markdown_structure_and_keep_the_documents_words():
+    text = (
+        "# Harbour works\n\nDr. Ines Vale leads the works. The budget is 3.1 million euros.\n"
+        "It rose from 2.4 million.\n\n"
+        "1. Register at the depot.\n2. Collect gloves and\n   three bags.\n\n"
+        "| Day | Level (%) |\n|-----|------|\n| Mon | 54 |\n| Tue | 51 |\n\n"
+        "> A quoted line.\n\n```\ncode stays whole\n```\n"
+    )
+    units = split_units(text)
+    assert [(u.kind, u.text) for u in units] == [
+        ("heading", "Harbour works"),
+        ("sentence", "Dr. Ines Vale leads the works."),
+        ("sentence", "The budget is 3.1 million euros."),
+        ("sentence", "It rose from 2.4 million."),
+        ("item", "Register at the depot."),
+        ("item", "Collect gloves and three bags."),
+        ("row", "| Mon | 54 |"),
+        ("row", "| Tue | 51 |"),
+        ("sentence", "A quoted line."),
+        ("code", "code stays whole"),
+    ]
+    assert units[6].header == "| Day | Level (%) |"
+    assert units[6].render() == "| Day | Level (%) | | Mon | 54 |"
+    assert [u.index for u in units] == list(range(len(units)))
+    flat = " ".join(text.split())
+    for unit in units:
+        if unit.kind in ("sentence", "heading"):
+            assert unit.text in flat
+
+
+def test_a_table_without_a_rule_line_has_no_header():
+    units = split_units("| a | b |\n| c | d |")
+    assert [(u.kind, u.header) for u in units] == [("row", ""), ("row", "")]
+
+
+def test_dates_in_their_written_forms():
+    anchor = date(2026, 7, 6)
+    found = find_dates(
+        "By 6 July 2026 it had grown; on July 9th, 2025 and in March 2024 too; 2026-05-18; Sept. 4; "
+        "last Tuesday and next month; in 2019 it began.",
+        anchor=anchor,
+    )
+    assert [(m.text, m.day, m.precision) for m in found] == [
+        ("6 July 2026", date(2026, 7, 6), "day"),
+        ("July 9th, 2025", date(2025, 7, 9), "day"),
+        ("March 2024", date(2024, 3, 1), "month"),
+        ("2026-05-18", date(2026, 5, 18), "day"),
+        ("Sept. 4", date(2026, 9, 4), "day"),
+        ("last Tuesday", date(2026, 6, 30), "day"),
+        ("next month", date(2026, 8, 1), "month"),
+        ("2019", date(2019, 1, 1), "year"),
+    ]
+    assert found[4].relative and not found[0].relative
+
+
+def test_verbs_and_impossible_days_are_not_dates():
+    assert find_dates("They may march on, and it may rain.") == []
+    assert [m.text for m in find_dates("31 February 2026 or 2026-02-30")] == ["February 2026"]
+    assert find_dates("last Tuesday") == []  # nothing to resolve it against
+
+
+def test_parse_date_takes_one_whole_date_only():
+    assert parse_date("6 July 2026") == date(2026, 7, 6)
+    assert parse_date("July 6, 2026") == date(2026, 7, 6)
+    assert parse_date("July 2026") is None
+    assert parse_date("soon") is None
+
+
+def test_quantities_with_units_scales_currencies_and_number_words():
+    text = ("It costs $4.50 per kg, up 12% since 2024; twenty-three boats and one hundred and five people; "
+            "6.1 mg/L at 8:30; the 120-tonne target; 3.1 million euros; 1,200 volunteers; €450,000; 2.4m; "
+            "the 3rd step; 40 per cent.")
+    got = [(q.value, q.unit) for q in find_quantities(text)]
+    assert got == [
+        (4.5, "dollars per kg"), (12.0, "%"), (23.0, "boats"), (105.0, "people"), (6.1, "mg/l"), (120.0, "tonne"),
+        (3_100_000.0, "euros"), (1200.0, "volunteers"), (450_000.0, "euros"), (2_400_000.0, ""), (40.0, "%"),
+    ]
+
+
+def test_dates_are_not_quantities():
+    assert find_quantities("By 6 July 2026 the cleanup had removed 95 tonnes.") [0].text == "95 tonnes"
+    assert len(find_quantities("By 6 July 2026 the cleanup had removed 95 tonnes.")) == 1
+
+
+def test_parse_number():
+    assert parse_number("1,200") == 1200
+    assert parse_number("3.1 million") == 3_100_000
+    assert parse_number("twenty-three") == 23
+    assert parse_number("several") is None
+
+
+def test_front_matter_yaml_toml_and_date_line():
+    yaml_doc = read_front_matter("---\ntitle: Trout return: a story\nsource: Elm Herald\npublished: 2026-05-18\n---\n\nBody.")
+    assert (yaml_doc.format, yaml_doc.title, yaml_doc.source, yaml_doc.published) == (
+        "yaml", "Trout return: a story", "Elm Herald", date(2026, 5, 18))
+    assert yaml_doc.body.strip() == "Body."
+    assert yaml_doc.provenance_names() == ["Elm Herald"]
+    toml_doc = read_front_matter('+++\ntitle = "Mill"\npublisher = "Gazette"\ndate = 2025-03-04\n+++\nText')
+    assert (toml_doc.format, toml_doc.source, toml_doc.published, toml_doc.body) == ("toml", "Gazette", date(2025, 3, 4), "Text")
+    line = read_front_matter("Date: 3 March 2025\nText")
+    assert (line.format, line.published, line.body) == ("date-line", date(2025, 3, 3), "Text")
+    plain = read_front_matter("No metadata here.\n---\n")
+    assert (plain.format, plain.body, plain.published) == ("none", "No metadata here.\n---\n", None)
+
+
+def test_a_front_matter_date_that_is_no_date_names_the_key():
+    with pytest.raises(FrontMatterError, match="published: 'soon' is not a date"):
+        read_front_matter("---\npublished: soon\n---\nText").published
+
+
+def test_words_and_stems():
+    assert stem("volunteers") == stem("volunteer") == stem("Volunteering")
+    assert content_words("The volunteers registered since January", stems=False) == ["volunteers", "registered", "january"]
