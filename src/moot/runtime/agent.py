@@ -13,7 +13,7 @@ import asyncio
 import json
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
@@ -125,6 +125,12 @@ class SubAgent:
 
             self._model = infer_model(self.model)  # type: ignore[arg-type]
         return self._model
+
+    def with_output(self, output_type: Any) -> SubAgent:
+        """The same agent (name, prompt, tools, model object) answering with another output type."""
+        copy = replace(self, output_type=output_type)
+        copy._model = self._model
+        return copy
 
     def output_schema(self) -> OutputSchema | None:
         if _is_text_type(self.output_type):

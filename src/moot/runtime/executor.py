@@ -156,6 +156,8 @@ class Execution:
                 self._fail(tid, f"reducer failed: {exc}", final=spec.on_failure == "fallback")
                 return
             agent = self.graph.agents[spec.agent]
+            if spec.output_type is not None:
+                agent = agent.with_output(spec.output_type)
         self.attempt_agent[tid] = agent
         progress = self.progress[tid] = AgentProgress()
         job = asyncio.create_task(

@@ -50,6 +50,9 @@ class SubAgentTask:
     """``fail`` the run, ``skip`` the dependents, or ``fallback`` to another agent."""
     fallback_agent: str | None = None
     """The agent for ``fallback``; ``None`` = a plain single agent on the same model."""
+    output_type: Any = None
+    """This task's structured output type, in place of the agent's: for a schema built from this
+    task's input (choices among this chunk's sentences), so one agent serves every such task."""
 
 
 @dataclass
