@@ -20,7 +20,7 @@ from moot.memory.facts import (
     StoredFact,
     SupersedesLink,
 )
-from moot.memory.knowledge_base import KnowledgeBase
+from moot.memory.knowledge_base import DocumentRecord, KnowledgeBase
 from moot.memory.retrieval import FactGroup, Retrieval, Strategy, StrategyChoice, choose_strategy
 from moot.memory.search import build_match_query
 from moot.memory.store import SCHEMA_VERSION
@@ -28,6 +28,7 @@ from moot.memory.store import SCHEMA_VERSION
 __all__ = [
     "SCHEMA_VERSION",
     "ConsolidationReport",
+    "DocumentRecord",
     "Embedder",
     "Episode",
     "Fact",

@@ -16,6 +16,7 @@ import hashlib
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +53,15 @@ if TYPE_CHECKING:
     from moot.memory.consolidate import ConsolidationReport
     from moot.memory.embeddings import Embedder
     from moot.memory.retrieval import Retrieval, Strategy
+
+
+@dataclass(frozen=True)
+class DocumentRecord:
+    """The file a source was learned from, and the sha256 of its bytes then."""
+
+    source: str
+    path: str
+    sha256: str
 
 
 class KnowledgeBase:
@@ -111,23 +121,94 @@ class KnowledgeBase:
         if not text or not text.strip():
             raise MootError("an episode's text is empty", fix="pass the source text the facts come from")
         published_date = coerce_date(published, what="published date")
-        source = " ".join(source.split())
-        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
         with self._db.transaction() as conn:
-            row = conn.execute(
-                f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE source = ? AND text_sha256 = ?", (source, digest)
-            ).fetchone()
-            if row is not None:
-                return episode_from_row(row)
-            cursor = conn.execute(
-                "INSERT INTO episodes (source, published, text, text_sha256, summary, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (source, date_to_text(published_date), text, digest, summary, now_utc().isoformat()),
-            )
-            row = conn.execute(
-                f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id = ?", (cursor.lastrowid,)
-            ).fetchone()
+            return self._insert_episode(conn, text, " ".join(source.split()), published_date, summary)
+
+    @staticmethod
+    def _insert_episode(
+        conn: sqlite3.Connection, text: str, source: str, published: SourceDate | None, summary: str = ""
+    ) -> Episode:
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        row = conn.execute(
+            f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE source = ? AND text_sha256 = ?", (source, digest)
+        ).fetchone()
+        if row is not None:
+            return episode_from_row(row)
+        cursor = conn.execute(
+            "INSERT INTO episodes (source, published, text, text_sha256, summary, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (source, date_to_text(published), text, digest, summary, now_utc().isoformat()),
+        )
+        row = conn.execute(f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id = ?", (cursor.lastrowid,)).fetchone()
         return episode_from_row(row)
+
+    def store_source(
+        self,
+        source: str,
+        passages: Sequence[tuple[str, Sequence[Fact]]],
+        *,
+        published: SourceDate | str | None = None,
+        forget: Iterable[int] = (),
+        summary: str | None = None,
+        document: DocumentRecord | None = None,
+    ) -> list[StoredFact]:
+        """Store what was learned from one source in one transaction: all of it, or nothing.
+
+        ``passages`` are the source's texts (stored as episodes) with the facts learned from
+        each; ``forget`` names episodes of this source whose text the source no longer holds
+        (a file that changed): they and their facts are removed in the same transaction, and
+        the histories they were part of are linked again. ``summary`` sets the source summary;
+        ``document`` records the file and content hash the source was learned from.
+        """
+        source = " ".join(source.split())
+        published_date = coerce_date(published, what="published date")
+        forget_ids = [int(i) for i in forget]
+        ids: list[int] = []
+        with self._db.transaction() as conn:
+            groups: set[tuple[str, str]] = set()
+            if forget_ids:
+                marks = ",".join("?" * len(forget_ids))
+                stale = conn.execute(
+                    f"SELECT id, entity_key, attribute_key FROM facts WHERE episode_id IN ({marks}) AND source = ?",
+                    (*forget_ids, source),
+                ).fetchall()
+                groups.update((e, a) for _, e, a in stale if e and a)
+                if stale:
+                    conn.execute(f"DELETE FROM facts WHERE id IN ({','.join('?' * len(stale))})", [r[0] for r in stale])
+                conn.execute(f"DELETE FROM episodes WHERE id IN ({marks}) AND source = ?", (*forget_ids, source))
+            for text, facts in passages:
+                episode = self._insert_episode(conn, text, source, published_date)
+                for fact in facts:
+                    fact_id, group = self._insert(conn, replace(fact, episode_id=episode.id))
+                    ids.append(fact_id)
+                    if group:
+                        groups.add(group)
+            for entity_key, attribute_key in sorted(groups):
+                relink(conn, entity_key, attribute_key)
+            if summary is not None:
+                self._set_summary(conn, source, summary)
+            if document is not None:
+                conn.execute(
+                    "INSERT INTO documents (source, path, sha256, learned_at) VALUES (?, ?, ?, ?) ON CONFLICT (source) "
+                    "DO UPDATE SET path = excluded.path, sha256 = excluded.sha256, learned_at = excluded.learned_at",
+                    (source, document.path, document.sha256, now_utc().isoformat()),
+                )
+            by_id = {f.id: f for f in select_facts(conn, f"id IN ({','.join('?' * len(ids))})", tuple(ids))} if ids else {}
+        return [by_id[i] for i in ids]
+
+    def documents(self) -> list[DocumentRecord]:
+        """The files sources were learned from (``moot learn FILE``), by source."""
+        with self._db.snapshot() as conn:
+            rows = conn.execute("SELECT source, path, sha256 FROM documents ORDER BY source").fetchall()
+        return [DocumentRecord(source=r[0], path=r[1], sha256=r[2]) for r in rows]
+
+    def document(self, *, source: str | None = None, path: str | None = None) -> DocumentRecord | None:
+        """The file record of a source, or of a file path; ``None`` when there is none."""
+        column, value = ("source", " ".join(source.split())) if source is not None else ("path", path)
+        with self._db.snapshot() as conn:
+            row = conn.execute(f"SELECT source, path, sha256 FROM documents WHERE {column} = ? ORDER BY source LIMIT 1",
+                               (value,)).fetchone()
+        return DocumentRecord(source=row[0], path=row[1], sha256=row[2]) if row else None
 
     def episode(self, episode_id: int) -> Episode | None:
         with self._db.snapshot() as conn:
@@ -396,11 +477,15 @@ class KnowledgeBase:
     def set_source_summary(self, source: str, text: str) -> None:
         """Remember a short summary of a source (written by the learning step)."""
         with self._db.transaction() as conn:
-            conn.execute(
-                "INSERT INTO source_summaries (source, summary, updated_at) VALUES (?, ?, ?) "
-                "ON CONFLICT (source) DO UPDATE SET summary = excluded.summary, updated_at = excluded.updated_at",
-                (source, text.strip(), now_utc().isoformat()),
-            )
+            self._set_summary(conn, source, text)
+
+    @staticmethod
+    def _set_summary(conn: sqlite3.Connection, source: str, text: str) -> None:
+        conn.execute(
+            "INSERT INTO source_summaries (source, summary, updated_at) VALUES (?, ?, ?) "
+            "ON CONFLICT (source) DO UPDATE SET summary = excluded.summary, updated_at = excluded.updated_at",
+            (source, text.strip(), now_utc().isoformat()),
+        )
 
     def sources(self) -> list[SourceInfo]:
         """Every source that gave a fact or an episode, with counts, dates and summary."""

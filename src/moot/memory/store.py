@@ -24,7 +24,7 @@ from pathlib import Path
 from moot.errors import MootError
 from moot.memory.facts import Episode, StoredFact, date_from_text
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 FORMAT_MARK = "moot-knowledge-base"
 BUSY_TIMEOUT_S = 10.0
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
@@ -122,7 +122,17 @@ def _v1_to_v2(conn: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2}
+def _v2_to_v3(conn: sqlite3.Connection) -> None:
+    # Which file a source was learned from, and its content hash: a re-run skips an unchanged
+    # file without reading it into chunks, and a changed file may forget only its own old text.
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS documents (source TEXT PRIMARY KEY, path TEXT NOT NULL, "
+        "sha256 TEXT NOT NULL, learned_at TEXT NOT NULL)"
+    )
+    conn.execute("CREATE INDEX IF NOT EXISTS documents_by_path ON documents (path)")
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3}
 """``MIGRATIONS[v]`` upgrades a version-``v`` file to ``v + 1`` inside the opening transaction.
 
 A new file is created at version 1 and upgraded like any older file, so one path builds both.
