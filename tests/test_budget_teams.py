@@ -23,8 +23,9 @@ from moot.models.base import ModelRequest, ModelResponse, Usage, WrapperModel
 from moot.models.pricing import Price, PricedModel
 from moot.models.testing import FunctionModel
 from moot.runtime import Budget
+from learning_support import label_units
 from moot.teams.learning import LearningTeam
-from moot.teams.learning.learning import LearningError, learn
+from moot.teams.learning.ingest.learning import LearningError, learn
 from moot.teams.research import ResearchConfig, ResearchTeam
 from test_learning_team import Router
 from test_research_support import PLAN_3, ResearchScript, make_repo
@@ -124,6 +125,8 @@ async def test_the_learning_team_never_spends_more_than_its_budget(olympics: Kno
 
 
 def extraction(request: ModelRequest) -> Any:
+    if request.agent == "fact-labeller":
+        return label_units(request)
     if request.agent == "fact-extractor":
         return {"facts": [{"content": "Bridge A is 214 metres long.", "entity": "Bridge A", "attribute": "length",
                            "value": "214 metres"}]}

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from learning_support import label_body
 import pytest
 from openai_stub import openai_compatible_server
 
@@ -225,6 +226,9 @@ def test_learn_reports_each_file_as_it_finishes_and_logs_plain_lines_in_a_pipe(t
     second.write_text("The Kestrel footbridge opened in 2024.\n")
 
     def extract(body: dict[str, Any]) -> str:
+        labels = label_body(body)
+        if labels is not None:
+            return labels
         system, task = body["messages"][0]["content"], body["messages"][-1]["content"]
         if system.startswith("You extract facts"):
             sentence = task.split("Text:", 1)[1].strip()
@@ -233,7 +237,8 @@ def test_learn_reports_each_file_as_it_finishes_and_logs_plain_lines_in_a_pipe(t
         return "A footbridge."
 
     with openai_compatible_server(extract) as model:
-        result = moot("learn", str(first), str(second), "--kb", "bridge", "--model", model, home=tmp_path / "home")
+        result = moot("learn", str(first), str(second), "--kb", "bridge", "--model", model, "--parallel", "1",
+                      home=tmp_path / "home")
     assert result.returncode == 0, result.stderr
     log = result.stderr
     assert "first.md (1/2): extracting" in log and "facts so far" in log

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from learning_support import label_body
 from openai_stub import openai_compatible_server
 
 MOOT = [sys.executable, "-m", "moot"]
@@ -27,6 +28,9 @@ def answer(body: dict[str, Any]) -> str:
     """The fake model: extracts sentences as facts, then answers from the facts it is shown."""
     messages = body["messages"]
     system, task = messages[0]["content"], messages[-1]["content"]
+    labels = label_body(body)
+    if labels is not None:
+        return labels
     if system.startswith("You extract facts"):
         text = task.split("Text:", 1)[1]
         facts = [{"content": s.strip(), "entity": "Kestrel footbridge", "attribute": f"detail {i}", "value": s.strip()}

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from learning_support import choose_labels
 import pytest
 
 from moot.eval.analysis import attribute_failure
@@ -50,6 +51,10 @@ def team_model(request: ModelRequest) -> Any:
     """Learns every sentence but the engineer's; the single agent answers lengths well and costs
     badly; the compute specialist picks the cost. Routed by the calling agent's name."""
     task = request.messages[-1].content
+    if request.agent == "fact-labeller":  # every sentence but the engineer's
+        lines = [line for line in task.splitlines() if re.match(r"^\d+\. ", line)]
+        labels = choose_labels(request.output.json_schema, task)["labels"]
+        return {"labels": [["", ""] if "engineer" in line else label for line, label in zip(lines, labels)]}
     if request.agent == "fact-extractor":
         body = task.split("Text:", 1)[1]
         sentences = [s.strip() for s in re.split(r"(?<=\.)\s+", body) if "Kestrel" in s and "engineer" not in s]
@@ -82,7 +87,7 @@ def test_learning_team_through_the_harness_with_stage_attribution(tmp_path: Path
                                           modes=["single", "multi", "context"], runs=1, agent_name="learning team",
                                           model_name="function"))
     level = results.levels[0]
-    assert level.learn.model_calls == 2 and level.learn.error is None  # extraction + summary, once
+    assert level.learn.model_calls == 1 and level.learn.error is None  # one labelling call, once (no summary call)
     by = {(r.question_id, r.mode): r for r in level.records}
     assert len(by) == 9
     for mode in ("single", "multi"):
@@ -233,6 +238,8 @@ def classroom(request: ModelRequest) -> Any:
     task = str(request.messages[-1].content)
     name = request.output.name if request.output else ""
     system = str(request.messages[0].content)
+    if name == "SentenceLabels":
+        return choose_labels(request.output.json_schema, task)  # type: ignore[union-attr]
     if system.startswith("You extract facts"):
         return {"facts": [{"content": text, "entity": "Sorrel Bay tide mill", "attribute": attr, "value": value}
                           for text, attr, value in MILL_FACTS if text in task]}

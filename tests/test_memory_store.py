@@ -173,12 +173,36 @@ def test_a_version_1_file_is_upgraded_in_place_and_keeps_its_facts(tmp_path: Pat
         kb.add_fact(Fact("The ferry runs hourly", entity="Ferry", attribute="schedule", value="hourly"))
     with sqlite3.connect(path) as conn:  # make it look like a file written by moot with schema 1
         conn.execute("DROP INDEX facts_current_by_entity")
+        conn.execute("DROP TABLE documents")
         conn.execute("PRAGMA user_version = 1")
     with KnowledgeBase.open(path) as kb:
         assert [f.content for f in kb.facts()] == ["The ferry runs hourly"]
+        assert kb.documents() == []
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
         assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'facts_current_by_entity'").fetchone()
+        assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'documents'").fetchone()
+
+
+def test_store_source_forgets_an_old_version_and_writes_the_new_one_in_one_transaction(tmp_path: Path) -> None:
+    from moot.memory import DocumentRecord
+
+    with KnowledgeBase.open(tmp_path / "kb.sqlite3") as kb:
+        old = Fact("The pier has 40 berths.", entity="Pier", attribute="berths", value="40 berths")
+        kept = Fact("The pier opened in 1911.", entity="Pier")
+        kb.store_source("Notes", [("The pier has 40 berths.", [old]), ("The pier opened in 1911.", [kept])],
+                        published="2026-03-01", document=DocumentRecord("Notes", "/x/notes.md", "a" * 64))
+        stale = next(e.id for e in kb.episodes(source="Notes") if "40" in e.text)
+        new = Fact("The pier has 55 berths.", entity="Pier", attribute="berths", value="55 berths")
+        with pytest.raises(MootError):  # a failure half-way (not a fact) changes nothing
+            kb.store_source("Notes", [("The pier has 55 berths.", [new]), ("x", ["not a fact"])], forget=[stale])  # type: ignore[list-item]
+        assert [f.value for f in kb.history("Pier", "berths")] == ["40 berths"] and len(kb.episodes()) == 2
+        kb.store_source("Notes", [("The pier has 55 berths.", [new])], published="2026-03-01", forget=[stale],
+                        summary="A pier.", document=DocumentRecord("Notes", "/x/notes.md", "b" * 64))
+        assert [f.value for f in kb.history("Pier", "berths")] == ["55 berths"]
+        assert sorted(e.text for e in kb.episodes()) == ["The pier has 55 berths.", "The pier opened in 1911."]
+        assert kb.document(path="/x/notes.md").sha256 == "b" * 64  # type: ignore[union-attr]
+        assert kb.sources()[0].summary == "A pier."
 
 
 def test_a_stored_fact_reads_back_with_every_field(tmp_path: Path) -> None:

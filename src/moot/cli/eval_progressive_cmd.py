@@ -78,6 +78,8 @@ def progressive(
     budget: str = typer.Option("deep", "--budget", "-b", help="Budget per question: quick, standard (the team's default) or deep (20 calls, 60 s)."),
     resume: bool = typer.Option(False, "--resume", help="Go on with a stopped run: keep the complete levels of the --out "
                                 "file (same options required) and run the rest."),
+    extraction: str = typer.Option("select", "--extraction", help="How articles are learned: select (the model labels "
+                                   "the source's sentences, default) or rewrite (the earlier extractor, to compare)."),
 ) -> None:
     """Run the progressive L1–L12 suite on the learning team: each level in a fresh knowledge base."""
     from moot.eval.levels import load_suite
@@ -94,6 +96,8 @@ def progressive(
         raise MootError(f"eval progressive takes a budget preset, not limits (got --budget {budget})",
                         fix="use --budget quick, standard or deep: the results record the preset so runs can be compared")
     budget = parse_budget(budget).preset
+    if extraction not in ("select", "rewrite"):
+        raise MootError(f"unknown --extraction {extraction!r}", fix="use --extraction select (default) or rewrite")
     require_charts("eval progressive")
     if temperature is not None and not 0 <= temperature <= 2:
         raise MootError(f"--temperature {temperature} is out of range", fix="pass a temperature between 0 and 2")
@@ -118,7 +122,7 @@ def progressive(
 
     with parent_run(f"eval progressive ({','.join(modes)}, {runs} run{'s' if runs != 1 else ''})") as parent_run_id:
         results = asyncio.run(_run(suite_levels, modes, runs, (model_name, role_models), judge, judge_votes, temperature,
-                                   seed, results_path, teaching_rounds, budget, earlier, parent_run_id))  # fmt: skip
+                                   seed, results_path, teaching_rounds, budget, earlier, parent_run_id, extraction))  # fmt: skip
     from moot.eval.report import summary_json, write_report
 
     md, png = write_report(results, out_dir)
@@ -132,7 +136,7 @@ def progressive(
 async def _run(levels: list[Any], modes: list[str], runs: int, models: tuple[str | None, dict[str, str]],
                judge: str | None, votes: int,
                temperature: float | None, seed: int, results_path: Path, teaching_rounds: int, budget: str,
-               resume: Any = None, parent_run_id: str | None = None) -> Any:
+               resume: Any = None, parent_run_id: str | None = None, extraction: str = "select") -> Any:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from moot.eval.judge import LLMJudge
@@ -144,7 +148,9 @@ async def _run(levels: list[Any], modes: list[str], runs: int, models: tuple[str
     llm = infer_model(model)
     role_llms = {role: infer_model(ref) for role, ref in role_refs.items()}
     judge_llm = infer_model(judge) if judge else None
-    settings = {"agent_name": "learning team", "model_name": model or llm.name, "temperature": temperature,
+    # The extraction is part of the agent's name, so results (and a resumed run) say which learned the articles.
+    agent_name = "learning team" if extraction == "select" else f"learning team ({extraction} extraction)"
+    settings = {"agent_name": agent_name, "model_name": model or llm.name, "temperature": temperature,
                 "judge_model": judge, "budget": budget,
                 "role_models": {role: ref for role, ref in role_refs.items()} or None}
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -179,7 +185,7 @@ async def _run(levels: list[Any], modes: list[str], runs: int, models: tuple[str
 
             return await run_progressive(
                 levels, learning_team_factory(llm, temperature=temperature, teaching_rounds=teaching_rounds, budget=budget,
-                                              models=role_llms, parent_run_id=parent_run_id),
+                                              models=role_llms, parent_run_id=parent_run_id, extraction=extraction),
                 modes=modes, runs=runs, base_seed=seed, judge=LLMJudge(judge_llm, votes=votes) if judge_llm else None,
                 progress=on_progress, save_to=results_path, resume=resume, **settings,
             )  # fmt: skip

@@ -139,21 +139,23 @@ async def run_level(
         try:
             learn_started = time.perf_counter()
             cost = LearnCost(articles=len(level.articles))
-            texts: list[str] = []  # the level's articles: what a value must be in to count as stated
-            for n, article in enumerate(level.articles, 1):
+            texts = [level.article_path(article).read_text(encoding="utf-8") for article in level.articles]
+            # The level's articles are learned side by side (an agent's model bounds the requests at once).
+
+            async def learn_one(n: int, article: Any, content: str) -> None:
                 notify(RunProgress("learn", level.level, n, len(level.articles), article.file))
-                content = level.article_path(article).read_text(encoding="utf-8")
-                texts.append(content)
                 try:
                     usage = await agent.learn(content, source=article.source, published=article.published)
                 except MootError as exc:
                     # A failed article is reported, and the questions still run on what was learned.
                     cost.error = f"{article.file}: {exc.one_line()}"
-                    continue
+                    return
                 if usage is not None:
                     cost.input_tokens += usage.input_tokens
                     cost.output_tokens += usage.output_tokens
                     cost.model_calls += usage.requests
+
+            await asyncio.gather(*(learn_one(n, a, t) for n, (a, t) in enumerate(zip(level.articles, texts), 1)))
             cost.seconds = round(time.perf_counter() - learn_started, 3)
             result.learn = cost
             sources = "\n".join(texts)

@@ -179,6 +179,9 @@ class KnowledgeBase:
             for text, facts in passages:
                 episode = self._insert_episode(conn, text, source, published_date)
                 for fact in facts:
+                    if not isinstance(fact, Fact):
+                        raise MootError(f"store_source expects moot.memory.Fact objects, got {type(fact).__name__}",
+                                        fix="wrap each statement: Fact(content, ...)")
                     fact_id, group = self._insert(conn, replace(fact, episode_id=episode.id))
                     ids.append(fact_id)
                     if group:

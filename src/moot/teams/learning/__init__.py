@@ -6,18 +6,22 @@ Learning (``learn``, ``learn_file``) turns text into facts with temporal metadat
 
 from __future__ import annotations
 
-from moot.teams.learning.chunking import Chunk, split_into_chunks
-from moot.teams.learning.learning import (
+from moot.teams.learning.ingest import (
+    Chunk,
     Document,
     ExtractedFact,
     ExtractedFacts,
+    FileOutcome,
     LearningError,
     LearnProgress,
     LearnReport,
+    collect_files,
     learn,
     learn_file,
+    learn_files,
     learn_sync,
     read_document,
+    split_into_chunks,
 )
 
 __all__ = [
@@ -25,11 +29,14 @@ __all__ = [
     "Document",
     "ExtractedFact",
     "ExtractedFacts",
+    "FileOutcome",
     "LearnProgress",
     "LearnReport",
     "LearningError",
     "learn",
+    "collect_files",
     "learn_file",
+    "learn_files",
     "learn_sync",
     "read_document",
     "split_into_chunks",

@@ -29,8 +29,11 @@ class LearningTeamAgent:
 
     def __init__(self, folder: Path, *, model: Model, temperature: float | None = None,
                  budget: str = "standard", store: RunStore | None = None, teaching_rounds: int = 8,
-                 models: dict[str, Model] | None = None, parent_run_id: str | None = None) -> None:  # fmt: skip
+                 models: dict[str, Model] | None = None, parent_run_id: str | None = None,
+                 extraction: str = "select") -> None:  # fmt: skip
         self.folder = Path(folder)
+        self.extraction = extraction
+        """How articles are learned: ``select`` (the default) or ``rewrite`` (the earlier extractor)."""
         self.parent_run_id = parent_run_id
         """The eval's run: learning and answering runs are recorded under it."""
         self.models = dict(models or {})
@@ -48,11 +51,11 @@ class LearningTeamAgent:
         return SeededModel(self.model, seed=seed, temperature=self.temperature)
 
     async def learn(self, content: str, *, source: str, published: str | None) -> Usage:
-        from moot.teams.learning.learning import learn
+        from moot.teams.learning.ingest.learning import learn
 
         self.articles.append((source, published, content))
         report = await learn(self.kb, content, source=source, published=published, model=self.model, store=self.store,
-                             parent_run_id=self.parent_run_id)
+                             parent_run_id=self.parent_run_id, extraction=self.extraction)  # type: ignore[arg-type]
         return report.usage
 
     async def answer(self, question: str, *, mode: str, seed: int | None) -> AgentAnswer:
@@ -170,14 +173,16 @@ class LearningTeamAgent:
 
 def learning_team_factory(model: Model, *, temperature: float | None = None, budget: str = "standard",
                           store: RunStore | None = None, teaching_rounds: int = 8,
-                          models: dict[str, Model] | None = None, parent_run_id: str | None = None) -> Any:  # fmt: skip
+                          models: dict[str, Model] | None = None, parent_run_id: str | None = None,
+                          extraction: str = "select") -> Any:  # fmt: skip
     """The runner's factory: a fresh :class:`LearningTeamAgent` in each level's folder.
 
     ``models`` gives answering roles their own model (see ``LearningTeam(models=…)``)."""
 
     def make(folder: Path) -> LearningTeamAgent:
         return LearningTeamAgent(folder, model=model, temperature=temperature, budget=budget, store=store,
-                                 teaching_rounds=teaching_rounds, models=models, parent_run_id=parent_run_id)  # fmt: skip
+                                 teaching_rounds=teaching_rounds, models=models, parent_run_id=parent_run_id,
+                                 extraction=extraction)  # fmt: skip
 
     return make
 

@@ -128,7 +128,7 @@ class LearningTeam:
     async def learn(self, content: str, *, source: str, published: Any = None, progress: Any = None,
                     bus: EventBus | None = None) -> Any:
         """Learn facts from content into the knowledge base (creating it if needed)."""
-        from moot.teams.learning.learning import learn
+        from moot.teams.learning.ingest.learning import learn
 
         return await learn(self.knowledge_base(create=True), content, source=source, published=published,
                            model=self.model, progress=progress, budget=self.budget, bus=bus)

@@ -1,5 +1,10 @@
 """Split a document into chunks a small model can read whole.
 
+Two forms: :func:`chunk_units` groups a document's text units (sentences, list items, table
+rows) for extraction by selection, keeping a paragraph, list or table together where it fits;
+:func:`split_into_chunks` cuts raw text at blank lines, for the rewriting extractor kept as a
+comparison (``extraction="rewrite"``).
+
 The embedded 0.5B model extracts facts well from a few short paragraphs and badly from a long
 page: it loses track, repeats itself and runs out of output tokens. So a document is cut at
 paragraph boundaries (blank lines) into chunks of at most ``max_tokens`` estimated tokens; a
@@ -14,7 +19,10 @@ needs no tokenizer and gives the same chunks for every model.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+from moot.text.sentences import TextUnit
 
 DEFAULT_CHUNK_TOKENS = 320
 """Suits the 0.5B model: ~1,300 characters in, leaving room in its context for a long answer."""
@@ -111,3 +119,74 @@ def split_into_chunks(text: str, *, max_tokens: int = DEFAULT_CHUNK_TOKENS) -> l
     if current:
         chunks.append(current)
     return [Chunk(i, c) for i, c in enumerate(chunks)]
+
+
+DEFAULT_CHUNK_UNITS = 14
+"""Units labelled in one request: a small model's choices drift over a long list."""
+
+
+@dataclass(frozen=True, slots=True)
+class UnitChunk:
+    """Consecutive text units of a document, labelled in one request and stored as one episode."""
+
+    index: int
+    units: tuple[TextUnit, ...]
+
+    @property
+    def text(self) -> str:
+        """The units as text: a block's sentences on one line, blocks apart, a table under its header."""
+        blocks: list[str] = []
+        last_block: int | None = None
+        last_header = ""
+        for unit in self.units:
+            piece = f"# {unit.text}" if unit.kind == "heading" else unit.text
+            if unit.kind == "row" and unit.header and (unit.block != last_block or unit.header != last_header):
+                piece = f"{unit.header}\n{unit.text}"
+            if unit.block == last_block and blocks:
+                sep = "\n" if unit.kind in ("row", "item") else " "
+                blocks[-1] = f"{blocks[-1]}{sep}{piece}"
+            else:
+                blocks.append(piece)
+            last_block, last_header = unit.block, unit.header
+        return "\n\n".join(blocks)
+
+
+def chunk_units(
+    units: Sequence[TextUnit], *, max_units: int = DEFAULT_CHUNK_UNITS, max_tokens: int = DEFAULT_CHUNK_TOKENS
+) -> list[UnitChunk]:
+    """Group units into chunks of at most ``max_units`` labelled units and ``max_tokens`` estimated tokens.
+
+    Whole blocks are kept together when they fit; a block that does not fit starts a new chunk,
+    and one that is too big alone is cut between units. A heading goes with what follows it.
+    """
+    if max_units < 1 or max_tokens < 16:
+        raise ValueError("a chunk needs max_units >= 1 and max_tokens >= 16")
+    blocks: list[list[TextUnit]] = []
+    for unit in units:
+        if blocks and blocks[-1][-1].block == unit.block and blocks[-1][-1].kind != "heading":
+            blocks[-1].append(unit)
+        elif blocks and blocks[-1][-1].kind == "heading":
+            blocks[-1].append(unit)
+        else:
+            blocks.append([unit])
+
+    def counted(group: Sequence[TextUnit]) -> tuple[int, int]:
+        labelled = sum(1 for u in group if u.kind != "heading")
+        return labelled, estimate_tokens(" ".join(u.render() for u in group))
+
+    chunks: list[list[TextUnit]] = []
+    current: list[TextUnit] = []
+    for block in blocks:
+        labelled, tokens = counted([*current, *block])
+        if current and (labelled > max_units or tokens > max_tokens):
+            chunks.append(current)
+            current = []
+        for unit in block:
+            labelled, tokens = counted([*current, unit])
+            if current and unit.kind != "heading" and (labelled > max_units or tokens > max_tokens):
+                chunks.append(current)
+                current = []
+            current.append(unit)
+    if current:
+        chunks.append(current)
+    return [UnitChunk(i, tuple(group)) for i, group in enumerate(chunks)]

@@ -1,17 +1,27 @@
-"""Text files read for learning: the body, and the source and date a file declares."""
+"""Text files read for learning: the body, and the source and date the file declares.
+
+Front matter is read by :mod:`moot.text.frontmatter` (YAML between ``---`` lines, TOML between
+``+++`` lines, or a first line ``Date: …``), so a file's title, publisher and date become its
+metadata and never part of what is learned. A folder is collected recursively, with include and
+exclude globs; every file is checked before any model work.
+"""
 
 from __future__ import annotations
 
-import re
+import fnmatch
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 
 from moot.errors import MootError
-from moot.memory.facts import coerce_date
+from moot.text.frontmatter import FrontMatterError, read_front_matter
+from moot.text.sentences import split_units
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 """Files above this are refused: at ~30 tokens/s a 5 MB file would take days on the embedded model."""
+
+DEFAULT_INCLUDE = ("*.md", "*.markdown", "*.txt", "*.rst")
+"""What ``moot learn FOLDER`` takes when no ``--include`` is given: text and Markdown files."""
 
 
 @dataclass(frozen=True)
@@ -23,33 +33,35 @@ class Document:
     """The body, without front matter."""
     source: str
     published: date | datetime | None
-
-
-_FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.S)
-_DATE_LINE = re.compile(r"\A\s*(?:date|published)\s*:\s*(\S+)\s*(?:\n|\Z)", re.I)
-_HEADING = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.M)
+    title: str = ""
+    provenance: tuple[str, ...] = ()
+    """Who published or wrote it, as the front matter names them: provenance, not entities."""
 
 
 def read_document(path: str | Path) -> Document:
     """Read a UTF-8 text file and its metadata, refusing what cannot be learned.
 
-    The convention (used by ``examples/learning/articles``): optional front matter between
-    ``---`` lines with ``published: YYYY-MM-DD`` (or ``date:``), ``source:`` and ``title:``;
-    or, without front matter, a first line ``Date: YYYY-MM-DD``. The source is ``source``,
-    else ``title``, else the first ``# heading``, else the file name.
+    The source is ``source: title`` when the front matter gives both, else whichever is given
+    (``source``, ``publisher`` …, or ``title``), else the first heading, else the file name.
     """
     path = Path(path).expanduser()
     if not path.exists():
-        raise MootError(f"{path}: no such file", fix="check the path (learn takes text or Markdown files)")
+        raise MootError(f"{path}: no such file", fix="check the path (learn takes text or Markdown files, or a folder)")
     if path.is_dir():
-        raise MootError(f"{path} is a directory", fix="pass the files inside it, e.g. " + str(path / "*.md"))
+        raise MootError(f"{path} is a directory", fix="learn the folder with `moot learn FOLDER` or pass the files inside it")
+    if not path.is_file():
+        raise MootError(f"{path} is not a regular file", fix="pass text or Markdown files")
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
         raise MootError(
             f"{path} is {size / 1e6:.1f} MB, over the {MAX_FILE_BYTES // (1024 * 1024)} MB limit for one file",
             fix="split it into smaller files (one article or chapter each) and learn those",
         )
-    raw = path.read_bytes()
+    with path.open("rb") as handle:
+        raw = handle.read(MAX_FILE_BYTES + 1)
+    if len(raw) > MAX_FILE_BYTES:
+        raise MootError(f"{path} is over the {MAX_FILE_BYTES // (1024 * 1024)} MB limit for one file",
+                        fix="split it into smaller files (one article or chapter each) and learn those")
     if b"\x00" in raw[:8192]:
         raise MootError(f"{path} is a binary file, not text", fix="convert it to UTF-8 text (e.g. Markdown or .txt) first")
     try:
@@ -59,32 +71,55 @@ def read_document(path: str | Path) -> Document:
             f"{path} is not UTF-8 text (invalid byte at position {exc.start})",
             fix=f"convert it to UTF-8, e.g. iconv -f latin1 -t utf-8 {path.name} > {path.stem}.utf8{path.suffix}",
         ) from None
-    text = text.replace("\r\n", "\n")
-    meta: dict[str, str] = {}
-    match = _FRONT_MATTER.match(text)
-    if match:
-        for line in match.group(1).splitlines():
-            key, sep, value = line.partition(":")
-            if sep:
-                meta[key.strip().lower()] = value.strip().strip("\"'")
-        text = text[match.end():]
-    else:
-        line = _DATE_LINE.match(text)
-        if line:
-            meta["published"] = line.group(1)
-            text = text[line.end():]
-    if not text.strip():
+    front = read_front_matter(text)
+    body = front.body
+    if not body.strip():
         raise MootError(f"{path} is empty: there is nothing to learn", fix="pass a file with some text in it")
-    heading = _HEADING.search(text)
-    source = meta.get("source") or meta.get("title") or (heading.group(1) if heading else "") or path.name
-    if meta.get("source") and meta.get("title"):
-        source = f"{meta['source']}: {meta['title']}"
-    raw_date = meta.get("published") or meta.get("date")
     try:
-        published = coerce_date(raw_date, what="published date") if raw_date else None
-    except MootError as exc:
-        raise MootError(f"{path}: {exc.message}", fix="write the date as published: YYYY-MM-DD") from None
-    return Document(path=path, text=text, source=source, published=published)
+        published = front.published
+    except FrontMatterError as exc:
+        raise MootError(f"{path}: published date {exc}", fix="write the date as published: YYYY-MM-DD") from None
+    heading = next((u.text for u in split_units(body) if u.kind == "heading"), "")
+    title = front.title or heading
+    source = front.source or title or path.name
+    if front.source and front.title:
+        source = f"{front.source}: {front.title}"
+    return Document(path=path, text=body, source=source, published=published, title=title,
+                    provenance=tuple(front.provenance_names()))
 
 
-__all__ = ["MAX_FILE_BYTES", "Document", "read_document"]
+def collect_files(
+    paths: list[str | Path], *, include: list[str] | None = None, exclude: list[str] | None = None
+) -> list[Path]:
+    """The files to learn: files as given, folders searched recursively, in a stable order.
+
+    A folder takes the files whose name matches an ``include`` glob (default: text and Markdown)
+    and skips those whose path relative to the folder matches an ``exclude`` glob; hidden files
+    and folders (``.git``) are skipped. A path given twice is learned once.
+    """
+    include = list(include or DEFAULT_INCLUDE)
+    exclude = list(exclude or [])
+    found: dict[Path, None] = {}
+    for raw in paths:
+        path = Path(raw).expanduser()
+        if not path.is_dir():
+            found.setdefault(path, None)
+            continue
+        matched = 0
+        for candidate in sorted(path.rglob("*")):
+            relative = candidate.relative_to(path)
+            if any(part.startswith(".") for part in relative.parts) or not candidate.is_file():
+                continue
+            if not any(fnmatch.fnmatch(candidate.name, glob) for glob in include):
+                continue
+            if any(fnmatch.fnmatch(relative.as_posix(), glob) or fnmatch.fnmatch(candidate.name, glob) for glob in exclude):
+                continue
+            found.setdefault(candidate, None)
+            matched += 1
+        if not matched:
+            raise MootError(f"{path}: no files to learn in this folder (looked for {', '.join(include)})",
+                            fix="pass --include 'GLOB' for other file names, or check --exclude")
+    return list(found)
+
+
+__all__ = ["DEFAULT_INCLUDE", "MAX_FILE_BYTES", "Document", "collect_files", "read_document"]

@@ -40,7 +40,7 @@ class LearnReport:
     superseded: int
     """Facts already in the knowledge base whose value a new fact replaced."""
     dropped: int
-    """Extracted items thrown away as empty or unusable."""
+    """Extracted items thrown away as empty or unusable (a label outside its sentence's options)."""
     model_calls: int
     usage: Usage
     seconds: float
@@ -51,6 +51,12 @@ class LearnReport:
     facts: list[StoredFact] = field(default_factory=list, repr=False)
     unchanged: bool = False
     """True when this exact text was already learned from this source: nothing was asked or stored."""
+    extraction: str = "select"
+    """``select`` (the model labels the source's sentences) or ``rewrite`` (the model writes each fact)."""
+    chunks_learned: int = 0
+    """Chunks sent to the model: those whose text was not learned from this source before."""
+    forgotten: int = 0
+    """Passages of an earlier version of this source that it no longer holds, removed with their facts."""
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

@@ -1,4 +1,4 @@
-"""What the extraction model writes for one chunk, and how it becomes facts.
+"""The rewriting extractor (before extraction by selection): the model writes each fact as JSON.
 
 The schema is the model's output type (kept small for the 0.5B model); :func:`clean_facts`
 turns its answer into :class:`~moot.memory.Fact` objects: statements without content dropped,
@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from moot.memory import Fact
 from moot.memory.facts import normalise_key
-from moot.teams.learning.chunking import Chunk
+from moot.teams.learning.ingest.chunking import Chunk
 
 MAX_FACTS_PER_CHUNK = 16
 SUMMARY_CHARS = 300
