@@ -27,7 +27,7 @@ from learning_support import label_units
 from moot.teams.learning import LearningTeam
 from moot.teams.learning.ingest.learning import LearningError, learn
 from moot.teams.research import ResearchConfig, ResearchTeam
-from test_learning_team import Router
+from test_learning_ask import Router
 from test_research_support import PLAN_3, ResearchScript, make_repo
 
 

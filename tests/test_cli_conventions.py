@@ -317,7 +317,7 @@ def test_model_per_role_reaches_the_team(tmp_path: Path) -> None:
 
     with openai_compatible_server(answer) as working:
         result = moot("ask", "How many gold medals did Norway win?", "--kb", str(kb), "--mode", "single", "--json",
-                      "--model", closed_port_model(), "--model", f"single={working}", "--model", f"coordinator={working}",
+                      "--model", closed_port_model(), "--model", f"single={working}", "--model", f"frame={working}",
                       home=tmp_path / "home")
     assert result.returncode == 0, result.stderr
     payload = json.loads(result.stdout)

@@ -429,7 +429,7 @@ def test_cli_modes_and_role_models_parse_or_fail_in_one_line() -> None:
     assert _modes("single,context") == ["single", "context"]
     with pytest.raises(MootError, match="unknown mode 'solo'"):
         _modes("single,solo")
-    assert _split_models(["local", "selector=local-1.5b"]) == ("local", {"selector": "local-1.5b"})
+    assert _split_models(["local", "compute=local-1.5b"]) == ("local", {"compute": "local-1.5b"})
     assert _split_models(["openai-compatible:http://x/v1#m"]) == ("openai-compatible:http://x/v1#m", {})
     with pytest.raises(MootError, match="unknown role 'judge'"):
         _split_models(["judge=local"])

@@ -28,6 +28,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from learning_support import label_body
 import pytest
 
 from test_research_support import fake_answer, make_repo
@@ -155,6 +156,9 @@ def fault_server(server: FaultServer) -> Iterator[str]:
 def learning_answer(body: dict[str, Any]) -> str:
     """Extracts each sentence as a fact; anything else gets a short plain answer."""
     system, task = body["messages"][0]["content"], body["messages"][-1]["content"]
+    labels = label_body(body)
+    if labels is not None:
+        return labels
     if system.startswith("You extract facts"):
         text = task.split("Text:", 1)[1]
         sentences = [s.strip() for s in re.split(r"(?<=\.)\s+", text) if "Bridge" in s]
@@ -177,7 +181,8 @@ def test_kill_9_during_learn_keeps_every_file_learned_before_it(tmp_path: Path) 
     kb = tmp_path / "bridges.sqlite3"
     home = tmp_path / "home"
     with fault_server(FaultServer(learning_answer, [], delay_s=0.3)) as model:
-        process = subprocess.Popen([*MOOT, "learn", *map(str, articles), "--kb", str(kb), "--model", model, "--json"],
+        process = subprocess.Popen([*MOOT, "learn", *map(str, articles), "--kb", str(kb), "--model", model, "--json",
+                                    "--parallel", "1"],
                                    env=env_for(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
         def learned() -> int:

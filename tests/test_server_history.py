@@ -227,7 +227,7 @@ def test_knowledge_bases_chat_and_the_board_over_http(tmp_path: Path) -> None:
 
 
 def test_asking_the_learning_team_over_http_answers_with_intent_strategy_facts_and_agents(tmp_path: Path) -> None:
-    from test_learning_team import Router
+    from test_learning_ask import Router
 
     from moot import config
 
@@ -237,7 +237,7 @@ def test_asking_the_learning_team_over_http_answers_with_intent_strategy_facts_a
                   Fact("Norway has 14 gold medals", entity="Norway", attribute="gold medals", value="14",
                        source="Day 10 report", source_date=date(2026, 2, 16))])
     kb.close()
-    with serve(tmp_path / "runs.db", FunctionModel(Router())) as srv:
+    with serve(tmp_path / "runs.db", FunctionModel(Router(single="Norway has 14 gold medals."))) as srv:
         r = httpx.post(f"{srv.url}/api/learning/kbs/olympics-ask/ask", json={"question": "How many gold medals does Norway have?"},
                        timeout=60)
         assert r.status_code == 200, r.text

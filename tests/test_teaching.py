@@ -17,8 +17,8 @@ from moot.memory import Fact, KnowledgeBase
 from moot.models.base import ModelRequest
 from moot.models.testing import FunctionModel
 from moot.runtime import Budget, RunStore
-from moot.teams.learning.student import grade_answer
-from moot.teams.learning.teaching import TeachingProgress, build_quiz, plan_material, run_teaching_session
+from moot.teams.learning.teach.student import grade_answer
+from moot.teams.learning.teach.session import TeachingProgress, build_quiz, plan_material, run_teaching_session
 
 TOPIC = "Marrow River Cleanup"
 FACTS = [
@@ -181,7 +181,7 @@ async def test_a_fact_re_taught_is_dictated_into_the_notes_the_student_failed_to
 
 
 async def test_the_quiz_counts_only_what_the_student_notes_hold(kb: KnowledgeBase) -> None:
-    from moot.teams.learning.student import NOT_IN_NOTES, held_to_notes
+    from moot.teams.learning.teach.student import NOT_IN_NOTES, held_to_notes
 
     notes = ["The Marrow River Cleanup had 610 volunteers."]
     assert held_to_notes("610 volunteers", notes, "How many volunteers?") == ("610 volunteers", [])
@@ -331,14 +331,14 @@ def test_cli_shows_rounds_quiz_and_ratio(kb: KnowledgeBase, monkeypatch: pytest.
 
 
 def test_a_looping_explanation_is_tidied_before_the_student_hears_it() -> None:
-    from moot.teams.learning.teaching import tidy_explanation
+    from moot.teams.learning.teach.session import tidy_explanation
 
     looped = "It had 610 volunteers. It had 610 volunteers. That is a lot! It had 610 volunteers. It had 61"
     assert tidy_explanation(looped) == "It had 610 volunteers. That is a lot!"
 
 
 def test_invented_sentences_are_dropped_and_the_facts_said_instead() -> None:
-    from moot.teams.learning.teaching import ground_explanation
+    from moot.teams.learning.teach.session import ground_explanation
 
     # What the 0.5B teacher said in the L7 eval when given the mill's pond and owner facts.
     facts = ["The millpond of the Sorrel Bay tide mill covers 3 hectares.",
@@ -374,7 +374,7 @@ async def test_a_teacher_that_invents_does_not_teach_the_invention(kb: Knowledge
 
 
 def test_notes_the_teacher_did_not_support_are_not_stored() -> None:
-    from moot.teams.learning.teaching import ground_notes
+    from moot.teams.learning.teach.session import ground_notes
 
     heard = "The millpond of the Sorrel Bay tide mill covers 3 hectares."
     # What the 0.5B student wrote after hearing just that (full L7 run, 2026-11-24).
@@ -439,7 +439,7 @@ async def test_a_fact_the_notes_do_not_hold_is_dictated_after_the_notebook_check
 
 
 def test_numbered_notes_keep_their_content() -> None:
-    from moot.teams.learning.teaching import ground_notes, notes_hold
+    from moot.teams.learning.teach.session import ground_notes, notes_hold
 
     heard = "Each hour of grinding makes 150 kilograms of flour. It stands on a stone dam across a small creek."
     kept, dropped = ground_notes(["1. Each hour of grinding makes 150 kilograms of flour.", "2) It stands on a stone dam."], heard)

@@ -8,8 +8,8 @@ import pytest
 
 from moot.memory import Fact, KnowledgeBase
 from moot.runtime import RunStore
-from moot.teams.learning.student import missing_numbers, numbers_in
-from moot.teams.learning.teaching import run_teaching_session
+from moot.teams.learning.teach.student import missing_numbers, numbers_in
+from moot.teams.learning.teach.session import run_teaching_session
 
 pytestmark = pytest.mark.embedded
 

@@ -51,7 +51,7 @@ def ask(
     the most relevant facts are still printed.
     """
     from moot.memory.store import resolve_path
-    from moot.teams.learning.coordinator import MODES
+    from moot.teams.learning.ask.pipeline import MODES
     from moot.teams.learning.team import LearningTeam
 
     if mode not in MODES:

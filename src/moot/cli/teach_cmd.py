@@ -46,7 +46,7 @@ def teach(
     from moot.memory.store import resolve_path
     from moot.runtime import RunStore
     from moot.runtime import Budget
-    from moot.teams.learning.teaching import TeachingProgress, default_budget, run_teaching_session
+    from moot.teams.learning.teach.session import TeachingProgress, default_budget, run_teaching_session
 
     choice = parse_models(model)
     if unknown := sorted(set(choice.roles) - set(ROLES)):

@@ -38,17 +38,17 @@ from moot.eval.rubric import grade_question, matches
 STAGES = ("learning", "retrieval", "budget", "routing", "synthesis", "reasoning", "metacognition", "unknown")
 
 LEVEL_NEEDS: dict[str, frozenset[str]] = {
-    "L2": frozenset({"multi_source", "mathematical", "temporal", "contradiction", "causal"}),
-    "L3": frozenset({"temporal", "mathematical"}),
-    "L4": frozenset({"procedural"}),
-    "L5": frozenset({"contradiction", "multi_source"}),
-    "L6": frozenset({"temporal", "recall"}),
-    "L9": frozenset({"causal"}),
-    "L10": frozenset({"counterfactual", "causal"}),
-    "L11": frozenset({"mathematical", "procedural"}),
-    "L12": frozenset({"causal", "counterfactual", "multi_source"}),
+    "L2": frozenset({"value", "comparison", "change", "cause", "date"}),
+    "L3": frozenset({"date", "duration", "change", "comparison"}),
+    "L4": frozenset({"steps"}),
+    "L5": frozenset({"value", "comparison"}),
+    "L6": frozenset({"value", "change", "date"}),
+    "L9": frozenset({"cause"}),
+    "L10": frozenset({"what_if", "comparison", "cause"}),
+    "L11": frozenset({"rule", "comparison"}),
+    "L12": frozenset({"what_if", "explanation", "cause", "comparison"}),
 }
-"""The question kinds (the learning team's intents) whose plans fit each level's need; a level
+"""The question kinds (the learning team's question frame) whose plans fit each level's need; a level
 not listed fits any plan. Harness knowledge only: the agent is never told its level."""
 
 SINK_TASKS = ("select", "synthesize", "single", "teaching")

@@ -188,6 +188,34 @@ class Run:
         self.step_seconds[task_id] = time.perf_counter() - started
         return outcome
 
+    async def python(self, task_id: str, name: str, work: Callable[[], Any], *,
+                     depends_on: list[str] | None = None) -> Any:
+        """A step done by Python, with no model call: recorded like an agent's task (agent ``name``),
+        with its output and its time, so a run's page shows it between the model calls. ``work`` may
+        be a plain or an async function; an exception fails the task and is raised."""
+        from moot.runtime.graph import TaskResult
+
+        self.start()
+        started = time.perf_counter()
+        result = self.results[task_id] = TaskResult(id=task_id, agent=name, status="running", started_at=time.time())
+        self.bus.emit(EventType.TASK_STARTED, run_id=self.run_id, task_id=task_id, agent=name, depends_on=depends_on or [])
+        try:
+            output = work()
+            if asyncio.iscoroutine(output):
+                output = await output
+        except Exception as exc:
+            result.status, result.error, result.finished_at = "failed", f"{type(exc).__name__}: {exc}", time.time()
+            self.failures.append(f"{task_id}: {result.error}")
+            self.bus.emit(EventType.TASK_FAILED, run_id=self.run_id, task_id=task_id, agent=name, error=result.error,
+                          policy="raise")
+            raise
+        result.output = output.model_dump(mode="json") if hasattr(output, "model_dump") else output
+        result.status, result.stop_reason, result.finished_at = "completed", "python", time.time()
+        self.step_seconds[task_id] = time.perf_counter() - started
+        self.bus.emit(EventType.TASK_FINISHED, run_id=self.run_id, task_id=task_id, agent=name, status="completed",
+                      stop_reason="python", **result.usage.model_dump())
+        return output
+
     def settle(self, result: TaskResult, outcome: AgentResult) -> None:
         """Copy an agent's outcome into its task and emit the task's end event."""
         result.usage, result.turns, result.text = outcome.usage, outcome.turns, outcome.text

@@ -37,6 +37,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("my", re.compile(rf"\b{_MONTH},?\s+{_YEAR}\b")),
     ("dm", re.compile(rf"\b{_DAY}(?:\s+of)?\s+{_MONTH}(?![\w])")),
     ("md", re.compile(rf"\b{_MONTH}\s+{_DAY}\b(?![.,]?\d)")),
+    ("month", re.compile(rf"(?i:\b(?:in|by|since|until|till|from|before|after|during|through|of|to|than|and|or)\s+)(?-i:{_MONTH})(?![\w.]|\s+\d)")),
     ("year", re.compile(rf"(?i:\b(?:in|since|by|until|till|from|before|after|during|through|of|to)\s+){_YEAR}\b(?![.,]?\d)")),
     ("rel-day", re.compile(r"(?i)\b(?P<word>yesterday|today|tomorrow)\b")),
     ("rel-weekday", re.compile(r"(?i)\b(?P<which>last|next|this)\s+(?P<weekday>" + "|".join(_WEEKDAYS) + r")\b")),
@@ -85,6 +86,11 @@ def _resolve(kind: str, match: re.Match[str], anchor: date | None) -> tuple[date
         return date(int(groups["year"]), 1, 1), "year", False
     if anchor is None:
         return None
+    if kind == "month":
+        month = _month_number(groups["month"])
+        # the month's most recent occurrence not after the anchor (a report speaks of the past)
+        year = anchor.year if month <= anchor.month else anchor.year - 1
+        return date(year, month, 1), "month", True
     if kind in ("dm", "md"):
         found = _safe_day(anchor.year, _month_number(groups["month"]), int(groups["day"]))
         return (found, "day", True) if found else None
@@ -123,7 +129,7 @@ def find_dates(text: str, *, anchor: date | None = None) -> list[DateMention]:
     found: list[DateMention] = []
     for kind, pattern in _PATTERNS:
         for match in pattern.finditer(text):
-            start, end = match.span("year") if kind == "year" else match.span()
+            start, end = match.span("year") if kind == "year" else match.span("month") if kind == "month" else match.span()
             if any(start < b and a < end for a, b in taken):
                 continue
             resolved = _resolve(kind, match, anchor)

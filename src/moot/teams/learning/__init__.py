@@ -43,21 +43,17 @@ __all__ = [
 ]
 
 # Answering questions: the coordinator, the specialists and the LearningTeam facade.
-from moot.teams.learning.coordinator import Classification, choose_mode, keyword_classify  # noqa: E402
-from moot.teams.learning.team import Answer, AnswerTrace, FactUsed, LearningTeam, SubAgentStep  # noqa: E402
-from moot.teams.learning.tools import CalculationError, calculate, safe_calculate, temporal_worksheet  # noqa: E402
+from moot.teams.learning.ask.frame import QuestionFrame  # noqa: E402
+from moot.teams.learning.ask.recall import Recall  # noqa: E402
+from moot.teams.learning.team import ROLES, Answer, AnswerTrace, FactUsed, LearningTeam, SubAgentStep  # noqa: E402
 
 __all__ += [
+    "ROLES",
     "Answer",
     "AnswerTrace",
-    "CalculationError",
-    "Classification",
     "FactUsed",
     "LearningTeam",
+    "QuestionFrame",
+    "Recall",
     "SubAgentStep",
-    "calculate",
-    "choose_mode",
-    "keyword_classify",
-    "safe_calculate",
-    "temporal_worksheet",
 ]

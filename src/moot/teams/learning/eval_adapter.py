@@ -113,9 +113,9 @@ class LearningTeamAgent:
         The session's own cost (rounds of teaching) is spread evenly over the quiz answers,
         so the per-question cost of L7 includes the teaching.
         """
-        from moot.teams.learning.student import QUIZ_SETTINGS, QuizAnswer, answer_task, degenerate, held_to_notes
+        from moot.teams.learning.teach.student import QUIZ_SETTINGS, QuizAnswer, answer_task, degenerate, held_to_notes
         from moot.runtime import load_prompt
-        from moot.teams.learning.teaching import run_teaching_session
+        from moot.teams.learning.teach.session import run_teaching_session
 
         model = self._model_for(seed)
         student_path = self.folder / f"student-{seed}.sqlite3"

@@ -23,8 +23,12 @@ from moot.memory import KnowledgeBase
 from moot.models.base import Model
 from moot import config
 from moot.runtime import Budget, EventBus, RunStore
-from moot.teams.learning.answer import ROLES, Answer, AnswerTrace, FactUsed, SubAgentStep, build_answer
-from moot.teams.learning.coordinator import answer_question
+from moot.teams.learning.answer import Answer, AnswerTrace, FactUsed, SubAgentStep
+from moot.teams.learning.ask.pipeline import answer_question, roles
+
+ROLES = roles()
+"""The answering roles a model can be given with ``models={role: model}``: the frame, the plain
+draft (``single``) and each specialist."""
 
 
 def _missing_kb(path: Path) -> MootError:
@@ -138,7 +142,7 @@ class LearningTeam:
 
     async def teach(self, topic: str, **kwargs: Any) -> Any:
         """Run a teaching session on a topic from the knowledge base (see ``moot teach``)."""
-        from moot.teams.learning.teaching import run_teaching_session
+        from moot.teams.learning.teach.session import run_teaching_session
 
         return await run_teaching_session(self.knowledge_base(), topic, model=self.model, **kwargs)
 
@@ -146,4 +150,4 @@ class LearningTeam:
         return asyncio.run(self.teach(topic, **kwargs))
 
 
-__all__ = ["ROLES", "Answer", "AnswerTrace", "FactUsed", "LearningTeam", "SubAgentStep", "build_answer"]
+__all__ = ["ROLES", "Answer", "AnswerTrace", "FactUsed", "LearningTeam", "SubAgentStep"]

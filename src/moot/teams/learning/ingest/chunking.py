@@ -134,12 +134,13 @@ class UnitChunk:
 
     @property
     def text(self) -> str:
-        """The units as text: a block's sentences on one line, blocks apart, a table under its header."""
+        """The units as Markdown again: a block's sentences on one line, blocks apart, list items as
+        ``- `` items, a table under its header (so reading the episode back gives the same units)."""
         blocks: list[str] = []
         last_block: int | None = None
         last_header = ""
         for unit in self.units:
-            piece = f"# {unit.text}" if unit.kind == "heading" else unit.text
+            piece = f"# {unit.text}" if unit.kind == "heading" else f"- {unit.text}" if unit.kind == "item" else unit.text
             if unit.kind == "row" and unit.header and (unit.block != last_block or unit.header != last_header):
                 piece = f"{unit.header}\n{unit.text}"
             if unit.block == last_block and blocks:

@@ -1,0 +1,1 @@
+"""Asking: the question frame, recall, the specialist contract, the checker, the selection, the pipeline."""

@@ -1,0 +1,133 @@
+"""The checker: every number and date a draft states must come from the evidence or be worked out from it.
+
+Runs in Python on every draft. Grounded are: the numbers and dates of the passages, the facts
+and the question (read by :mod:`moot.text`, so "1,200", "1200" and "twelve hundred" are one
+number, and "3.1 million" is 3,100,000 as well as 3.1); the values a specialist computed; any
+sum, difference, product or ratio of two evidence numbers (a draft that did the arithmetic right
+is not refused for it); the days, weeks, months and years between two evidence dates; and small
+counts (up to ten: "two sources", "step 3"). A draft stating anything else states what the
+sources do not give: it fails. The checker compares values, never wording: it does not refuse a
+right figure because the question says "people" and the source "visitors".
+"""
+
+from __future__ import annotations
+
+import itertools
+from datetime import date
+
+from moot.teams.learning.ask.drafts import Draft, Verdict
+from moot.teams.learning.ask.recall import Recall
+from moot.text.dates import find_dates
+from moot.text.numbers import find_quantities
+
+SMALL_COUNT = 10
+MAX_PAIRED = 48
+"""Evidence numbers combined pairwise (the most relevant first)."""
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= max(0.011, 0.005 * max(abs(a), abs(b)))
+
+
+def _anchor(published: str | None) -> date | None:
+    try:
+        return date.fromisoformat(published[:10]) if published else None
+    except ValueError:
+        return None
+
+
+class Evidence:
+    """The numbers and dates a draft may state, built once per question."""
+
+    def __init__(self, texts: list[tuple[str, date | None]], *, dated: list[date] = (), computed: list[str] = ()) -> None:  # type: ignore[assignment]
+        """``texts`` with the date each was written (for "6 July" without a year), most relevant first;
+        ``dated``: the sources' own dates; ``computed``: values worked out for the answer."""
+        self.numbers: list[float] = []
+        self.days: set[date] = set()
+        self.months: set[tuple[int, int]] = set()
+        for day in dated:
+            self._add_day(day)
+        for text, anchor in texts:
+            self._read(text, anchor)
+        for text in computed:
+            self._read(text, None)
+        base = self.numbers[:MAX_PAIRED]
+        derived: list[float] = []
+        for a, b in itertools.combinations(base, 2):
+            derived += [a + b, abs(a - b), a * b]
+            if b:
+                derived.append(a / b)
+            if a:
+                derived.append(b / a)
+        days = sorted(self.days)
+        for a, b in itertools.combinations(days, 2):
+            gap = abs((b - a).days)
+            derived += [gap, gap / 7, round(gap / 30.44), abs((b.year - a.year) * 12 + b.month - a.month), abs(b.year - a.year)]
+        self.derived = derived
+
+    @classmethod
+    def of(cls, recall: Recall, question: str, computed: list[str] = ()) -> Evidence:  # type: ignore[assignment]
+        """The evidence of one question: the question, its passages (best first) and facts, the sources' dates."""
+        texts: list[tuple[str, date | None]] = [(question, None)]
+        texts += [(p.text, _anchor(p.published)) for p in sorted(recall.passages, key=lambda p: -p.score)]
+        texts += [(f.content, _anchor(f.source_date)) for f in recall.facts]
+        dated = [d for p in recall.passages if (d := _anchor(p.published)) is not None]
+        return cls(texts, dated=dated, computed=list(computed))
+
+    def _add_day(self, day: date) -> None:
+        self.days.add(day)
+        self.months.add((day.year, day.month))
+
+    def _read(self, text: str, anchor: date | None) -> None:
+        for mention in find_dates(text, anchor=anchor):
+            if mention.precision == "day":
+                self._add_day(mention.day)
+            elif mention.precision == "month":
+                self.months.add((mention.day.year, mention.day.month))
+            self.numbers.append(float(mention.day.year))
+            if mention.precision == "day":
+                self.numbers.append(float(mention.day.day))
+        for quantity in find_quantities(text, anchor=anchor):
+            self.numbers.append(quantity.value)
+            if quantity.value >= 1000 and quantity.text.lower().find("million") < 0:
+                continue
+            # "3.1 million" is also written 3.1; "12%" also 0.12
+            first = quantity.text.lstrip("£$€¥").split()[0].replace(",", "").rstrip("%")
+            try:
+                self.numbers.append(float(first))
+            except ValueError:
+                pass
+
+    def grounded(self, value: float) -> bool:
+        if float(value).is_integer() and 0 <= value <= SMALL_COUNT:
+            return True
+        return any(_close(value, n) for n in self.numbers) or any(_close(value, n) for n in self.derived)
+
+    def date_grounded(self, day: date, precision: str) -> bool:
+        if precision == "day":
+            return day in self.days or (day.year, day.month) in self.months and day.day == 1
+        if precision == "month":
+            return (day.year, day.month) in self.months or any(d.year == day.year and d.month == day.month for d in self.days)
+        return any(n == day.year for n in self.numbers)
+
+
+def check(draft: Draft, evidence: Evidence) -> Verdict:
+    """Whether every number and date of ``draft`` is grounded (see the module docstring)."""
+    anchor = max(evidence.days) if evidence.days else None
+    missing: list[str] = []
+    computed_numbers = [q.value for text in draft.computed for q in find_quantities(text)]
+    for mention in find_dates(draft.text, anchor=anchor):
+        if not evidence.date_grounded(mention.day, mention.precision):
+            missing.append(mention.text)
+    for quantity in find_quantities(draft.text, anchor=anchor):
+        if any(_close(quantity.value, c) for c in computed_numbers):
+            continue
+        if not evidence.grounded(quantity.value):
+            missing.append(quantity.text)
+    if missing:
+        return Verdict(specialist=draft.specialist, passed=False, ungrounded=missing,
+                       note=f"{draft.specialist}: states {', '.join(missing)}, which no source gives or computes")
+    return Verdict(specialist=draft.specialist, passed=True, note=f"{draft.specialist}: every number and date grounded")
+
+
+__all__ = ["Evidence", "check"]

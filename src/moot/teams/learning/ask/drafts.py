@@ -1,0 +1,89 @@
+"""The specialist contract: what a specialist is, what it gets, and what it gives back.
+
+A specialist is one module under ``teams/learning/specialists/`` with:
+
+- ``name`` — its role (``models={name: model}`` gives it its own model) and its agent's name;
+- ``authority`` — how far its draft outranks others when it may replace the plain draft;
+- ``applies(frame, recall)`` — the reason it applies (its precondition, established by the frame
+  and the evidence), or ``None``;
+- ``draft(ctx)`` — its :class:`Draft`, or ``None`` when it finds nothing to say.
+
+The coordinator loops over the registry (``specialists/__init__.py``); adding a specialist is one
+file and one registry line. Drafts are checked and selected in Python (``checker``, ``select``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date
+from typing import Protocol
+
+from pydantic import BaseModel, Field
+
+from moot.models.base import Model
+from moot.runtime import Run
+from moot.teams.learning.ask.frame import QuestionFrame
+from moot.teams.learning.ask.recall import Recall
+
+
+class Draft(BaseModel):
+    """One specialist's answer, with what it rests on."""
+
+    specialist: str
+    text: str
+    """The answer as the user would read it."""
+    computed: list[str] = Field(default_factory=list)
+    """Values Python computed for it (they ground the numbers it states)."""
+    quotes: list[str] = Field(default_factory=list)
+    """The passages (``s<id>``) it rests on."""
+    replaces: bool = False
+    """Whether it may replace the plain draft: its precondition is established by the frame and it
+    resolved the question in Python (a computed value, a step by position, each source's value)."""
+    why: str = ""
+    """Why it applied, in words."""
+
+
+class Verdict(BaseModel):
+    """The checker's finding on one draft."""
+
+    specialist: str
+    passed: bool
+    ungrounded: list[str] = Field(default_factory=list)
+    """Numbers or dates the draft states that no passage, fact, question or computation holds."""
+    note: str = ""
+
+
+class Resolution(BaseModel):
+    """Which draft answers, and why."""
+
+    chosen: str
+    answer: str
+    rule: str
+    verdicts: list[Verdict] = Field(default_factory=list)
+    knows: bool = True
+
+
+@dataclass
+class AskContext:
+    """What a specialist gets: the question read once, the evidence, the run, and its model."""
+
+    question: str
+    frame: QuestionFrame
+    recall: Recall
+    run: Run
+    model_for: Callable[[str], Model]
+    anchor: date | None = None
+    """The newest source date: what "today" means for the sources."""
+
+
+class Specialist(Protocol):
+    name: str
+    authority: int
+
+    def applies(self, frame: QuestionFrame, recall: Recall) -> str | None: ...
+
+    async def draft(self, ctx: AskContext) -> Draft | None: ...
+
+
+__all__ = ["AskContext", "Draft", "Resolution", "Specialist", "Verdict"]

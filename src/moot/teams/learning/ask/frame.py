@@ -1,0 +1,183 @@
+"""The question frame: what a question asks, read once, by the model under a schema.
+
+Every reader of the question reads the frame, never the raw string: the kind of answer asked
+(a value, a date, a duration, a change between reports, a comparison, steps, a cause,
+a what-if, a rule applied, an explanation), what it is about and the unit asked for. The model
+*chooses* these: the kind from a closed set, the subject and the unit among the question's own
+words (an enum built from the question). Python adds what is read by format: the dates and
+numbers the question states. When the call fails or the budget has no room for it, a frame of
+kind ``unknown`` with the question's names stands in, and the trace says so.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, create_model
+
+from moot.models.base import Model, ModelSettings
+from moot.runtime import Run, SubAgent, load_prompt
+from moot.text.dates import find_dates
+from moot.text.names import names_in
+from moot.text.numbers import find_quantities
+from moot.text.words import STOPWORDS, words
+
+Kind = Literal["value", "date", "duration", "change", "comparison", "steps", "cause", "what_if", "rule",
+               "explanation", "unknown"]
+KINDS: tuple[str, ...] = Kind.__args__  # type: ignore[attr-defined]
+COMPUTED_KINDS = frozenset({"duration", "change", "comparison", "what_if", "rule"})
+"""Kinds whose answer is worked out from figures, not read off one sentence."""
+
+PROMPTS = "moot.teams.learning"
+
+ASKED: dict[str, str] = {
+    "fact": "value",
+    "when": "date",
+    "why": "cause",
+    "steps": "steps",
+    "how long": "duration",
+    "change": "change",
+    "calculation": "comparison",
+    "what if": "what_if",
+    "rule": "rule",
+    "explain": "explanation",
+}
+"""What the model chooses from (short names a small model reads), and the kind each is."""
+
+LABEL = {kind: label for label, kind in ASKED.items()}
+
+# The form of an English question, from its closed-class words: an interrogative, an auxiliary
+# that opens a yes/no question, "if" opening a condition, the calendar's units of time. None of
+# these is a wording of a particular text; they say which kinds of answer a question can ask for,
+# and the model chooses among those (Python proposes, the model chooses).
+_OPENERS: dict[str, tuple[str, ...]] = {
+    "why": ("cause",),
+    "when": ("date", "duration"),
+    "who": ("value",),
+    "whom": ("value",),
+    "whose": ("value",),
+    "where": ("value",),
+    "which": ("value", "steps", "comparison", "date", "change"),
+    "what": ("value", "steps", "comparison", "cause", "explanation", "rule", "date", "change"),
+    "how": ("explanation", "steps", "value", "change"),
+}
+_QUANTIFIERS = frozenset("many much far old big large long".split())
+"""After "how": a question about an amount (a closed class of English degree words)."""
+_AUXILIARIES = frozenset("is are was were do does did can could would will should has have had may might must".split())
+_IMPERATIVE = ("explanation", "steps", "comparison", "value")
+_TIME_UNITS = frozenset("day days week weeks month months year years hour hours minute minutes".split())
+
+
+def kind_options(question: str) -> list[str]:
+    """The kinds a question's form allows, most likely first; the model chooses among them."""
+    tokens = words(question)
+    options: list[str] = []
+    if "if" in tokens or "had" in tokens[:1]:
+        options.append("what_if")
+    opener = next((t for t in tokens if t in _OPENERS), None)
+    if tokens and tokens[0] in _AUXILIARIES and (opener is None or tokens.index(opener) > 3):
+        options += ["value", "comparison", "change", "cause", "steps"]
+    elif opener == "how" and tokens.index(opener) + 1 < len(tokens) and tokens[tokens.index(opener) + 1] in _QUANTIFIERS:
+        after = tokens[tokens.index(opener) + 1]
+        if after == "long" or _TIME_UNITS & set(tokens):
+            options.append("duration")
+        options += ["value", "comparison", "change", "rule"]
+    elif opener is not None:
+        options += _OPENERS[opener]
+    else:
+        options += _IMPERATIVE
+    if _TIME_UNITS & set(tokens) and "duration" not in options:
+        options.append("duration")
+    return list(dict.fromkeys(options)) or ["value"]
+
+
+class QuestionFrame(BaseModel):
+    """What a question asks, as the team's readers see it."""
+
+    question: str
+    kind: Kind = "unknown"
+    about: list[str] = Field(default_factory=list)
+    """The question's words that name what it is about (names first)."""
+    unit: str = ""
+    """The question's word for what the answer is counted or measured in ("days", "tonnes"), or ""."""
+    dates: list[date] = Field(default_factory=list)
+    """Dates the question states (read by format)."""
+    numbers: list[float] = Field(default_factory=list)
+    """Numbers the question states (read by format), e.g. a new case's length or nights."""
+    decided_by: Literal["model", "fallback"] = "fallback"
+    note: str = ""
+
+    @property
+    def computed(self) -> bool:
+        """Whether the answer is worked out from figures rather than read off one sentence."""
+        return self.kind in COMPUTED_KINDS
+
+    def describe(self) -> str:
+        parts = [f"kind {self.kind}"]
+        if self.about:
+            parts.append(f"about {', '.join(self.about)}")
+        if self.unit:
+            parts.append(f"unit {self.unit}")
+        if self.dates:
+            parts.append(f"dates {', '.join(d.isoformat() for d in self.dates)}")
+        if self.numbers:
+            parts.append(f"numbers {', '.join(f'{n:g}' for n in self.numbers)}")
+        return f"{'; '.join(parts)} (read by {self.decided_by})"
+
+
+def question_options(question: str) -> tuple[list[str], list[str]]:
+    """What the model may choose from: the question's names and content words (subjects), and its
+    content words (units)."""
+    names = [n for n, _ in names_in(question)]
+    name_words = {w for n in names for w in words(n)}
+    plain = [w for w in dict.fromkeys(words(question)) if w not in STOPWORDS and w not in name_words and w.isalpha()
+             and len(w) > 2]
+    return list(dict.fromkeys([*names, *plain]))[:16], plain[:16]
+
+
+def by_format(question: str, *, anchor: date | None = None) -> dict[str, Any]:
+    """The parts of the frame read by format: dates and numbers the question states."""
+    dates = [m.day for m in find_dates(question, anchor=anchor)]
+    numbers = [q.value for q in find_quantities(question, anchor=anchor)]
+    return {"dates": dates, "numbers": numbers}
+
+
+def fallback_frame(question: str, note: str, *, anchor: date | None = None) -> QuestionFrame:
+    names = [n for n, _ in names_in(question)]
+    return QuestionFrame(question=question, about=names[:3], decided_by="fallback", note=note,
+                         **by_format(question, anchor=anchor))
+
+
+def frame_schema(question: str) -> type[BaseModel]:
+    subjects, units = question_options(question)
+    subject = Literal[tuple(subjects)] if subjects else Literal[""]  # type: ignore[valid-type]
+    unit = Literal[("", *units)]  # type: ignore[valid-type]
+    return create_model(
+        "QuestionKind",
+        asks_for=(Literal[tuple(LABEL[k] for k in kind_options(question))], ...),  # type: ignore[valid-type]
+        about=(list[subject], Field(default_factory=list, max_length=3)),  # type: ignore[valid-type]
+        unit=(unit, ""),  # type: ignore[valid-type]
+    )
+
+
+def frame_agent(model: Model) -> SubAgent:
+    return SubAgent("frame", "reads what the question asks (kind, subject, unit)", load_prompt("frame", PROMPTS),
+                    model=model, max_turns=2, settings=ModelSettings(max_tokens=60, temperature=0.0))
+
+
+async def read_frame(run: Run, model: Model, question: str, *, anchor: date | None = None) -> QuestionFrame:
+    """The frame of ``question``: the model's choices under the schema, else the fallback (never raises)."""
+    agent = frame_agent(model).with_output(frame_schema(question))
+    outcome = await run.step("frame", agent, f"Question: {question}")
+    if outcome is None or not outcome.ok or outcome.output is None:
+        why = "no room in the budget" if outcome is None else (outcome.detail or outcome.stop_reason)
+        return fallback_frame(question, f"the model could not read the question ({why})", anchor=anchor)
+    chosen = outcome.output
+    about = [a for a in dict.fromkeys(chosen.about) if a]
+    return QuestionFrame(question=question, kind=ASKED[chosen.asks_for], about=about, unit=chosen.unit or "", decided_by="model",
+                         **by_format(question, anchor=anchor))
+
+
+__all__ = ["COMPUTED_KINDS", "kind_options", "KINDS", "Kind", "QuestionFrame", "by_format", "fallback_frame", "frame_schema",
+           "question_options", "read_frame"]

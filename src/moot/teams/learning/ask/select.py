@@ -1,0 +1,49 @@
+"""Selection: which draft answers, decided in Python from the frame, the authorities and the checker.
+
+1. Every draft is checked (:mod:`.checker`); a draft that states a number or date no evidence
+   gives or computes is out.
+2. A specialist whose precondition the frame established and which resolved the question in
+   Python (``Draft.replaces``: a computed value, a step by position, each source's value) replaces
+   the plain draft; among several, the highest authority.
+3. Otherwise the plain draft answers — it is never made worse by a specialist that merely ran.
+4. When the plain draft fails the checker, a grounded draft of another specialist answers; when
+   none is grounded, the answer says plainly that the sources do not say.
+"""
+
+from __future__ import annotations
+
+from moot.teams.learning.ask.drafts import Draft, Resolution, Verdict
+
+UNKNOWN = "The sources do not say."
+
+
+def select(drafts: list[Draft], verdicts: list[Verdict], authority: dict[str, int], *, mode: str) -> Resolution:
+    passed = {v.specialist for v in verdicts if v.passed}
+    plain = next((d for d in drafts if d.specialist == "single"), None)
+    ranked = sorted((d for d in drafts if d.specialist in passed and d.specialist != "single"),
+                    key=lambda d: -authority.get(d.specialist, 0))
+    if mode == "multi":
+        replacing = [d for d in ranked if d.replaces]
+        if replacing:
+            chosen = replacing[0]
+            return Resolution(chosen=chosen.specialist, answer=chosen.text, verdicts=verdicts,
+                              rule=f"{chosen.specialist} replaces the plain draft ({chosen.why}); every number checked")
+    if plain is not None and plain.specialist in passed:
+        return Resolution(chosen="single", answer=plain.text, verdicts=verdicts, rule="the plain draft, every number checked")
+    failed = next((v for v in verdicts if v.specialist == "single" and not v.passed), None)
+    if mode == "multi" and ranked:
+        chosen = ranked[0]
+        why = f"the plain draft states {', '.join(failed.ungrounded)}, which no source gives" if failed else "no plain draft"
+        return Resolution(chosen=chosen.specialist, answer=chosen.text, verdicts=verdicts,
+                          rule=f"{why}; {chosen.specialist}'s draft is grounded")
+    if plain is not None and failed is not None:
+        if mode == "single":
+            # The baseline keeps its answer; the note says which numbers nothing supports.
+            return Resolution(chosen="single", answer=plain.text, verdicts=verdicts,
+                              rule=f"single mode keeps the plain draft; it states {', '.join(failed.ungrounded)}, found in no source")
+        return Resolution(chosen="none", answer=UNKNOWN, verdicts=verdicts, knows=False,
+                          rule=f"no draft is grounded (the plain draft states {', '.join(failed.ungrounded)}, found in no source)")
+    return Resolution(chosen="none", answer="", verdicts=verdicts, knows=False, rule="no agent produced a draft")
+
+
+__all__ = ["UNKNOWN", "select"]

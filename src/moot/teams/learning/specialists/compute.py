@@ -1,0 +1,160 @@
+"""The compute specialist: the model chooses an operation and its amounts, Python works out the value.
+
+A 0.5B model adds and divides badly but picks well from a short menu. Python lists the amounts of
+the question and of the best-matching passages (``q1``, ``q2`` … each with its unit, sentence,
+source and date); the model chooses an operation from a closed set and the amounts it uses
+(enums of the listed ids, so it cannot name a number that is not there); Python computes the
+value and writes the answer with the expression, so the number the user reads is the one computed.
+It applies when the frame asks for a worked-out figure (a comparison, a change, a what-if)
+and the evidence holds amounts.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Literal
+
+from pydantic import Field
+
+from moot.teams.learning.ask.drafts import AskContext, Draft
+from moot.teams.learning.ask.frame import QuestionFrame
+from moot.teams.learning.ask.recall import Recall
+from moot.teams.learning.specialists.common import Amount, amounts, choose, fmt, same_unit
+from moot.text.names import names_in
+
+Operation = Literal["sum", "difference", "change", "product", "ratio", "percent_of", "percent_change", "average",
+                    "minimum", "maximum", "none"]
+KINDS = frozenset({"comparison", "change", "what_if"})
+
+
+class CalculationRefused(ValueError):
+    """The chosen operation cannot be applied to the chosen amounts (a division by zero, one operand for a difference)."""
+
+
+def evaluate(operation: str, chosen: list[Amount]) -> tuple[float, str, str]:
+    """The value, its unit and the expression, for ``operation`` over ``chosen`` (in order)."""
+    values = [a.value for a in chosen]
+    unit = chosen[0].unit if chosen and all(same_unit(a.unit, chosen[0].unit) for a in chosen) else ""
+    shown = [f"{fmt(a.value)}{' ' + a.unit if a.unit else ''}" for a in chosen]
+    if not chosen:
+        raise CalculationRefused("no amounts chosen")
+    if operation in ("difference", "change", "ratio", "percent_of", "percent_change") and len(chosen) != 2:
+        raise CalculationRefused(f"{operation} takes two amounts, {len(chosen)} chosen")
+    if operation == "sum":
+        return sum(values), unit, " + ".join(shown)
+    if operation == "difference":
+        return abs(values[1] - values[0]), unit, f"{shown[1]} − {shown[0]}" if values[1] >= values[0] else f"{shown[0]} − {shown[1]}"
+    if operation == "change":
+        return values[1] - values[0], unit, f"{shown[1]} − {shown[0]}"
+    if operation == "product":
+        result = 1.0
+        for v in values:
+            result *= v
+        return result, "", " × ".join(shown)
+    if operation == "ratio":
+        if not values[1]:
+            raise CalculationRefused("division by zero")
+        return values[0] / values[1], "", f"{shown[0]} ÷ {shown[1]}"
+    if operation == "percent_of":
+        if not values[1]:
+            raise CalculationRefused("division by zero")
+        return values[0] / values[1] * 100, "%", f"{shown[0]} ÷ {shown[1]} × 100"
+    if operation == "percent_change":
+        if not values[0]:
+            raise CalculationRefused("division by zero")
+        return (values[1] - values[0]) / values[0] * 100, "%", f"({shown[1]} − {shown[0]}) ÷ {shown[0]} × 100"
+    if operation == "average":
+        return sum(values) / len(values), unit, f"({' + '.join(shown)}) ÷ {len(values)}"
+    if operation == "minimum":
+        return min(values), unit, f"the smallest of {', '.join(shown)}"
+    if operation == "maximum":
+        return max(values), unit, f"the largest of {', '.join(shown)}"
+    raise CalculationRefused(f"no operation {operation!r}")
+
+
+def reports_of_one_value(chosen: list[Amount]) -> bool:
+    """Whether two of the amounts are reports of one value: the same unit, from different sources or
+    dates, in sentences that name the same thing. Such amounts are not added up (a count reported in
+    March and again in July is one count, twice), though they may be compared."""
+    for a, b in itertools.combinations([c for c in chosen if c.where != "question"], 2):
+        if not same_unit(a.unit, b.unit) or (a.source, a.published) == (b.source, b.published):
+            continue
+        if {n for n, _ in names_in(a.sentence)} & {n for n, _ in names_in(b.sentence)}:
+            return True
+    return False
+
+
+def sentence(operation: str, value: float, unit: str, expression: str, chosen: list[Amount]) -> str:
+    number = f"{fmt(round(value, 2))}{'%' if unit == '%' else (' ' + unit if unit else '')}"
+    if operation == "change" and len(chosen) == 2:
+        direction = "up" if value > 0 else "down" if value < 0 else "unchanged"
+        first, second = chosen
+        when = lambda a: f" ({a.source}, {a.published})" if a.published else ""  # noqa: E731
+        return (f"It went from {first.text}{when(first)} to {second.text}{when(second)}: "
+                f"{direction} {fmt(abs(round(value, 2)))}{' ' + unit if unit and unit != '%' else ''} ({expression}).")
+    return f"{number} ({expression})."
+
+
+def by_asked_dates(listed: list[Amount], asked: list) -> list[Amount]:
+    """When the question names two or more months or days and each is the date of exactly one listed
+    amount, all of one unit: those amounts, oldest first. Otherwise nothing (the model chooses)."""
+    months = list(dict.fromkeys((d.year, d.month) for d in asked))
+    if len(months) < 2:
+        return []
+    picked: list[Amount] = []
+    for month in months:
+        matching = [a for a in listed if a.where != "question" and a.when is not None and (a.when.year, a.when.month) == month]
+        if len({a.value for a in matching}) != 1:
+            return []
+        picked.append(matching[0])
+    if not all(same_unit(a.unit, picked[0].unit) for a in picked):
+        return []
+    return sorted(picked, key=lambda a: a.when)  # type: ignore[arg-type, return-value]
+
+
+class Compute:
+    name = "compute"
+    authority = 3
+
+    def applies(self, frame: QuestionFrame, recall: Recall) -> str | None:
+        if frame.kind in KINDS:
+            return f"compute: the question asks for a worked-out figure ({frame.kind})"
+        if len(frame.numbers) >= 2:
+            return f"compute: the question itself gives {len(frame.numbers)} numbers"
+        return None
+
+    async def draft(self, ctx: AskContext) -> Draft | None:
+        listed = amounts(ctx)
+        if not listed:
+            return None
+        dated = by_asked_dates(listed, ctx.frame.dates)
+        menu = "\n".join(a.render() for a in (dated or listed))
+        if dated:
+            # The question's dates pick one amount each (same unit): the model chooses the operation only.
+            picked = await choose(ctx, self.name, "choose_amounts", f"Amounts:\n{menu}\n\nQuestion: {ctx.question}",
+                                  {"operation": (Operation, ...)}, name="Operation")
+            chosen = dated
+        else:
+            ids = tuple(a.id for a in listed)
+            picked = await choose(
+                ctx, self.name, "choose_amounts", f"Amounts:\n{menu}\n\nQuestion: {ctx.question}",
+                {"operation": (Operation, ...), "amounts": (list[Literal[ids]], Field(min_length=1, max_length=6))},  # type: ignore[valid-type]
+                name="Calculation",
+            )
+            by_id = {a.id: a for a in listed}
+            chosen = [by_id[i] for i in dict.fromkeys(getattr(picked, "amounts", []) or []) if i in by_id]
+        if picked is None or picked.operation == "none":
+            return None
+        if picked.operation in ("sum", "average") and reports_of_one_value(chosen):
+            return None
+        try:
+            value, unit, expression = evaluate(picked.operation, chosen)
+        except CalculationRefused:
+            return None
+        text = sentence(picked.operation, value, unit, expression, chosen)
+        return Draft(specialist=self.name, text=text, computed=[f"{value}", f"{round(value, 2)}"],
+                     quotes=[a.where for a in chosen if a.where != "question"],
+                     replaces=ctx.frame.kind in KINDS, why=self.applies(ctx.frame, ctx.recall) or "")
+
+
+SPECIALIST = Compute()

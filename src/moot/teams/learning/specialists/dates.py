@@ -1,0 +1,61 @@
+"""The dates specialist: the model chooses the two dates a duration question spans, Python counts the time.
+
+Python lists the dates of the question and of the best-matching passages (``d1`` …, each with its
+sentence), read by :mod:`moot.text` (relative ones, "last Tuesday", against the source's date);
+the model chooses the start, the end and the unit asked; Python counts the days, weeks, months or
+years between them.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Literal
+
+from moot.teams.learning.ask.drafts import AskContext, Draft
+from moot.teams.learning.ask.frame import QuestionFrame
+from moot.teams.learning.ask.recall import Recall
+from moot.teams.learning.specialists.common import choose, days, fmt
+
+Unit = Literal["days", "weeks", "months", "years"]
+
+
+def between(start: date, end: date, unit: str) -> float:
+    """The time from ``start`` to ``end`` in ``unit`` (whole months and years as the calendar counts them)."""
+    if unit == "days":
+        return float((end - start).days)
+    if unit == "weeks":
+        return round((end - start).days / 7, 1)
+    months = (end.year - start.year) * 12 + end.month - start.month - (1 if end.day < start.day else 0)
+    return float(months) if unit == "months" else float(months // 12)
+
+
+class Dates:
+    name = "dates"
+    authority = 4
+
+    def applies(self, frame: QuestionFrame, recall: Recall) -> str | None:
+        return "dates: the question asks how long, or the time between two dates" if frame.kind == "duration" else None
+
+    async def draft(self, ctx: AskContext) -> Draft | None:
+        listed = days(ctx)
+        if len(listed) < 2:
+            return None
+        ids = tuple(d.id for d in listed)
+        menu = "\n".join(d.render() for d in listed)
+        picked = await choose(ctx, self.name, "choose_dates", f"Dates:\n{menu}\n\nQuestion: {ctx.question}",
+                              {"start": (Literal[ids], ...), "end": (Literal[ids], ...), "unit": (Unit, ...)},  # type: ignore[valid-type]
+                              name="Span")
+        if picked is None or picked.start == picked.end:
+            return None
+        by_id = {d.id: d for d in listed}
+        start, end = sorted([by_id[picked.start], by_id[picked.end]], key=lambda d: d.day)
+        value = between(start.day, end.day, picked.unit)
+        unit = picked.unit if value != 1 else picked.unit.rstrip("s")
+        text = (f"{fmt(value)} {unit}: from {start.day.strftime('%-d %B %Y')} (“{start.text}”) "
+                f"to {end.day.strftime('%-d %B %Y')} (“{end.text}”).")
+        return Draft(specialist=self.name, text=text, computed=[f"{value}"],
+                     quotes=[d.where for d in (start, end) if d.where != "question"], replaces=True,
+                     why=self.applies(ctx.frame, ctx.recall) or "")
+
+
+SPECIALIST = Dates()

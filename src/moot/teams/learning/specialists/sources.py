@@ -1,0 +1,111 @@
+"""The sources specialist: what each source says about the value asked, compared in Python.
+
+Two sources giving different figures for one thing — on the same date a disagreement, on
+different dates an update — are what a single agent most often gets wrong one way or the other
+(it answers one of them, or the older one). Python takes each source's best-matching passage that
+gives a figure (ranked against the question: :func:`moot.memory.units.rank_units`); where that
+passage gives several figures the model chooses the one asked, per source (an enum each); Python
+keeps the figures of one unit, compares them and writes each with its source and date: a
+disagreement names both, an update gives the latest and what it was before.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from moot.teams.learning.ask.drafts import AskContext, Draft
+from moot.teams.learning.ask.frame import QuestionFrame
+from moot.teams.learning.ask.recall import Passage, Recall
+from moot.teams.learning.specialists.common import Amount, amounts, choose, same_unit
+
+KINDS = frozenset({"value", "date", "change", "comparison"})
+PER_SOURCE = 2
+MAX_SOURCES = 6
+
+
+def per_source(recall: Recall) -> dict[str, list[Passage]]:
+    """Each source's best-matching passages (those that match at all), best first."""
+    found: dict[str, list[Passage]] = {}
+    for p in sorted((p for p in recall.passages if p.score > 0), key=lambda p: -p.score):
+        items = found.setdefault(p.source, [])
+        if len(items) < PER_SOURCE:
+            items.append(p)
+    return found
+
+
+def compare(values: list[Amount]) -> str:
+    """Each source's figure with its date: the latest first (a disagreement when the latest reports,
+    of one date, differ), then what earlier reports gave."""
+    values = sorted(values, key=lambda a: a.published or "")
+    latest_date = values[-1].published
+    latest = [a for a in values if a.published == latest_date]
+    earlier = [a for a in values if a.published != latest_date]
+    said = lambda a: f"{a.source}{' (' + a.published + ')' if a.published else ''} gives {a.text}"  # noqa: E731
+    if len({round(a.value, 6) for a in latest}) > 1:
+        head = f"The sources disagree: {'; '.join(said(a) for a in latest)}."
+    else:
+        head = f"The latest report, {latest[-1].source} ({latest_date}), gives {latest[-1].text}."
+    if earlier:
+        head += " Earlier: " + "; ".join(f"{a.text} ({a.source}, {a.published})" for a in reversed(earlier)) + "."
+    return head
+
+
+class Sources:
+    name = "sources"
+    authority = 3
+
+    def applies(self, frame: QuestionFrame, recall: Recall) -> str | None:
+        if frame.kind not in KINDS:
+            return None
+        holding = [s for s, ps in per_source(recall).items() if any(any(c.isdigit() for c in p.text) for p in ps)]
+        if len(holding) >= 2:
+            return f"sources: {len(holding)} sources give figures about what is asked; Python compares what each says"
+        return None
+
+    async def draft(self, ctx: AskContext) -> Draft | None:
+        groups = per_source(ctx.recall)
+        top = max((p.score for ps in groups.values() for p in ps), default=0.0)
+        best: dict[str, list[Amount]] = {}
+        for source, passages in groups.items():
+            for passage in passages:
+                if passage.score < 0.5 * top:
+                    break
+                found = [a for a in amounts(ctx, passages=[passage], limit=8) if a.where != "question"]
+                if found:
+                    best[source] = found  # the source's best-matching passage that gives a figure
+                    break
+        if len(best) < 2:
+            return None
+        counter = 0
+        for source, found in best.items():
+            relabelled = []
+            for a in found:
+                counter += 1
+                relabelled.append(Amount(f"q{counter}", a.value, a.unit, a.text, a.where, a.source, a.published, a.sentence, a.when))
+            best[source] = relabelled
+        sources = list(best)[:MAX_SOURCES]
+        chosen: dict[str, Amount] = {s: best[s][0] for s in sources if len(best[s]) == 1}
+        ask = [s for s in sources if len(best[s]) > 1]
+        if ask:
+            # A passage with several figures: the model chooses, for those sources only, the one asked.
+            fields = {f"source_{i + 1}": (Literal[(*(a.id for a in best[s]), "none")], ...) for i, s in enumerate(ask)}  # type: ignore[valid-type]
+            menu = "\n\n".join(f"source_{i + 1} = {s}:\n" + "\n".join(a.render() for a in best[s]) for i, s in enumerate(ask))
+            picked = await choose(ctx, self.name, "choose_values", f"{menu}\n\nQuestion: {ctx.question}", fields,
+                                  name="PerSource")
+            if picked is None:
+                return None
+            for i, source in enumerate(ask):
+                match = next((a for a in best[source] if a.id == getattr(picked, f"source_{i + 1}")), None)
+                if match is not None:
+                    chosen[source] = match
+        values = list(chosen.values())
+        unit = max({a.unit for a in values}, key=lambda u: sum(same_unit(u, a.unit) for a in values))
+        values = [a for a in values if same_unit(a.unit, unit)]
+        if len(values) < 2 or len({round(a.value, 6) for a in values}) < 2:
+            return None  # one source, or all agree: nothing for this specialist to add
+        text = compare(values)
+        return Draft(specialist=self.name, text=text, quotes=[a.where for a in values], replaces=True,
+                     why=self.applies(ctx.frame, ctx.recall) or "")
+
+
+SPECIALIST = Sources()

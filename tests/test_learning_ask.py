@@ -1,0 +1,375 @@
+"""Asking: the question frame, recall, the specialist contract, the checker and the selection.
+
+Every test runs on a real SQLite knowledge base holding source passages, and a FunctionModel that
+answers by the calling agent's name — so a test sees which specialists ran, what each chose and
+what the user gets, including when the model reads the question wrongly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from moot.errors import MootError
+from moot.memory import Fact, KnowledgeBase
+from moot.models.base import ModelRequest
+from moot.models.testing import FunctionModel
+from moot.runtime import RunStore
+from moot.teams.learning import LearningTeam, ROLES
+from moot.teams.learning.ask.checker import Evidence, check
+from moot.teams.learning.ask.drafts import Draft, Verdict
+from moot.teams.learning.ask.frame import kind_options
+from moot.teams.learning.ask.recall import recall
+from moot.teams.learning.ask.select import UNKNOWN, select
+from moot.teams.learning.specialists import REGISTRY
+from moot.teams.learning.specialists.compute import CalculationRefused, evaluate
+from moot.teams.learning.specialists.common import Amount
+from moot.teams.learning.specialists.dates import between
+from moot.teams.learning.specialists.sources import compare
+from moot.teams.learning.specialists.steps import answer_by_position
+from moot.teams.learning.ask.recall import StepList
+
+SOURCES = [
+    ("Harbour Gazette: Pier reopens", "2025-03-01",
+     "The Ashby Pier reopened on 1 March 2025 after a two-year repair.\n\n"
+     "The repair cost 2.4 million pounds. The pier has 40 berths.\n\n"
+     "To book a berth:\n\n1. Call the harbour office.\n2. Pay the deposit.\n3. Collect the gate key."),
+    ("Harbour Gazette: Summer at the pier", "2025-07-10",
+     "By 10 July 2025 the Ashby Pier had 55 berths. The repair finally cost 3.1 million pounds.\n\n"
+     "The pier closed in 2023 because storm waves cracked its main beam."),
+    ("Ashby Boat Club newsletter", "2025-07-10",
+     "The club counts 48 berths at the Ashby Pier this summer."),
+]
+
+
+@pytest.fixture
+def kb(tmp_path: Path) -> KnowledgeBase:
+    base = KnowledgeBase.open(tmp_path / "pier.sqlite3")
+    for source, published, text in SOURCES:
+        base.store_source(source, [(text, [Fact(text.split(". ")[0], entity="Ashby Pier")])], published=published)
+    yield base
+    base.close()
+
+
+class Router:
+    """One canned behaviour per agent (the frame, the plain draft, each specialist), and a log."""
+
+    def __init__(self, **answers: Any) -> None:
+        self.calls: list[str] = []
+        self.answers = answers
+
+    async def __call__(self, request: ModelRequest) -> Any:
+        role = request.agent or "?"
+        self.calls.append(role)
+        answer = self.answers.get(role)
+        if callable(answer):
+            return answer(request)
+        if answer is not None:
+            return answer
+        if role == "frame":
+            options = request.output.json_schema["properties"]["asks_for"]["enum"]  # type: ignore[union-attr]
+            return {"asks_for": options[0], "about": [], "unit": ""}
+        if role == "single":
+            return "The Ashby Pier has 40 berths."
+        return {}
+
+
+def team(kb: KnowledgeBase, router: Router, **kwargs: Any) -> LearningTeam:
+    return LearningTeam(kb, model=FunctionModel(router), store=kwargs.pop("store", False), budget="deep", **kwargs)
+
+
+def ask(kb: KnowledgeBase, question: str, router: Router, mode: str = "multi", **kwargs: Any) -> Any:
+    return team(kb, router, **kwargs).ask_sync(question, mode=mode)
+
+
+def menu_ids(request: ModelRequest, field: str) -> list[str]:
+    schema = request.output.json_schema  # type: ignore[union-attr]
+    prop = schema["properties"][field]
+    if "items" in prop:
+        prop = prop["items"]
+    return [o for o in prop.get("enum", []) if o != "none"]
+
+
+def line_of(request: ModelRequest, needle: str) -> str:
+    return next(line for line in request.messages[-1].content.splitlines() if needle in line)
+
+
+# --------------------------------------------------------------------------- the frame
+
+
+def test_the_questions_form_proposes_the_kinds_the_model_chooses_among() -> None:
+    assert kind_options("Why did the pier close?") == ["cause"]
+    assert kind_options("How many days after the repair began did the pier reopen?")[0] == "duration"
+    assert "what_if" in kind_options("If the repair had cost 1 million, how much would be left?")
+    assert "steps" in kind_options("What is the first thing to do to book a berth?")
+    assert kind_options("When did the pier reopen?") == ["date", "duration"]
+
+
+def test_a_failed_frame_falls_back_and_the_plain_draft_still_answers(kb: KnowledgeBase) -> None:
+    router = Router(frame=RuntimeError("the model crashed"))
+    answer = ask(kb, "How many berths does the Ashby Pier have?", router)
+    assert answer.trace.intent_decided_by == "fallback" and answer.intent == "unknown"
+    assert "40 berths" in answer.answer or "berths" in answer.answer
+
+
+# --------------------------------------------------------------------------- recall
+
+
+def test_a_question_nothing_matches_is_unknown_without_a_model_call(kb: KnowledgeBase) -> None:
+    router = Router()
+    answer = ask(kb, "Who won the chess tournament in Reykjavik?", router)
+    assert not answer.knows and answer.answer.startswith("I don't know") and router.calls == []
+    assert "no passage" in answer.trace.retrieval_note
+
+
+def test_a_word_or_year_the_sources_never_mention_does_not_make_a_question_unknown(kb: KnowledgeBase) -> None:
+    router = Router()
+    answer = ask(kb, "Would the Ashby Pier still have 40 berths in 2031, according to Describe?", router, mode="single")
+    assert router.calls == ["single"] and answer.knows
+
+
+def test_recall_gives_the_sources_whole_when_they_fit_and_marks_what_a_later_report_changed(tmp_path: Path) -> None:
+    with KnowledgeBase.open(tmp_path / "k.sqlite3") as base:
+        old = Fact("The pier has 40 berths.", entity="Ashby Pier", attribute="berths", value="40 berths")
+        new = Fact("The pier has 55 berths.", entity="Ashby Pier", attribute="berths", value="55 berths")
+        base.store_source("Gazette March", [("The pier has 40 berths.", [old])], published="2025-03-01")
+        base.store_source("Gazette July", [("The pier has 55 berths.", [new])], published="2025-07-10")
+        found = recall(base, "How many berths does the pier have?")
+    assert found.relevant and found.whole
+    assert [(p.text, p.earlier) for p in found.passages] == [("The pier has 40 berths.", True), ("The pier has 55 berths.", False)]
+    assert found.render().index("55 berths") < found.render().index("40 berths")  # the newest source first
+
+
+def test_recall_reads_the_lists_the_sources_write(kb: KnowledgeBase) -> None:
+    found = recall(kb, "How do I book a berth at the Ashby Pier?")
+    assert [(s.title, s.items) for s in found.lists] == [
+        ("To book a berth:", ["Call the harbour office.", "Pay the deposit.", "Collect the gate key."])]
+
+
+# --------------------------------------------------------------------------- the checker
+
+
+def _evidence(*texts: str) -> Evidence:
+    return Evidence([(t, date(2025, 7, 10)) for t in texts], dated=[date(2025, 3, 1), date(2025, 7, 10)])
+
+
+@pytest.mark.parametrize("text", [
+    "It has 1200 visitors.",                # "1,200" written without the comma
+    "The repair cost 3.1 million pounds.",  # a scale word
+    "Together they hold 95 berths.",        # 40 + 55: a sum of two evidence numbers
+    "It took 131 days.",                    # 1 March to 10 July
+    "The pier reopened on 1 March 2025.",   # a date of the evidence
+    "It is the third of 3 steps.",          # a small count
+])
+def test_the_checker_grounds_numbers_the_evidence_gives_or_yields(text: str) -> None:
+    evidence = _evidence("The pier has 1,200 visitors, 40 berths and 55 moorings.", "Repairs cost 3.1 million pounds.",
+                         "It reopened on 1 March 2025.")
+    assert check(Draft(specialist="single", text=text), evidence).passed
+
+
+def test_the_checker_refuses_a_number_nothing_gives_and_ignores_wording() -> None:
+    evidence = _evidence("The pier had 1,200 visitors on Sunday.")
+    refused = check(Draft(specialist="single", text="It had 4,900 people."), evidence)
+    assert not refused.passed and refused.ungrounded == ["4,900 people"]
+    # the source says "visitors", the draft "people": the checker compares values, not nouns
+    assert check(Draft(specialist="single", text="It had 1,200 people."), evidence).passed
+    computed = check(Draft(specialist="compute", text="4,900 (a computed value).", computed=["4900"]), evidence)
+    assert computed.passed
+
+
+# --------------------------------------------------------------------------- the selection
+
+
+def _drafts(*specs: tuple[str, bool]) -> list[Draft]:
+    return [Draft(specialist=name, text=f"{name} says so", replaces=replaces) for name, replaces in specs]
+
+
+def test_a_specialist_replaces_the_plain_draft_only_when_its_precondition_holds_and_it_checks() -> None:
+    authority = {s.name: s.authority for s in REGISTRY}
+    drafts = _drafts(("single", False), ("compute", True), ("quote", False))
+    passed = [Verdict(specialist=d.specialist, passed=True) for d in drafts]
+    assert select(drafts, passed, authority, mode="multi").chosen == "compute"
+    refused = [Verdict(specialist="compute", passed=False, ungrounded=["7"]), *passed[::2]]
+    assert select(drafts, refused, authority, mode="multi").chosen == "single"  # never made worse by a failed compute
+    merely_ran = _drafts(("single", False), ("quote", False))
+    assert select(merely_ran, [Verdict(specialist=d.specialist, passed=True) for d in merely_ran], authority,
+                  mode="multi").chosen == "single"
+
+
+def test_an_ungrounded_plain_draft_gives_way_to_a_grounded_one_or_to_the_sources_do_not_say() -> None:
+    authority = {s.name: s.authority for s in REGISTRY}
+    drafts = _drafts(("single", False), ("quote", False))
+    verdicts = [Verdict(specialist="single", passed=False, ungrounded=["9"]), Verdict(specialist="quote", passed=True)]
+    assert select(drafts, verdicts, authority, mode="multi").chosen == "quote"
+    alone = select(drafts[:1], verdicts[:1], authority, mode="multi")
+    assert (alone.answer, alone.knows) == (UNKNOWN, False)
+    kept = select(drafts[:1], verdicts[:1], authority, mode="single")  # the baseline keeps its answer, noted
+    assert kept.answer == "single says so" and "9" in kept.rule
+
+
+# --------------------------------------------------------------------------- the specialists in Python
+
+
+def _amount(i: int, value: float, unit: str, source: str = "", published: str | None = None) -> Amount:
+    return Amount(f"q{i}", value, unit, f"{value:g} {unit}", f"s{i}", source, published, "")
+
+
+def test_compute_evaluates_and_refuses_what_cannot_be_computed() -> None:
+    two = [_amount(1, 38, "tonnes"), _amount(2, 71, "tonnes")]
+    assert evaluate("difference", two)[:2] == (33, "tonnes")
+    assert evaluate("change", two[::-1])[0] == -33
+    assert round(evaluate("percent_change", two)[0], 1) == 86.8
+    with pytest.raises(CalculationRefused):
+        evaluate("difference", two[:1])
+    with pytest.raises(CalculationRefused):
+        evaluate("ratio", [_amount(1, 3, ""), _amount(2, 0, "")])
+
+
+def test_time_between_dates_counts_calendar_months_and_years() -> None:
+    assert between(date(2025, 3, 1), date(2025, 7, 10), "days") == 131
+    assert between(date(2025, 3, 15), date(2025, 7, 10), "months") == 3
+    assert between(date(2023, 7, 11), date(2025, 7, 10), "years") == 1
+
+
+def test_steps_are_answered_by_position() -> None:
+    steps = StepList(id="p1", source="Guide", items=["Call.", "Pay.", "Collect."])
+    assert answer_by_position(steps, "after", 0) == "After step 1: Call. comes step 2: Pay."
+    assert answer_by_position(steps, "position", 2) == "It is step 3 of 3: Collect."
+    assert answer_by_position(steps, "before", 0).startswith("Nothing")  # type: ignore[union-attr]
+    assert answer_by_position(steps, "after", None) is None
+
+
+def test_sources_name_a_disagreement_and_an_update() -> None:
+    disagree = compare([_amount(1, 55, "berths", "Gazette", "2025-07-10"), _amount(2, 48, "berths", "Club", "2025-07-10"),
+                        _amount(3, 40, "berths", "Gazette", "2025-03-01")])
+    assert disagree.startswith("The sources disagree: Gazette (2025-07-10) gives 55 berths; Club (2025-07-10) gives 48 berths.")
+    assert "Earlier: 40 berths (Gazette, 2025-03-01)" in disagree
+    update = compare([_amount(1, 40, "berths", "Gazette", "2025-03-01"), _amount(2, 55, "berths", "Gazette", "2025-07-10")])
+    assert update.startswith("The latest report, Gazette (2025-07-10), gives 55 berths.")
+
+
+# --------------------------------------------------------------------------- the pipeline on scripted models
+
+
+def test_single_mode_is_recall_and_one_plain_draft(kb: KnowledgeBase) -> None:
+    router = Router()
+    answer = ask(kb, "How many berths does the Ashby Pier have?", router, mode="single")
+    assert router.calls == ["single"] and answer.mode == "single"
+    assert [s.task for s in answer.trace.sub_agents] == ["recall", "single", "check", "select"]
+
+
+def test_multi_mode_computes_a_difference_the_model_chose_and_the_trace_shows_the_frame(kb: KnowledgeBase) -> None:
+    def compute(request: ModelRequest) -> Any:
+        ids = {line.split(":")[0] for line in request.messages[-1].content.splitlines() if "million pounds" in line}
+        return {"operation": "difference", "amounts": sorted(ids)}
+
+    router = Router(frame={"asks_for": "calculation", "about": [], "unit": "cost"}, compute=compute,
+                    single="The repair cost 2.4 million pounds.")
+    answer = ask(kb, "How much more did the repair cost in the end than first reported?", router)
+    assert answer.trace.chosen == "compute" and "700,000 pounds" in answer.answer
+    assert answer.trace.frame["kind"] == "comparison" and answer.trace.frame["decided_by"] == "model"
+    assert {d["specialist"] for d in answer.trace.drafts} >= {"single", "compute"}
+
+
+def test_a_frame_filled_wrongly_leaves_the_plain_draft_standing(kb: KnowledgeBase) -> None:
+    # "steps" for a question about berths, where the lists are about booking: the steps specialist
+    # may run, but its answer does not replace the plain draft unless the frame asks for steps.
+    router = Router(frame={"asks_for": "how long", "about": [], "unit": ""},
+                    dates={"start": "d1", "end": "d1", "unit": "days"})  # the same date twice: no span
+    answer = ask(kb, "How many berths did the pier have when it reopened?", router)
+    assert answer.trace.chosen == "single" and answer.answer == "The Ashby Pier has 40 berths."
+
+
+def test_sources_that_disagree_replace_a_plain_draft_that_took_one_of_them(kb: KnowledgeBase) -> None:
+    router = Router(frame={"asks_for": "fact", "about": [], "unit": "berths"}, single="The pier has 48 berths.",
+                    quote={"sentence": "none"})
+    answer = ask(kb, "How many berths does the Ashby Pier have?", router)
+    assert answer.trace.chosen == "sources"
+    assert "55 berths" in answer.answer and "48 berths" in answer.answer and "disagree" in answer.answer
+
+
+def test_reports_of_one_count_are_never_added_up(kb: KnowledgeBase) -> None:
+    def add_everything(request: ModelRequest) -> Any:
+        return {"operation": "sum", "amounts": menu_ids(request, "amounts")[:4]}
+
+    # the model reads "how many" as a calculation and adds every berth count it is shown
+    router = Router(frame={"asks_for": "calculation", "about": [], "unit": "berths"}, compute=add_everything,
+                    single="The club counts 48 berths.")
+    answer = ask(kb, "How many berths does the club count at the Ashby Pier?", router)
+    assert answer.trace.chosen != "compute" and "compute" not in {d["specialist"] for d in answer.trace.drafts}
+
+
+def test_every_step_is_a_task_of_one_recorded_run(kb: KnowledgeBase, tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "runs.sqlite3")
+    answer = ask(kb, "Why did the Ashby Pier close?", Router(frame={"asks_for": "why", "about": [], "unit": ""},
+                                                             quote=lambda r: {"sentence": menu_ids(r, "sentence")[0]}),
+                 store=store)
+    run = store.get_run(answer.run_id)
+    assert run.status == "completed"
+    started = [e.task_id for e in store.events(answer.run_id) if str(e.type) == "task_started"]
+    assert started[:2] == ["recall", "frame"] and started[-2:] == ["check", "select"]
+    assert {"single", "quote"} <= set(started)
+
+
+def test_roles_are_the_frame_and_the_registry() -> None:
+    assert ROLES == ("frame", *(s.name for s in REGISTRY))
+    assert len(set(ROLES)) == len(ROLES)
+    for specialist in REGISTRY:
+        assert specialist.authority >= 0 and callable(specialist.applies) and callable(specialist.draft)
+
+
+def test_bad_mode_and_empty_question_are_one_line_errors(kb: KnowledgeBase) -> None:
+    with pytest.raises(MootError, match="unknown mode"):
+        ask(kb, "Q?", Router(), mode="both")
+    with pytest.raises(MootError, match="the question is empty"):
+        ask(kb, "   ", Router())
+
+
+# --------------------------------------------------------------------------- missing knowledge base and CLI
+
+
+def test_ask_against_a_missing_kb_fails_and_creates_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "nope.sqlite3"
+    with pytest.raises(MootError, match="no knowledge base at") as error:
+        LearningTeam(path, model=FunctionModel(Router()), store=False).ask_sync("anything?")
+    assert "moot learn" in error.value.one_line() and not path.exists()
+
+
+def _cli() -> typer.Typer:
+    from moot.cli import ask_cmd
+
+    app = typer.Typer()
+    ask_cmd.register(app)
+    app.command("noop")(lambda: None)  # a second command keeps `ask` a named sub-command
+    return app
+
+
+def test_cli_json_shows_the_frame_drafts_and_sources(kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch) -> None:
+    import moot.models.registry as registry
+
+    monkeypatch.setattr(registry, "infer_model", lambda name=None, **kw: FunctionModel(Router()))
+    result = CliRunner().invoke(_cli(), ["ask", "How many berths does the Ashby Pier have?", "--kb", str(kb.path),
+                                         "--mode", "single", "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout.strip().splitlines()[-1])
+    assert payload["mode"] == "single" and payload["answer"] == "The Ashby Pier has 40 berths."
+    assert payload["sub_agents"] == ["recall", "single", "check", "select"]
+    assert payload["run_id"] and payload["usage"]["requests"] == 1
+    assert payload["trace"]["chosen"] == "single"
+
+
+def test_the_learning_team_asks_in_parallel_without_sharing_state(kb: KnowledgeBase) -> None:
+    async def both() -> list[Any]:
+        t = team(kb, Router())
+        return await asyncio.gather(t.ask("How many berths does the Ashby Pier have?", mode="single"),
+                                    t.ask("Why did the Ashby Pier close?", mode="single"))
+
+    first, second = asyncio.run(both())
+    assert first.run_id != second.run_id and first.question != second.question
