@@ -14,6 +14,7 @@ import os
 import sys
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
 
 def build(only: set[str] | None = None) -> MCPServer:
@@ -44,8 +45,8 @@ def build(only: set[str] | None = None) -> MCPServer:
     if keep("fail"):
         @app.tool()
         def fail(reason: str = "no such record") -> str:
-            """Always fails."""
-            raise ValueError(reason)
+            """Always fails (a ToolError: the SDK passes its text to the client)."""
+            raise ToolError(reason)
 
     if keep("crash"):
         @app.tool()

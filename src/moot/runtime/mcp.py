@@ -103,6 +103,7 @@ class MCPToolServer:
     _listings: collections.OrderedDict[str, tuple[MCPTool, ...]] = field(
         default_factory=collections.OrderedDict, init=False, repr=False)
     _connections: dict[int, _Connection] = field(default_factory=dict, init=False, repr=False)
+    _listing_locks: dict[str, asyncio.Lock] = field(default_factory=dict, init=False, repr=False)
     list_calls: int = field(default=0, init=False, repr=False)
     """How many times the server was asked for its tools (the cache keeps it to one per run)."""
 
@@ -180,6 +181,15 @@ class MCPToolServer:
         if cached is not None:
             self._listings.move_to_end(run_key)
             return cached
+        # parallel agents of one run wait for one listing
+        async with self._listing_locks.setdefault(run_key, asyncio.Lock()):
+            try:
+                cached = self._listings.get(run_key)
+                return cached if cached is not None else await self._list(run_key, timeout_s)
+            finally:
+                self._listing_locks.pop(run_key, None)
+
+    async def _list(self, run_key: str, timeout_s: float | None) -> tuple[MCPTool, ...]:
         limit = min(t for t in (self.connect_timeout_s, timeout_s) if t is not None)
         try:
             async with asyncio.timeout(limit):
