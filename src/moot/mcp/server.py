@@ -36,6 +36,8 @@ INSTRUCTIONS = (
 )
 
 Preset = Literal["quick", "standard", "deep"]
+PROGRESS_DRAIN_S = 5.0
+"""How long a finished run's last progress notifications may take to go out before its result."""
 
 
 class BudgetArg(BaseModel):
@@ -173,6 +175,8 @@ async def follow(ctx: Any, app: MootMCP, run: Any) -> dict[str, Any]:
     try:
         assert run.task is not None
         await asyncio.shield(run.task)
+        # the run's last events (its end among them) reach the client before the result does
+        await asyncio.wait({forwarder}, timeout=PROGRESS_DRAIN_S)
     except asyncio.CancelledError:
         with anyio.CancelScope(shield=True):  # the client's cancellation: stop the run as Ctrl-C does
             await app.manager.cancel(run)
