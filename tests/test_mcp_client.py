@@ -209,3 +209,43 @@ def test_mcp_servers_table_in_moot_toml_and_the_cli_option(tmp_path: Path, monke
     assert result.returncode == 2 and "[mcp.servers]" in one_error_line(result)
     result = moot("graph", "Why?", "--source", str(config), "--mcp", "oops", home=home)
     assert result.returncode == 2 and "NAME=COMMAND" in one_error_line(result)
+
+
+def test_the_graph_teams_mapper_skeptic_and_hypothesizer_use_a_tool_server_and_behave_as_before_without(tmp_path: Path) -> None:
+    from test_graph_support import GraphScript, make_sources
+
+    from moot.teams.graph import GraphConfig, GraphTeam
+
+    class Thinking(GraphScript):
+        """Each tool-using agent writes one thought first (a scratchpad call), then answers as before."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.tools_seen: dict[str, set[str]] = {}
+
+        async def __call__(self, request: ModelRequest) -> Any:
+            self.tools_seen.setdefault(request.agent or "", set()).update(t.name for t in request.tools)
+            if request.tools and type(request.messages[-1]).__name__ != "ToolResultMessage":
+                return tool_call("add", a=len(request.messages), b=1)
+            return await super().__call__(request)
+
+    sources = make_sources(tmp_path / "src")
+    plain_script, tool_script = GraphScript(), Thinking()
+    question = "How does the Ostby mill affect Lake Mira?"
+    plain = GraphTeam(sources, model=FunctionModel(plain_script), config=GraphConfig(iterations=2, max_calls=40)).ask_sync(question)
+    scratch = server(args=["--only", "add"])
+    store = RunStore(tmp_path / "runs.db")
+    with_tools = GraphTeam(sources, model=FunctionModel(tool_script), store=store, tools=[scratch],
+                           config=GraphConfig(iterations=2, max_calls=60)).ask_sync(question)
+    assert {a for a, names in tool_script.tools_seen.items() if "add" in names} == {"mapper", "skeptic", "hypothesizer"}
+    assert not tool_script.tools_seen.get("quantifier") and not tool_script.tools_seen.get("placeholder")
+    # the scratchpad changes nothing the agents decide: the same graph as without it
+    assert sorted(n.label for n in with_tools.scaffold.entities()) == sorted(n.label for n in plain.scaffold.entities())
+    assert len(with_tools.scaffold.edges) == len(plain.scaffold.edges)
+    calls = [e.payload for e in store.events(with_tools.run_id) if e.type.value == "tool_call"]
+    assert calls and all(c["server"] == "mcp:tests" and c["ok"] for c in calls)
+    assert scratch.list_calls == 1  # one listing for the whole run
+    # without a tool server no graph agent is offered a tool, and each keeps its two turns
+    from moot.teams.graph import agents as ag
+
+    assert ag.mapper_agent("local").max_turns == 2 and ag.mapper_agent("local").tools == ()

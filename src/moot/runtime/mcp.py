@@ -63,10 +63,14 @@ class MCPTool(Tool):
         """Where the tool runs, for the run's events: ``mcp:<server>``."""
         return f"mcp:{self.server.name}" if self.server is not None else "mcp"
 
-    def validate_arguments(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        import jsonschema
+    _validator: Any = field(default=None, init=False, repr=False, compare=False)
 
-        validator = jsonschema.Draft202012Validator(self.parameters or {"type": "object"})
+    def validate_arguments(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        if self._validator is None:  # built once per tool: building it costs more than using it
+            import jsonschema
+
+            self._validator = jsonschema.Draft202012Validator(self.parameters or {"type": "object"})
+        validator = self._validator
         problems = [f"{'.'.join(str(p) for p in e.absolute_path) or '(arguments)'}: {e.message}"
                     for e in sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))]
         if problems:
@@ -226,7 +230,10 @@ class MCPToolServer:
 
     async def call(self, tool_name: str, arguments: Mapping[str, Any]) -> str:
         """Call one tool on the server; its result as text (cut at ``max_result_chars``)."""
-        connection = await asyncio.wait_for(self._connection(), self.connect_timeout_s)
+        connection = self._connections.get(id(asyncio.get_running_loop()))
+        if connection is None or connection.client is None or connection.dead:  # (re)start it, within its limit
+            async with asyncio.timeout(self.connect_timeout_s):
+                connection = await self._connection()
         result = await connection.call_tool(tool_name, dict(arguments))
         text = render_mcp_result(result)
         if len(text) > self.max_result_chars:
