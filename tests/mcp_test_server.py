@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import os
 import sys
+from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -56,6 +57,21 @@ def build(only: set[str] | None = None) -> MCPServer:
             os._exit(3)
 
     return app
+
+
+def wait_for_port(port: int, process: Any, timeout_s: float = 60) -> None:
+    """Wait until a server process listens on ``port`` on loopback (fails the test if it exits first)."""
+    import socket
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            return
+        except OSError:
+            assert time.monotonic() < deadline and process.poll() is None, "the server did not start"
+            time.sleep(0.1)
 
 
 def main() -> None:

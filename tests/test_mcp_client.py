@@ -8,7 +8,6 @@ import asyncio
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from moot.models.base import ModelRequest
 from moot.models.testing import FunctionModel, ScriptedModel, tool_call
 from moot.runtime import Budget, RunStore, SubAgent, SubAgentTask, TaskGraph
 from moot.runtime.mcp import MCPToolServer, merge_servers, servers_from_config
+from mcp_test_server import wait_for_port
 
 HERE = Path(__file__).parent
 SERVER = [sys.executable, str(HERE / "mcp_test_server.py")]
@@ -151,14 +151,7 @@ def test_a_server_reached_by_url_over_streamable_http() -> None:
     port = _free_port()
     proc = subprocess.Popen([*SERVER, "--http", str(port)], stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), 0.2).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline and proc.poll() is None, "the test server did not start"
-                time.sleep(0.1)
+        wait_for_port(port, proc)
         remote = MCPToolServer.parse(f"calc=http://127.0.0.1:{port}/mcp", include=["add"])
         agent = SubAgent("x", "", "", tools=[remote], model=ScriptedModel([tool_call("add", a=40, b=2), "42"]))
         result = asyncio.run(agent.run("go"))

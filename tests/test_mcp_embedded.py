@@ -19,6 +19,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from moot.memory import Fact, KnowledgeBase
+from mcp_test_server import wait_for_port
 
 pytestmark = pytest.mark.embedded
 
@@ -97,14 +98,7 @@ def test_moot_mcp_over_http_on_the_embedded_model(tmp_path: Path) -> None:
     proc = subprocess.Popen([sys.executable, "-m", "moot", "mcp", "--http", "--port", str(port)], env=_env(home),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), 0.2).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline and proc.poll() is None, "moot mcp --http did not start"
-                time.sleep(0.1)
+        wait_for_port(port, proc)
 
         async def main() -> None:
             async with Client(f"http://127.0.0.1:{port}/mcp") as client:

@@ -29,12 +29,13 @@ from moot.memory import Fact, KnowledgeBase
 from moot.models.base import ModelRequest
 from moot.models.testing import FunctionModel
 from moot.runtime import RunStore
+from test_server_api import Server
 
 FOREIGN_HOSTS = ["evil.example", "evil.example:8765", "127.0.0.1.nip.io", ""]
 """The Host headers test_server_hardening.py refuses on `moot serve`: `moot mcp --http` refuses the same."""
 
 
-class MCPHttp:
+class MCPHttp(Server):
     """`moot mcp --http` in a thread: the app create_http_app builds, served by uvicorn."""
 
     def __init__(self, model: Any, tmp_path: Path, *, token: str | None = None, **settings: Any) -> None:
@@ -44,22 +45,10 @@ class MCPHttp:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
-        self.server, self.state = build_server(MCPSettings(model=model, store_path=tmp_path / "runs.db", **settings))
-        app = create_http_app(self.server, token=token)
-        self.uvicorn = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on"))
-        self.thread = threading.Thread(target=self.uvicorn.run, daemon=True)
-
-    def __enter__(self) -> MCPHttp:
-        self.thread.start()
-        deadline = time.monotonic() + 20
-        while not self.uvicorn.started:
-            assert time.monotonic() < deadline and self.thread.is_alive(), "server did not start"
-            time.sleep(0.05)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.uvicorn.should_exit = True
-        self.thread.join(20)
+        self.mcp, self.state = build_server(MCPSettings(model=model, store_path=tmp_path / "runs.db", **settings))
+        app = create_http_app(self.mcp, token=token)
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     @property
     def url(self) -> str:
