@@ -223,7 +223,7 @@ class SubAgent:
             except Exception as exc:
                 emitter.emit(EventType.TOOL_CALL, tool=f"{source.name}:list_tools", arguments="{}", result=None,
                              error=str(exc) or type(exc).__name__, ok=False, seconds=round(time.perf_counter() - started, 4),
-                             server=f"mcp:{source.name}")
+                             server=getattr(source, "source", source.name))
                 continue
             for t in listed:
                 if t.name in taken:

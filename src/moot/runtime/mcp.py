@@ -61,7 +61,7 @@ class MCPTool(Tool):
     @property
     def source(self) -> str:
         """Where the tool runs, for the run's events: ``mcp:<server>``."""
-        return f"mcp:{self.server.name}" if self.server is not None else "mcp"
+        return self.server.source if self.server is not None else "mcp"
 
     _validator: Any = field(default=None, init=False, repr=False, compare=False)
 
@@ -168,6 +168,11 @@ class MCPToolServer:
             return cls(name, **options)
         except TypeError as exc:
             raise ConfigError(f"[mcp.servers.{name}]: {exc}", fix="check the table's values") from None
+
+    @property
+    def source(self) -> str:
+        """How the run's events name it: ``mcp:<name>``."""
+        return f"mcp:{self.name}"
 
     def describe(self) -> str:
         return self.url or shlex.join(list(self.command or ()))
