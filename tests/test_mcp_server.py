@@ -253,3 +253,20 @@ def test_moot_mcp_refuses_a_public_address_without_a_token(tmp_path: Path) -> No
 
     result = moot("mcp", "--http", "--host", "0.0.0.0", home=tmp_path / "home")
     assert result.returncode == 2 and "without a token" in one_error_line(result)
+
+
+def test_learning_a_text_over_mcp_fills_a_new_knowledge_base(tmp_path: Path) -> None:
+    from test_learning import fake_llm
+
+    async def main() -> None:
+        with MCPHttp(FunctionModel(fake_llm), tmp_path) as srv:
+            async with srv.client() as client:
+                result = await client.call_tool("learn", {
+                    "text": "Norway has 14 gold medals. Italy has 5 gold medals.", "kb": "medals-mcp",
+                    "source": "Day 10 report", "published": "2026-02-16", "budget": {"calls": 10}})
+                assert not result.is_error, result.content
+                assert result.structured_content["facts_stored"] == 2
+                kb = await client.read_resource("moot://kbs/medals-mcp")
+                assert "Italy has 5 gold medals." in kb.contents[0].text
+
+    asyncio.run(main())

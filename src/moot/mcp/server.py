@@ -40,14 +40,25 @@ PROGRESS_DRAIN_S = 5.0
 """How long a finished run's last progress notifications may take to go out before its result."""
 
 
-class BudgetArg(BaseModel):
-    """The run's limits: a preset (the team's own sizes) and limits that override it."""
+class LimitsArg(BaseModel):
+    """Limits of a run: model calls, tokens, dollars, seconds."""
 
-    preset: Preset = "standard"
     calls: int | None = Field(None, ge=1, description="Most model calls.")
     tokens: int | None = Field(None, ge=1, description="Most tokens, input and output together.")
     usd: float | None = Field(None, gt=0, description="Most dollars (remote models).")
     seconds: float | None = Field(None, gt=0, description="Deadline in seconds; what is done by then is kept.")
+
+    def budget(self) -> Any:
+        """A :class:`~moot.runtime.Budget` with exactly these limits."""
+        from moot.runtime import Budget
+
+        return Budget(max_calls=self.calls, max_tokens=self.tokens, max_cost_usd=self.usd, deadline_s=self.seconds)
+
+
+class BudgetArg(LimitsArg):
+    """The run's limits: a preset (the team's own sizes) and limits that override it."""
+
+    preset: Preset = "standard"
 
     def choice(self) -> Any:
         from moot.cli._options import parse_budget
@@ -244,6 +255,8 @@ def build_server(settings: MCPSettings | None = None) -> tuple[Any, MootMCP]:
                     kb: Annotated[str, Field(description="The knowledge base's name (created if new).")],
                     source: Annotated[str, Field(max_length=200, description="Where the text came from.")] = "mcp",
                     published: Annotated[str | None, Field(description="The text's date, YYYY-MM-DD.")] = None,
+                    budget: Annotated[LimitsArg | None, Field(description="Limits for the whole text (learning makes one "
+                                                                          "model call per chunk; no presets).")] = None,
                     model: ModelParam = None) -> dict[str, Any]:
         """Learn dated facts from a text into a knowledge base (created if new)."""
         path = checked(kb_path, kb)
@@ -255,7 +268,7 @@ def build_server(settings: MCPSettings | None = None) -> tuple[Any, MootMCP]:
             base = await asyncio.to_thread(KnowledgeBase.open, path)
             try:
                 report = await learn_text(base, text, source=source, published=published, model=app.model(model),
-                                          bus=bus, store=app.store)
+                                          budget=budget.budget() if budget else None, bus=bus, store=app.store)
             finally:
                 base.close()
             data = report.to_dict()
@@ -477,4 +490,4 @@ def run_view(app: MootMCP, run_id: str) -> dict[str, Any]:
     return view
 
 
-__all__ = ["BudgetArg", "MCPSettings", "MootMCP", "build_server", "describe_progress", "follow"]
+__all__ = ["BudgetArg", "LimitsArg", "MCPSettings", "MootMCP", "build_server", "describe_progress", "follow"]
