@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import re
 import sys
 import time
@@ -25,7 +26,10 @@ def show(direction: str, text: str) -> None:
 
 
 async def session(kb: str, question: str) -> None:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "moot", "mcp"])
+    # The SDK starts a server with a minimal environment (PATH, HOME …): pass moot's settings on,
+    # as a client's "env" entry does.
+    env = {k: v for k, v in os.environ.items() if k.startswith("MOOT_")}
+    params = StdioServerParameters(command=sys.executable, args=["-m", "moot", "mcp"], env=env)
     started = time.perf_counter()
 
     def at() -> str:
@@ -48,6 +52,8 @@ async def session(kb: str, question: str) -> None:
         args = {"question": question, "kb": kb, "mode": "auto", "budget": {"preset": "standard"}}
         show("→", f"tools/call ask {json.dumps(args)}")
         result = await client.call_tool("ask", args, progress_callback=progress)
+        if result.is_error:
+            raise SystemExit(f"ask failed: {result.content[0].text}")
         answer = result.structured_content or {}
         show("←", f"{at()} answer: {answer.get('answer')!r}")
         for fact in answer.get("facts_used", [])[:3]:
