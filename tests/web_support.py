@@ -206,7 +206,7 @@ def record_learning_run(store: RunStore, folder: Path) -> str:
     sys.path.insert(0, str(ROOT / "tests"))
     from datetime import date
 
-    from test_learning_team import Router
+    from test_learning_ask import Router
 
     from moot.memory import Fact, KnowledgeBase
     from moot.teams.learning import LearningTeam

@@ -73,6 +73,8 @@ class Settings(BaseSettings):
 
 
 SETTING_NAMES: tuple[str, ...] = tuple(Settings.model_fields)
+SECTIONS = ("mcp",)
+"""Tables of moot.toml that are not ``MOOT_*`` settings: ``[mcp.servers]`` (see :func:`mcp_servers_table`)."""
 SECRET_SETTINGS = frozenset({"serve_token", "openai_compatible_api_key"})
 
 
@@ -109,7 +111,7 @@ def read_config_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read {path}: {exc.strerror or exc}", fix=f"fix or remove {path}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML: {exc}", fix=f"fix the TOML in {path}") from None
-    unknown = sorted(set(data) - set(SETTING_NAMES))
+    unknown = sorted(set(data) - set(SETTING_NAMES) - set(SECTIONS))
     if unknown:
         import difflib
 
@@ -117,6 +119,7 @@ def read_config_file(path: Path) -> dict[str, Any]:
         hint = f"did you mean {close[0]!r}? " if close else ""
         raise ConfigError(f"unknown setting {unknown[0]!r} in {path}",
                           fix=f"{hint}known settings: {', '.join(SETTING_NAMES)}")
+    data = {k: v for k, v in data.items() if k not in SECTIONS}
     try:
         checked = Settings.model_validate(data)  # types only; the environment is not read here
     except ValidationError as exc:
@@ -130,6 +133,24 @@ def read_config_file(path: Path) -> dict[str, Any]:
             value = (path.parent / value).resolve()
         values[key] = value
     return values
+
+
+def mcp_servers_table() -> dict[str, Any]:
+    """The ``[mcp.servers]`` table of the moot.toml in force (``{}`` when there is none): MCP tool
+    servers for the agents of ``research``, ``graph``, ``board worker`` and ``moot mcp``."""
+    path = config_file()
+    if path is None:
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        read_config_file(path)  # raises the one-line error
+        return {}
+    section = data.get("mcp", {})
+    if not isinstance(section, dict) or set(section) - {"servers"} or not isinstance(section.get("servers", {}), dict):
+        raise ConfigError(f"{path}: [mcp] holds one table, [mcp.servers]",
+                          fix='write [mcp.servers] with one line per server: name = "command …" or "http://…/mcp"')
+    return dict(section.get("servers", {}))
 
 
 def _env_text(value: Any) -> str:

@@ -175,11 +175,32 @@ def team_model_kwargs(target: Callable[..., Any], choice: ModelChoice, *, comman
     return kwargs
 
 
+MCP_HELP = (
+    "An MCP tool server for the agents: NAME=COMMAND (stdio) or NAME=URL (streamable HTTP), repeatable; "
+    "added to the servers of [mcp.servers] in moot.toml."
+)
+
+
+def mcp_option(help: str = MCP_HELP) -> Any:
+    """The ``--mcp NAME=COMMAND|URL`` option of the commands whose agents use tools."""
+    return typer.Option(None, "--mcp", help=help)
+
+
+def mcp_servers(values: list[str] | None) -> list[Any]:
+    """The MCP tool servers for a command: ``[mcp.servers]`` of moot.toml, then ``--mcp`` (which
+    replaces a server of the same name)."""
+    from moot import config
+    from moot.runtime.mcp import MCPToolServer, merge_servers, servers_from_config
+
+    given = [MCPToolServer.parse(v) for v in values or ()]
+    return merge_servers(servers_from_config(config.mcp_servers_table()), given)
+
+
 def json_option(help: str = "Print one JSON object on stdout.") -> Any:
     return typer.Option(False, "--json", help=help)
 
 
 __all__ = [
-    "BUDGET_HELP", "BUDGET_PRESETS", "MODEL_HELP", "BudgetChoice", "ModelChoice", "budget_option", "json_option",
-    "model_option", "parse_budget", "parse_models", "team_model_kwargs",
+    "BUDGET_HELP", "BUDGET_PRESETS", "MCP_HELP", "MODEL_HELP", "BudgetChoice", "ModelChoice", "budget_option", "json_option",
+    "mcp_option", "mcp_servers", "model_option", "parse_budget", "parse_models", "team_model_kwargs",
 ]

@@ -22,6 +22,7 @@ from moot.cli import (
     index_cmd,
     kb_cmd,
     learn_cmd,
+    mcp_cmd,
     models_cmd,
     research_cmd,
     runs_cmd,
@@ -50,7 +51,7 @@ app = typer.Typer(
 
 for module in (
     setup_cmd, config_cmd, chat_cmd, learn_cmd, ask_cmd, teach_cmd, kb_cmd, board_cmd, index_cmd, research_cmd,
-    graph_cmd, deliberate_cmd, serve_cmd, ui_cmd, eval_cmd, models_cmd, engine_cmd, runs_cmd,
+    graph_cmd, deliberate_cmd, serve_cmd, mcp_cmd, ui_cmd, eval_cmd, models_cmd, engine_cmd, runs_cmd,
 ):
     module.register(app)
 

@@ -205,8 +205,8 @@ def watch(directory: Optional[Path] = typer.Argument(None, help=_DIR_HELP),
         pass
 
 
-def _build_agent(agent_type: str, model: Optional[list[str]], board: BoardBackend) -> Any:
-    from moot.cli._options import parse_models
+def _build_agent(agent_type: str, model: Optional[list[str]], board: BoardBackend, mcp: Optional[list[str]] = None) -> Any:
+    from moot.cli._options import mcp_servers, parse_models
 
     choice = parse_models(model)
     if agent_type == "echo":
@@ -214,7 +214,10 @@ def _build_agent(agent_type: str, model: Optional[list[str]], board: BoardBacken
 
         if choice.roles:
             raise UsageError("the echo agent calls no model", fix="drop --model ROLE=MODEL")
+        if mcp:
+            raise UsageError("the echo agent uses no tools", fix="drop --mcp")
         return EchoAgent()
+    tools = mcp_servers(mcp)
     try:
         from moot.teams.board.agents import build_agent
     except ImportError:
@@ -225,7 +228,8 @@ def _build_agent(agent_type: str, model: Optional[list[str]], board: BoardBacken
                         fix=f"choose one of: {', '.join(sorted(known)) or 'echo'}")
     # by type name, so that built-ins get their own class (breakdown's process splits goals);
     # a spec would build a plain executor
-    return build_agent(agent_type, board=board, model=choice.default, **({"models": choice.roles} if choice.roles else {}))
+    return build_agent(agent_type, board=board, model=choice.default, **({"models": choice.roles} if choice.roles else {}),
+                       **({"tools": tools} if tools else {}))
 
 
 @board_app.command("worker")
@@ -243,12 +247,14 @@ def worker(directory: Optional[Path] = typer.Argument(None, help=_DIR_HELP),
            model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="The model for model-driven agents; "
                                                      "ROLE=MODEL gives one role its own model (repeatable)."),
            worker_id: Optional[str] = typer.Option(None, "--worker-id", help="Name this worker (default: type-host-pid)."),
+           mcp: Optional[list[str]] = typer.Option(None, "--mcp", help="An MCP tool server for the agent's executor: NAME=COMMAND "
+                                                   "or NAME=URL (repeatable); added to [mcp.servers] of moot.toml."),
            as_json: bool = typer.Option(False, "--json", help="Print what the worker did as one JSON object.")) -> None:
     """Run one agent on the board: claim, work, heartbeat, complete. Ctrl-C stops gracefully."""
     from moot.teams.board.worker import Worker
 
     board = _open(directory, db, old_db)
-    instance = _build_agent(agent, model, board)
+    instance = _build_agent(agent, model, board, mcp)
     runner = Worker(board, instance, worker_id=worker_id, lease_s=lease, concurrency=concurrency,
                     max_tasks=max_tasks, stop_when_idle=until_idle, idle_grace_s=idle_grace)
     if not as_json:

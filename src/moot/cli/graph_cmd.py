@@ -18,7 +18,7 @@ from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
 
-from moot.cli._options import BudgetChoice, model_option, parse_budget, parse_models, team_model_kwargs
+from moot.cli._options import BudgetChoice, mcp_option, mcp_servers, model_option, parse_budget, parse_models, team_model_kwargs
 from moot.cli._output import exit_for_status, print_json, stderr, stdout, usage_dict, usage_line
 from moot.errors import MootError, UsageError
 
@@ -38,6 +38,8 @@ def graph_command(
     max_calls: Optional[int] = typer.Option(None, "--max-calls", help="The same as --budget calls=N."),
     max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="The same as --budget seconds=X (graph so far kept)."),
     model: Optional[list[str]] = model_option(),
+    mcp: Optional[list[str]] = mcp_option(help="An MCP tool server (e.g. a reasoning scratchpad) for the mapper, skeptic and "
+                                               "hypothesizer: NAME=COMMAND or NAME=URL (repeatable); added to [mcp.servers] of moot.toml."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the graph: .json, .graphml (Gephi, yEd, networkx) or .mmd (Mermaid)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object: nodes, edges, gaps, hypotheses, noise, answer, usage."),
     record_content: bool = typer.Option(
@@ -60,7 +62,7 @@ def graph_command(
     config = graph_config(parse_budget(budget), iterations=iterations, noise_budget=noise_budget,
                           max_calls=max_calls, deadline_s=max_seconds)
     models = team_model_kwargs(GraphTeam, parse_models(model), command="graph")
-    team = GraphTeam(source or [], kb=kb, store=RunStore(), config=config, **models)
+    team = GraphTeam(source or [], kb=kb, store=RunStore(), config=config, tools=mcp_servers(mcp), **models)
     try:
         with _progress(enabled=not as_json) as on_progress:
             index = team.index(progress=on_progress)

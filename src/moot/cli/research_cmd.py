@@ -19,7 +19,16 @@ from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
 
-from moot.cli._options import BudgetChoice, budget_option, model_option, parse_budget, parse_models, team_model_kwargs
+from moot.cli._options import (
+    BudgetChoice,
+    budget_option,
+    mcp_option,
+    mcp_servers,
+    model_option,
+    parse_budget,
+    parse_models,
+    team_model_kwargs,
+)
 from moot.cli._output import exit_for_status, print_json, stderr, stdout, usage_line
 from moot.errors import UsageError
 
@@ -39,6 +48,8 @@ def research_command(
     budget: str = budget_option(help="The run's limits: quick (20 calls), standard (40) or deep (80), and/or "
                                      "calls=N, tokens=N, usd=X, seconds=X, comma-separated."),
     sequential: bool = typer.Option(False, "--sequential", help="Run researchers one after another (for comparison)."),
+    mcp: Optional[list[str]] = mcp_option(help="An MCP tool server for the researchers: NAME=COMMAND or NAME=URL (repeatable); "
+                                               "added to [mcp.servers] of moot.toml."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object: answer, evidence, verification, usage."),
     record_content: bool = typer.Option(
         False, "--record-content", help="Also record prompts and responses in the run store (shown on the run's web page)."
@@ -55,7 +66,7 @@ def research_command(
         raise UsageError(f"{repo} is not a folder", fix="pass --repo with the path of a source folder")
     options = research_options(parse_budget(budget), parallel=not sequential)
     models = team_model_kwargs(ResearchTeam, parse_models(model), command="research")
-    team = ResearchTeam(repo, store=RunStore(), db_path=db, **models, **options)
+    team = ResearchTeam(repo, store=RunStore(), db_path=db, tools=mcp_servers(mcp), **models, **options)
     with _progress_bar(enabled=not as_json) as on_progress:
         team.index(progress=on_progress)
     bus = EventBus(record_content=record_content)

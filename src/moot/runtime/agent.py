@@ -10,6 +10,7 @@ case except cancellation, which propagates (read ``progress`` for the partial st
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import time
 from collections.abc import Mapping, Sequence
@@ -34,7 +35,7 @@ from moot.models.pricing import model_price
 from moot.runtime.budget import Budget, BudgetExceeded, BudgetTracker
 from moot.runtime.events import BoundEmitter, EventBus, EventType, summarize
 from moot.runtime.prompts import load_prompt
-from moot.runtime.tools import Tool, as_tools, render_result, run_tool_call
+from moot.runtime.tools import Tool, ToolSource, as_tools, render_result, run_tool_call, split_tool_sources
 
 
 @dataclass
@@ -97,7 +98,8 @@ class SubAgent:
     role: str = ""
     system_prompt: str = ""
     tools: Sequence[Tool | Any] = ()
-    """:class:`Tool` objects or plain functions (turned into tools)."""
+    """:class:`Tool` objects, plain functions (turned into tools), and tool sources such as an
+    :class:`~moot.runtime.mcp.MCPToolServer` (its tools are listed once per run)."""
     model: Model | str | None = None
     """A :class:`Model`, a model string (``local``, ``openai:…``), or ``None`` for the default."""
     output_type: Any = None
@@ -108,11 +110,14 @@ class SubAgent:
     budget: Budget | None = None
     """This agent's own limits, on top of the run's (``deadline_s`` counts from its start)."""
     _tools: tuple[Tool, ...] = field(init=False, repr=False)
+    _sources: tuple[ToolSource, ...] = field(init=False, repr=False)
     _model: Model | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self._tools = as_tools(self.tools)
-        self.tools = self._tools
+        plain, sources = split_tool_sources(self.tools)
+        self._tools = as_tools(plain)
+        self._sources = tuple(sources)
+        self.tools = (*self._tools, *self._sources)
         if isinstance(self.model, Model):
             self._model = self.model
 
@@ -191,7 +196,10 @@ class SubAgent:
         state.messages[:] = [SystemMessage(content=self.instructions()), UserMessage(content=user_text)]
         emitter.emit(EventType.AGENT_STARTED, role=self.role, task=summarize(task))
         try:
-            result = await self._loop(state, tracker, emitter)
+            tools = self._tools
+            if self._sources:
+                tools = await self._tools_for_run(run_id or f"agent-{id(tracker)}", tracker, emitter)
+            result = await self._loop(state, tracker, emitter, tools)
         except asyncio.CancelledError:
             emitter.emit(EventType.AGENT_FAILED, stop_reason="cancelled", **_usage_payload(state.usage))
             raise
@@ -206,12 +214,38 @@ class SubAgent:
         )
         return result
 
-    async def _loop(self, state: AgentProgress, tracker: BudgetTracker, emitter: BoundEmitter) -> AgentResult:
+    async def _tools_for_run(self, run_key: str, tracker: BudgetTracker, emitter: BoundEmitter) -> tuple[Tool, ...]:
+        """This agent's tools with its sources' tools (listed once per run by each source).
+        A source that cannot list its tools is left out, with a failed ``tool_call`` event
+        that says why; a name already taken gets the source's name in front."""
+        tools = list(self._tools)
+        taken = {t.name for t in tools}
+        for source in self._sources:
+            started = time.perf_counter()
+            try:
+                listed = await source.tools_for_run(run_key, timeout_s=tracker.time_left(self.name))
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                emitter.emit(EventType.TOOL_CALL, tool=f"{source.name}:list_tools", arguments="{}", result=None,
+                             error=str(exc) or type(exc).__name__, ok=False, seconds=round(time.perf_counter() - started, 4),
+                             server=getattr(source, "source", source.name))
+                continue
+            for t in listed:
+                if t.name in taken:
+                    t = dataclasses.replace(t, name=f"{source.name}_{t.name}"[:64])
+                taken.add(t.name)
+                tools.append(t)
+        return tuple(tools)
+
+    async def _loop(self, state: AgentProgress, tracker: BudgetTracker, emitter: BoundEmitter,
+                    tools: tuple[Tool, ...] | None = None) -> AgentResult:
         model = self.resolved_model()
         price = model_price(model)
         model_name = getattr(model, "name", "?")
-        tools_by_name = {t.name: t for t in self._tools}
-        definitions = tuple(t.definition() for t in self._tools)
+        tools = self._tools if tools is None else tools
+        tools_by_name = {t.name: t for t in tools}
+        definitions = tuple(t.definition() for t in tools)
         output_schema = self.output_schema()
         retried_output = False
 
@@ -309,6 +343,7 @@ class SubAgent:
                 )
                 for outcome in outcomes:
                     state.messages.append(outcome.message)
+                    source = getattr(tools_by_name.get(outcome.call.name), "source", None)
                     emitter.emit(
                         EventType.TOOL_CALL,
                         tool=outcome.call.name,
@@ -317,6 +352,7 @@ class SubAgent:
                         error=outcome.error,
                         ok=outcome.error is None,
                         seconds=round(outcome.seconds, 4),
+                        **({"server": source} if source else {}),
                     )
                 continue
 

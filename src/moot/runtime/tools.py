@@ -14,9 +14,9 @@ import inspect
 import json
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, get_type_hints, overload
+from typing import Any, Protocol, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from pydantic_core import to_jsonable_python
@@ -191,6 +191,23 @@ def tool(
     return lambda f: Tool.from_function(f, name=name, description=description, timeout_s=timeout_s)
 
 
+class ToolSource(Protocol):
+    """Something that supplies tools when a run starts (an MCP server): listed once per run."""
+
+    name: str
+
+    async def tools_for_run(self, run_key: str, *, timeout_s: float | None = None) -> Sequence[Tool]: ...
+
+
+def split_tool_sources(items: Any) -> tuple[list[Any], list[ToolSource]]:
+    """Tools and functions apart from tool sources (objects with ``tools_for_run``)."""
+    plain: list[Any] = []
+    sources: list[ToolSource] = []
+    for item in items or ():
+        (sources if callable(getattr(item, "tools_for_run", None)) else plain).append(item)
+    return plain, sources
+
+
 def as_tools(items: Any) -> tuple[Tool, ...]:
     """Tools from a list of tools and plain functions; duplicate names are a config error."""
     tools = tuple(Tool.from_function(item) for item in items or ())
@@ -259,9 +276,11 @@ __all__ = [
     "Tool",
     "ToolArgumentsError",
     "ToolOutcome",
+    "ToolSource",
     "ToolTimeoutError",
     "as_tools",
     "render_result",
     "run_tool_call",
+    "split_tool_sources",
     "tool",
 ]

@@ -34,6 +34,7 @@ import logging
 import os
 import uuid
 from collections import deque
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -160,9 +161,11 @@ class BaseAgent:
         store: RunStore | None = None,
         record: bool = True,
         bus: EventBus | None = None,
+        tools: Sequence[Any] = (),
     ) -> None:
         """``models`` gives single roles their own model (roles: :data:`ROLES`); every call
-        is a recorded run in ``store`` (default: the user's run store; ``record=False``: none)."""
+        is a recorded run in ``store`` (default: the user's run store; ``record=False``: none).
+        ``tools`` (MCP tool servers, or tools) are given to the executor beside the spec's tools."""
         check_roles(models, ROLES, team="board")
         self.spec = spec
         self.agent_type = spec.name
@@ -182,6 +185,7 @@ class BaseAgent:
         self._store = store
         self._record = record
         self._goal_runs: set[str] = set()
+        self.extra_tools = list(tools)
 
     @property
     def threshold(self) -> int:
@@ -281,7 +285,7 @@ class BaseAgent:
             workspace=self.workspace or workspace_for(board),
             knowledge_bases=knowledge_bases,
             allow_terminal=self.allow_terminal,
-        )
+        ) + self.extra_tools
 
     def _profile(self) -> str:
         tools = ", ".join(self.spec.tools) or "none"

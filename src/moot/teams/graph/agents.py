@@ -10,6 +10,7 @@ cannot name anything else.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
@@ -64,9 +65,14 @@ class MergeOutput(BaseModel):
     decisions: list[MergeDecision] = Field(default_factory=list, max_length=12)
 
 
-def mapper_agent(model: Any) -> SubAgent:
+TOOL_TURNS = 2
+"""Extra model requests for an agent given a tool server (each tool round is one)."""
+
+
+def mapper_agent(model: Any, tools: Sequence[Any] = ()) -> SubAgent:
     return SubAgent("mapper", "names the entities in the evidence", load_prompt("mapper", __package__), model=model,
-                    output_type=MapperOutput, max_turns=2, settings=ModelSettings(max_tokens=380, temperature=0.0))
+                    output_type=MapperOutput, max_turns=2 + (TOOL_TURNS if tools else 0), tools=tools,
+                    settings=ModelSettings(max_tokens=380, temperature=0.0))
 
 
 def links_agent(model: Any, labels: list[str]) -> SubAgent:
@@ -116,9 +122,9 @@ def skeptic_output(ids: list[str]) -> type[BaseModel]:
     return create_model("SkepticOutput", challenges=(list[challenge], Field(default_factory=list, max_length=len(ids))))  # type: ignore[valid-type]
 
 
-def skeptic_agent(model: Any, ids: list[str]) -> SubAgent:
+def skeptic_agent(model: Any, ids: list[str], tools: Sequence[Any] = ()) -> SubAgent:
     return SubAgent("skeptic", "challenges confident claims against their quotes", load_prompt("skeptic", __package__), model=model,
-                    output_type=skeptic_output(ids), max_turns=2,
+                    output_type=skeptic_output(ids), max_turns=2 + (TOOL_TURNS if tools else 0), tools=tools,
                     settings=ModelSettings(max_tokens=60 + 70 * len(ids), temperature=0.0))
 
 
@@ -159,9 +165,10 @@ def hypothesizer_output(node_labels: list[str], edge_ids: list[str]) -> type[Bas
     return create_model("HypothesizerOutput", hypotheses=(list[hypothesis], Field(min_length=2, max_length=3)))  # type: ignore[valid-type]
 
 
-def hypothesizer_agent(model: Any, node_labels: list[str], edge_ids: list[str]) -> SubAgent:
+def hypothesizer_agent(model: Any, node_labels: list[str], edge_ids: list[str], tools: Sequence[Any] = ()) -> SubAgent:
     return SubAgent("hypothesizer", "proposes alternative structures with testable predictions", load_prompt("hypothesizer", __package__),
-                    model=model, output_type=hypothesizer_output(node_labels, edge_ids), max_turns=2,
+                    model=model, output_type=hypothesizer_output(node_labels, edge_ids), max_turns=2 + (TOOL_TURNS if tools else 0),
+                    tools=tools,
                     settings=ModelSettings(max_tokens=650, temperature=0.0))
 
 

@@ -100,10 +100,13 @@ class GraphTeam:
 
     def __init__(self, sources: Sequence[str | Path] = (), *, kb: str | Path | None = None, model: Any = None,
                  models: RoleModels | None = None, store: RunStore | None = None, config: GraphConfig | None = None,
-                 index: SourceIndex | None = None) -> None:
+                 index: SourceIndex | None = None, tools: Sequence[Any] = ()) -> None:
         """``model`` serves every agent; ``models`` gives single roles their own model
-        (``{"skeptic": "openai:gpt-4o"}``; roles: :data:`~moot.teams.graph.agents.AGENT_NAMES`)."""
+        (``{"skeptic": "openai:gpt-4o"}``; roles: :data:`~moot.teams.graph.agents.AGENT_NAMES`).
+        ``tools`` (an MCP tool server such as a reasoning scratchpad, or tools) go to the mapper,
+        the skeptic and the hypothesizer, as the design has them; without any the team is as before."""
         self.sources = [Path(s) for s in sources]
+        self.tools = list(tools)
         self.kb = kb
         self.config = config or GraphConfig()
         self.store = store
@@ -287,7 +290,7 @@ class _Loop:
         if jobs:
             self.life.working("mapper")
             outcomes = await asyncio.gather(*(
-                self.rec.step(f"mapper-{it}-{k}", ag.mapper_agent(self.team.model_for("mapper")),
+                self.rec.step(f"mapper-{it}-{k}", ag.mapper_agent(self.team.model_for("mapper"), self.team.tools),
                               f"Question: {q.text}\n\nPassages:\n{render_passages(chunks)}")
                 for k, (q, chunks) in enumerate(jobs, 1)))
             reports: list[tuple[int, GraphQuestion, list[Chunk], MappingReport, dict[str, str]]] = []
@@ -441,7 +444,7 @@ class _Loop:
             GraphQuestion(id=f"s{it}_{k}", agent="skeptic", text=f"What evidence would disconfirm {t}?", focus=[t], iteration=it)
             for k, t in enumerate(targets, 1)]
         self.life.working("skeptic")
-        outcome = await self.rec.step(f"skeptic-{it}", ag.skeptic_agent(self.team.model_for("skeptic"), targets), skeptic_task(self.scaffold, targets))
+        outcome = await self.rec.step(f"skeptic-{it}", ag.skeptic_agent(self.team.model_for("skeptic"), targets, self.team.tools), skeptic_task(self.scaffold, targets))
         self.life.waiting("skeptic")
         self.challenged |= set(targets)
         if outcome is None or not outcome.ok:
@@ -455,7 +458,7 @@ class _Loop:
         edge_ids = list(self.scaffold.edges)[:30]
         self.life.working("hypothesizer")
         self.emit(EV_QUESTIONS, agent="hypothesizer", agent_id="hypothesizer", count=1, iteration=self.scaffold.meta.iteration)
-        outcome = await self.rec.step("hypothesizer", ag.hypothesizer_agent(self.team.model_for("hypothesizer"), labels, edge_ids),
+        outcome = await self.rec.step("hypothesizer", ag.hypothesizer_agent(self.team.model_for("hypothesizer"), labels, edge_ids, self.team.tools),
                                       hypotheses_task(self.scaffold, self.question))
         if outcome is not None and outcome.ok:
             self.scaffold.hypotheses = to_hypotheses(self.scaffold, outcome.output)

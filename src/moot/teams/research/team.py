@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -93,10 +94,12 @@ class ResearchTeam:
 
     def __init__(self, repo: str | Path, *, model: Any = None, models: RoleModels | None = None,
                  store: RunStore | None = None, index: CodeIndex | None = None, config: ResearchConfig | None = None,
-                 db_path: str | Path | None = None) -> None:
+                 db_path: str | Path | None = None, tools: Sequence[Any] = ()) -> None:
         """``model`` serves every agent; ``models`` gives single roles their own model
-        (``{"synthesizer": "openai:gpt-4o"}``; roles: :data:`ROLES`)."""
+        (``{"synthesizer": "openai:gpt-4o"}``; roles: :data:`ROLES`). ``tools`` (MCP tool servers,
+        or tools) are given to the researchers and the single agent beside the code tools."""
         self.repo = Path(repo)
+        self.tools = list(tools)
         self.config = config or ResearchConfig()
         self.store = store
         self._index = index
@@ -207,7 +210,7 @@ class ResearchTeam:
                       note: str = "") -> MultiAgentResult:
         seeded = seed_findings(index, SubQuestion(question=question))
         agent = SubAgent("single-agent", "answers with the code tools in one conversation", load_prompt("single", __package__),
-                         tools=code_tools(index), model=self.model_for("single-agent"), max_turns=self.config.single_calls,
+                         tools=[*code_tools(index), *self.tools], model=self.model_for("single-agent"), max_turns=self.config.single_calls,
                          settings=ModelSettings(max_tokens=500))
         outcome = await run.step("single-agent", agent, f"Search results:\n{render_findings(seeded) or 'none'}\n\nQuestion: {question}")
         draft = without_repeats(outcome.text.strip() if outcome else "") or no_answer(outcome, "the budget stopped the run")
@@ -262,7 +265,7 @@ class ResearchTeam:
             result.plan = plan
             result.usage_by_phase = self._phases(run, {"planner": ["planner"], "single-agent": ["single-agent"], **_QUOTES})
             return result
-        tools = code_tools(index)
+        tools = [*code_tools(index), *self.tools]
         researchers = [researcher_agent(f"researcher-{i}", self.model_for("researcher"), index, tools, sq,
                                         max_turns=cfg.researcher_calls + 1, budget=Budget(max_calls=cfg.researcher_calls))
                        for i, sq in enumerate(plan.sub_questions, 1)]
