@@ -5,7 +5,7 @@ words: the order of a procedure's steps, which of two sources said which number,
 of a causal sentence. The episodes still hold them. Here they are read back as text units
 (sentences, list items, table rows: :mod:`moot.text`), each with its source, date and position,
 and ranked against a question lexically: each shared word stem adds its inverse unit frequency,
-so the words that say *what* is asked ("cost", "berths") outweigh the subject every sentence
+so the words that say *what* is asked ("cost", "speed") outweigh the subject every sentence
 names. Deterministic, no model call.
 """
 
@@ -99,7 +99,7 @@ def whole_sources(kb: KnowledgeBase) -> list[SourceText]:
 
 
 def query_terms(query: str) -> list[frozenset[str]]:
-    """The query's terms: each name it writes ("Marrow River Cleanup") is one term of its word stems,
+    """The query's terms: each name it writes ("Hadley Canal Trust") is one term of its word stems,
     each other content word a term of one stem."""
     terms: list[frozenset[str]] = []
     in_names: set[str] = set()
@@ -117,7 +117,7 @@ def rank_units(units: list[SourceUnit], query: str, *, min_shared: int = 1) -> l
 
     A term counts when the unit holds any of its stems; its weight is the square of its inverse
     unit frequency, so the word that says what is asked ("budget", in four sentences) outweighs
-    the name every sentence repeats ("Marrow River Cleanup"), and a name counts once, not once
+    the name every sentence repeats ("Hadley Canal Trust"), and a name counts once, not once
     a word."""
     terms = query_terms(query)
     if not terms:

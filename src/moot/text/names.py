@@ -1,6 +1,6 @@
 """Proper names written in text, read by the format English gives them: capitalised words.
 
-A run of capitalised words is a name ("Marrow River Cleanup", "Dr. Ines Halvorsen"), joined
+A run of capitalised words is a name ("Hadley Canal Trust", "Dr. Ana Ortiz"), joined
 across the small words names contain ("Bank of England", "Isle of Man"). Function words at a
 name's edges ("The") and the calendar's words (months and weekdays are dates, read by
 :mod:`moot.text.dates`) are not part of a name, and a trailing possessive is dropped
@@ -46,7 +46,7 @@ def names_in(text: str) -> list[tuple[str, bool]]:
         at_start = bool(_SENTENCE_START.search(text[: match.start()]))
         trimmed = _trim(words)
         if at_start and trimmed and trimmed[0] != words[0]:
-            at_start = False  # "The Marrow River": the name starts after the capitalised article
+            at_start = False  # "The Hadley Canal": the name starts after the capitalised article
         if not trimmed:
             continue
         name = _POSSESSIVE.sub("", " ".join(trimmed)).strip(" .,;:")

@@ -3,7 +3,7 @@
 One :class:`LearningTeamAgent` per level, over a fresh knowledge base in the folder the
 runner gives it: learning goes through the team's ``learn`` (no budget: an article is learned
 whole or not at all), answers through ``LearningTeam.ask`` with the team's ``standard`` budget
-per question, and L7 through a real teaching session whose student — starting from an empty
+per question, and the teaching level through a real teaching session whose student — starting from an empty
 memory — then answers the level's quiz from its own notes.
 """
 
@@ -111,7 +111,7 @@ class LearningTeamAgent:
         """Teach ``topic`` to a new student, then the student alone answers ``questions``.
 
         The session's own cost (rounds of teaching) is spread evenly over the quiz answers,
-        so the per-question cost of L7 includes the teaching.
+        so the per-question cost of the teaching level includes the teaching.
         """
         from moot.teams.learning.teach.student import QUIZ_SETTINGS, QuizAnswer, answer_task, degenerate, held_to_notes
         from moot.runtime import load_prompt

@@ -1,1 +1,1 @@
-"""Teaching: a teacher agent teaches a student agent that starts empty, then both take a quiz (``moot teach``, L7)."""
+"""Teaching: a teacher agent teaches a student agent that starts empty, then both take a quiz (``moot teach``, the teaching level of the eval)."""

@@ -1,7 +1,7 @@
 """A teaching session: the TeachingAgent teaches a separate student agent, then both take a quiz.
 
 The learning design's TeachingAgent (scaffolding in the zone of proximal development, self-explanation
-prompts, a student model, adaptive difficulty) and its L7 evaluation, built for a small model:
+prompts, a student model, adaptive difficulty) and its teaching evaluation, built for a small model:
 
 * **material** — the teacher retrieves the topic's facts from its knowledge base and orders
   them by a deterministic difficulty (short, structured, central facts first);
@@ -216,7 +216,7 @@ def ground_explanation(explanation: str, facts: Sequence[str], *, known: Sequenc
 
     Given three facts about a tide mill, the 0.5B teacher added "a private company that
     produces sand and gravel" and a 160,000 square-foot millpond; the student noted them as
-    truth, and the L7 quiz measured the fabrication rather than the teaching. So a sentence is
+    truth, and the quiz measured the fabrication rather than the teaching. So a sentence is
     kept only when every number in it is in the material (the round's facts, what the student
     already knows, the topic) and at least half its content words are; then any fact the kept
     sentences do not carry (its numbers and half its key terms) is said as it stands.
@@ -431,7 +431,7 @@ async def _teach(
         elif queue:
             # Pacing: the student's level sets how many new facts a round teaches, but never so few
             # that the material cannot all be taught in the rounds left (the restoration's cost, last
-            # in the L7 queue, was never taught in nine runs of eight rounds).
+            # in the queue, was never taught in nine runs of eight rounds).
             size = min(MAX_FACTS_PER_ROUND, max(state.level, math.ceil(len(queue) / left)))
             mode, chosen = "teach", queue[:size]
             del queue[:size]
@@ -480,7 +480,7 @@ async def _teach(
         record.student_notes = memory.add_notes(grounded, round=number)
         # The notebook check: the quiz is answered from the notes alone, so a fact just taught that
         # no note holds (its numbers and half its key terms) is dictated now, without a model call.
-        # On L7 the student's one merged note per round dropped the restoration's cost and the gate.
+        # The student's one merged note per round once dropped two of the facts it was taught.
         missed = [f for f in facts if not notes_hold(f.content, memory.notes)]
         if missed:
             record.dictated = memory.add_notes([f.content for f in missed], round=number)

@@ -4,7 +4,7 @@ The student agent starts with its own *empty* knowledge base and learns only fro
 teacher says: after each teacher turn it writes notes (short facts) into that knowledge base,
 and it answers every question from those notes alone. Nothing from the teacher's knowledge
 base is ever put in its prompts; the teaching session hands it the teacher's words and nothing
-else, which is what makes the quiz a measure of the teaching (level L7 of the progressive suite).
+else, which is what makes the quiz a measure of the teaching (the teaching level of the progressive suite).
 
 Grading is deterministic (numbers compared numerically, key terms matched on word stems), so
 the same rubric scores the student and the teacher and the effectiveness ratio compares like
@@ -216,7 +216,7 @@ class QuizAnswer(BaseModel):
 
 # Each budget fits its schema at the length limits plus the JSON around them (about 4
 # characters a token): a limit below that let the grammar's string run past max_tokens, the
-# JSON came back cut ("Unterminated string"), and the full L7 run lost a session to it.
+# JSON came back cut ("Unterminated string"), and a full teaching run lost a session to it.
 NOTES_SETTINGS = ModelSettings(max_tokens=280, temperature=0)
 CHECK_SETTINGS = ModelSettings(max_tokens=160, temperature=0)
 QUIZ_SETTINGS = ModelSettings(max_tokens=80, temperature=0)
