@@ -21,19 +21,8 @@ from moot.teams.learning.ingest.learning import file_sha256
 from moot.teams.learning.ingest.selection import build_facts, label_schema, propose, read_labels
 from moot.text import split_units
 from learning_support import label_units
-from test_learning import model
+from test_learning import ARTICLES, kb, model, run  # noqa: F401 (kb is a fixture)
 
-ARTICLES = Path(__file__).resolve().parents[1] / "examples" / "learning" / "articles"
-
-
-@pytest.fixture
-def kb(tmp_path: Path):  # type: ignore[no-untyped-def]
-    with KnowledgeBase.open(tmp_path / "kb.sqlite3") as opened:
-        yield opened
-
-
-def run(coro):  # type: ignore[no-untyped-def]
-    return asyncio.run(coro)
 
 
 def _write(path: Path, text: str) -> Path:
@@ -187,3 +176,13 @@ def test_cli_learns_a_folder_in_parallel_and_a_rerun_costs_nothing(monkeypatch: 
     again = runner.invoke(app, ["learn", str(tmp_path / "notes"), "--kb", kb_file, "--json"])
     assert json.loads(again.stdout)["usage"]["requests"] == 0
     assert all(f["unchanged"] for f in json.loads(again.stdout)["files"])
+
+
+def test_a_chunks_stored_text_reads_back_as_the_same_units() -> None:
+    from moot.teams.learning.ingest.chunking import chunk_units
+
+    text = ("# Booking\n\nThe office opens at 9. It closes at 5.\n\n1. Call the office.\n2. Pay the deposit.\n\n"
+            "| Day | Boats |\n|---|---|\n| Mon | 4 |\n| Tue | 6 |\n")
+    units = split_units(text)
+    back = split_units("\n\n".join(c.text for c in chunk_units(units)))
+    assert [(u.kind, u.text, u.header) for u in back] == [(u.kind, u.text, u.header) for u in units]
