@@ -142,7 +142,8 @@ class UnitChunk:
         for unit in self.units:
             piece = f"# {unit.text}" if unit.kind == "heading" else f"- {unit.text}" if unit.kind == "item" else unit.text
             if unit.kind == "row" and unit.header and (unit.block != last_block or unit.header != last_header):
-                piece = f"{unit.header}\n{unit.text}"
+                rule = "|" + "---|" * max(1, unit.header.strip().strip("|").count("|") + 1)
+                piece = f"{unit.header}\n{rule}\n{unit.text}"
             if unit.block == last_block and blocks:
                 sep = "\n" if unit.kind in ("row", "item") else " "
                 blocks[-1] = f"{blocks[-1]}{sep}{piece}"
