@@ -373,3 +373,12 @@ def test_the_learning_team_asks_in_parallel_without_sharing_state(kb: KnowledgeB
 
     first, second = asyncio.run(both())
     assert first.run_id != second.run_id and first.question != second.question
+
+
+def test_sources_compare_only_figures_about_what_is_asked(kb: KnowledgeBase) -> None:
+    # "nights" is in no sentence that gives a figure: the berth counts are not about the question
+    router = Router(frame={"asks_for": "fact", "about": [], "unit": "nights"}, single="The sources do not say.",
+                    quote={"sentence": "none"})
+    answer = ask(kb, "On how many nights is the Ashby Pier lit?", router)
+    assert "sources" not in {d["specialist"] for d in answer.trace.drafts}
+    assert answer.answer == "The sources do not say."

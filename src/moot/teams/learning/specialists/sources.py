@@ -5,7 +5,8 @@ different dates an update — are what a single agent most often gets wrong one 
 (it answers one of them, or the older one). Python takes each source's best-matching passage that
 gives a figure (ranked against the question: :func:`moot.memory.units.rank_units`); where that
 passage gives several figures the model chooses the one asked, per source (an enum each); Python
-keeps the figures of one unit, compares them and writes each with its source and date: a
+keeps the figures about what is asked (the frame's unit word is their unit or in their sentence)
+and of one unit, compares them and writes each with its source and date: a
 disagreement names both, an update gives the latest and what it was before.
 """
 
@@ -17,6 +18,7 @@ from moot.teams.learning.ask.drafts import AskContext, Draft
 from moot.teams.learning.ask.frame import QuestionFrame
 from moot.teams.learning.ask.recall import Passage, Recall
 from moot.teams.learning.specialists.common import Amount, amounts, choose, same_unit
+from moot.text.words import stem, words
 
 KINDS = frozenset({"value", "date", "change", "comparison"})
 PER_SOURCE = 2
@@ -31,6 +33,15 @@ def per_source(recall: Recall) -> dict[str, list[Passage]]:
         if len(items) < PER_SOURCE:
             items.append(p)
     return found
+
+
+def about_asked(amount: Amount, asked: str) -> bool:
+    """Whether a figure is about what the question asks: the frame's unit word (by stem) is its unit or
+    is in its sentence. With no unit word in the frame, nothing is known to be about it."""
+    if not asked:
+        return False
+    wanted = stem(asked)
+    return same_unit(amount.unit, asked) or wanted in {stem(w) for w in words(amount.sentence)}
 
 
 def compare(values: list[Amount]) -> str:
@@ -55,7 +66,7 @@ class Sources:
     authority = 3
 
     def applies(self, frame: QuestionFrame, recall: Recall) -> str | None:
-        if frame.kind not in KINDS:
+        if frame.kind not in KINDS or not frame.unit:
             return None
         holding = [s for s, ps in per_source(recall).items() if any(any(c.isdigit() for c in p.text) for p in ps)]
         if len(holding) >= 2:
@@ -98,7 +109,10 @@ class Sources:
                 match = next((a for a in best[source] if a.id == getattr(picked, f"source_{i + 1}")), None)
                 if match is not None:
                     chosen[source] = match
-        values = list(chosen.values())
+        # Only figures about what is asked: each one's unit, or its sentence, holds the frame's unit word.
+        values = [a for a in chosen.values() if about_asked(a, ctx.frame.unit)]
+        if not values:
+            return None
         unit = max({a.unit for a in values}, key=lambda u: sum(same_unit(u, a.unit) for a in values))
         values = [a for a in values if same_unit(a.unit, unit)]
         if len(values) < 2 or len({round(a.value, 6) for a in values}) < 2:
