@@ -19,7 +19,7 @@ import pytest
 
 from moot.errors import MootError
 from moot.memory import Embedder, Fact, KnowledgeBase, Strategy, load_default_embedder
-from moot.memory.embeddings import DEFAULT_MODEL_NAME, EMBEDDINGS_MODULE, cosine
+from moot.models.embeddings import DEFAULT_MODEL_NAME, EMBEDDINGS_MODULE, cosine
 
 HAVE_EXTRA = all(importlib.util.find_spec(m) is not None for m in (EMBEDDINGS_MODULE, "sentence_transformers"))
 NEEDS_EXTRA = pytest.mark.skipif(

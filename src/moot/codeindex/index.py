@@ -19,7 +19,7 @@ from moot.codeindex.semantic import VectorTable, embed_missing, rrf
 from moot.codeindex.terms import match_query, query_terms
 from moot.codeindex.walk import decode, is_binary
 from moot.errors import MootError
-from moot.memory.embeddings import Embedder
+from moot.models.embeddings import Embedder
 
 MODES = ("lexical", "semantic", "hybrid")
 BM25_WEIGHTS = (3.0, 1.0, 1.0)
@@ -73,7 +73,7 @@ class CodeIndex:
         """Index ``root`` (or bring its index up to date) and return the open index.
 
         ``embeddings=True`` loads the optional default embedder (a one-line error when the extra
-        is missing); an :class:`~moot.memory.embeddings.Embedder` object is used as given.
+        is missing); an :class:`~moot.models.embeddings.Embedder` object is used as given.
         ``rebuild=True`` deletes the index file first (the way out of a corrupt file).
         """
         resolved = check_root(root)
@@ -82,7 +82,7 @@ class CodeIndex:
             store.remove(path)
         embedder: Embedder | None = None
         if embeddings is True:
-            from moot.memory.embeddings import load_default_embedder
+            from moot.models.embeddings import load_default_embedder
 
             embedder = load_default_embedder()
         elif embeddings:
@@ -226,7 +226,7 @@ class CodeIndex:
             return False
         if self._embedder is None:
             try:
-                from moot.memory.embeddings import DEFAULT_MODEL_NAME, load_default_embedder
+                from moot.models.embeddings import DEFAULT_MODEL_NAME, load_default_embedder
 
                 if model != DEFAULT_MODEL_NAME:
                     raise MootError(

@@ -1,4 +1,4 @@
-"""Optional semantic search: chunk vectors from a :class:`moot.memory.embeddings.Embedder`, and RRF.
+"""Optional semantic search: chunk vectors from a :class:`moot.models.embeddings.Embedder`, and RRF.
 
 Lexical search is complete on its own and is the default. With embeddings (the optional
 ``moot[embeddings]`` extra, or any object with ``name`` and ``embed``), each chunk's vector is
@@ -15,7 +15,7 @@ from array import array
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from moot.memory.embeddings import Embedder
+from moot.models.embeddings import Embedder
 
 EMBED_BATCH = 64
 EMBED_LINES = 40

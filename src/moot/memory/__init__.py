@@ -10,7 +10,7 @@ works alone. See ``docs/memory.md``.
 from __future__ import annotations
 
 from moot.memory.consolidate import ConsolidationReport, MergedFacts, PrunedFact, consolidate
-from moot.memory.embeddings import Embedder, load_default_embedder
+from moot.models.embeddings import Embedder, load_default_embedder
 from moot.memory.facts import (
     Episode,
     Fact,

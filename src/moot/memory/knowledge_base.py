@@ -51,7 +51,7 @@ from moot.memory.supersession import relink
 
 if TYPE_CHECKING:
     from moot.memory.consolidate import ConsolidationReport
-    from moot.memory.embeddings import Embedder
+    from moot.models.embeddings import Embedder
     from moot.memory.retrieval import Retrieval, Strategy
 
 

@@ -408,7 +408,7 @@ def _two_phase(kb: KnowledgeBase, question: str, choice: StrategyChoice, limit: 
     best_bm25 = max(h.score for h in hits) or 1.0
     semantic: dict[int, float] = {}
     if kb.embedder is not None:
-        from moot.memory.embeddings import similarities
+        from moot.models.embeddings import similarities
 
         semantic = similarities(kb, question, [h.fact for h in hits])
 
