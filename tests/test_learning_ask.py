@@ -230,6 +230,9 @@ def test_compute_evaluates_and_refuses_what_cannot_be_computed() -> None:
         evaluate("difference", two[:1])
     with pytest.raises(CalculationRefused):
         evaluate("ratio", [_amount(1, 3, ""), _amount(2, 0, "")])
+    with pytest.raises(CalculationRefused, match="different units"):  # metres and years do not add up
+        evaluate("percent_change", [_amount(1, 31.5, "metres"), _amount(2, 10, "years")])
+    assert evaluate("product", [_amount(1, 2, "florins"), _amount(2, 5, "hours")])[0] == 10  # a rate times a time may mix
 
 
 def test_time_between_dates_counts_calendar_months_and_years() -> None:

@@ -82,7 +82,7 @@ def kind_options(question: str) -> list[str]:
         after = tokens[tokens.index(opener) + 1]
         if after == "long" or _TIME_UNITS & set(tokens):
             options.append("duration")
-        options += ["value", "comparison", "change", "rule"]
+        options += ["value", "comparison", "change", "rule", "steps"]
     elif opener is not None:
         options += _OPENERS[opener]
     else:

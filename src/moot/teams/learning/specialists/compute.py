@@ -25,6 +25,8 @@ from moot.text.names import names_in
 Operation = Literal["sum", "difference", "change", "product", "ratio", "percent_of", "percent_change", "average",
                     "minimum", "maximum", "none"]
 KINDS = frozenset({"comparison", "change", "what_if"})
+SAME_UNIT = frozenset({"sum", "difference", "change", "percent_change", "average", "minimum", "maximum"})
+"""Operations whose amounts must be of one unit (a product or a ratio may mix them)."""
 
 
 class CalculationRefused(ValueError):
@@ -40,6 +42,10 @@ def evaluate(operation: str, chosen: list[Amount]) -> tuple[float, str, str]:
         raise CalculationRefused("no amounts chosen")
     if operation in ("difference", "change", "ratio", "percent_of", "percent_change") and len(chosen) != 2:
         raise CalculationRefused(f"{operation} takes two amounts, {len(chosen)} chosen")
+    if operation in SAME_UNIT and not all(same_unit(a.unit, chosen[0].unit) or not a.unit or not chosen[0].unit
+                                          for a in chosen):
+        # Adding or comparing metres with years means nothing: amounts of different units are refused.
+        raise CalculationRefused(f"{operation} of {', '.join(a.text for a in chosen)}: different units")
     if operation == "sum":
         return sum(values), unit, " + ".join(shown)
     if operation == "difference":
