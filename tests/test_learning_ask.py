@@ -167,6 +167,7 @@ def _evidence(*texts: str) -> Evidence:
     "It took 131 days.",                    # 1 March to 10 July
     "The pier reopened on 1 March 2025.",   # a date of the evidence
     "It is the third of 3 steps.",          # a small count
+    "It reopened on 1 March.",              # a day written without its year
 ])
 def test_the_checker_grounds_numbers_the_evidence_gives_or_yields(text: str) -> None:
     evidence = _evidence("The pier has 1,200 visitors, 40 berths and 55 moorings.", "Repairs cost 3.1 million pounds.",

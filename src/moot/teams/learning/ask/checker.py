@@ -103,6 +103,12 @@ class Evidence:
             return True
         return any(_close(value, n) for n in self.numbers) or any(_close(value, n) for n in self.derived)
 
+    def undated_grounded(self, day: date, precision: str) -> bool:
+        """A day or month written without its year: grounded when the evidence has it in any year."""
+        if precision == "day":
+            return any((d.month, d.day) == (day.month, day.day) for d in self.days)
+        return any(month == day.month for _, month in self.months) or any(d.month == day.month for d in self.days)
+
     def date_grounded(self, day: date, precision: str) -> bool:
         if precision == "day":
             return day in self.days or (day.year, day.month) in self.months and day.day == 1
@@ -117,6 +123,10 @@ def check(draft: Draft, evidence: Evidence) -> Verdict:
     missing: list[str] = []
     computed_numbers = [q.value for text in draft.computed for q in find_quantities(text)]
     for mention in find_dates(draft.text, anchor=anchor):
+        if mention.relative and mention.precision in ("day", "month"):
+            # "3 October" with no year: any year the evidence gives that day or month in
+            if evidence.undated_grounded(mention.day, mention.precision):
+                continue
         if not evidence.date_grounded(mention.day, mention.precision):
             missing.append(mention.text)
     for quantity in find_quantities(draft.text, anchor=anchor):
