@@ -1,10 +1,12 @@
 """Task-board throughput and recovery: claims/s and completed tasks/s with 1, 2, 4, 8 worker
 processes running the echo agent, on the folder backend (and PostgreSQL with --db URL or
 MOOT_BENCH_PG), checking that every task completed exactly once; and the time to recover a
-task whose worker was killed with SIGKILL.
+task whose worker was killed with SIGKILL. With --backlog, claims/s of 8 worker processes
+draining boards of different sizes (does a claim cost more when more tasks wait?).
 
     .venv/bin/python bench/board.py --quick
     .venv/bin/python bench/board.py --db postgresql://localhost/moot_bench
+    .venv/bin/python bench/board.py --backlog 200,3000 --db postgresql://localhost/moot_bench
 
 --db must name a scratch database: every measurement empties its moot_board_tasks table.
 The last line is one JSON object.
@@ -148,13 +150,48 @@ def run_backend(location: str | None, counts: list[int], n_tasks: int, lease_s: 
             "all_exactly_once": all(r["exactly_once"] for r in claims + completions)}
 
 
+def run_backlog(location: str | None, sizes: list[int], procs: int, repeat: int) -> dict[str, Any]:
+    """Claims/s of ``procs`` claimers draining a board of each size (the median of ``repeat`` runs)."""
+    rows = []
+    for size in sizes:
+        runs = [measure_claims(location, procs, size) for _ in range(repeat)]
+        rates = sorted(r["claims_per_s"] for r in runs)
+        rows.append({"pending": size, "procs": procs, "claims_per_s": rates[len(rates) // 2], "runs": rates,
+                     "exactly_once": all(r["exactly_once"] for r in runs)})
+    base = rows[0]["claims_per_s"]
+    for row in rows:
+        row["over_smallest"] = round(row["claims_per_s"] / base, 2) if base else None
+    return {"backlog": rows, "all_exactly_once": all(r["exactly_once"] for r in rows)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="200 tasks per run (under a minute)")
     parser.add_argument("--tasks", type=int, default=None)
     parser.add_argument("--db", default=os.environ.get("MOOT_BENCH_PG"), help="also run on this PostgreSQL board")
     parser.add_argument("--lease", type=float, default=1.0, help="lease for the recovery measurement")
+    parser.add_argument("--backlog", default=None,
+                        help="only claims/s against backlog: pending sizes, e.g. 200,3000 (8 processes)")
+    parser.add_argument("--procs", type=int, default=8, help="claimer processes for --backlog")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per size for --backlog (the median is kept)")
     args = parser.parse_args()
+    if args.backlog:
+        sizes = [int(x) for x in args.backlog.split(",")]
+        result: dict[str, Any] = {
+            "bench": "board-backlog", "procs": args.procs, "sizes": sizes, "repeat": args.repeat,
+            "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+            "date": time.strftime("%Y-%m-%d"),
+        }
+        result["folder"] = run_backlog(None, sizes, args.procs, args.repeat)
+        print(f"folder: {json.dumps(result['folder'])}", file=sys.stderr)
+        if args.db:
+            result["postgres"] = run_backlog(args.db, sizes, args.procs, args.repeat)
+            print(f"postgres: {json.dumps(result['postgres'])}", file=sys.stderr)
+            result["postgres_over_folder"] = [
+                round(p["claims_per_s"] / f["claims_per_s"], 2)
+                for p, f in zip(result["postgres"]["backlog"], result["folder"]["backlog"], strict=True)]
+        print(json.dumps(result))
+        return
     n_tasks = args.tasks or (200 if args.quick else 1000)
     counts = [1, 2, 4, 8]
     out: dict[str, Any] = {
