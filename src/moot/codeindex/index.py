@@ -17,8 +17,9 @@ from moot.codeindex.results import CodeHit, SymbolInfo
 from moot.codeindex.sandbox import PathEscapeError, confine, relative
 from moot.codeindex.semantic import VectorTable, embed_missing, rrf
 from moot.codeindex.terms import match_query, query_terms
-from moot.codeindex.walk import decode, is_binary
+from moot.codeindex.walk import MAX_CODE_BYTES, decode, is_binary
 from moot.errors import MootError
+from moot.files import UnsafeFileError, read_bytes
 from moot.memory.embeddings import Embedder
 
 MODES = ("lexical", "semantic", "hybrid")
@@ -412,7 +413,10 @@ class CodeIndex:
                 f"{rel} is not in the index (ignored, skipped, or not a source or text file)",
                 fix=f"read a file shown by search_code or read_map; if it is new, run `moot index {self.root}`",
             )
-        data = real.read_bytes()
+        try:  # indexed as a regular file; it may have changed into a link or a FIFO since
+            data = read_bytes(rel, root=self.root, max_bytes=MAX_CODE_BYTES, credentials=False)
+        except UnsafeFileError as exc:
+            raise MootError(f"{rel} cannot be read: {exc.message}", fix=f"run `moot index {self.root}` again") from None
         if is_binary(data):
             raise MootError(f"{rel} is a binary file", fix="read a source or text file instead")
         lines = decode(data).split("\n")

@@ -185,6 +185,11 @@ class RunManager:
             raise MootError(f"{what} {given!r} does not exist on the server", fix="send the path of an existing file or folder")
         return resolved
 
+    def root_of(self, path: Path) -> Path:
+        """The ``--repo-root`` that holds a path :meth:`check_path` allowed (files are read only under it)."""
+        resolved = Path(os.path.realpath(path))
+        return max((root for root in self.repo_roots if resolved.is_relative_to(root)), key=lambda r: len(r.parts))
+
     def _check_queue(self) -> None:
         if self.queued >= self.max_queued:
             wait = self._retry_after()

@@ -207,7 +207,9 @@ def add_team_routes(app: FastAPI, settings: Any, manager: Callable[[], RunManage
         async def job(run: ServerRun, bus: Any) -> Any:
             from moot.teams.graph import GraphConfig, GraphTeam
 
-            team = GraphTeam(sources, kb=kb, model=manager().model, store=store(), config=GraphConfig(iterations=body.iterations))
+            roots = {manager().root_of(s) for s in sources}
+            team = GraphTeam(sources, kb=kb, model=manager().model, store=store(), config=GraphConfig(iterations=body.iterations),
+                             source_root=roots.pop() if len(roots) == 1 else None)
             return await team.ask(body.question, bus=bus, run_id=run.id)
 
         return launch("graph", body.question, job)

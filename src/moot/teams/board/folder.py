@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from moot.errors import MootError
+from moot.files import UnsafeFileError, open_regular, read_capped
 from moot.teams.board.backend import (
     AgentSpec,
     BoardBackend,
@@ -133,40 +134,22 @@ def atomic_write(path: Path, data: bytes, *, mtime: float | None = None) -> None
 def read_regular(path: Path, limit: int = MAX_TASK_BYTES) -> bytes:
     """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes.
 
-    Never follows a symlink (``O_NOFOLLOW``), never blocks on a FIFO (``O_NONBLOCK``), and
-    checks the opened file with ``fstat``, so a link to /dev/zero, a FIFO or a folder named
-    ``x.json`` is refused with :class:`InvalidTaskError` instead of hanging or eating memory.
+    Read through the one safe reader (:mod:`moot.files`) without following links: never a
+    symlink (``O_NOFOLLOW``), never a wait on a FIFO (``O_NONBLOCK``), the opened file checked
+    with ``fstat``, so a link to /dev/zero, a FIFO or a folder named ``x.json`` is refused with
+    :class:`InvalidTaskError` instead of hanging or eating memory.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        if exc.errno == errno.ENOENT:
-            raise FileNotFoundError(exc.errno, exc.strerror, str(path)) from None
-        if exc.errno in (errno.ELOOP, errno.EMLINK):
-            raise InvalidTaskError(f"{path.name} is a symbolic link, not a task file") from None
-        if exc.errno == errno.EISDIR:
-            raise InvalidTaskError(f"{path.name} is a folder, not a task file") from None
-        raise InvalidTaskError(f"{path.name} cannot be opened: {exc.strerror or exc}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            kind = "a folder" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode) else "not a regular file"
-            raise InvalidTaskError(f"{path.name} is {kind}, not a task file")
-        if st.st_size > limit:
-            raise InvalidTaskError(f"{path.name} is {st.st_size} bytes, over the limit of {limit}")
-        chunks, left = [], limit + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        data = b"".join(chunks)
-        if len(data) > limit:
-            raise InvalidTaskError(f"{path.name} grew over the limit of {limit} bytes while being read")
-        return data
-    finally:
-        os.close(fd)
+        with open_regular(path, max_bytes=limit, what="", credentials=False, follow=False) as handle:
+            data = read_capped(handle, limit, path.name)
+    except UnsafeFileError as exc:
+        if exc.reason == "missing":
+            raise FileNotFoundError(errno.ENOENT, "no such file", str(path)) from None
+        if exc.reason == "too-large":
+            raise InvalidTaskError(f"{path.name} is over the limit of {limit} bytes") from None
+        kind = {"symlink": "a symbolic link", "folder": "a folder"}.get(exc.reason)
+        raise InvalidTaskError(f"{path.name} is {kind}, not a task file" if kind else f"{path.name} {exc.detail}") from None
+    return data
 
 
 def _dump(task: BoardTask) -> bytes:

@@ -100,10 +100,12 @@ class GraphTeam:
 
     def __init__(self, sources: Sequence[str | Path] = (), *, kb: str | Path | None = None, model: Any = None,
                  models: RoleModels | None = None, store: RunStore | None = None, config: GraphConfig | None = None,
-                 index: SourceIndex | None = None) -> None:
+                 index: SourceIndex | None = None, source_root: str | Path | None = None) -> None:
         """``model`` serves every agent; ``models`` gives single roles their own model
-        (``{"skeptic": "openai:gpt-4o"}``; roles: :data:`~moot.teams.graph.agents.AGENT_NAMES`)."""
+        (``{"skeptic": "openai:gpt-4o"}``; roles: :data:`~moot.teams.graph.agents.AGENT_NAMES`).
+        ``source_root``: a folder every source must stay in (the server's ``--repo-root``)."""
         self.sources = [Path(s) for s in sources]
+        self.source_root = source_root
         self.kb = kb
         self.config = config or GraphConfig()
         self.store = store
@@ -124,7 +126,7 @@ class GraphTeam:
             index = SourceIndex()
             try:
                 for path in self.sources:
-                    index.add_file(path, progress)
+                    index.add_file(path, progress, root=self.source_root)
                 if self.kb is not None:
                     index.add_knowledge_base(self.kb)
             except BaseException:

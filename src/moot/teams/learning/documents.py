@@ -8,6 +8,7 @@ from datetime import date, datetime
 from pathlib import Path
 
 from moot.errors import MootError
+from moot.files import read_bytes
 from moot.memory.facts import coerce_date
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
@@ -43,13 +44,8 @@ def read_document(path: str | Path) -> Document:
         raise MootError(f"{path}: no such file", fix="check the path (learn takes text or Markdown files)")
     if path.is_dir():
         raise MootError(f"{path} is a directory", fix="pass the files inside it, e.g. " + str(path / "*.md"))
-    size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise MootError(
-            f"{path} is {size / 1e6:.1f} MB, over the {MAX_FILE_BYTES // (1024 * 1024)} MB limit for one file",
-            fix="split it into smaller files (one article or chapter each) and learn those",
-        )
-    raw = path.read_bytes()
+    # The one safe reader: a regular file only (never a FIFO or /dev/zero), capped, no credentials.
+    raw = read_bytes(path, max_bytes=MAX_FILE_BYTES)
     if b"\x00" in raw[:8192]:
         raise MootError(f"{path} is a binary file, not text", fix="convert it to UTF-8 text (e.g. Markdown or .txt) first")
     try:
