@@ -35,6 +35,7 @@ from moot.models.base import (
     ToolResultMessage,
     Usage,
     UserMessage,
+    charged_on_error,
     parse_json_output,
 )
 from moot.models.testing import check_allowed
@@ -159,6 +160,18 @@ class AnthropicModel(SDKProviderModel):
         return params
 
     def _response(
+        self,
+        request: ModelRequest,
+        *,
+        text: str,
+        calls: list[tuple[str, str, Any]],
+        usage: Usage,
+        stop_reason: str | None,
+    ) -> ModelResponse:
+        with charged_on_error(usage):  # a malformed answer was billed all the same
+            return self._parsed(request, text=text, calls=calls, usage=usage, stop_reason=stop_reason)
+
+    def _parsed(
         self,
         request: ModelRequest,
         *,

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Union
 
@@ -232,6 +233,12 @@ class Model(ABC):
     async def aclose(self) -> None:
         """Release connections or loaded weights. Safe to call twice."""
 
+    def count_input_tokens(self, request: ModelRequest) -> int | None:
+        """The prompt's size in this model's own tokens, when the model can count them without a
+        request (the embedded model reads its tokenizer from its weights file); ``None`` leaves
+        budgets with :meth:`ModelRequest.estimated_input_tokens`."""
+        return None
+
     def describe(self) -> dict[str, Any]:
         """Facts for ``moot models``: provider, model, where it runs."""
         return {"model": self.name}
@@ -256,6 +263,9 @@ class WrapperModel(Model):
 
     async def aclose(self) -> None:
         await self.wrapped.aclose()
+
+    def count_input_tokens(self, request: ModelRequest) -> int | None:
+        return self.wrapped.count_input_tokens(request)
 
     def describe(self) -> dict[str, Any]:
         return self.wrapped.describe()
@@ -333,6 +343,21 @@ def salvage_cut_json(text: str, schema: OutputSchema) -> Any | None:
         if not validate(value, schema.json_schema):
             return value
     return None
+
+
+@contextmanager
+def charged_on_error(usage: Usage) -> Iterator[None]:
+    """Attach ``usage`` to a :class:`moot.errors.ModelError` raised inside (a malformed answer, a
+    refusal): the provider billed the tokens even though the answer is unusable, and a budget
+    must count them."""
+    from moot.errors import ModelError
+
+    try:
+        yield
+    except ModelError as error:
+        if error.usage is None:
+            error.usage = usage
+        raise
 
 
 def parse_json_output(text: str, schema: OutputSchema) -> Any:

@@ -36,6 +36,7 @@ from moot.models.base import (
     ToolResultMessage,
     Usage,
     UserMessage,
+    charged_on_error,
     parse_json_output,
     salvage_cut_json,
 )
@@ -244,6 +245,10 @@ class LocalModel(Model):
         return self._response(request, "".join(pieces), usage, finish)
 
     def _response(self, request: ModelRequest, text: str, usage: Usage, finish: str) -> ModelResponse:
+        with charged_on_error(usage):  # the engine decoded the tokens even when the answer is unusable
+            return self._parsed(request, text, usage, finish)
+
+    def _parsed(self, request: ModelRequest, text: str, usage: Usage, finish: str) -> ModelResponse:
         base = {"usage": usage, "model": self.name, "finish_reason": finish}
         if request.tools:
             if finish == "length":

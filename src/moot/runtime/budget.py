@@ -347,13 +347,14 @@ class BudgetTracker:
     # ------------------------------------------------------------------ reserve / settle
 
     async def acquire(
-        self, agent: str, request: ModelRequest, *, price: Price | None = None, model: str = ""
+        self, agent: str, request: ModelRequest, *, price: Price | None = None, model: str = "",
+        count: Callable[[ModelRequest], int | None] | None = None,
     ) -> tuple[Reservation, ModelRequest]:
         """:meth:`reserve`, waiting while the request fits only once requests already in
         flight settle (so parallel agents take turns instead of stopping the run)."""
         while True:
             try:
-                return self._reserve(agent, request, price=price, model=model, may_wait=True)
+                return self._reserve(agent, request, price=price, model=model, may_wait=True, count=count)
             except _MustWait:
                 if self._settled is None or self._settled.is_set():
                     self._settled = asyncio.Event()
@@ -364,7 +365,8 @@ class BudgetTracker:
                     raise self.deadline_error(agent) from None
 
     def reserve(
-        self, agent: str, request: ModelRequest, *, price: Price | None = None, model: str = ""
+        self, agent: str, request: ModelRequest, *, price: Price | None = None, model: str = "",
+        count: Callable[[ModelRequest], int | None] | None = None,
     ) -> tuple[Reservation, ModelRequest]:
         """Hold room for ``request`` or raise :class:`BudgetExceeded` before it is sent.
 
@@ -375,11 +377,14 @@ class BudgetTracker:
         ``max_tokens``), and dollars are priced with ``price`` (the model's price table
         entry, known before any call) or else the highest rate seen from that model. The
         returned request has ``max_tokens`` lowered to what the budget still allows.
+        ``count``: the model's own token count of a prompt (the embedded model reads its
+        tokenizer), used instead of moot's estimate when it gives one.
         """
-        return self._reserve(agent, request, price=price, model=model, may_wait=False)
+        return self._reserve(agent, request, price=price, model=model, may_wait=False, count=count)
 
     def _reserve(
-        self, agent: str, request: ModelRequest, *, price: Price | None, model: str, may_wait: bool
+        self, agent: str, request: ModelRequest, *, price: Price | None, model: str, may_wait: bool,
+        count: Callable[[ModelRequest], int | None] | None = None,
     ) -> tuple[Reservation, ModelRequest]:
         if self.run_stop is not None:
             raise self.run_stop
@@ -397,7 +402,7 @@ class BudgetTracker:
             # Until one answer came back nothing is known about how long answers are or
             # how the provider counts: the first request under a limit goes alone.
             raise _MustWait
-        raw_input = request.estimated_input_tokens()
+        raw_input = (count(request) if count is not None else None) or request.estimated_input_tokens()
         input_tokens = math.ceil(raw_input * self._input_factor)
         in_rate, out_rate, unpriced = self._rates(price, model)
         priced_limit = any(ledger.budget.max_cost_usd is not None for _, ledger in ledgers)
