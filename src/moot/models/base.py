@@ -119,20 +119,28 @@ class ModelRequest(_Message):
     def estimated_input_tokens(self) -> int:
         """A provider-independent upper-ish estimate of the prompt size, for budget checks.
 
-        About 3.5 characters a token for English and code, plus the tool and output schemas,
-        plus a few tokens of chat template per message. Budgets use it *before* a request.
+        About 3.5 characters a token for English and code, one token for every character beyond
+        ASCII (Chinese, Japanese and Korean text is about a token a character, and accented
+        letters cost more than plain ones), plus the tool and output schemas, plus a few tokens
+        of chat template per message. Budgets use it *before* a request.
         """
-        chars = 0
+        chars = 0.0
         for message in self.messages:
-            chars += len(message.content) + 16
+            chars += _weighted_chars(message.content) + 16
             if isinstance(message, AssistantMessage):
                 for call in message.tool_calls:
-                    chars += len(call.name) + len(json.dumps(call.arguments))
+                    chars += len(call.name) + _weighted_chars(json.dumps(call.arguments, ensure_ascii=False))
         for tool in self.tools:
-            chars += len(tool.name) + len(tool.description) + len(json.dumps(tool.parameters))
+            chars += len(tool.name) + _weighted_chars(tool.description) + len(json.dumps(tool.parameters))
         if self.output is not None:
             chars += len(json.dumps(self.output.json_schema))
         return int(chars / 3.5) + 1
+
+
+def _weighted_chars(text: str) -> float:
+    """``len(text)`` in units of 1/3.5 token: a character beyond ASCII weighs a whole token."""
+    wide = len(text) - len(text.encode("ascii", "ignore"))
+    return len(text) + wide * 2.5
 
 
 # --------------------------------------------------------------------------- response

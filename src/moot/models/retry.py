@@ -99,6 +99,7 @@ class RetryModel(WrapperModel):
                     gate.failed(error)  # charged while error.usage is still this attempt's own
                 if error.usage is not None:
                     lost = lost + error.usage
+                if lost.requests:  # the last error carries what every failed attempt billed
                     error.usage = lost
                 delay = self._delay_or_raise(error, failures, waited)
                 waited += delay
