@@ -48,6 +48,7 @@ from moot.server.security import (
     OPEN_PATHS,
     BodyLimitMiddleware,
     HostCheckMiddleware,
+    JsonBodyMiddleware,
     PageHeadersMiddleware,
     TokenMiddleware,
     allowed_host_names,
@@ -85,6 +86,8 @@ class ServerSettings:
     """The task board the API shows and submits to (a folder or a ``postgresql://`` URL)."""
     record_content: bool = False
     """Record prompts and responses of the runs this server starts (shown on their pages)."""
+    max_board_streams: int = 8
+    """``/api/board/events`` streams open at once; one more is refused with 429."""
 
 
 def web_root() -> Path:
@@ -362,6 +365,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     app.openapi = openapi  # type: ignore[method-assign]
 
     app.add_middleware(PageHeadersMiddleware)
+    app.add_middleware(JsonBodyMiddleware)  # inside the body limit: it reads a bounded body
     if settings.max_body_bytes:
         app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     if settings.token:

@@ -135,6 +135,12 @@ class BoardBackend(ABC):
     def register_agent(self, spec: AgentSpec) -> AgentSpec:
         """Add or replace a spec (validated by the caller against the tool allow-list)."""
 
+    def version(self) -> str | None:
+        """A cheap token that changes whenever a task is added, moved or rewritten (``None``: the
+        backend cannot tell, so a watcher reads the board instead). A watcher compares it before
+        reading every task, so an idle board costs one look, however large."""
+        return None
+
     # --- waiting for work
 
     @abstractmethod

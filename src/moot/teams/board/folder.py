@@ -683,6 +683,18 @@ class FolderBoard(BoardBackend):
             self._write_registry(specs)
         return spec
 
+    def version(self) -> str | None:
+        """The four task folders' change times: every submit, claim, move and rewrite renames a
+        file into or out of one of them (a heartbeat only touches a file, which is no change)."""
+        parts = []
+        for status in TaskStatus:
+            try:
+                st = os.stat(self.dirs[status])
+            except FileNotFoundError:
+                return None
+            parts.append(f"{st.st_mtime_ns}.{st.st_size}.{st.st_ino}")
+        return "/".join(parts)
+
     # ------------------------------------------------------------------ waiting
 
     def wait_for_work(self, timeout_s: float) -> None:
