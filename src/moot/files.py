@@ -284,10 +284,11 @@ def read_bytes(
     max_bytes: int,
     what: str = "",
     credentials: bool = True,
+    follow: bool = True,
 ) -> bytes:
     """The bytes of a regular file (see :func:`open_regular`), refused when they hold credentials."""
     shown = f"{what} {Path(path).expanduser()}".strip()
-    with open_regular(path, root=root, max_bytes=max_bytes, what=what, credentials=credentials) as handle:
+    with open_regular(path, root=root, max_bytes=max_bytes, what=what, credentials=credentials, follow=follow) as handle:
         data = read_capped(handle, max_bytes, shown)
     if credentials and contains_credentials(data):
         raise credentials_error(shown)

@@ -246,12 +246,19 @@ def add_team_routes(app: FastAPI, settings: Any, manager: Callable[[], RunManage
             raise HTTPException(503, exc.one_line()) from None
 
     def columns() -> BoardColumns:
+        from moot.teams.board import BoardStats
+
         b = board()
         try:
             tasks = b.list()
-            counts = b.stats().model_dump()
         finally:
             b.close()
+        by_status: dict[str, int] = {}
+        by_type: dict[str, int] = {}
+        for t in tasks:  # the counts from the same read (stats() would read the whole board again)
+            by_status[t.status.value] = by_status.get(t.status.value, 0) + 1
+            by_type[t.type] = by_type.get(t.type, 0) + 1
+        counts = BoardStats(**by_status, by_type=by_type).model_dump()
         out = BoardColumns(board=str(settings.board), counts=counts)
         tasks.sort(key=lambda t: t.finished_at or t.claimed_at or t.created_at, reverse=True)
         for t in tasks:
