@@ -20,7 +20,9 @@ filesystem; the log is replaced by a fresh one past :data:`ROTATE_BYTES`.
 from __future__ import annotations
 
 import heapq
+import math
 import os
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -36,17 +38,20 @@ SortKey = tuple[int, float, str]
 """``(-priority, created_at, id)``: the order claims take tasks in (the same as ``list``)."""
 
 
-def note_pending(log: Path, task_id: str) -> None:
+def note_pending(log: Path, task_id: str, key: tuple[int, float, str] | None = None) -> None:
     """Tell every process's claim order that ``pending/<task_id>.json`` is new or rewritten.
 
-    Called after the file is in place; a failure to log costs only the wait for the next full
-    listing, so it is never an error."""
+    ``key``: its priority, creation time and type, when the writer knows them; readers then
+    place it without reading the file (a line without them makes readers read it). Called after
+    the file is in place; a failure to log costs only the wait for the next full listing, so it
+    is never an error."""
     try:
         fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
     except OSError:
         return
     try:
-        os.write(fd, f"{task_id}\n".encode())
+        line = task_id if key is None else f"{task_id}\t{key[0]}\t{key[1]!r}\t{key[2]}"
+        os.write(fd, f"{line}\n".encode())
         size = os.fstat(fd).st_size
     except OSError:
         return
@@ -57,6 +62,31 @@ def note_pending(log: Path, task_id: str) -> None:
             os.replace(log, log.with_name(log.name + ".old"))
         except OSError:
             pass
+
+
+_ID = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")
+
+
+def _parse_log(data: bytes) -> dict[str, tuple[SortKey, str] | None]:
+    """The tasks named by log lines, each with its place when the line gives a sound one (a line
+    that does not is read as "look at the file"); a later line for a task wins."""
+    found: dict[str, tuple[SortKey, str] | None] = {}
+    for raw in data.split(b"\n"):
+        parts = raw.decode("utf-8", "replace").split("\t")
+        task_id = parts[0].strip()
+        if not _ID.match(task_id):
+            continue
+        entry: tuple[SortKey, str] | None = None
+        if len(parts) == 4:
+            try:
+                priority, created = int(parts[1]), float(parts[2])
+            except ValueError:
+                priority, created = 0, math.nan
+            if math.isfinite(created) and abs(priority) <= 1_000_000 and len(parts[3]) <= 200:
+                entry = ((-priority, created, task_id), parts[3])
+        found.pop(task_id, None)
+        found[task_id] = entry
+    return found
 
 
 class ClaimOrder:
@@ -109,14 +139,28 @@ class ClaimOrder:
             return
         end = data.rfind(b"\n") + 1  # a line being written is taken next time
         self._log = (inode, self._log[1] + end)
-        for line in dict.fromkeys(data[:end].split(b"\n")):
-            task_id = line.decode("utf-8", "replace").strip()
-            if task_id:
+        for task_id, entry in _parse_log(data[:end]).items():
+            if entry is None:
                 self._take(task_id)
+            else:
+                self._place(task_id, *entry)
+
+    def _logged(self) -> dict[str, tuple[SortKey, str] | None]:
+        """Every task the log files name, with the place its last line gives it."""
+        found: dict[str, tuple[SortKey, str] | None] = {}
+        for path in (self.log.with_name(self.log.name + ".old"), self.log):
+            try:
+                with open(path, "rb") as handle:
+                    data = handle.read(ROTATE_BYTES * 2)
+            except OSError:
+                continue
+            found.update(_parse_log(data[: data.rfind(b"\n") + 1]))
+        return found
 
     def _list(self, identity: tuple[int, int] | None) -> None:
-        """Every task in the folder: new ones read, vanished ones forgotten. The log's position
-        is taken *before* the listing, so a task added meanwhile is read again, never missed."""
+        """Every task in the folder: new ones placed (from the log when it knows them, else read),
+        vanished ones forgotten. The log's position is taken *before* the listing, so a task
+        added meanwhile is taken in again, never missed."""
         self.listings += 1
         self._listed_at = time.monotonic()
         self._log = identity
@@ -127,22 +171,29 @@ class ClaimOrder:
             present = set()
         for task_id in [t for t in self._keys if t not in present]:
             self._forget(task_id)
-        for task_id in present:
-            if task_id not in self._keys:
+        unknown = [t for t in present if t not in self._keys]
+        logged = self._logged() if len(unknown) > 8 else {}  # a worker's start: one file, not thousands
+        for task_id in unknown:
+            entry = logged.get(task_id)
+            if entry is None:
                 self._take(task_id)
+            else:
+                self._place(task_id, *entry)
         if len(self._heap) > 2 * len(self._keys) + 64:  # drop stale entries now and then
             self._heap = sorted(self._keys.values())
+
+    def _place(self, task_id: str, key: SortKey, task_type: str) -> None:
+        self._types[task_id] = task_type
+        if self._keys.get(task_id) != key:
+            self._keys[task_id] = key
+            heapq.heappush(self._heap, key)
 
     def _take(self, task_id: str) -> None:
         found = self._read(task_id)
         if found is None:
             self._forget(task_id)
             return
-        key, task_type = found
-        self._types[task_id] = task_type
-        if self._keys.get(task_id) != key:
-            self._keys[task_id] = key
-            heapq.heappush(self._heap, key)
+        self._place(task_id, *found)
 
     def _forget(self, task_id: str) -> None:
         self._keys.pop(task_id, None)

@@ -331,11 +331,14 @@ class FolderBoard(BoardBackend):
                 return False
             self._cache.pop(str(src), None)
             self._roll_forward(marker)
+            if final is TaskStatus.PENDING:  # back in pending: every claim order takes it in
+                note_pending(self.pending_log, record.id, (record.priority, record.created_at, record.type))
             return True
         finally:
             os.close(fd)
 
-    def _roll_forward(self, marker: Path) -> None:
+    def _roll_forward(self, marker: Path) -> bool:
+        """Finish an interrupted move (step 3 of :meth:`_move`); whether this call moved the record."""
         try:
             _, final, nonce, task_id = marker.name.split("~", 3)
             folder = self.dirs[TaskStatus(final)]
@@ -347,18 +350,18 @@ class FolderBoard(BoardBackend):
             os.rename(commit, folder / f"{task_id}.json")
             moved = True
         fsync_dir(folder)
-        if moved and final == TaskStatus.PENDING.value:
-            note_pending(self.pending_log, task_id)  # back in pending: every claim order takes it in
         with contextlib.suppress(FileNotFoundError):
             os.unlink(marker)
         fsync_dir(marker.parent)
+        return moved
 
     def _roll_forward_all(self) -> None:
         active = self.dirs[TaskStatus.ACTIVE]
         with os.scandir(active) as entries:
             markers = [active / e.name for e in entries if e.name.startswith(".move~")]
         for marker in markers:
-            self._roll_forward(marker)
+            if self._roll_forward(marker) and marker.name.startswith(f".move~{TaskStatus.PENDING.value}~"):
+                note_pending(self.pending_log, marker.name.split("~", 3)[3])  # a crashed mover's task
 
     # ------------------------------------------------------------------ tasks
 
@@ -386,7 +389,7 @@ class FolderBoard(BoardBackend):
         except OSError as exc:
             raise BoardWriteError(f"could not write task {task.id}: {exc.strerror or exc}") from exc
         fsync_dir(pending)
-        note_pending(self.pending_log, task.id)
+        note_pending(self.pending_log, task.id, (task.priority, task.created_at, task.type))
         return task
 
     def get(self, task_id: str) -> BoardTask:
