@@ -159,17 +159,9 @@ class AnthropicModel(SDKProviderModel):
         params["timeout"] = settings.timeout_s or self.timeout_s
         return params
 
-    def _response(
-        self,
-        request: ModelRequest,
-        *,
-        text: str,
-        calls: list[tuple[str, str, Any]],
-        usage: Usage,
-        stop_reason: str | None,
-    ) -> ModelResponse:
-        with charged_on_error(usage):  # a malformed answer was billed all the same
-            return self._parsed(request, text=text, calls=calls, usage=usage, stop_reason=stop_reason)
+    def _response(self, request: ModelRequest, **answer: Any) -> ModelResponse:
+        with charged_on_error(answer["usage"]):  # a malformed answer was billed all the same
+            return self._parsed(request, **answer)
 
     def _parsed(
         self,

@@ -19,12 +19,12 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from moot.errors import MootError
+from moot.server.sse import queued, sse
 
 POLL_S = 0.5
 """How often the watcher looks at the change token while a stream is open."""
 FULL_READ_S = 5.0
 """The longest the watcher goes without reading every task, whatever the token says."""
-KEEPALIVE_S = 15.0
 MAX_BOARD_STREAMS = 8
 """Board streams open at once by default (``moot serve --max-board-streams``)."""
 
@@ -38,10 +38,6 @@ class TooManyStreams(MootError):
         super().__init__(f"{limit} board streams are open, the most this server allows",
                          fix="close another board page, or start moot serve with a larger --max-board-streams")
         self.retry_after_s = 5
-
-
-def _sse(event: str, data: str) -> str:
-    return f"event: {event}\ndata: {data}\n\n"
 
 
 class BoardWatch:
@@ -88,8 +84,8 @@ class BoardWatch:
         self._tasks, self._columns = current, columns
         if first or not (changed or removed):
             return None
-        return _sse("change", json.dumps({"board": columns.get("board"), "counts": columns.get("counts"),
-                                          "changed": changed, "removed": removed}, ensure_ascii=False, default=str))
+        return sse("change", {"board": columns.get("board"), "counts": columns.get("counts"),
+                              "changed": changed, "removed": removed})
 
     async def _poll(self) -> None:
         try:
@@ -130,17 +126,10 @@ class BoardWatch:
                     for other in list(self._queues):
                         if other is not queue:
                             other.put_nowait(event)
-            yield _sse("board", json.dumps(self._columns, ensure_ascii=False, default=str))
+            yield sse("board", self._columns)
             if self._poller is None:
                 self._poller = asyncio.create_task(self._poll(), name="board-watch")
-            while True:
-                try:
-                    item = await asyncio.wait_for(queue.get(), KEEPALIVE_S)
-                except TimeoutError:
-                    yield ": keep-alive\n\n"
-                    continue
-                if item is None:
-                    return
+            async for item in queued(queue):
                 yield item
         finally:
             self._queues.discard(queue)

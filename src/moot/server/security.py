@@ -171,17 +171,21 @@ class BodyLimitMiddleware:
                 return
             if not message.get("more_body", False):
                 break
-        body = b"".join(chunks)
-        replayed = False
+        await self.app(scope, _replaying(b"".join(chunks), receive), send)
 
-        async def replay() -> Any:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
 
-        await self.app(scope, replay, send)
+def _replaying(body: bytes, receive: Any) -> Any:
+    """A ``receive`` that hands the app the body already read, then whatever comes next."""
+    replayed = False
+
+    async def replay() -> Any:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
 
 
 class _NotPlainJson(ValueError):
@@ -247,26 +251,22 @@ class JsonBodyMiddleware:
         if content_type and not content_type.endswith(b"json"):
             await self.app(scope, receive, send)
             return
-        chunks: list[bytes] = []
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                break
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body", False):
-                break
-        body = b"".join(chunks)
+        body = await _read_body(receive)
         problem = check_json_body(body) if body.strip() else None
         if problem is not None:
             await _send_json(send, 422, problem)
             return
-        replayed = False
+        await self.app(scope, _replaying(body, receive), send)
 
-        async def replay() -> Any:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
 
-        await self.app(scope, replay, send)
+async def _read_body(receive: Any) -> bytes:
+    """The whole request body (already bounded by :class:`BodyLimitMiddleware`)."""
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
