@@ -175,6 +175,16 @@ class Usage(BaseModel):
             }
         )
 
+    def __sub__(self, other: Usage) -> Usage:
+        """What is left of this usage after ``other`` (a part of it), never below zero in any field."""
+        return Usage(
+            input_tokens=max(0, self.input_tokens - other.input_tokens),
+            output_tokens=max(0, self.output_tokens - other.output_tokens),
+            requests=max(0, self.requests - other.requests),
+            cost_usd=max(0.0, self.cost_usd - other.cost_usd),
+            cached_input_tokens=max(0, self.cached_input_tokens - other.cached_input_tokens),
+        )
+
 
 class ModelResponse(BaseModel):
     """One answer from a model."""

@@ -29,17 +29,6 @@ from moot.models.pricing import Price, model_price
 from moot.runtime.budget import BudgetTracker, Reservation
 
 
-def _minus(total: Usage, part: Usage) -> Usage:
-    """``total`` less ``part``, never below zero in any field."""
-    return Usage(
-        input_tokens=max(0, total.input_tokens - part.input_tokens),
-        output_tokens=max(0, total.output_tokens - part.output_tokens),
-        requests=max(0, total.requests - part.requests),
-        cost_usd=max(0.0, total.cost_usd - part.cost_usd),
-        cached_input_tokens=max(0, total.cached_input_tokens - part.cached_input_tokens),
-    )
-
-
 class MeteredCall:
     """The attempts of one agent model call, held and charged on one tracker."""
 
@@ -100,7 +89,7 @@ class MeteredCall:
         charged in all."""
         held = self.reservation
         if held is not None:
-            rest = _minus(usage, self._reported) if usage is not None else Usage()
+            rest = usage - self._reported if usage is not None else Usage()
             self._charge(held, rest)
         return self.charged
 

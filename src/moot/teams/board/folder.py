@@ -35,6 +35,7 @@ import math
 import os
 import re
 import stat
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -123,6 +124,8 @@ class FolderBoard(BoardBackend):
         self._ready = False
         self._order: ClaimOrder | None = None
         """This process's claim order over pending/ (built on the first claim)."""
+        self._order_lock = threading.Lock()
+        """A worker with several slots claims from several threads: the order is one structure."""
         self._malformed_since: dict[tuple[str, int], float] = {}
         """When this process first found each malformed file (by path and inode) still malformed."""
         self._cleaned = False
@@ -467,16 +470,18 @@ class FolderBoard(BoardBackend):
         :mod:`~moot.teams.board.claim_order`): the cost does not grow with the backlog."""
         self._require()
         order = self._claim_order()
-        order.refresh()
+        with self._order_lock:
+            order.refresh()
         listed = False
         while True:
-            task_id = order.next(types)
+            with self._order_lock:
+                task_id = order.next(types)
+                if task_id is None and not listed:
+                    order.refresh(full=True)  # dry: look at the folder itself before saying "none"
+                    listed = True
+                    continue
             if task_id is None:
-                if listed:
-                    return None
-                order.refresh(full=True)  # dry: look at the folder itself before saying "none"
-                listed = True
-                continue
+                return None
             claimed = self.claim(task_id, worker_id, lease_s=lease_s)
             if claimed is not None:
                 return claimed
@@ -484,24 +489,27 @@ class FolderBoard(BoardBackend):
     def candidates(self, limit: int) -> list[BoardTask]:
         self._require()
         order = self._claim_order()
-        order.refresh()
         for attempt in (1, 2):
+            with self._order_lock:
+                order.refresh(full=attempt == 2)
+                ids = order.peek(limit)
             out: list[BoardTask] = []
-            for task_id in order.peek(limit):
+            for task_id in ids:
                 path = self._path(TaskStatus.PENDING, task_id)
                 try:
                     out.append(self._read(path, TaskStatus.PENDING))
                 except (FileNotFoundError, InvalidTaskError):
-                    order.drop(task_id)  # claimed meanwhile (or junk, quarantined by the next listing)
-            if out or attempt == 2:
+                    with self._order_lock:
+                        order.drop(task_id)  # claimed meanwhile (or junk, quarantined by the next listing)
+            if out:
                 return out
-            order.refresh(full=True)
         return []
 
     def _claim_order(self) -> ClaimOrder:
-        if self._order is None:
-            self._order = ClaimOrder(self.dirs[TaskStatus.PENDING], self.pending_log, self._order_entry)
-        return self._order
+        with self._order_lock:
+            if self._order is None:
+                self._order = ClaimOrder(self.dirs[TaskStatus.PENDING], self.pending_log, self._order_entry)
+            return self._order
 
     def _order_entry(self, task_id: str) -> tuple[tuple[int, float, str], str] | None:
         """A pending task's place in the claim order and its type; ``None`` when it is gone or
