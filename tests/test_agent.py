@@ -68,7 +68,8 @@ async def test_model_error_ends_the_agent_cleanly() -> None:
     model = ScriptedModel([ModelHTTPError("rate limited", status=429)])
     result = await SubAgent("a", "", "", model=model).run("hi")
     assert result.stop_reason == "error:rate limited"
-    assert result.turns == 1 and result.usage.requests == 0
+    # The request was sent and refused: it counts as a call, with no tokens (a 429 is not billed).
+    assert result.turns == 1 and result.usage.requests == 1 and result.usage.total_tokens == 0
 
 
 async def test_context_is_shown_as_results_from_earlier_tasks() -> None:

@@ -576,3 +576,19 @@ def test_board_submit_file_with_a_deep_task_is_one_line_on_postgres(db_url: str,
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2, result.stderr
     assert "deeper than 32 levels" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_board_submit_file_with_a_lone_surrogate_is_one_line_on_postgres(db_url: str, tmp_path: Any) -> None:
+    # Issue #34: a lone surrogate in `moot board submit --file` printed a traceback on both backends.
+    import subprocess
+    import sys
+
+    PostgresBoard(db_url).init()
+    task = tmp_path / "task.json"
+    task.write_text('{"description": "broken \\ud800 text"}')
+    result = subprocess.run([sys.executable, "-m", "moot", "board", "submit", "--postgres", db_url, "--file", str(task)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert "lone surrogate" in line and "fix:" in line
+    assert PostgresBoard(db_url).stats().pending == 0

@@ -176,3 +176,25 @@ def test_a_preset_deadline_fits_a_model_that_runs_on_this_machine() -> None:
     assert runs_locally(ScriptedModel(name="local-1.5b")) and not runs_locally(ScriptedModel(name="scripted"))
     agent_limits = Budget(deadline_s=5, per_agent={"slow": Budget(deadline_s=2)}).fit_to("local:/models/x.gguf")
     assert agent_limits.deadline_s == 5 * LOCAL_DEADLINE_FACTOR and agent_limits.per_agent["slow"].deadline_s == 40
+
+
+async def test_side_by_side_requests_are_held_at_the_allowance_until_the_provider_is_known() -> None:
+    """Small requests sent side by side to a provider that may ignore max_tokens: while no answer has
+    shown that it keeps to max_tokens, a request beside others is held at the default allowance."""
+    from moot.runtime.budget import DEFAULT_OUTPUT_ALLOWANCE
+
+    tracker = BudgetTracker(Budget(max_tokens=2 * DEFAULT_OUTPUT_ALLOWANCE))
+    small = ModelRequest(messages=(), settings=ModelSettings(max_tokens=50))
+    first, _ = await tracker.acquire("a", small)
+    tracker.settle(first, Usage(input_tokens=1, output_tokens=20, requests=1))  # short: says nothing about the cap
+    alone, _ = await tracker.acquire("a", small)
+    beside, _ = await tracker.acquire("b", small)
+    third = asyncio.create_task(tracker.acquire("c", small))
+    await asyncio.sleep(0.05)
+    assert alone.tokens < 100 and beside.tokens >= DEFAULT_OUTPUT_ALLOWANCE
+    assert not third.done()  # it waits: two more held at the allowance would pass the limit
+    tracker.settle(alone, Usage(input_tokens=1, output_tokens=50, requests=1))  # cut at 50: keeps to max_tokens
+    held, _ = await asyncio.wait_for(third, 1)
+    assert held.tokens < 100  # proven: held at its own max_tokens again
+    tracker.settle(beside, None)
+    tracker.settle(held, None)

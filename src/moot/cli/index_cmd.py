@@ -26,12 +26,16 @@ def index_command(
     ),
     rebuild: bool = typer.Option(False, "--rebuild", help="Delete the index file and index from scratch."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object with the index's stats."),
+    allow_large: bool = typer.Option(
+        False, "--allow-large", help="Index / , a home folder or a tree over 25,000 files or 1 GB (refused otherwise)."
+    ),
 ) -> None:
     """Index code (Python, JavaScript, TypeScript) and docs for `moot research` and search; incremental."""
     from moot.codeindex import CodeIndex
 
     with _progress_bar(enabled=not as_json) as on_progress:
-        index = CodeIndex.build(path, db_path=db, embeddings=embeddings, progress=on_progress, rebuild=rebuild)
+        index = CodeIndex.build(path, db_path=db, embeddings=embeddings, progress=on_progress, rebuild=rebuild,
+                                allow_large=allow_large)
     with index:
         stats = index.stats()
         report = index.last_build

@@ -24,7 +24,7 @@ def register(app: typer.Typer) -> None:
 
 def serve_command(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (non-loopback needs --token)."),
-    port: int = typer.Option(8765, "--port", help="Port to listen on."),
+    port: int = typer.Option(8765, "--port", help="Port to listen on (1-65535)."),
     token: Optional[str] = typer.Option(None, "--token", help="Bearer token required on /api (default: $MOOT_SERVE_TOKEN)."),
     model: Optional[str] = typer.Option(
         None, "--model", "-m", help="Model string for every run (default: $MOOT_MODEL, else the embedded model)."
@@ -42,15 +42,20 @@ def serve_command(
     record_content: bool = typer.Option(
         False, "--record-content", help="Record prompts and responses of the runs this server starts (off by default)."
     ),
+    max_board_streams: int = typer.Option(
+        8, "--max-board-streams", min=1, help="Board event streams open at once (429 above); one watcher serves them all."
+    ),
 ) -> None:
     """Serve the web page (/) and the API (/api, described at /docs) for every team and the run history."""
     serve(host=host, port=port, token=token, model=model, max_concurrent=max_concurrent, max_body=max_body,
-          repo_root=repo_root, max_queued=max_queued, allow_host=allow_host, board=board, record_content=record_content)
+          repo_root=repo_root, max_queued=max_queued, allow_host=allow_host, board=board, record_content=record_content,
+          max_board_streams=max_board_streams)
 
 
 def serve(*, host: str, port: int, token: str | None, model: str | None, max_concurrent: int = 2, max_body: int = 65536,
           repo_root: list[Path] | None = None, max_queued: int = 16, allow_host: list[str] | None = None,
-          board: str | None = None, record_content: bool = False, on_started: object = None) -> None:
+          board: str | None = None, record_content: bool = False, max_board_streams: int = 8,
+          on_started: object = None) -> None:
     import uvicorn
 
     from moot.errors import MootError
@@ -62,7 +67,8 @@ def serve(*, host: str, port: int, token: str | None, model: str | None, max_con
     _check_port(host, port)
     settings = ServerSettings(model=model, token=token, max_body_bytes=max_body, max_concurrent=max_concurrent,
                               max_queued=max_queued, repo_roots=list(repo_root or []), host=host,
-                              allowed_hosts=list(allow_host or []), board=board, record_content=record_content)
+                              allowed_hosts=list(allow_host or []), board=board, record_content=record_content,
+                              max_board_streams=max_board_streams)
     shown = f"[{host}]" if ":" in host else host
     stderr.print(f"moot serve on http://{shown}:{port}/ (API docs: /docs){' · token required' if token else ''}")
     config = uvicorn.Config(create_app(settings), host=host, port=port, log_level="warning")
@@ -93,11 +99,13 @@ def _check_port(host: str, port: int) -> None:
 
     from moot.errors import MootError
 
+    if not 1 <= port <= 65535:
+        raise MootError(f"--port {port} is not a TCP port", fix="choose a port from 1 to 65535, e.g. --port 8765")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind((host, port))
-        except OSError as exc:
-            raise MootError(f"cannot listen on {host}:{port}: {exc.strerror or exc}",
+        except (OSError, OverflowError) as exc:
+            raise MootError(f"cannot listen on {host}:{port}: {getattr(exc, 'strerror', None) or exc}",
                             fix=f"choose another port (--port {port + 1}) or stop what uses it") from None

@@ -25,7 +25,17 @@ from typing import Any
 
 from moot.codeindex.parse import ParsedFile, module_name, parse
 from moot.codeindex.terms import term_stream
-from moot.codeindex.walk import FoundFile, Skipped, contains_credentials, decode, is_binary, walk
+from moot.codeindex.walk import (
+    MAX_CODE_BYTES,
+    MAX_TEXT_BYTES,
+    FoundFile,
+    Skipped,
+    contains_credentials,
+    decode,
+    is_binary,
+    walk,
+)
+from moot.files import UnsafeFileError, read_bytes
 
 BATCH_FILES = 200
 BATCH_BYTES = 4_000_000
@@ -158,7 +168,7 @@ def build_into(conn: sqlite3.Connection, root: Path, *, progress: ProgressCallba
             if isinstance(item, Skipped):
                 _skip(conn, report, state, item.rel, item.reason)
             else:
-                read = _index_file(conn, report, state, item, package, generation)
+                read = _index_file(conn, report, state, item, package, generation, root)
                 batch_bytes += read
             batch_files += 1
             if batch_files >= BATCH_FILES or batch_bytes >= BATCH_BYTES:
@@ -189,8 +199,13 @@ def _skip(conn: sqlite3.Connection, report: BuildReport, state: IndexProgress, r
     state.skipped += 1
 
 
+_SKIP_REASONS = {"too-large": "huge", "symlink": "symlink", "outside": "symlink", "special": "special",
+                 "folder": "special", "missing": "unreadable", "unreadable": "unreadable"}
+
+
 def _index_file(
-    conn: sqlite3.Connection, report: BuildReport, state: IndexProgress, found: FoundFile, package: str, generation: int
+    conn: sqlite3.Connection, report: BuildReport, state: IndexProgress, found: FoundFile, package: str, generation: int,
+    root: Path,
 ) -> int:
     row = conn.execute("SELECT id, size, mtime_ns, sha256 FROM files WHERE path = ?", (found.rel,)).fetchone()
     if row and row[1] == found.size and row[2] == found.mtime_ns:
@@ -198,10 +213,11 @@ def _index_file(
         report.unchanged += 1
         state.unchanged += 1
         return 0
-    try:
-        data = found.path.read_bytes()
-    except OSError:
-        _skip(conn, report, state, found.rel, "unreadable")
+    cap = MAX_TEXT_BYTES if found.language == "text" else MAX_CODE_BYTES
+    try:  # the walk saw a regular file; it may have been swapped for a link or a FIFO since
+        data = read_bytes(found.rel, root=root, max_bytes=cap, credentials=False)
+    except UnsafeFileError as exc:
+        _skip(conn, report, state, found.rel, _SKIP_REASONS.get(exc.reason, "unreadable"))
         return 0
     report.bytes_read += len(data)
     if is_binary(data):

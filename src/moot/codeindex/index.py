@@ -17,8 +17,9 @@ from moot.codeindex.results import CodeHit, SymbolInfo
 from moot.codeindex.sandbox import PathEscapeError, confine, relative
 from moot.codeindex.semantic import VectorTable, embed_missing, rrf
 from moot.codeindex.terms import match_query, query_terms
-from moot.codeindex.walk import decode, is_binary
+from moot.codeindex.walk import MAX_CODE_BYTES, FoundFile, decode, is_binary, walk
 from moot.errors import MootError
+from moot.files import UnsafeFileError, read_bytes
 from moot.models.embeddings import Embedder
 
 MODES = ("lexical", "semantic", "hybrid")
@@ -46,6 +47,37 @@ def check_root(root: str | os.PathLike[str]) -> Path:
     return path.resolve()
 
 
+MAX_INDEX_FILES = 25_000
+"""A first index of a tree with more indexable files than this needs ``allow_large`` (``--allow-large``)."""
+MAX_INDEX_BYTES = 1 << 30
+"""The same for the indexable bytes (source and docs, after the walk's skips): 1 GB."""
+
+
+def check_size(root: Path, *, allow_large: bool = False) -> None:
+    """Refuse to index the whole machine, a home folder, or a tree above the size caps.
+
+    ``moot index /`` read 20,561 files, the home folder and /etc included, into 800 MB. ``/``, the
+    home folder and any folder above it are refused at once (nothing is walked); another tree is
+    counted up to the caps (stat only, nothing read) and refused past them."""
+    if allow_large:
+        return
+    home = Path.home().resolve()
+    fix = "index one project folder, or pass --allow-large if you mean it"
+    if root == Path(root.anchor):
+        raise MootError(f"{root} is the whole filesystem: indexing it would read every file on the machine", fix=fix)
+    if root == home or home.is_relative_to(root):
+        raise MootError(f"{root} is {'your home folder' if root == home else 'a folder that holds your home folder'}: "
+                        "indexing it would read your documents and settings, not one project", fix=fix)
+    files = size = 0
+    for found in walk(root):
+        if isinstance(found, FoundFile):
+            files += 1
+            size += found.size
+            if files > MAX_INDEX_FILES or size > MAX_INDEX_BYTES:
+                what = f"more than {MAX_INDEX_FILES:,} files" if files > MAX_INDEX_FILES else f"more than {MAX_INDEX_BYTES >> 20:,} MB"
+                raise MootError(f"{root} holds {what} to index: it looks like more than one project", fix=fix)
+
+
 class CodeIndex:
     """An open code index: one SQLite file for one source tree. Use :meth:`build` or :meth:`open`."""
 
@@ -69,17 +101,22 @@ class CodeIndex:
         embeddings: bool | Embedder = False,
         progress: ProgressCallback | None = None,
         rebuild: bool = False,
+        allow_large: bool = False,
     ) -> CodeIndex:
         """Index ``root`` (or bring its index up to date) and return the open index.
 
         ``embeddings=True`` loads the optional default embedder (a one-line error when the extra
         is missing); an :class:`~moot.models.embeddings.Embedder` object is used as given.
         ``rebuild=True`` deletes the index file first (the way out of a corrupt file).
+        A first index of ``/``, a home folder or a tree past :data:`MAX_INDEX_FILES` or
+        :data:`MAX_INDEX_BYTES` is refused unless ``allow_large`` (see :func:`check_size`).
         """
         resolved = check_root(root)
         path = Path(db_path).expanduser().resolve() if db_path else store.default_db_path(resolved)
         if rebuild:
             store.remove(path)
+        if not path.exists():  # an index that exists was allowed when it was made
+            check_size(resolved, allow_large=allow_large)
         embedder: Embedder | None = None
         if embeddings is True:
             from moot.models.embeddings import load_default_embedder
@@ -412,7 +449,10 @@ class CodeIndex:
                 f"{rel} is not in the index (ignored, skipped, or not a source or text file)",
                 fix=f"read a file shown by search_code or read_map; if it is new, run `moot index {self.root}`",
             )
-        data = real.read_bytes()
+        try:  # indexed as a regular file; it may have changed into a link or a FIFO since
+            data = read_bytes(rel, root=self.root, max_bytes=MAX_CODE_BYTES, credentials=False)
+        except UnsafeFileError as exc:
+            raise MootError(f"{rel} cannot be read: {exc.message}", fix=f"run `moot index {self.root}` again") from None
         if is_binary(data):
             raise MootError(f"{rel} is a binary file", fix="read a source or text file instead")
         lines = decode(data).split("\n")

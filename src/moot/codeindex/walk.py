@@ -9,12 +9,23 @@ below its own directory, plus ``.git/info/exclude``.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pathspec
+
+# The credential rules live with the one safe file reader; re-exported here, where they started.
+from moot.files import (
+    SECRET_DIR_PATHS,
+    SECRET_DIRS,
+    SECRET_NAMES,
+    SECRET_SUFFIXES,
+    UnsafeFileError,
+    contains_credentials,
+    looks_like_credentials,
+    read_text,
+)
 
 CODE_LANGUAGES: dict[str, str] = {
     ".py": "python",
@@ -49,58 +60,6 @@ SKIP_DIRS = frozenset(
 
 SKIP_SUFFIXES = (".egg-info", ".dist-info")
 
-SECRET_DIRS = frozenset({".ssh", ".gnupg", ".aws", ".azure", ".docker", ".kube", ".password-store", ".terraform.d"})
-"""Folders that hold credentials: never walked into, whatever they contain."""
-
-SECRET_DIR_PATHS = (".config/gh", ".config/gcloud", ".config/hub", ".config/op", ".config/git")
-"""The same for folders known by their path (``.config`` itself also holds harmless settings)."""
-
-SECRET_NAMES = frozenset(
-    {
-        ".env", ".envrc", ".netrc", "_netrc", ".npmrc", ".pypirc", ".git-credentials", ".pgpass", ".htpasswd",
-        "credentials", "credentials.json", "credentials.yml", "credentials.yaml", "secrets.json", "secrets.yml",
-        "secrets.yaml", "secrets.toml", "hosts.yml", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519",
-        "service-account.json", "token.json", "auth.json", ".dockercfg", "kubeconfig",
-    }
-)
-"""File names that hold credentials."""
-
-SECRET_SUFFIXES = (".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".kdbx", ".asc", ".gpg", ".ovpn")
-
-
-def looks_like_credentials(rel: str) -> bool:
-    """Whether a path (relative to the root, forward slashes) names a file that holds secrets.
-
-    Such files are never indexed, so no tool, model or API client can read them through moot
-    (``.env`` and ``.env.local``, SSH and cloud keys, token files, package-registry logins).
-    """
-    parts = rel.lower().split("/")
-    name = parts[-1]
-    if any(part in SECRET_DIRS for part in parts[:-1]):
-        return True
-    if any(f"/{d}/" in f"/{rel.lower()}" for d in SECRET_DIR_PATHS):
-        return True
-    if name in SECRET_NAMES or name.startswith((".env.", "id_rsa", "id_ed25519", "id_ecdsa", "service-account")):
-        return not name.endswith((".example", ".sample", ".template", ".dist"))
-    return name.endswith(SECRET_SUFFIXES)
-
-
-_SECRET_CONTENT = re.compile(
-    rb"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----"
-    rb"|\baws_secret_access_key\s*[=:]"
-    rb"|\b(?:ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{20,}"
-    rb"|\bxox[abpr]-[A-Za-z0-9-]{10,}"
-    rb"|\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{32,}"
-    rb"|\bAKIA[0-9A-Z]{16}\b"
-    rb"|\"auths\"\s*:\s*\{\s*\"[^\"]+\"\s*:\s*\{\s*\"auth\""
-    rb"|\boauth_token\s*:"
-)
-
-
-def contains_credentials(data: bytes) -> bool:
-    """Whether file content holds a private key, a cloud or API token, or a registry login."""
-    return _SECRET_CONTENT.search(data) is not None
-
 MAX_CODE_BYTES = 1_000_000
 """A source file above this is generated or vendored; it is skipped and counted as huge."""
 MAX_TEXT_BYTES = 256_000
@@ -125,7 +84,8 @@ class FoundFile:
 
 @dataclass(frozen=True)
 class Skipped:
-    """A file left out, and why (``huge``, ``binary``, ``symlink``, ``unreadable``, ``credentials``)."""
+    """A file left out, and why (``huge``, ``binary``, ``symlink``, ``special`` (a FIFO, device or
+    socket), ``unreadable``, ``credentials``)."""
 
     rel: str
     reason: str
@@ -141,10 +101,14 @@ def language_of(name: str) -> str | None:
     return None
 
 
+MAX_IGNORE_BYTES = 1_000_000
+"""A .gitignore larger than this is not a real one; it is ignored itself."""
+
+
 def _read_spec(path: Path) -> pathspec.PathSpec | None:
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
+    try:  # a .gitignore may be a FIFO or a link out of the tree like any other file
+        lines = read_text(path, root=path.parent, max_bytes=MAX_IGNORE_BYTES, credentials=False).splitlines()
+    except UnsafeFileError:
         return None
     lines = [line for line in lines if line.strip() and not line.lstrip().startswith("#")]
     return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
@@ -205,9 +169,13 @@ def _walk_dir(
             yield Skipped(rel, "symlink")
             continue
         try:
-            stat = entry.stat()
+            regular = entry.is_file(follow_symlinks=False)
+            stat = entry.stat(follow_symlinks=False)
         except OSError:
             yield Skipped(rel, "unreadable")
+            continue
+        if not regular:  # a FIFO would block the reader forever, a device never ends
+            yield Skipped(rel, "special")
             continue
         cap = MAX_TEXT_BYTES if language == "text" else MAX_CODE_BYTES
         if stat.st_size > cap:

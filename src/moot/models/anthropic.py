@@ -35,6 +35,7 @@ from moot.models.base import (
     ToolResultMessage,
     Usage,
     UserMessage,
+    charged_on_error,
     parse_json_output,
 )
 from moot.models.testing import check_allowed
@@ -158,7 +159,11 @@ class AnthropicModel(SDKProviderModel):
         params["timeout"] = settings.timeout_s or self.timeout_s
         return params
 
-    def _response(
+    def _response(self, request: ModelRequest, **answer: Any) -> ModelResponse:
+        with charged_on_error(answer["usage"]):  # a malformed answer was billed all the same
+            return self._parsed(request, **answer)
+
+    def _parsed(
         self,
         request: ModelRequest,
         *,

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Union
 
@@ -118,20 +119,28 @@ class ModelRequest(_Message):
     def estimated_input_tokens(self) -> int:
         """A provider-independent upper-ish estimate of the prompt size, for budget checks.
 
-        About 3.5 characters a token for English and code, plus the tool and output schemas,
-        plus a few tokens of chat template per message. Budgets use it *before* a request.
+        About 3.5 characters a token for English and code, one token for every character beyond
+        ASCII (Chinese, Japanese and Korean text is about a token a character, and accented
+        letters cost more than plain ones), plus the tool and output schemas, plus a few tokens
+        of chat template per message. Budgets use it *before* a request.
         """
-        chars = 0
+        chars = 0.0
         for message in self.messages:
-            chars += len(message.content) + 16
+            chars += _weighted_chars(message.content) + 16
             if isinstance(message, AssistantMessage):
                 for call in message.tool_calls:
-                    chars += len(call.name) + len(json.dumps(call.arguments))
+                    chars += len(call.name) + _weighted_chars(json.dumps(call.arguments, ensure_ascii=False))
         for tool in self.tools:
-            chars += len(tool.name) + len(tool.description) + len(json.dumps(tool.parameters))
+            chars += len(tool.name) + _weighted_chars(tool.description) + len(json.dumps(tool.parameters))
         if self.output is not None:
             chars += len(json.dumps(self.output.json_schema))
         return int(chars / 3.5) + 1
+
+
+def _weighted_chars(text: str) -> float:
+    """``len(text)`` in units of 1/3.5 token: a character beyond ASCII weighs a whole token."""
+    wide = len(text) - len(text.encode("ascii", "ignore"))
+    return len(text) + wide * 2.5
 
 
 # --------------------------------------------------------------------------- response
@@ -164,6 +173,16 @@ class Usage(BaseModel):
                 "cost_usd": self.cost_usd + other.cost_usd,
                 "cached_input_tokens": self.cached_input_tokens + other.cached_input_tokens,
             }
+        )
+
+    def __sub__(self, other: Usage) -> Usage:
+        """What is left of this usage after ``other`` (a part of it), never below zero in any field."""
+        return Usage(
+            input_tokens=max(0, self.input_tokens - other.input_tokens),
+            output_tokens=max(0, self.output_tokens - other.output_tokens),
+            requests=max(0, self.requests - other.requests),
+            cost_usd=max(0.0, self.cost_usd - other.cost_usd),
+            cached_input_tokens=max(0, self.cached_input_tokens - other.cached_input_tokens),
         )
 
 
@@ -232,6 +251,12 @@ class Model(ABC):
     async def aclose(self) -> None:
         """Release connections or loaded weights. Safe to call twice."""
 
+    def count_input_tokens(self, request: ModelRequest) -> int | None:
+        """The prompt's size in this model's own tokens, when the model can count them without a
+        request (the embedded model reads its tokenizer from its weights file); ``None`` leaves
+        budgets with :meth:`ModelRequest.estimated_input_tokens`."""
+        return None
+
     def describe(self) -> dict[str, Any]:
         """Facts for ``moot models``: provider, model, where it runs."""
         return {"model": self.name}
@@ -256,6 +281,9 @@ class WrapperModel(Model):
 
     async def aclose(self) -> None:
         await self.wrapped.aclose()
+
+    def count_input_tokens(self, request: ModelRequest) -> int | None:
+        return self.wrapped.count_input_tokens(request)
 
     def describe(self) -> dict[str, Any]:
         return self.wrapped.describe()
@@ -333,6 +361,21 @@ def salvage_cut_json(text: str, schema: OutputSchema) -> Any | None:
         if not validate(value, schema.json_schema):
             return value
     return None
+
+
+@contextmanager
+def charged_on_error(usage: Usage) -> Iterator[None]:
+    """Attach ``usage`` to a :class:`moot.errors.ModelError` raised inside (a malformed answer, a
+    refusal): the provider billed the tokens even though the answer is unusable, and a budget
+    must count them."""
+    from moot.errors import ModelError
+
+    try:
+        yield
+    except ModelError as error:
+        if error.usage is None:
+            error.usage = usage
+        raise
 
 
 def parse_json_output(text: str, schema: OutputSchema) -> Any:

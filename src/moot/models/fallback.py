@@ -3,6 +3,10 @@
 A fallback is for a provider that is down or out of quota, not for a mistake: a
 :class:`ConfigError` or a blocked request (tests) is raised at once, because another model
 would only hide it.
+
+Each fallback attempt is held against the caller's budget before it is sent, priced as the
+model it goes to (see :mod:`moot.models.attempts`), and what the failed models billed is kept
+in the usage of the answer (or of the final error).
 """
 
 from __future__ import annotations
@@ -11,7 +15,14 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from moot.errors import ModelError, RequestBlockedError
-from moot.models.base import Model, ModelRequest, ModelResponse, StreamEvent, StreamDone
+from moot.models.attempts import current_gate
+from moot.models.base import Model, ModelRequest, ModelResponse, StreamDone, StreamEvent, Usage
+
+
+def _lost(failures: list[tuple[Model, ModelError]]) -> Usage | None:
+    """What the failed models billed, where they said (``None`` when none did)."""
+    known = [error.usage for _, error in failures if isinstance(error.usage, Usage)]
+    return sum(known, Usage()) if known else None
 
 
 class AllModelsFailedError(ModelError):
@@ -29,24 +40,39 @@ class FallbackModel(Model):
 
     def _all_failed(self, failures: list[tuple[Model, ModelError]]) -> AllModelsFailedError:
         parts = "; ".join(f"{model.name}: {error.one_line()}" for model, error in failures)
-        return AllModelsFailedError(f"all {len(failures)} models failed: {parts}")
+        error = AllModelsFailedError(f"all {len(failures)} models failed: {parts}")
+        error.usage = _lost(failures)
+        return error
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         failures: list[tuple[Model, ModelError]] = []
-        for model in self.models:
+        gate = current_gate()
+        for index, model in enumerate(self.models):
+            if index and gate is not None:
+                request = await gate.next(request, model)  # held, priced as this model, before it is sent
             try:
                 response = await model.request(request)
             except RequestBlockedError:
                 raise
             except ModelError as error:
+                if gate is not None:
+                    gate.failed(error)  # ignored when a retry wrapper inside already reported it
                 failures.append((model, error))
                 continue
+            if failures and (lost := _lost(failures)) is not None:
+                response = response.model_copy(update={"usage": response.usage + lost})
             return response if response.model else response.model_copy(update={"model": model.name})
         raise self._all_failed(failures)
 
+    def count_input_tokens(self, request: ModelRequest) -> int | None:
+        return self.models[0].count_input_tokens(request)
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         failures: list[tuple[Model, ModelError]] = []
-        for model in self.models:
+        gate = current_gate()
+        for index, model in enumerate(self.models):
+            if index and gate is not None:
+                request = await gate.next(request, model)
             yielded = False
             try:
                 async for event in model.stream(request):
@@ -60,6 +86,8 @@ class FallbackModel(Model):
             except ModelError as error:
                 if yielded:  # the caller already saw this model's text
                     raise
+                if gate is not None:
+                    gate.failed(error)
                 failures.append((model, error))
         raise self._all_failed(failures)
 

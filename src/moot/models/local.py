@@ -36,12 +36,14 @@ from moot.models.base import (
     ToolResultMessage,
     Usage,
     UserMessage,
+    charged_on_error,
     parse_json_output,
     salvage_cut_json,
 )
 from moot.models.engine import Engine, EngineRejected, EngineSettings, acquire, engine_loads, release
 from moot.models.engine_client import SharedEngine, engine_mode
 from moot.models.testing import check_allowed
+from moot.models.tokenizer import count_chat_tokens, tokenizer_for
 from moot.models.weights import DEFAULT_VARIANT, ensure_weights, get_variant, weights_path
 
 MODEL_VARIANTS = {"local": DEFAULT_VARIANT, "local-1.5b": "qwen2.5-coder-1.5b"}
@@ -176,6 +178,17 @@ class LocalModel(Model):
 
     # ---------------------------------------------------------------- requests
 
+    def count_input_tokens(self, request: ModelRequest) -> int | None:
+        """The prompt's size in the model's own tokens, read with the tokenizer in its weights
+        file (budgets hold this instead of an estimate); ``None`` before the weights exist
+        (counting never assembles them)."""
+        path = self.path or weights_path(self.variant or DEFAULT_VARIANT)
+        tokenizer = tokenizer_for(path)
+        if tokenizer is None:
+            return None
+        body = self._body(request)
+        return count_chat_tokens(tokenizer, body["messages"], body.get("tools", ()))
+
     def _body(self, request: ModelRequest) -> dict[str, Any]:
         s = request.settings
         body: dict[str, Any] = {
@@ -244,6 +257,10 @@ class LocalModel(Model):
         return self._response(request, "".join(pieces), usage, finish)
 
     def _response(self, request: ModelRequest, text: str, usage: Usage, finish: str) -> ModelResponse:
+        with charged_on_error(usage):  # the engine decoded the tokens even when the answer is unusable
+            return self._parsed(request, text, usage, finish)
+
+    def _parsed(self, request: ModelRequest, text: str, usage: Usage, finish: str) -> ModelResponse:
         base = {"usage": usage, "model": self.name, "finish_reason": finish}
         if request.tools:
             if finish == "length":

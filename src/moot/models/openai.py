@@ -31,6 +31,7 @@ from moot.models.base import (
     ToolResultMessage,
     Usage,
     UserMessage,
+    charged_on_error,
     parse_json_output,
 )
 from moot.models.testing import check_allowed
@@ -180,15 +181,16 @@ class OpenAIModel(SDKProviderModel):
         finish_reason: str | None,
         refusal: str | None = None,
     ) -> ModelResponse:
-        if refusal:
-            raise ModelError(f"{self.name} refused: {refusal[:200]}", fix="rephrase the request")
-        tool_calls = tuple(
-            ToolCall(id=call_id, name=name, arguments=_parse_arguments(self.name, name, raw))
-            for call_id, name, raw in calls
-        )
-        output = None
-        if request.output is not None and not tool_calls:
-            output = parse_json_output(text, request.output)
+        with charged_on_error(usage):  # a refusal or a malformed answer was billed all the same
+            if refusal:
+                raise ModelError(f"{self.name} refused: {refusal[:200]}", fix="rephrase the request")
+            tool_calls = tuple(
+                ToolCall(id=call_id, name=name, arguments=_parse_arguments(self.name, name, raw))
+                for call_id, name, raw in calls
+            )
+            output = None
+            if request.output is not None and not tool_calls:
+                output = parse_json_output(text, request.output)
         return ModelResponse(
             text=text,
             tool_calls=tool_calls,

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from moot.errors import ConfigError
+from moot.errors import ConfigError, ModelError
 from moot.models.base import ModelRequest, ModelResponse, StreamDone, StreamEvent, Usage, WrapperModel
 
 PRICES_DATE = "2025-11-01"
@@ -124,7 +124,8 @@ def model_price(model: object) -> Price | None:
     while model is not None and seen < 32:  # wrappers nest a handful deep; a cycle is a bug
         if isinstance(model, PricedModel):
             return model.price
-        model = getattr(model, "wrapped", None)
+        alternatives = getattr(model, "models", None)  # a fallback chain is priced as its primary
+        model = alternatives[0] if isinstance(alternatives, tuple) and alternatives else getattr(model, "wrapped", None)
         seen += 1
     return None
 
@@ -147,12 +148,25 @@ class PricedModel(WrapperModel):
         usage = response.usage.model_copy(update={"cost_usd": self.price.cost(response.usage)})
         return response.model_copy(update={"usage": usage})
 
+    def _priced_error(self, error: ModelError) -> ModelError:
+        """A failed request was billed too (a malformed answer, attempts a retry made)."""
+        if self.price is not None and isinstance(error.usage, Usage):
+            error.usage = error.usage.model_copy(update={"cost_usd": self.price.cost(error.usage)})
+        return error
+
     async def request(self, request: ModelRequest) -> ModelResponse:
-        return self._priced(await self.wrapped.request(request))
+        try:
+            response = await self.wrapped.request(request)
+        except ModelError as error:
+            raise self._priced_error(error)
+        return self._priced(response)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        async for event in self.wrapped.stream(request):
-            yield StreamDone(self._priced(event.response)) if isinstance(event, StreamDone) else event
+        try:
+            async for event in self.wrapped.stream(request):
+                yield StreamDone(self._priced(event.response)) if isinstance(event, StreamDone) else event
+        except ModelError as error:
+            raise self._priced_error(error)
 
     def describe(self) -> dict[str, Any]:
         facts = self.wrapped.describe()

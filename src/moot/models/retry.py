@@ -6,6 +6,9 @@ exponential step) so that many agents that failed together do not retry together
 ``Retry-After`` from the provider is a floor, never undercut. Each delay is capped, and so is
 the total time spent waiting; when a required wait would break a cap we give up instead of
 retrying early.
+
+Every attempt after the first is held against the caller's budget before it is sent (see
+:mod:`moot.models.attempts`): a retry storm can cost time, never money beyond the budget.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from moot.errors import ModelError
+from moot.models.attempts import current_gate
 from moot.models.base import ModelRequest, ModelResponse, StreamEvent, Usage, WrapperModel
 
 Sleep = Callable[[float], Awaitable[Any]]
@@ -85,17 +89,23 @@ class RetryModel(WrapperModel):
         failures = 0
         waited = 0.0
         lost = Usage()  # what failed attempts cost, where the provider told us
+        gate = current_gate()
         while True:
             try:
                 response = await self.wrapped.request(request)
             except ModelError as error:
                 failures += 1
+                if gate is not None:
+                    gate.failed(error)  # charged while error.usage is still this attempt's own
                 if error.usage is not None:
                     lost = lost + error.usage
+                if lost.requests:  # the last error carries what every failed attempt billed
                     error.usage = lost
                 delay = self._delay_or_raise(error, failures, waited)
                 waited += delay
                 await self.sleep(delay)
+                if gate is not None:
+                    request = await gate.next(request, None)  # held before it is sent, or the budget stops it
                 continue
             if lost.requests:
                 response = response.model_copy(update={"usage": response.usage + lost})
@@ -104,6 +114,7 @@ class RetryModel(WrapperModel):
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         failures = 0
         waited = 0.0
+        gate = current_gate()
         while True:
             yielded = False
             try:
@@ -116,9 +127,13 @@ class RetryModel(WrapperModel):
                 if yielded:
                     raise
                 failures += 1
+                if gate is not None:
+                    gate.failed(error)
                 delay = self._delay_or_raise(error, failures, waited)
                 waited += delay
                 await self.sleep(delay)
+                if gate is not None:
+                    request = await gate.next(request, None)
 
     def _delay_or_raise(self, error: ModelError, failures: int, waited: float) -> float:
         """How long to wait before the next attempt, or raise when no retry is left or allowed."""

@@ -65,10 +65,6 @@ def to_response(item: ScriptItem, request: ModelRequest, model_name: str) -> Mod
         response = ModelResponse(text=json.dumps(item), output=item)
     else:  # pragma: no cover - guarded by the type
         raise TypeError(f"cannot script a {type(item).__name__}")
-    if response.output is None and request.output is not None and response.text and not response.tool_calls:
-        from moot.models.base import parse_json_output
-
-        response = response.model_copy(update={"output": parse_json_output(response.text, request.output)})
     if response.usage.requests == 0:
         out_text = response.text + "".join(str(c.arguments) + c.name for c in response.tool_calls)
         response = response.model_copy(
@@ -80,6 +76,11 @@ def to_response(item: ScriptItem, request: ModelRequest, model_name: str) -> Mod
                 )
             }
         )
+    if response.output is None and request.output is not None and response.text and not response.tool_calls:
+        from moot.models.base import charged_on_error, parse_json_output
+
+        with charged_on_error(response.usage):  # a real provider bills a malformed answer too
+            response = response.model_copy(update={"output": parse_json_output(response.text, request.output)})
     if not response.model:
         response = response.model_copy(update={"model": model_name})
     return response

@@ -31,9 +31,10 @@ from moot.models.base import (
     Usage,
     UserMessage,
 )
-from moot.models.pricing import model_price
+from moot.models.attempts import attempts_counted_by
 from moot.runtime.budget import Budget, BudgetExceeded, BudgetTracker
 from moot.runtime.events import BoundEmitter, EventBus, EventType, summarize
+from moot.runtime.metered import MeteredCall
 from moot.runtime.prompts import load_prompt
 from moot.runtime.tools import Tool, ToolSource, as_tools, render_result, run_tool_call, split_tool_sources
 
@@ -241,8 +242,6 @@ class SubAgent:
     async def _loop(self, state: AgentProgress, tracker: BudgetTracker, emitter: BoundEmitter,
                     tools: tuple[Tool, ...] | None = None) -> AgentResult:
         model = self.resolved_model()
-        price = model_price(model)
-        model_name = getattr(model, "name", "?")
         tools = self._tools if tools is None else tools
         tools_by_name = {t.name: t for t in tools}
         definitions = tuple(t.definition() for t in tools)
@@ -268,10 +267,11 @@ class SubAgent:
                 agent=self.name,
             )
             try:
-                reservation, request = await tracker.acquire(self.name, request, price=price, model=model_name)
+                call, request = await MeteredCall.start(tracker, self.name, request, model)
             except BudgetExceeded as exc:
                 emitter.emit(EventType.BUDGET_STOP, which=exc.which, scope=exc.scope, reason=exc.message)
                 return finish(exc.stop_reason, detail=exc.message, scope=exc.scope)
+            reservation = call.first
             state.turns += 1
             if emitter.active:  # build event payloads only when someone listens: this is the hot path
                 request_payload: dict[str, Any] = {
@@ -285,43 +285,47 @@ class SubAgent:
                 emitter.emit(EventType.MODEL_REQUEST, **request_payload)
             started = time.perf_counter()
             response: ModelResponse | None = None
-            spent: Usage | None = None
+            # Every attempt the wrappers send (retries, fallbacks) is held and charged on the
+            # tracker through `call`; what it charged in all is this turn's usage.
             try:
-                async with asyncio.timeout(tracker.time_left(self.name)) as deadline:
-                    response = await model.request(request)
-                spent = response.usage
+                with attempts_counted_by(call):
+                    async with asyncio.timeout(tracker.time_left(self.name)) as deadline:
+                        response = await model.request(request)
             except TimeoutError:
                 if not deadline.expired():
                     raise
                 # The request was sent and the prompt processed: it counts as a call, with its
                 # estimated prompt size (what it generated before the cut is unknown).
-                spent = Usage(requests=1, input_tokens=request.estimated_input_tokens())
-                state.usage = state.usage + spent
+                state.usage = state.usage + call.abandon(Usage(requests=1, input_tokens=request.estimated_input_tokens()))
                 exc = tracker.deadline_error(self.name)
                 emitter.emit(EventType.BUDGET_STOP, which=exc.which, scope=exc.scope, reason=exc.message)
                 return finish(exc.stop_reason, detail=exc.message, scope=exc.scope)
             except asyncio.CancelledError:
-                spent = Usage(requests=1, input_tokens=request.estimated_input_tokens())
-                state.usage = state.usage + spent
+                state.usage = state.usage + call.abandon(Usage(requests=1, input_tokens=request.estimated_input_tokens()))
                 raise
+            except BudgetExceeded as exc:  # a retry or a fallback did not fit: the attempts so far count
+                state.usage = state.usage + call.close(None)
+                emitter.emit(EventType.BUDGET_STOP, which=exc.which, scope=exc.scope, reason=exc.message)
+                return finish(exc.stop_reason, detail=exc.message, scope=exc.scope)
             except MalformedResponseError as exc:
                 # The model answered, but not in the schema: count the call(s), then retry once.
-                spent = exc.usage or Usage(requests=1, input_tokens=request.estimated_input_tokens())
-                state.usage = state.usage + spent
+                call.failed(exc)
+                state.usage = state.usage + call.close(None)
                 if output_schema is not None and not retried_output:
                     retried_output = True
                     state.messages.append(UserMessage(content=load_prompt("structured_retry").format(error=exc.message)))
                     continue
                 return finish(f"error:{exc.message}", detail=exc.message)
             except ModelError as exc:
-                if exc.usage is not None:  # e.g. attempts a retry wrapper made before giving up
-                    spent = exc.usage
-                    state.usage = state.usage + spent
+                call.failed(exc)
+                state.usage = state.usage + call.close(None)
                 return finish(f"error:{exc.message}", detail=exc.one_line())
             except Exception as exc:  # a broken model must fail this task, not the process
+                state.usage = state.usage + call.close(None)
                 return finish(f"error:{type(exc).__name__}: {exc}", detail=f"{type(exc).__name__}: {exc}")
-            finally:
-                tracker.settle(reservation, spent)
+            charged = call.close(response.usage)
+            if call.attempts > 1 or charged != response.usage:  # what the retries cost is in the answer's usage
+                response = response.model_copy(update={"usage": charged})
             state.usage = state.usage + response.usage
             state.last_text = response.text
             state.messages.append(response.to_message())

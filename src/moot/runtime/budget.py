@@ -260,6 +260,8 @@ class BudgetTracker:
         ``max_tokens``, so no request is sent unless an answer this long still fits."""
         self._ignores_max_tokens = False
         """Set once an answer came back longer than the ``max_tokens`` it was sent with."""
+        self._kept_to_max_tokens = False
+        """Set once an answer came back cut exactly at its ``max_tokens``: the provider keeps to it."""
         self._input_factor = INPUT_MARGIN
         """Provider prompt tokens per moot-estimated token, never below :data:`INPUT_MARGIN`."""
         self._observed_rate: dict[str, float] = {}
@@ -347,13 +349,14 @@ class BudgetTracker:
     # ------------------------------------------------------------------ reserve / settle
 
     async def acquire(
-        self, agent: str, request: ModelRequest, *, price: Price | None = None, model: str = ""
+        self, agent: str, request: ModelRequest, *, price: Price | None = None, model: str = "",
+        count: Callable[[ModelRequest], int | None] | None = None,
     ) -> tuple[Reservation, ModelRequest]:
         """:meth:`reserve`, waiting while the request fits only once requests already in
         flight settle (so parallel agents take turns instead of stopping the run)."""
         while True:
             try:
-                return self._reserve(agent, request, price=price, model=model, may_wait=True)
+                return self._reserve(agent, request, price=price, model=model, may_wait=True, count=count)
             except _MustWait:
                 if self._settled is None or self._settled.is_set():
                     self._settled = asyncio.Event()
@@ -364,7 +367,8 @@ class BudgetTracker:
                     raise self.deadline_error(agent) from None
 
     def reserve(
-        self, agent: str, request: ModelRequest, *, price: Price | None = None, model: str = ""
+        self, agent: str, request: ModelRequest, *, price: Price | None = None, model: str = "",
+        count: Callable[[ModelRequest], int | None] | None = None,
     ) -> tuple[Reservation, ModelRequest]:
         """Hold room for ``request`` or raise :class:`BudgetExceeded` before it is sent.
 
@@ -375,11 +379,14 @@ class BudgetTracker:
         ``max_tokens``), and dollars are priced with ``price`` (the model's price table
         entry, known before any call) or else the highest rate seen from that model. The
         returned request has ``max_tokens`` lowered to what the budget still allows.
+        ``count``: the model's own token count of a prompt (the embedded model reads its
+        tokenizer), used instead of moot's estimate when it gives one.
         """
-        return self._reserve(agent, request, price=price, model=model, may_wait=False)
+        return self._reserve(agent, request, price=price, model=model, may_wait=False, count=count)
 
     def _reserve(
-        self, agent: str, request: ModelRequest, *, price: Price | None, model: str, may_wait: bool
+        self, agent: str, request: ModelRequest, *, price: Price | None, model: str, may_wait: bool,
+        count: Callable[[ModelRequest], int | None] | None = None,
     ) -> tuple[Reservation, ModelRequest]:
         if self.run_stop is not None:
             raise self.run_stop
@@ -397,7 +404,7 @@ class BudgetTracker:
             # Until one answer came back nothing is known about how long answers are or
             # how the provider counts: the first request under a limit goes alone.
             raise _MustWait
-        raw_input = request.estimated_input_tokens()
+        raw_input = (count(request) if count is not None else None) or request.estimated_input_tokens()
         input_tokens = math.ceil(raw_input * self._input_factor)
         in_rate, out_rate, unpriced = self._rates(price, model)
         priced_limit = any(ledger.budget.max_cost_usd is not None for _, ledger in ledgers)
@@ -413,9 +420,10 @@ class BudgetTracker:
         else:
             floor = max(1, min(wanted, max(self._longest_answer, DEFAULT_OUTPUT_ALLOWANCE)))
 
-        def cap(with_reserved: bool) -> tuple[int, tuple[str, str, _Ledger, str] | None]:
-            """The largest answer the budget allows, and the first limit that forbids one."""
-            best = wanted
+        def cap(with_reserved: bool, want: int | None = None) -> tuple[int, tuple[str, str, _Ledger, str] | None]:
+            """The largest answer (up to ``want``, default the request's) the budget allows, and the
+            first limit that forbids one."""
+            best = wanted if want is None else want
             for scope, ledger in ledgers:
                 b = ledger.budget
                 if b.max_tokens is not None:
@@ -441,6 +449,14 @@ class BudgetTracker:
             alone, alone_refusal = cap(with_reserved=False)
             if alone_refusal is None and (refusal is not None or alone > max_out):
                 raise _MustWait  # it fits (or fits better) once the others settle
+        # Until an answer shows whether the provider keeps to max_tokens (one cut at it, or one past
+        # it), a request beside others is held at the default allowance at least, and waits until
+        # that much room is free: a provider that ignores the cap must not overrun the budget
+        # through several small requests sent side by side.
+        unproven = not (self._ignores_max_tokens or self._kept_to_max_tokens)
+        allowance = DEFAULT_OUTPUT_ALLOWANCE if unproven and others else 0
+        if allowance and may_wait and refusal is None and cap(with_reserved=True, want=allowance)[0] < allowance:
+            raise _MustWait
         self._check_deadline_and_calls(agent, ledgers)
         if refusal is not None:
             scope, which, ledger, detail = refusal
@@ -449,7 +465,7 @@ class BudgetTracker:
             request = request.model_copy(
                 update={"settings": request.settings.model_copy(update={"max_tokens": max_out})}
             )
-        held_out = max(max_out, self._longest_answer, floor if self._ignores_max_tokens else 0)
+        held_out = max(max_out, self._longest_answer, floor if self._ignores_max_tokens else 0, allowance)
         tokens = input_tokens + held_out
         cost = input_cost + held_out * out_rate
         for _, ledger in ledgers:
@@ -523,6 +539,8 @@ class BudgetTracker:
         self._longest_answer = max(self._longest_answer, usage.output_tokens)
         if reservation.max_tokens is not None and usage.output_tokens > reservation.max_tokens:
             self._ignores_max_tokens = True
+        elif reservation.max_tokens is not None and usage.output_tokens == reservation.max_tokens:
+            self._kept_to_max_tokens = True
         if reservation.raw_input_tokens and usage.input_tokens:
             self._input_factor = max(self._input_factor, usage.input_tokens / reservation.raw_input_tokens * 1.1)
         if usage.total_tokens and reservation.model:

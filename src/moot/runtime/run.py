@@ -153,7 +153,7 @@ class Run:
         out: dict[str, Usage] = {}
         for agent, usage in self.tracker.usage_by_agent.items():
             before = self._usage_at_start.get(agent)
-            spent = usage if before is None else _minus(usage, before)
+            spent = usage if before is None else usage - before
             if spent.requests or spent.total_tokens or spent.cost_usd:
                 out[agent] = spent
         return out
@@ -303,12 +303,6 @@ class Run:
                     # a parent whose children spent on trackers of their own: its usage is theirs
                     self.store.close_parent(self.run_id, status, result.stop_reason)
         return result
-
-
-def _minus(a: Usage, b: Usage) -> Usage:
-    return Usage(input_tokens=a.input_tokens - b.input_tokens, output_tokens=a.output_tokens - b.output_tokens,
-                 requests=a.requests - b.requests, cost_usd=max(0.0, a.cost_usd - b.cost_usd),
-                 cached_input_tokens=a.cached_input_tokens - b.cached_input_tokens)
 
 
 RecordedRun = Run

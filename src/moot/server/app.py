@@ -16,7 +16,6 @@ See docs/web.md for the page and the API, docs/security.md for who may call it.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -44,10 +43,12 @@ from moot.server.schemas import (
     RunPage,
     RunStarted,
 )
+from moot.server.sse import KEEPALIVE, KEEPALIVE_S, queued, sse
 from moot.server.security import (
     OPEN_PATHS,
     BodyLimitMiddleware,
     HostCheckMiddleware,
+    JsonBodyMiddleware,
     PageHeadersMiddleware,
     TokenMiddleware,
     allowed_host_names,
@@ -57,7 +58,6 @@ __all__ = ["QueryRequest", "RunStarted", "ServerSettings", "create_app"]
 
 STREAM_POLL_S = 0.25
 """How often the event stream of a run recorded by another process looks for new events."""
-KEEPALIVE_S = 15.0
 
 
 @dataclass
@@ -85,16 +85,13 @@ class ServerSettings:
     """The task board the API shows and submits to (a folder or a ``postgresql://`` URL)."""
     record_content: bool = False
     """Record prompts and responses of the runs this server starts (shown on their pages)."""
+    max_board_streams: int = 8
+    """``/api/board/events`` streams open at once; one more is refused with 429."""
 
 
 def web_root() -> Path:
     """The folder of the web page's files, shipped inside the package."""
     return Path(str(resources.files("moot.web") / "static"))
-
-
-def _sse(event: str, data: Any, event_id: int | str | None = None) -> str:
-    head = f"event: {event}\n" + (f"id: {event_id}\n" if event_id is not None else "")
-    return head + "data: " + json.dumps(data, ensure_ascii=False, default=str) + "\n\n"
 
 
 def create_app(settings: ServerSettings | None = None) -> FastAPI:
@@ -283,19 +280,15 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         m.open_streams += 1
         try:
             for item in backlog:
-                yield _sse(item["event"], item["data"], item["id"])
+                yield sse(item["event"], item["data"], item["id"])
             last = backlog[-1]["id"] if backlog else 0
-            while not finished:
-                try:
-                    item = await asyncio.wait_for(queue.get(), KEEPALIVE_S)
-                except TimeoutError:
-                    yield ": keep-alive\n\n"
-                    continue
-                if item is None:
-                    break
-                if item["id"] <= last:
-                    continue
-                yield _sse(item["event"], item["data"], item["id"])
+            if finished:
+                return
+            async for item in queued(queue):
+                if isinstance(item, str):
+                    yield item  # a keep-alive
+                elif item["id"] > last:
+                    yield sse(item["event"], item["data"], item["id"])
         finally:  # also on disconnect: the stream's queue goes, the run itself goes on
             run.listeners.discard(queue)
             m.open_streams -= 1
@@ -310,15 +303,15 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
                 events = await asyncio.to_thread(s.events_after, run_id, last)
                 for e in events:
                     last = e.seq
-                    yield _sse("event", e.to_dict(), e.seq)
+                    yield sse("event", e.to_dict(), e.seq)
                 if record.status != "running":
-                    yield _sse("done", {"status": record.status, "run_id": run_id, "stop_reason": record.stop_reason,
+                    yield sse("done", {"status": record.status, "run_id": run_id, "stop_reason": record.stop_reason,
                                         "stop_reason_text": history.plain_stop_reason(record.status, record.stop_reason)})
                     return
                 quiet = 0.0 if events else quiet + STREAM_POLL_S
                 if quiet >= KEEPALIVE_S:
                     quiet = 0.0
-                    yield ": keep-alive\n\n"
+                    yield KEEPALIVE
                 await asyncio.sleep(STREAM_POLL_S)
         finally:
             m.open_streams -= 1
@@ -362,6 +355,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     app.openapi = openapi  # type: ignore[method-assign]
 
     app.add_middleware(PageHeadersMiddleware)
+    app.add_middleware(JsonBodyMiddleware)  # inside the body limit: it reads a bounded body
     if settings.max_body_bytes:
         app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     if settings.token:

@@ -9,10 +9,11 @@ that disconnects just drops its queue, and the run finishes on its own.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -141,6 +142,8 @@ class RunManager:
         self._build_locks: dict[str, asyncio.Lock] = {}
         self.open_streams = 0
         self._cancel_grace_until = 0.0
+        self._calls_waiting = 0
+        self._calls_running = 0
 
     @property
     def model(self) -> Any:
@@ -172,7 +175,28 @@ class RunManager:
 
     @property
     def queued(self) -> int:
-        return sum(1 for r in self.runs.values() if r.status == "queued")
+        return sum(1 for r in self.runs.values() if r.status == "queued") + self._calls_waiting
+
+    @contextlib.asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        """One of the ``max_concurrent`` slots for a synchronous model call (``/api/chat``): it
+        waits in the same queue as the runs, and is refused with :class:`QueueFull` (429) when
+        that queue is full, so no route can run more model work at once than the limits allow."""
+        self._check_queue()
+        self._calls_waiting += 1
+        waiting = True
+        try:
+            async with self.slots:
+                self._calls_waiting -= 1
+                waiting = False
+                self._calls_running += 1
+                try:
+                    yield
+                finally:
+                    self._calls_running -= 1
+        finally:
+            if waiting:
+                self._calls_waiting -= 1
 
     def check_path(self, given: str, what: str) -> Path:
         """A file or folder a team may read: only under a ``--repo-root`` (checked before it is looked at)."""
@@ -184,6 +208,11 @@ class RunManager:
         if not resolved.exists():
             raise MootError(f"{what} {given!r} does not exist on the server", fix="send the path of an existing file or folder")
         return resolved
+
+    def root_of(self, path: Path) -> Path:
+        """The ``--repo-root`` that holds a path :meth:`check_path` allowed (files are read only under it)."""
+        resolved = Path(os.path.realpath(path))
+        return max((root for root in self.repo_roots if resolved.is_relative_to(root)), key=lambda r: len(r.parts))
 
     def _check_queue(self) -> None:
         if self.queued >= self.max_queued:
@@ -314,7 +343,7 @@ class RunManager:
 
     @property
     def active(self) -> int:
-        return sum(1 for r in self.runs.values() if r.task is not None and not r.task.done())
+        return sum(1 for r in self.runs.values() if r.task is not None and not r.task.done()) + self._calls_running
 
     def _forget_old(self) -> None:
         finished = [r for r in self.runs.values() if r.done]

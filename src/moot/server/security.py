@@ -1,5 +1,5 @@
 """Who may call the API and how much they may send: the Host it was addressed to, a bearer
-token and a body size limit.
+token, a body size limit and JSON bodies that hold only what JSON allows.
 
 All are plain ASGI middleware, so they apply before FastAPI parses anything: a request for
 another host name is refused (400, the defence against DNS rebinding: a web page whose name
@@ -171,14 +171,102 @@ class BodyLimitMiddleware:
                 return
             if not message.get("more_body", False):
                 break
-        body = b"".join(chunks)
-        replayed = False
+        await self.app(scope, _replaying(b"".join(chunks), receive), send)
 
-        async def replay() -> Any:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
 
-        await self.app(scope, replay, send)
+def _replaying(body: bytes, receive: Any) -> Any:
+    """A ``receive`` that hands the app the body already read, then whatever comes next."""
+    replayed = False
+
+    async def replay() -> Any:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+class _NotPlainJson(ValueError):
+    """A JSON body Python's parser accepts but JSON does not allow (NaN, Infinity, lone surrogates)."""
+
+
+def _reject_constant(name: str) -> Any:
+    raise _NotPlainJson(f"the request body holds {name}, which is not a JSON number (send a finite number)")
+
+
+def _check_strings(value: Any) -> None:
+    """Raise for a string (or key) holding a lone surrogate: not Unicode text, so it can be neither
+    stored nor sent on (a surrogate pair was already joined by the parser)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                bad = item[exc.start]
+                raise _NotPlainJson(f"the request body holds a lone surrogate (\\u{ord(bad):04x}), which is not "
+                                    "Unicode text (send UTF-8 text)") from None
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def check_json_body(body: bytes) -> str | None:
+    """Why a JSON body must be refused with 422 (NaN, Infinity, a lone surrogate), or ``None``.
+
+    Python's parser accepts all three; they then fail deep inside (a NaN priority, text that
+    cannot be written to SQLite or sent to a model) as a 500. Invalid JSON is left to FastAPI's own 422.
+    """
+    try:
+        parsed = json.loads(body, parse_constant=_reject_constant)
+    except _NotPlainJson as exc:
+        return str(exc)
+    except (ValueError, RecursionError):
+        return None
+    try:
+        _check_strings(parsed)
+    except _NotPlainJson as exc:
+        return str(exc)
+    return None
+
+
+class JsonBodyMiddleware:
+    """Refuses (422) a JSON request body with NaN, Infinity or a lone surrogate, before any handler.
+
+    Placed inside :class:`BodyLimitMiddleware`, so the body it reads is already bounded."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("method") not in ("POST", "PUT", "PATCH", "DELETE"):
+            await self.app(scope, receive, send)
+            return
+        content_type = dict(scope.get("headers") or []).get(b"content-type", b"").split(b";")[0].strip().lower()
+        if content_type and not content_type.endswith(b"json"):
+            await self.app(scope, receive, send)
+            return
+        body = await _read_body(receive)
+        problem = check_json_body(body) if body.strip() else None
+        if problem is not None:
+            await _send_json(send, 422, problem)
+            return
+        await self.app(scope, _replaying(body, receive), send)
+
+
+async def _read_body(receive: Any) -> bytes:
+    """The whole request body (already bounded by :class:`BodyLimitMiddleware`)."""
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)

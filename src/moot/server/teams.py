@@ -21,6 +21,7 @@ from fastapi.responses import StreamingResponse
 
 from moot.errors import MootError
 from moot.runtime import RunStore
+from moot.server.board_stream import MAX_BOARD_STREAMS, BoardWatch, TooManyStreams
 from moot.server.runs import QueueFull, RepoNotAllowed, RunManager, ServerRun
 from moot.server.schemas import (
     AskRequest,
@@ -40,7 +41,6 @@ from moot.server.schemas import (
 )
 
 _KB_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
-BOARD_POLL_S = 0.5
 
 
 def _http(exc: Exception) -> HTTPException:
@@ -207,7 +207,9 @@ def add_team_routes(app: FastAPI, settings: Any, manager: Callable[[], RunManage
         async def job(run: ServerRun, bus: Any) -> Any:
             from moot.teams.graph import GraphConfig, GraphTeam
 
-            team = GraphTeam(sources, kb=kb, model=manager().model, store=store(), config=GraphConfig(iterations=body.iterations))
+            roots = {manager().root_of(s) for s in sources}
+            team = GraphTeam(sources, kb=kb, model=manager().model, store=store(), config=GraphConfig(iterations=body.iterations),
+                             source_root=roots.pop() if len(roots) == 1 else None)
             return await team.ask(body.question, bus=bus, run_id=run.id)
 
         return launch("graph", body.question, job)
@@ -244,12 +246,19 @@ def add_team_routes(app: FastAPI, settings: Any, manager: Callable[[], RunManage
             raise HTTPException(503, exc.one_line()) from None
 
     def columns() -> BoardColumns:
+        from moot.teams.board import BoardStats
+
         b = board()
         try:
             tasks = b.list()
-            counts = b.stats().model_dump()
         finally:
             b.close()
+        by_status: dict[str, int] = {}
+        by_type: dict[str, int] = {}
+        for t in tasks:  # the counts from the same read (stats() would read the whole board again)
+            by_status[t.status.value] = by_status.get(t.status.value, 0) + 1
+            by_type[t.type] = by_type.get(t.type, 0) + 1
+        counts = BoardStats(**by_status, by_type=by_type).model_dump()
         out = BoardColumns(board=str(settings.board), counts=counts)
         tasks.sort(key=lambda t: t.finished_at or t.claimed_at or t.created_at, reverse=True)
         for t in tasks:
@@ -312,32 +321,50 @@ def add_team_routes(app: FastAPI, settings: Any, manager: Callable[[], RunManage
 
         return await asyncio.to_thread(write)
 
+    watch: list[BoardWatch] = []
+
+    def board_watch() -> BoardWatch:
+        if not watch:
+            def read() -> tuple[dict[str, Any], str | None]:
+                b = board()
+                try:
+                    token = b.version()  # before the read: a change during it shows on the next look
+                finally:
+                    b.close()
+                return columns().model_dump(mode="json"), token
+
+            def version() -> str | None:
+                b = board()
+                try:
+                    return b.version()  # type: ignore[no-any-return]
+                finally:
+                    b.close()
+
+            watch.append(BoardWatch(read, version, max_streams=getattr(settings, "max_board_streams", MAX_BOARD_STREAMS)))
+        return watch[0]
+
     @app.get("/api/board/events", response_class=StreamingResponse, tags=["board"],
-             responses={200: {"content": {"text/event-stream": {}}, "description": "A `board` event with the columns "
-                                                                                  "whenever a task changes state."}})
+             responses={200: {"content": {"text/event-stream": {}},
+                              "description": "A `board` event with the columns, then a `change` event "
+                                             "(`changed` tasks, `removed` ids, `counts`) whenever tasks move."},
+                        429: {"description": "Every board stream the server allows is open."}})
     async def board_events() -> StreamingResponse:
-        """The board's columns as Server-Sent Events, sent again whenever a task moves."""
+        """The board's columns once, then only what changed, as Server-Sent Events. One watcher serves
+        every open stream (at most ``--max-board-streams``; 429 beyond)."""
         board().close()  # 404 now, before the stream starts, when there is no board
+        try:
+            events = board_watch().stream()
+        except TooManyStreams as exc:
+            raise HTTPException(429, exc.one_line(), headers={"Retry-After": str(exc.retry_after_s)}) from None
 
         async def body() -> AsyncIterator[str]:
-            import json
-
-            last, sent_at = "", time.monotonic()
             manager().open_streams += 1
             try:
-                while True:
-                    cols = await asyncio.to_thread(columns)
-                    key = json.dumps([[(t["id"], t.get("status"), t.get("attempts")) for t in getattr(cols, c)]
-                                      for c in ("pending", "active", "completed", "failed")])
-                    if key != last:
-                        last, sent_at = key, time.monotonic()
-                        yield "event: board\ndata: " + cols.model_dump_json() + "\n\n"
-                    elif time.monotonic() - sent_at > 15:
-                        sent_at = time.monotonic()
-                        yield ": keep-alive\n\n"
-                    await asyncio.sleep(BOARD_POLL_S)
+                async for item in events:
+                    yield item
             finally:
                 manager().open_streams -= 1
+                await events.aclose()  # type: ignore[attr-defined]
 
         return StreamingResponse(body(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
 
@@ -345,17 +372,22 @@ def add_team_routes(app: FastAPI, settings: Any, manager: Callable[[], RunManage
 
     @app.post("/api/chat", response_model=ChatReply, tags=["chat"])
     async def chat(body: ChatRequest) -> ChatReply:
-        """One prompt to the server's model; the answer with its usage (no run is recorded)."""
+        """One prompt to the server's model; the answer with its usage (no run is recorded). It takes
+        a slot like a run (``--max-concurrent``) and waits in the same queue; 429 when it is full."""
         from moot.models.base import ModelRequest, ModelSettings, messages_from
 
         request = ModelRequest(messages=messages_from(body.prompt, system=body.system),
                                settings=ModelSettings(max_tokens=body.max_tokens, temperature=body.temperature))
-        started_at = time.perf_counter()
         try:
-            model = manager().model
-            response = await model.request(request)
-        except MootError as exc:
-            raise HTTPException(502, exc.one_line()) from None
+            async with manager().slot():
+                started_at = time.perf_counter()
+                try:
+                    model = manager().model
+                    response = await model.request(request)
+                except MootError as exc:
+                    raise HTTPException(502, exc.one_line()) from None
+        except QueueFull as exc:
+            raise _http(exc) from None
         u = response.usage
         return ChatReply(text=response.text, model=response.model or getattr(model, "name", "?"),
                          usage=UsageOut(input_tokens=u.input_tokens, output_tokens=u.output_tokens, requests=u.requests,

@@ -21,8 +21,8 @@ import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
-from moot.codeindex.walk import contains_credentials, looks_like_credentials
 from moot.errors import ConfigError, MootError
+from moot.files import contains_credentials, looks_like_credentials, open_regular, read_bytes
 from moot.runtime.calculator import safe_calculate
 from moot.runtime.tools import Tool
 
@@ -165,17 +165,12 @@ def search_documents_tool(workspace: Path, knowledge_bases: Iterable[str] = ()) 
         if context_dir.is_dir():
             root = workspace.resolve()
             for path in sorted(context_dir.rglob("*")):
-                if not path.is_file() or path.suffix.lower() not in TEXT_SUFFIXES:
+                if path.suffix.lower() not in TEXT_SUFFIXES or not path.is_file():
                     continue
-                resolved = path.resolve()
-                if not resolved.is_relative_to(root) or resolved.stat().st_size > MAX_READ_BYTES:
-                    continue  # a symlink out of the workspace, or too large to scan
-                rel_path = path.relative_to(workspace).as_posix()
-                if looks_like_credentials(rel_path):
+                try:  # a link out of the workspace, a FIFO, a file too large to scan, a key: skipped
+                    data = read_bytes(path.relative_to(workspace), root=root, max_bytes=MAX_READ_BYTES)
+                except MootError:
                     continue
-                data = resolved.read_bytes()
-                if contains_credentials(data):
-                    continue  # a key or token is never shown to a model
                 lines = data.decode("utf-8", errors="replace").splitlines()
                 for number, line in enumerate(lines, 1):
                     overlap = len(wanted & _tokens(line))
@@ -258,10 +253,12 @@ def file_tools(workspace: Path) -> dict[str, Tool]:
 
 def _read_text(workspace: Path, target: Path) -> str:
     """At most :data:`MAX_READ_BYTES` of a workspace file, never one that holds credentials."""
-    rel = target.relative_to(workspace.resolve()).as_posix()
+    root = workspace.resolve()
+    rel = target.relative_to(root).as_posix()
     if looks_like_credentials(rel):
         raise MootError(f"{rel} looks like a credentials file; agents may not read it")
-    with target.open("rb") as handle:  # read no more than is shown: a huge file costs nothing
+    # The one safe reader (no link out, no FIFO or device); no more is read than is shown.
+    with open_regular(rel, root=root, max_bytes=None) as handle:
         data = handle.read(MAX_READ_BYTES)
     if contains_credentials(data):
         raise MootError(f"{rel} holds a key or token; agents may not read it")

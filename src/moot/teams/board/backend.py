@@ -99,6 +99,12 @@ class BoardBackend(ABC):
     def claim_next(self, worker_id: str, *, lease_s: float, types: list[str] | None = None) -> BoardTask | None:
         """Claim the first pending task (optionally of the given types); ``None`` when none is left."""
 
+    def candidates(self, limit: int) -> list[BoardTask]:
+        """The first ``limit`` pending tasks in claim order, for a worker to choose from. Unlike
+        :meth:`list` it may be a moment behind (a task in it may be claimed already; the claim
+        then fails), and it costs the same however many tasks wait."""
+        return self.list(TaskStatus.PENDING, limit=limit)
+
     @abstractmethod
     def heartbeat(self, task_id: str, worker_id: str, *, lease_s: float) -> None:
         """Extend the lease; raises :class:`LeaseLostError` if the worker no longer holds it."""
@@ -134,6 +140,12 @@ class BoardBackend(ABC):
     @abstractmethod
     def register_agent(self, spec: AgentSpec) -> AgentSpec:
         """Add or replace a spec (validated by the caller against the tool allow-list)."""
+
+    def version(self) -> str | None:
+        """A cheap token that changes whenever a task is added, moved or rewritten (``None``: the
+        backend cannot tell, so a watcher reads the board instead). A watcher compares it before
+        reading every task, so an idle board costs one look, however large."""
+        return None
 
     # --- waiting for work
 

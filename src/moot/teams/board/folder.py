@@ -28,15 +28,15 @@ Why these choices:
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import hashlib
 import json
+import math
 import os
 import re
 import stat
+import threading
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -48,6 +48,17 @@ from moot.teams.board.backend import (
     BoardStats,
     LeaseLostError,
     UnknownTaskError,
+)
+from moot.teams.board.claim_order import LOG_NAME, ClaimOrder, note_pending
+from moot.teams.board.folder_files import (
+    BoardWriteError,
+    fsync_dir,
+    new_nonce,
+    write_new,
+    atomic_write,
+    clean_leftovers,
+    read_regular,
+    write_locked,
 )
 from moot.teams.board.protocol import AWAITING_OWNER
 from moot.teams.board.specs import builtin_specs
@@ -67,106 +78,11 @@ WORKER_ID_PATTERN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9.-]|_(?!_)){0,63}$")
 SEP = "__"
 """Separates task id and worker id in an active file name (split at the last one)."""
 
+SETTLE_S = 2.0
+"""A malformed pending file is left alone this long (a person may still be writing it)."""
+
 _INVALID = ".invalid"
 _WHY = ".why"
-
-
-class BoardWriteError(MootError):
-    """A write to the board failed (disk full, permissions); the previous state is kept."""
-
-    fix = "free disk space or fix the folder's permissions, then retry"
-
-
-def _nonce() -> str:
-    return uuid.uuid4().hex[:12]
-
-
-def _fsync_dir(path: Path) -> None:
-    """Make a rename durable; some filesystems refuse to fsync a directory, which is fine."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _write_new(path: Path, data: bytes, *, mtime: float | None = None) -> None:
-    """Create ``path`` (which must not exist), write and fsync it; on any error remove it."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        if mtime is not None:
-            os.utime(path, (mtime, mtime))
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(path)
-        raise
-
-
-def atomic_write(path: Path, data: bytes, *, mtime: float | None = None) -> None:
-    """Replace ``path`` with ``data`` all-or-nothing: temp file in the same folder, fsync, rename."""
-    tmp = path.parent / f".{path.name}.{_nonce()}.tmp"
-    try:
-        _write_new(tmp, data, mtime=mtime)
-        try:
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-    except OSError as exc:
-        raise BoardWriteError(f"could not write {path}: {exc.strerror or exc}") from exc
-    _fsync_dir(path.parent)
-
-
-def read_regular(path: Path, limit: int = MAX_TASK_BYTES) -> bytes:
-    """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes.
-
-    Never follows a symlink (``O_NOFOLLOW``), never blocks on a FIFO (``O_NONBLOCK``), and
-    checks the opened file with ``fstat``, so a link to /dev/zero, a FIFO or a folder named
-    ``x.json`` is refused with :class:`InvalidTaskError` instead of hanging or eating memory.
-    """
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        if exc.errno == errno.ENOENT:
-            raise FileNotFoundError(exc.errno, exc.strerror, str(path)) from None
-        if exc.errno in (errno.ELOOP, errno.EMLINK):
-            raise InvalidTaskError(f"{path.name} is a symbolic link, not a task file") from None
-        if exc.errno == errno.EISDIR:
-            raise InvalidTaskError(f"{path.name} is a folder, not a task file") from None
-        raise InvalidTaskError(f"{path.name} cannot be opened: {exc.strerror or exc}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            kind = "a folder" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode) else "not a regular file"
-            raise InvalidTaskError(f"{path.name} is {kind}, not a task file")
-        if st.st_size > limit:
-            raise InvalidTaskError(f"{path.name} is {st.st_size} bytes, over the limit of {limit}")
-        chunks, left = [], limit + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        data = b"".join(chunks)
-        if len(data) > limit:
-            raise InvalidTaskError(f"{path.name} grew over the limit of {limit} bytes while being read")
-        return data
-    finally:
-        os.close(fd)
 
 
 def _dump(task: BoardTask) -> bytes:
@@ -199,11 +115,20 @@ class FolderBoard(BoardBackend):
         self.location = str(self.root)
         self.tasks_dir = self.root / "tasks"
         self.dirs = {status: self.tasks_dir / status.value for status in TaskStatus}
+        self.pending_log = self.tasks_dir / LOG_NAME
+        """The claim orders' change log (see :mod:`~moot.teams.board.claim_order`)."""
         self.registry_path = self.root / "agents" / "registry.json"
         self.results_dir = self.root / "results"
         self._cache: dict[str, tuple[tuple[int, int, int, int], BoardTask]] = {}
         """Parsed files keyed by path, valid while (inode, mtime, ctime, size) match: re-scans stay cheap."""
         self._ready = False
+        self._order: ClaimOrder | None = None
+        """This process's claim order over pending/ (built on the first claim)."""
+        self._order_lock = threading.Lock()
+        """A worker with several slots claims from several threads: the order is one structure."""
+        self._malformed_since: dict[tuple[str, int], float] = {}
+        """When this process first found each malformed file (by path and inode) still malformed."""
+        self._cleaned = False
 
     # ------------------------------------------------------------------ set-up
 
@@ -216,6 +141,7 @@ class FolderBoard(BoardBackend):
         except OSError as exc:
             raise BoardWriteError(f"could not create the board in {self.root}: {exc.strerror or exc}") from exc
         self._ready = True
+        self.clean_leftovers()
         with self._registry_lock():
             specs = {s.name: s for s in self._read_registry()}
             missing = [s for s in builtin_specs() if s.name not in specs]
@@ -286,7 +212,7 @@ class FolderBoard(BoardBackend):
         failed = self.dirs[TaskStatus.FAILED]
         target = failed / f"{path.parent.name}.{path.name}{_INVALID}"
         if target.exists():
-            target = failed / f"{path.parent.name}.{path.name}.{_nonce()}{_INVALID}"
+            target = failed / f"{path.parent.name}.{path.name}.{new_nonce()}{_INVALID}"
         try:
             os.rename(path, target)
         except FileNotFoundError:
@@ -342,14 +268,25 @@ class FolderBoard(BoardBackend):
             except FileNotFoundError:
                 continue
             except InvalidTaskError as exc:
-                settling = stat.S_ISREG(st.st_mode) and now - st.st_mtime < 2.0
-                if status is TaskStatus.PENDING and settling:
+                if status is TaskStatus.PENDING and self._settling(path, st, now):
                     continue  # a person may still be writing it; judge it once it has settled
                 self._quarantine(path, exc.message)
         prefix = str(folder) + os.sep
         for key in list(self._cache):
             if key.startswith(prefix) and key not in seen:
                 self._cache.pop(key, None)
+
+    def _settling(self, path: Path, st: os.stat_result, now: float) -> bool:
+        """Whether a malformed pending file may still be being written by a person (then it is
+        judged later). Only for 2 s, by its mtime *and* by when this process first found it
+        malformed: a file dated in the future, or touched again and again, is not settling."""
+        if not stat.S_ISREG(st.st_mode) or not 0 <= now - st.st_mtime < SETTLE_S:
+            return False
+        key = (str(path), st.st_ino)
+        first = self._malformed_since.setdefault(key, time.monotonic())
+        if len(self._malformed_since) > 10_000:
+            self._malformed_since.clear()
+        return time.monotonic() - first < SETTLE_S
 
     def _find(self, task_id: str) -> tuple[Path, BoardTask] | None:
         for _ in range(3):  # a task may move between folders while we look
@@ -379,43 +316,55 @@ class FolderBoard(BoardBackend):
         2. rename ``src`` → ``active/.move~<final>~<nonce>~<id>``: the commit point;
         3. rename the commit file to ``<final>/<id>.json`` and drop the marker (roll-forward).
         """
-        nonce = _nonce()
+        nonce = new_nonce()
         commit = self.dirs[final] / f".commit~{nonce}~{record.id}"
         marker = self.dirs[TaskStatus.ACTIVE] / f".move~{final.value}~{nonce}~{record.id}"
         try:
-            _write_new(commit, _dump(record))
+            # Locked until the move is done: a cleaner never takes a commit record a living
+            # mover still needs (the lock dies with the process; see clean_leftovers).
+            fd = write_locked(commit, _dump(record))
         except OSError as exc:
             raise BoardWriteError(f"could not write task {record.id}: {exc.strerror or exc}") from exc
         try:
-            os.rename(src, marker)
-        except FileNotFoundError:
-            with contextlib.suppress(OSError):
-                os.unlink(commit)
-            return False
-        self._cache.pop(str(src), None)
-        self._roll_forward(marker)
-        return True
+            try:
+                os.rename(src, marker)
+            except FileNotFoundError:
+                with contextlib.suppress(OSError):
+                    os.unlink(commit)
+                return False
+            self._cache.pop(str(src), None)
+            self._roll_forward(marker)
+            if final is TaskStatus.PENDING:  # back in pending: every claim order takes it in
+                note_pending(self.pending_log, record.id, (record.priority, record.created_at, record.type))
+            return True
+        finally:
+            os.close(fd)
 
-    def _roll_forward(self, marker: Path) -> None:
+    def _roll_forward(self, marker: Path) -> bool:
+        """Finish an interrupted move (step 3 of :meth:`_move`); whether this call moved the record."""
         try:
             _, final, nonce, task_id = marker.name.split("~", 3)
             folder = self.dirs[TaskStatus(final)]
         except ValueError:
             return
         commit = folder / f".commit~{nonce}~{task_id}"
+        moved = False
         with contextlib.suppress(FileNotFoundError):
             os.rename(commit, folder / f"{task_id}.json")
-        _fsync_dir(folder)
+            moved = True
+        fsync_dir(folder)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(marker)
-        _fsync_dir(marker.parent)
+        fsync_dir(marker.parent)
+        return moved
 
     def _roll_forward_all(self) -> None:
         active = self.dirs[TaskStatus.ACTIVE]
         with os.scandir(active) as entries:
             markers = [active / e.name for e in entries if e.name.startswith(".move~")]
         for marker in markers:
-            self._roll_forward(marker)
+            if self._roll_forward(marker) and marker.name.startswith(f".move~{TaskStatus.PENDING.value}~"):
+                note_pending(self.pending_log, marker.name.split("~", 3)[3])  # a crashed mover's task
 
     # ------------------------------------------------------------------ tasks
 
@@ -430,9 +379,9 @@ class FolderBoard(BoardBackend):
         if task.root_id is None and task.parent_id is None:
             task.root_id = task.id
         pending = self.dirs[TaskStatus.PENDING]
-        tmp = pending / f".submit~{_nonce()}~{task.id}"
+        tmp = pending / f".submit~{new_nonce()}~{task.id}"
         try:
-            _write_new(tmp, _dump(task))
+            write_new(tmp, _dump(task))
             try:
                 os.link(tmp, self._path(TaskStatus.PENDING, task.id))  # fails if it exists: no overwrite
             finally:
@@ -442,7 +391,8 @@ class FolderBoard(BoardBackend):
             raise MootError(f"a task with id {task.id!r} is already on the board", fix="choose another id") from None
         except OSError as exc:
             raise BoardWriteError(f"could not write task {task.id}: {exc.strerror or exc}") from exc
-        _fsync_dir(pending)
+        fsync_dir(pending)
+        note_pending(self.pending_log, task.id, (task.priority, task.created_at, task.type))
         return task
 
     def get(self, task_id: str) -> BoardTask:
@@ -489,6 +439,7 @@ class FolderBoard(BoardBackend):
             os.rename(src, dst)
         except FileNotFoundError:
             return None
+        self._cache.pop(str(src), None)
         try:
             task = self._read(dst, TaskStatus.ACTIVE)
         except InvalidTaskError as exc:
@@ -504,7 +455,10 @@ class FolderBoard(BoardBackend):
             self._quarantine(dst, f"the task cannot be written back: {type(exc).__name__}")
             return None
         try:
-            atomic_write(dst, data, mtime=expires)
+            # The claimed record (attempts + 1) need not survive a power cut: without it the file
+            # keeps its durable pending content, whose empty claimed_at makes recovery count the
+            # attempt. So the folder is not fsynced here (one fsync of two per claim).
+            atomic_write(dst, data, mtime=expires, sync_dir=False)
         except BoardWriteError:
             with contextlib.suppress(OSError):
                 os.rename(dst, src)  # give it back untouched rather than hold it with a stale count
@@ -512,13 +466,85 @@ class FolderBoard(BoardBackend):
         return task
 
     def claim_next(self, worker_id: str, *, lease_s: float, types: list[str] | None = None) -> BoardTask | None:
-        for task in self.list(TaskStatus.PENDING):
-            if types and task.type not in types:
-                continue
-            claimed = self.claim(task.id, worker_id, lease_s=lease_s)
+        """Claim the first pending task in this process's claim order (see
+        :mod:`~moot.teams.board.claim_order`): the cost does not grow with the backlog."""
+        self._require()
+        order = self._claim_order()
+        with self._order_lock:
+            order.refresh()
+        listed = False
+        while True:
+            with self._order_lock:
+                task_id = order.next(types)
+                if task_id is None and not listed:
+                    order.refresh(full=True)  # dry: look at the folder itself before saying "none"
+                    listed = True
+                    continue
+            if task_id is None:
+                return None
+            claimed = self.claim(task_id, worker_id, lease_s=lease_s)
             if claimed is not None:
                 return claimed
-        return None
+
+    def candidates(self, limit: int) -> list[BoardTask]:
+        self._require()
+        order = self._claim_order()
+        for attempt in (1, 2):
+            with self._order_lock:
+                order.refresh(full=attempt == 2)
+                ids = order.peek(limit)
+            out: list[BoardTask] = []
+            for task_id in ids:
+                path = self._path(TaskStatus.PENDING, task_id)
+                try:
+                    out.append(self._read(path, TaskStatus.PENDING))
+                except (FileNotFoundError, InvalidTaskError):
+                    with self._order_lock:
+                        order.drop(task_id)  # claimed meanwhile (or junk, quarantined by the next listing)
+            if out:
+                return out
+        return []
+
+    def _claim_order(self) -> ClaimOrder:
+        with self._order_lock:
+            if self._order is None:
+                self._order = ClaimOrder(self.dirs[TaskStatus.PENDING], self.pending_log, self._order_entry)
+            return self._order
+
+    def _order_entry(self, task_id: str) -> tuple[tuple[int, float, str], str] | None:
+        """A pending task's place in the claim order and its type; ``None`` when it is gone or
+        malformed (quarantined once it has settled).
+
+        Only the three fields the order needs are taken from the JSON (a full validation of
+        3,000 waiting tasks would cost each process seconds); the claim validates the task it
+        takes, and quarantines it if it is not one."""
+        if not task_id or "/" in task_id or "\x00" in task_id or task_id in (".", ".."):
+            return None  # a log line is advice, never a path
+        path = self._path(TaskStatus.PENDING, task_id)
+        try:
+            st = path.lstat()
+            cached = self._cache.get(str(path))
+            if cached and cached[0] == (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size):
+                task = cached[1]
+                return (-task.priority, task.created_at, task.id), task.type
+            data = json.loads(read_regular(path)) if stat.S_ISREG(st.st_mode) else None
+            priority, created, kind = data["priority"], data["created_at"], data.get("type", "")
+            if (TASK_ID_PATTERN.match(task_id) and data.get("id", task_id) == task_id and type(priority) is int
+                    and isinstance(created, (int, float)) and math.isfinite(created) and isinstance(kind, str)):
+                return (-priority, float(created), task_id), kind
+        except FileNotFoundError:
+            return None
+        except (ValueError, TypeError, KeyError, InvalidTaskError, RecursionError):
+            pass
+        try:  # not the usual shape: the full read decides (a hand-written task, or junk to quarantine)
+            task = self._read(path, TaskStatus.PENDING, st)
+        except FileNotFoundError:
+            return None
+        except InvalidTaskError as exc:
+            if not self._settling(path, st, time.time()):
+                self._quarantine(path, exc.message)
+            return None
+        return (-task.priority, task.created_at, task.id), task.type
 
     def heartbeat(self, task_id: str, worker_id: str, *, lease_s: float) -> None:
         self._require()
@@ -616,6 +642,8 @@ class FolderBoard(BoardBackend):
 
     def recover_expired(self, *, now: float | None = None) -> list[BoardTask]:
         self._require()
+        if not self._cleaned:  # a worker's first recovery: what killed writers left goes
+            self.clean_leftovers()
         self._roll_forward_all()
         now = time.time() if now is None else now
         active = self.dirs[TaskStatus.ACTIVE]
@@ -651,6 +679,21 @@ class FolderBoard(BoardBackend):
                 recovered.append(record)
         return recovered
 
+    def clean_leftovers(self) -> list[str]:
+        """Roll forward interrupted moves, then remove the hidden files killed writers left
+        (``.commit~`` records of moves that never reached their commit point, ``.submit~`` and
+        temp files); see :func:`~moot.teams.board.folder_files.clean_leftovers`. Done by ``init``
+        and by each process's first lease recovery (a worker's start)."""
+        self._cleaned = True
+        self._roll_forward_all()
+        active = self.dirs[TaskStatus.ACTIVE]
+        try:
+            with os.scandir(active) as entries:
+                markers = {e.name.split("~")[2] for e in entries if e.name.startswith(".move~") and e.name.count("~") >= 3}
+        except FileNotFoundError:
+            return []
+        return clean_leftovers(list(self.dirs.values()) + [self.registry_path.parent, self.results_dir], markers)
+
     def stats(self) -> BoardStats:
         counts: dict[str, int] = {}
         by_type: dict[str, int] = {}
@@ -681,7 +724,7 @@ class FolderBoard(BoardBackend):
         except (ValueError, KeyError, TypeError, InvalidTaskError):
             # A hand-edited registry must not stop the board: keep it aside for a person, start over.
             with contextlib.suppress(OSError):
-                os.replace(self.registry_path, self.registry_path.with_name(f"registry.json.{_nonce()}{_INVALID}"))
+                os.replace(self.registry_path, self.registry_path.with_name(f"registry.json.{new_nonce()}{_INVALID}"))
             return []
 
     def _write_registry(self, specs: list[AgentSpec]) -> None:
@@ -699,6 +742,18 @@ class FolderBoard(BoardBackend):
             specs.append(spec)
             self._write_registry(specs)
         return spec
+
+    def version(self) -> str | None:
+        """The four task folders' change times: every submit, claim, move and rewrite renames a
+        file into or out of one of them (a heartbeat only touches a file, which is no change)."""
+        parts = []
+        for status in TaskStatus:
+            try:
+                st = os.stat(self.dirs[status])
+            except FileNotFoundError:
+                return None
+            parts.append(f"{st.st_mtime_ns}.{st.st_size}.{st.st_ino}")
+        return "/".join(parts)
 
     # ------------------------------------------------------------------ waiting
 

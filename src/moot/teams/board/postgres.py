@@ -358,6 +358,16 @@ class PostgresBoard(BoardBackend):
 
         return self._run(run)
 
+    def version(self) -> str | None:
+        """Rows and the sum of their row versions (``xmin`` changes with every insert and update)."""
+
+        def run(cur: psycopg.Cursor[dict[str, Any]]) -> str:
+            cur.execute("SELECT count(*) AS n, coalesce(sum(xmin::text::bigint), 0) AS v FROM moot_board_tasks")
+            row = cur.fetchone() or {"n": 0, "v": 0}
+            return f"{row['n']}:{row['v']}"
+
+        return self._run(run)
+
     def claim(self, task_id: str, worker_id: str, *, lease_s: float) -> BoardTask | None:
         statement = self._returning(
             f"UPDATE moot_board_tasks SET status = 'active', claimed_by = %s, claimed_at = {_NOW},"

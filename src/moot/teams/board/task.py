@@ -187,13 +187,19 @@ class BoardTask(BaseModel):
 
 def check_shape(value: Any) -> None:
     """Raise ``ValueError`` when ``value`` nests deeper than :data:`MAX_NESTING` or holds a NUL
-    character in any string or key (PostgreSQL cannot store one, and no task needs one)."""
+    character or a lone surrogate in any string or key (PostgreSQL cannot store a NUL, a lone
+    surrogate is not Unicode text and cannot be written anywhere, and no task needs either)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         item, level = stack.pop()
         if isinstance(item, str):
             if "\x00" in item:
                 raise ValueError("a text holds a NUL character")
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise ValueError(f"a text holds a lone surrogate (\\u{ord(item[exc.start]):04x}), which is not "
+                                 "Unicode text: write the character itself, or a valid \\u pair") from None
             continue
         if isinstance(item, dict):
             children: Any = [*item.keys(), *item.values()]
@@ -237,7 +243,9 @@ def load_task_json(raw: bytes | str, *, origin: str = "task") -> dict[str, Any]:
     data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
     if len(data) > MAX_TASK_BYTES:
         raise InvalidTaskError(f"{origin} is {len(data)} bytes, over the limit of {MAX_TASK_BYTES}")
-    if json_nesting(data) > MAX_NESTING:
+    # Nesting can be no deeper than the number of brackets that open it: most tasks have a few,
+    # and counting them runs in C, so the byte-by-byte scan is only for those with many.
+    if data.count(b"[") + data.count(b"{") > MAX_NESTING and json_nesting(data) > MAX_NESTING:
         raise InvalidTaskError(f"{origin} nests lists or objects deeper than {MAX_NESTING} levels")
     try:
         value = json.loads(data)

@@ -237,7 +237,8 @@ class Worker:
             self.stats.parents_settled += len(await asyncio.to_thread(settle_parents, self.board, failed_parents))
 
     async def _next_task(self) -> BoardTask | None:
-        pending = await asyncio.to_thread(self.board.list, TaskStatus.PENDING, limit=SCAN_WINDOW)
+        # The first tasks in claim order, at a cost that does not grow with the backlog.
+        pending = await asyncio.to_thread(self.board.candidates, SCAN_WINDOW)
         # Shuffle within a priority so N workers don't all race for the same oldest task.
         random.shuffle(pending)
         pending.sort(key=lambda t: -t.priority)

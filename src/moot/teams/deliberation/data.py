@@ -16,6 +16,7 @@ the 7-day baseline, counts, upcoming events) that Python computed here.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from moot.errors import MootError
+from moot.files import UnsafeFileError, read_bytes, regular_files
 from moot.teams.deliberation.models import SkippedInput, TimeWindow
 
 METRICS: dict[str, str] = {
@@ -105,35 +107,52 @@ def check_kind(kind: str) -> None:
 # --------------------------------------------------------------------------- loading
 
 
+MAX_DATA_FILE_BYTES = 32 * 1024 * 1024
+"""One export larger than this is skipped (a year of minute-level readings is about 20 MB)."""
+
+_SUFFIXES = (".csv", ".ics", ".jsonl", ".md", ".txt")
+
+
 def load_folder(folder: str | Path, *, tz: Any = None) -> DataSet:
-    """Read every export in ``folder`` (not recursive); bad rows and files are skipped and listed."""
-    root = Path(folder).expanduser()
-    if not root.exists():
-        raise MootError(f"data folder {str(root)!r} does not exist", fix="pass --data DIR, a folder of .csv, .ics, .jsonl or .md exports")
-    if not root.is_dir():
-        raise MootError(f"{str(root)!r} is not a folder", fix="pass --data DIR, a folder of .csv, .ics, .jsonl or .md exports")
-    data = DataSet(folder=root)
+    """Read every export in ``folder`` (not recursive); bad rows and files are skipped and listed.
+
+    Files are read through the one safe reader with the folder as the root: a link that leads out
+    of the folder, a FIFO or device, a file over :data:`MAX_DATA_FILE_BYTES`, a credentials file
+    or one holding a key or token is skipped with its reason, never read for a model."""
+    given = Path(folder).expanduser()
+    if not given.exists():
+        raise MootError(f"data folder {str(given)!r} does not exist", fix="pass --data DIR, a folder of .csv, .ics, .jsonl or .md exports")
+    if not given.is_dir():
+        raise MootError(f"{str(given)!r} is not a folder", fix="pass --data DIR, a folder of .csv, .ics, .jsonl or .md exports")
+    root = given.resolve()
+    data = DataSet(folder=given)
     tz = tz or _local_tz()
-    files = sorted(p for p in root.iterdir() if p.is_file() and not p.name.startswith("."))
-    for path in files:
-        suffix = path.suffix.lower()
+    files = [(name, kind) for name, kind in regular_files(root) if Path(name).suffix.lower() in _SUFFIXES]
+    for name, refused in files:
+        suffix = Path(name).suffix.lower()
+        if refused is not None:
+            data.skipped.append(SkippedInput(file=name, reason="a folder" if refused == "folder" else "not a regular file"))
+            continue
+        try:
+            raw = read_bytes(name, root=root, max_bytes=MAX_DATA_FILE_BYTES, what="data file")
+        except UnsafeFileError as exc:
+            data.skipped.append(SkippedInput(file=name, reason=exc.detail))
+            continue
         try:
             if suffix == ".csv":
-                _load_csv(path, data)
+                _load_csv(name, raw.decode("utf-8-sig"), data)
             elif suffix == ".ics":
-                _load_ics(path, data, tz)
+                _load_ics(name, raw, data, tz)
             elif suffix == ".jsonl":
-                _load_jsonl(path, data, tz)
-            elif suffix in (".md", ".txt"):
-                text = path.read_text("utf-8", errors="replace").strip()
-                if text:
-                    data.notes[path.name] = text
+                _load_jsonl(name, raw.decode("utf-8-sig"), data, tz)
             else:
-                continue
+                text = raw.decode("utf-8-sig", errors="replace").strip()
+                if text:
+                    data.notes[name] = text
         except UnicodeDecodeError:
-            data.skipped.append(SkippedInput(file=path.name, reason="not UTF-8 text"))
+            data.skipped.append(SkippedInput(file=name, reason="not UTF-8 text"))
             continue
-        data.files.append(path.name)
+        data.files.append(name)
     for values in data.metrics.values():
         values.sort()
     data.events.sort(key=lambda e: e.start)
@@ -168,47 +187,46 @@ def _parse_day(text: str) -> date:
         return datetime.fromisoformat(text).date()
 
 
-def _load_csv(path: Path, data: DataSet) -> None:
-    with path.open(newline="", encoding="utf-8") as handle:
-        reader = csv.reader(handle)
-        header = next(reader, None)
-        if header is None:
-            data.skipped.append(SkippedInput(file=path.name, reason="empty CSV"))
-            return
-        columns = [h.strip().lower() for h in header]
-        if "date" not in columns:
-            data.skipped.append(SkippedInput(file=path.name, line=1, reason="no 'date' column (the header must name one)"))
-            return
-        at = columns.index("date")
-        for number, row in enumerate(reader, start=2):
-            if not row or all(not c.strip() for c in row):
-                continue
-            if len(row) != len(columns):
-                data.skipped.append(SkippedInput(file=path.name, line=number,
-                                                 reason=f"{len(row)} values for {len(columns)} columns"))
+def _load_csv(file: str, text: str, data: DataSet) -> None:
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header = next(reader, None)
+    if header is None:
+        data.skipped.append(SkippedInput(file=file, reason="empty CSV"))
+        return
+    columns = [h.strip().lower() for h in header]
+    if "date" not in columns:
+        data.skipped.append(SkippedInput(file=file, line=1, reason="no 'date' column (the header must name one)"))
+        return
+    at = columns.index("date")
+    for number, row in enumerate(reader, start=2):
+        if not row or all(not c.strip() for c in row):
+            continue
+        if len(row) != len(columns):
+            data.skipped.append(SkippedInput(file=file, line=number,
+                                             reason=f"{len(row)} values for {len(columns)} columns"))
+            continue
+        try:
+            day = _parse_day(row[at])
+        except ValueError:
+            data.skipped.append(SkippedInput(file=file, line=number, reason=f"date {row[at]!r} is not YYYY-MM-DD"))
+            continue
+        parsed: dict[str, float] = {}
+        bad = None
+        for name, cell in zip(columns, row):
+            if name == "date":
                 continue
             try:
-                day = _parse_day(row[at])
+                value = _number(cell)
             except ValueError:
-                data.skipped.append(SkippedInput(file=path.name, line=number, reason=f"date {row[at]!r} is not YYYY-MM-DD"))
-                continue
-            parsed: dict[str, float] = {}
-            bad = None
-            for name, cell in zip(columns, row):
-                if name == "date":
-                    continue
-                try:
-                    value = _number(cell)
-                except ValueError:
-                    bad = f"{name} {cell!r} is not a number"
-                    break
-                if value is not None:
-                    parsed[name] = value
-            if bad:
-                data.skipped.append(SkippedInput(file=path.name, line=number, reason=bad))
-                continue
-            for name, value in parsed.items():
-                data.metrics.setdefault(name, []).append((day, value))
+                bad = f"{name} {cell!r} is not a number"
+                break
+            if value is not None:
+                parsed[name] = value
+        if bad:
+            data.skipped.append(SkippedInput(file=file, line=number, reason=bad))
+            continue
+        for name, value in parsed.items():
+            data.metrics.setdefault(name, []).append((day, value))
 
 
 def _as_datetime(value: Any, tz: Any) -> datetime:
@@ -219,13 +237,13 @@ def _as_datetime(value: Any, tz: Any) -> datetime:
     raise ValueError(f"not a date: {value!r}")
 
 
-def _load_ics(path: Path, data: DataSet, tz: Any) -> None:
+def _load_ics(name: str, raw: bytes, data: DataSet, tz: Any) -> None:
     import icalendar
 
     try:
-        calendar = icalendar.Calendar.from_ical(path.read_bytes())
+        calendar = icalendar.Calendar.from_ical(raw)
     except Exception as exc:  # the library raises ValueError and friends; any means unparseable
-        data.skipped.append(SkippedInput(file=path.name, reason=f"not a readable iCalendar file ({type(exc).__name__}: {str(exc)[:80]})"))
+        data.skipped.append(SkippedInput(file=name, reason=f"not a readable iCalendar file ({type(exc).__name__}: {str(exc)[:80]})"))
         return
     found = 0
     for component in calendar.walk("VEVENT"):
@@ -238,35 +256,34 @@ def _load_ics(path: Path, data: DataSet, tz: Any) -> None:
             else:
                 end = start + timedelta(hours=1)
         except Exception as exc:
-            data.skipped.append(SkippedInput(file=path.name, reason=f"an event without a usable start ({str(exc)[:60]})"))
+            data.skipped.append(SkippedInput(file=name, reason=f"an event without a usable start ({str(exc)[:60]})"))
             continue
         title = str(component.get("SUMMARY", "(no title)")).strip() or "(no title)"
-        data.events.append(CalendarEvent(title=title[:100], start=start, end=max(end, start), file=path.name))
+        data.events.append(CalendarEvent(title=title[:100], start=start, end=max(end, start), file=name))
         found += 1
-    if not found and not any(s.file == path.name for s in data.skipped):
-        data.skipped.append(SkippedInput(file=path.name, reason="no events in the calendar"))
+    if not found and not any(s.file == name for s in data.skipped):
+        data.skipped.append(SkippedInput(file=name, reason="no events in the calendar"))
 
 
-def _load_jsonl(path: Path, data: DataSet, tz: Any) -> None:
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError:
-                data.skipped.append(SkippedInput(file=path.name, line=number, reason="not JSON"))
-                continue
-            if not isinstance(item, dict) or not isinstance(item.get("time"), str) or not isinstance(item.get("text"), str):
-                data.skipped.append(SkippedInput(file=path.name, line=number, reason='needs "time" and "text" strings'))
-                continue
-            try:
-                when = _as_datetime(datetime.fromisoformat(item["time"].replace("Z", "+00:00")), tz)
-            except ValueError:
-                data.skipped.append(SkippedInput(file=path.name, line=number, reason=f"time {item['time'][:40]!r} is not ISO 8601"))
-                continue
-            data.messages.append(Message(time=when, source=str(item.get("source", "")) or path.stem,
-                                         sender=str(item.get("from", "")), text=" ".join(item["text"].split())[:300]))
+def _load_jsonl(name: str, text: str, data: DataSet, tz: Any) -> None:
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError:
+            data.skipped.append(SkippedInput(file=name, line=number, reason="not JSON"))
+            continue
+        if not isinstance(item, dict) or not isinstance(item.get("time"), str) or not isinstance(item.get("text"), str):
+            data.skipped.append(SkippedInput(file=name, line=number, reason='needs "time" and "text" strings'))
+            continue
+        try:
+            when = _as_datetime(datetime.fromisoformat(item["time"].replace("Z", "+00:00")), tz)
+        except ValueError:
+            data.skipped.append(SkippedInput(file=name, line=number, reason=f"time {item['time'][:40]!r} is not ISO 8601"))
+            continue
+        data.messages.append(Message(time=when, source=str(item.get("source", "")) or Path(name).stem,
+                                     sender=str(item.get("from", "")), text=" ".join(item["text"].split())[:300]))
 
 
 # --------------------------------------------------------------------------- time slots

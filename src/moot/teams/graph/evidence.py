@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from moot.errors import MootError
+from moot.files import credentials_error, open_regular, stream_contains_credentials, text_lines
 from moot.memory.search import build_match_query, query_terms
 
 CHUNK_CHARS = 900
@@ -71,21 +72,6 @@ def chunk_text(lines: Iterable[str], size: int = CHUNK_CHARS) -> Iterator[str]:
             current = f"{current} {piece}".strip()
     if current:
         yield current
-
-
-def _check_text_file(path: Path) -> None:
-    if not path.exists():
-        raise MootError(f"source {path} does not exist", fix="pass --source with the path of a text or Markdown file")
-    if path.is_dir():
-        raise MootError(f"source {path} is a folder", fix="pass the text or Markdown files inside it, e.g. --source DIR/*.md")
-    size = path.stat().st_size
-    if size > MAX_SOURCE_BYTES:
-        raise MootError(f"source {path} is {size // (1024 * 1024)} MiB, over the 512 MiB limit",
-                        fix="split it, or pass only the parts the question is about")
-    with path.open("rb") as fh:
-        head = fh.read(8192)
-    if b"\x00" in head:
-        raise MootError(f"source {path} is a binary file", fix="pass text or Markdown files (convert PDFs and documents to text first)")
 
 
 class SourceIndex:
@@ -151,17 +137,27 @@ class SourceIndex:
             self.sources.append(source)
         return count
 
-    def add_file(self, path: str | Path, progress: Callable[[str, int], None] | None = None) -> int:
-        path = Path(path)
-        _check_text_file(path)
-        try:
-            with path.open(encoding="utf-8") as fh:
-                return self.add_text(path.name if path.name not in self.sources else str(path), fh, progress)
-        except UnicodeDecodeError:
-            raise MootError(f"source {path} is not UTF-8 text",
-                            fix="convert it to UTF-8 text or Markdown (e.g. iconv -t utf-8)") from None
-        except OSError as exc:
-            raise MootError(f"cannot read source {path}: {exc.strerror or exc}", fix="check the path and its permissions") from None
+    def add_file(self, path: str | Path, progress: Callable[[str, int], None] | None = None, *,
+                 root: str | Path | None = None) -> int:
+        """Chunk and store one text file, read through the one safe reader (a regular file only,
+        at most :data:`MAX_SOURCE_BYTES`, no credentials; under ``root`` when one is given)."""
+        path = Path(path).expanduser()
+        if not path.exists():
+            raise MootError(f"source {path} does not exist", fix="pass --source with the path of a text or Markdown file")
+        if path.is_dir():
+            raise MootError(f"source {path} is a folder", fix="pass the text or Markdown files inside it, e.g. --source DIR/*.md")
+        with open_regular(path, root=root, max_bytes=MAX_SOURCE_BYTES, what="source") as fh:
+            if b"\x00" in fh.read(8192):
+                raise MootError(f"source {path} is a binary file", fix="pass text or Markdown files (convert PDFs and documents to text first)")
+            if stream_contains_credentials(fh):
+                raise credentials_error(f"source {path}")
+            try:
+                return self.add_text(path.name if path.name not in self.sources else str(path), text_lines(fh), progress)
+            except UnicodeDecodeError:
+                raise MootError(f"source {path} is not UTF-8 text",
+                                fix="convert it to UTF-8 text or Markdown (e.g. iconv -t utf-8)") from None
+            except OSError as exc:
+                raise MootError(f"cannot read source {path}: {exc.strerror or exc}", fix="check the path and its permissions") from None
 
     def add_knowledge_base(self, kb: str | Path) -> int:
         """Every episode (the raw text ``moot learn`` kept) of a knowledge base, as sources."""

@@ -100,13 +100,16 @@ class GraphTeam:
 
     def __init__(self, sources: Sequence[str | Path] = (), *, kb: str | Path | None = None, model: Any = None,
                  models: RoleModels | None = None, store: RunStore | None = None, config: GraphConfig | None = None,
-                 index: SourceIndex | None = None, tools: Sequence[Any] = ()) -> None:
+                 index: SourceIndex | None = None, tools: Sequence[Any] = (),
+                 source_root: str | Path | None = None) -> None:
         """``model`` serves every agent; ``models`` gives single roles their own model
         (``{"skeptic": "openai:gpt-4o"}``; roles: :data:`~moot.teams.graph.agents.AGENT_NAMES`).
         ``tools`` (an MCP tool server such as a reasoning scratchpad, or tools) go to the mapper,
-        the skeptic and the hypothesizer, as the design has them; without any the team is as before."""
+        the skeptic and the hypothesizer, as the design has them; without any the team is as before.
+        ``source_root``: a folder every source must stay in (the server's ``--repo-root``)."""
         self.sources = [Path(s) for s in sources]
         self.tools = list(tools)
+        self.source_root = source_root
         self.kb = kb
         self.config = config or GraphConfig()
         self.store = store
@@ -127,7 +130,7 @@ class GraphTeam:
             index = SourceIndex()
             try:
                 for path in self.sources:
-                    index.add_file(path, progress)
+                    index.add_file(path, progress, root=self.source_root)
                 if self.kb is not None:
                     index.add_knowledge_base(self.kb)
             except BaseException:

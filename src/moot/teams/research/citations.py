@@ -6,6 +6,9 @@ import re
 from dataclasses import dataclass
 
 from moot.codeindex import CodeIndex
+from moot.codeindex.walk import MAX_CODE_BYTES
+from moot.errors import MootError
+from moot.files import read_text
 
 # A relative path with an extension, then :line or :start-end. Backticks and brackets around
 # it are common in model output and are not part of the citation.
@@ -43,9 +46,9 @@ def file_lines(index: CodeIndex, path: str) -> int | None:
 
 
 def _count_lines(index: CodeIndex, path: str) -> int | None:
-    try:
-        full = (index.root / path).read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    try:  # a path the model wrote: read only a regular file that stays under the index's root
+        full = read_text(path, root=index.root, max_bytes=MAX_CODE_BYTES)
+    except MootError:
         return None
     return full.count("\n") + (0 if full.endswith("\n") else 1)
 

@@ -550,24 +550,41 @@ async function boardView() {
   const cols = h("div", { class: "columns", id: "board" });
   const status = h("p", { class: "muted" }, "Connecting…");
   fill(main, h("h1", {}, "Task board"), status, cols);
-  const render = (b) => {
-    fill(status, `Board ${b.board} · `, h("span", { class: "live" }, "● live"));
-    fill(cols, ...["pending", "active", "completed", "failed"].map((c) => h("div", { class: "column", "data-column": c },
-      h("h3", {}, `${c} (${b[c].length})`),
-      b[c].slice(0, 200).map((t) => h("div", { class: "task", "data-task": t.id },
+  const names = ["pending", "active", "completed", "failed"];
+  let board = "", tasks = new Map();  // the page's copy of the board: columns once, then changes
+  const newest = (t) => t.finished_at || t.claimed_at || t.created_at || 0;
+  const render = () => {
+    fill(status, `Board ${board} · `, h("span", { class: "live" }, "● live"));
+    const by = Object.fromEntries(names.map((c) => [c, []]));
+    for (const t of tasks.values()) (by[t.status] || by.failed).push(t);
+    fill(cols, ...names.map((c) => h("div", { class: "column", "data-column": c },
+      h("h3", {}, `${c} (${by[c].length})`),
+      by[c].sort((a, b) => newest(b) - newest(a)).slice(0, 200).map((t) => h("div", { class: "task", "data-task": t.id },
         h("div", {}, t.description),
         h("div", { class: "meta" }, `${t.id} · ${t.type}${t.claimed_by ? " · " + t.claimed_by : ""}${t.attempts ? " · attempt " + t.attempts : ""}`),
         t.error ? h("div", { class: "meta error" }, t.error) : "",
         c === "completed" && t.result != null ? h("details", {}, h("summary", {}, "result"), h("pre", { class: "model-text" }, pretty(t.result))) : "")))));
   };
+  const load = (b) => {
+    board = b.board;
+    tasks = new Map(names.flatMap((c) => b[c].map((t) => [t.id, t])));
+    render();
+  };
+  const apply = (change) => {
+    for (const id of change.removed || []) tasks.delete(id);
+    for (const t of change.changed || []) tasks.set(t.id, t);
+    render();
+  };
   try {
-    render(await api("/api/board"));
+    load(await api("/api/board"));
   } catch (err) {
     if (err.status === 404) { fill(status, err.message); return; }
     throw err;
   }
-  const stop = stream("/api/board/events", (name, data) => { if (name === "board") render(data); },
-    (err) => { if (err) fill(status, "Disconnected: " + err.message); });
+  const stop = stream("/api/board/events", (name, data) => {
+    if (name === "board") load(data);
+    else if (name === "change") apply(data);
+  }, (err) => { if (err) fill(status, "Disconnected: " + err.message); });
   cleanup.push(stop);
 }
 

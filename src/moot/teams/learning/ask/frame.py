@@ -30,6 +30,9 @@ COMPUTED_KINDS = frozenset({"duration", "change", "comparison", "what_if", "rule
 """Kinds whose answer is worked out from figures, not read off one sentence."""
 
 PROMPTS = "moot.teams.learning"
+CHOICE_TOKENS = 300
+"""The most a choice under a schema may write. A choice takes a few dozen tokens and stops when its
+JSON is complete; the cap only bounds a runaway answer, and a budget holds it whole before sending."""
 
 ASKED: dict[str, str] = {
     "fact": "value",
@@ -163,7 +166,7 @@ def frame_schema(question: str) -> type[BaseModel]:
 
 def frame_agent(model: Model) -> SubAgent:
     return SubAgent("frame", "reads what the question asks (kind, subject, unit)", load_prompt("frame", PROMPTS),
-                    model=model, max_turns=2, settings=ModelSettings(max_tokens=60, temperature=0.0))
+                    model=model, max_turns=2, settings=ModelSettings(max_tokens=CHOICE_TOKENS, temperature=0.0))
 
 
 async def read_frame(run: Run, model: Model, question: str, *, anchor: date | None = None) -> QuestionFrame:

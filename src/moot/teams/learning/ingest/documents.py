@@ -14,6 +14,7 @@ from datetime import date, datetime
 from pathlib import Path
 
 from moot.errors import MootError
+from moot.files import read_bytes
 from moot.text.frontmatter import FrontMatterError, read_front_matter
 from moot.text.sentences import split_units
 
@@ -49,19 +50,8 @@ def read_document(path: str | Path) -> Document:
         raise MootError(f"{path}: no such file", fix="check the path (learn takes text or Markdown files, or a folder)")
     if path.is_dir():
         raise MootError(f"{path} is a directory", fix="learn the folder with `moot learn FOLDER` or pass the files inside it")
-    if not path.is_file():
-        raise MootError(f"{path} is not a regular file", fix="pass text or Markdown files")
-    size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise MootError(
-            f"{path} is {size / 1e6:.1f} MB, over the {MAX_FILE_BYTES // (1024 * 1024)} MB limit for one file",
-            fix="split it into smaller files (one article or chapter each) and learn those",
-        )
-    with path.open("rb") as handle:
-        raw = handle.read(MAX_FILE_BYTES + 1)
-    if len(raw) > MAX_FILE_BYTES:
-        raise MootError(f"{path} is over the {MAX_FILE_BYTES // (1024 * 1024)} MB limit for one file",
-                        fix="split it into smaller files (one article or chapter each) and learn those")
+    # The one safe reader: a regular file only (never a FIFO or /dev/zero), capped, no credentials.
+    raw = read_bytes(path, max_bytes=MAX_FILE_BYTES)
     if b"\x00" in raw[:8192]:
         raise MootError(f"{path} is a binary file, not text", fix="convert it to UTF-8 text (e.g. Markdown or .txt) first")
     try:

@@ -11,6 +11,7 @@ from pydantic import BaseModel, create_model
 from moot.models.base import ModelSettings
 from moot.runtime import SubAgent, load_prompt
 from moot.teams.learning.ask.drafts import AskContext
+from moot.teams.learning.ask.frame import CHOICE_TOKENS
 from moot.teams.learning.ask.recall import Passage
 from moot.text.dates import find_dates
 from moot.text.numbers import find_quantities
@@ -21,7 +22,7 @@ MAX_OPTIONS = 14
 
 
 async def choose(ctx: AskContext, role: str, prompt: str, message: str, fields: dict[str, Any], *,
-                 name: str, max_tokens: int = 80) -> BaseModel | None:
+                 name: str, max_tokens: int = CHOICE_TOKENS) -> BaseModel | None:
     """The model fills ``fields`` (types: enums of options) under ``role``'s name, model and the run's
     budget; ``None`` when the call failed or the budget had no room (never raises)."""
     schema = create_model(name, **fields)

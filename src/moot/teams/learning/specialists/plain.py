@@ -25,7 +25,7 @@ class Plain:
 
     async def draft(self, ctx: AskContext) -> Draft | None:
         agent = SubAgent("single", "answers from the evidence alone", load_prompt("answer", PROMPTS),
-                         model=ctx.model_for("single"), max_turns=1, settings=ModelSettings(max_tokens=220))
+                         model=ctx.model_for("single"), max_turns=1, settings=ModelSettings(max_tokens=300))
         outcome = await ctx.run.step("single", agent, f"Sources:\n{ctx.recall.render()}\n\nQuestion: {ctx.question}")
         if outcome is None or not outcome.ok or not str(outcome.output or "").strip():
             return None
