@@ -150,5 +150,5 @@ def test_moot_ask_on_a_dead_endpoint_keeps_the_facts_and_exits_1(tmp_path: Path)
     out = moot("ask", "How many gold medals did Norway win?", "--kb", str(kb), "--model", closed_port_model(),
                "--mode", "single", home=tmp_path / "home")
     assert out.returncode == 1, out.stdout + out.stderr  # a degraded answer is not a success
-    assert "[#1] Norway won 12 gold medals." in out.stdout  # the citation is printed as text
+    assert "“Norway won 12 gold medals.” (games)" in out.stdout  # the most relevant passage, with its source
     assert "no complete answer" in out.stderr and "Traceback" not in out.stderr
