@@ -386,3 +386,16 @@ def test_sources_compare_only_figures_about_what_is_asked(kb: KnowledgeBase) -> 
     answer = ask(kb, "On how many nights is the Ashby Pier lit?", router)
     assert "sources" not in {d["specialist"] for d in answer.trace.drafts}
     assert answer.answer == "The sources do not say."
+
+
+def test_sources_compare_dates_for_a_when_question(tmp_path: Path) -> None:
+    with KnowledgeBase.open(tmp_path / "pool.sqlite3") as base:
+        base.store_source("Council notice", [("The pool will reopen on 6 May 2024.", [])], published="2024-03-01")
+        base.store_source("Council update", [("The pool will now reopen on 20 May 2024, two weeks late.", [])],
+                          published="2024-04-20")
+        router = Router(frame={"asks_for": "when", "about": [], "unit": "reopen"}, single="It reopens on 6 May 2024.",
+                        quote={"sentence": "none"})
+        answer = ask(base, "When does the pool reopen?", router)
+    assert answer.trace.chosen == "sources"
+    assert answer.answer.startswith("The latest report, Council update (2024-04-20), gives 20 May 2024.")
+    assert "6 May 2024 (Council notice, 2024-03-01)" in answer.answer

@@ -1,6 +1,6 @@
 """The sources specialist: what each source says about the value asked, compared in Python.
 
-Two sources giving different figures for one thing — on the same date a disagreement, on
+Two sources giving different figures (or dates) for one thing — on the same date a disagreement, on
 different dates an update — are what a single agent most often gets wrong one way or the other
 (it answers one of them, or the older one). Python takes each source's best-matching passage that
 gives a figure (ranked against the question: :func:`moot.memory.units.rank_units`); where that
@@ -12,12 +12,14 @@ disagreement names both, an update gives the latest and what it was before.
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Literal
 
 from moot.teams.learning.ask.drafts import AskContext, Draft
 from moot.teams.learning.ask.frame import QuestionFrame
 from moot.teams.learning.ask.recall import Passage, Recall
 from moot.teams.learning.specialists.common import Amount, amounts, choose, same_unit
+from moot.text.dates import find_dates
 from moot.text.words import stem, words
 
 KINDS = frozenset({"value", "date", "change", "comparison"})
@@ -33,6 +35,14 @@ def per_source(recall: Recall) -> dict[str, list[Passage]]:
         if len(items) < PER_SOURCE:
             items.append(p)
     return found
+
+
+def dates_in(passage: Passage) -> list[Amount]:
+    """A passage's dates as amounts to compare (the day's ordinal, "date" as their unit)."""
+    anchor = date.fromisoformat(passage.published[:10]) if passage.published else None
+    return [Amount("", float(m.day.toordinal()), "date", m.text, passage.id, passage.source, passage.published,
+                   passage.text, m.day)
+            for m in find_dates(passage.text, anchor=anchor) if m.precision in ("day", "month")]
 
 
 def about_asked(amount: Amount, asked: str) -> bool:
@@ -66,7 +76,7 @@ class Sources:
     authority = 3
 
     def applies(self, frame: QuestionFrame, recall: Recall) -> str | None:
-        if frame.kind not in KINDS or not frame.unit:
+        if frame.kind not in KINDS or not (frame.unit or frame.kind == "date"):
             return None
         holding = [s for s, ps in per_source(recall).items() if any(any(c.isdigit() for c in p.text) for p in ps)]
         if len(holding) >= 2:
@@ -81,7 +91,8 @@ class Sources:
             for passage in passages:
                 if passage.score < 0.5 * top:
                     break
-                found = [a for a in amounts(ctx, passages=[passage], limit=8) if a.where != "question"]
+                found = (dates_in(passage) if ctx.frame.kind == "date" else
+                         [a for a in amounts(ctx, passages=[passage], limit=8) if a.where != "question"])
                 if found:
                     best[source] = found  # the source's best-matching passage that gives a figure
                     break
@@ -110,7 +121,8 @@ class Sources:
                 if match is not None:
                     chosen[source] = match
         # Only figures about what is asked: each one's unit, or its sentence, holds the frame's unit word.
-        values = [a for a in chosen.values() if about_asked(a, ctx.frame.unit)]
+        values = [a for a in chosen.values()
+                  if about_asked(a, ctx.frame.unit) or (ctx.frame.kind == "date" and not ctx.frame.unit)]
         if not values:
             return None
         unit = max({a.unit for a in values}, key=lambda u: sum(same_unit(u, a.unit) for a in values))
