@@ -47,9 +47,6 @@ def subtask_of(board: FolderBoard, description: str, requirements: list[str], go
     )
 
 
-YES = {"proceed": True, "reason": "mine"}
-
-
 # --------------------------------------------------------------------------- 1. failure-reporting results
 
 
@@ -98,8 +95,8 @@ async def test_a_no_file_result_is_rejected_without_asking_the_model(board: Fold
 
 async def test_a_rejected_result_is_retried_with_the_reason_then_failed(board: FolderBoard) -> None:
     task = subtask_of(board, "Summarise wind.md", ["file_operations"])
-    router = Router(MetacognitiveDecision=YES, Fitness={"score": 9, "reason": "files"}, text="Error: cannot open wind.md")
-    agent = BaseAgent(AgentSpec(name="reader", capabilities=["file_operations"]), model=router.model)
+    router = Router(Fitness={"score": 9, "reason": "files"}, text="Error: cannot open wind.md")
+    agent = BaseAgent(AgentSpec(name="reader", capabilities=["file_operations"]), model=router.model, rank_step_s=0.0)
     worker = Worker(board, agent, poll_s=0.01, stop_when_idle=True, idle_grace_s=0.1)
     await worker.run()
     final = board.get(task.id)
@@ -117,12 +114,11 @@ async def test_a_rejected_result_is_retried_with_the_reason_then_failed(board: F
 async def test_a_retry_that_succeeds_completes_the_task(board: FolderBoard) -> None:
     task = subtask_of(board, "Summarise wind.md", ["file_operations"])
     router = Router(
-        MetacognitiveDecision=YES,
         Fitness={"score": 9, "reason": "files"},
         text=["not found", "Wind turbines last about 20 to 25 years."],
         GoalCheck={"advances_goal": True, "reason": "answers it"},
     )
-    agent = BaseAgent(AgentSpec(name="reader", capabilities=["file_operations"]), model=router.model)
+    agent = BaseAgent(AgentSpec(name="reader", capabilities=["file_operations"]), model=router.model, rank_step_s=0.0)
     await Worker(board, agent, poll_s=0.01, stop_when_idle=True, idle_grace_s=0.1).run()
     done = board.get(task.id)
     assert done.status is TaskStatus.COMPLETED and done.attempts == 2
@@ -186,14 +182,21 @@ def test_a_step_is_covered_by_a_differently_worded_subtask() -> None:
         "compare the lifetimes of solar panels and wind turbines"]
 
 
-def plan(*items: tuple[str, str]) -> dict[str, Any]:
-    return {"subtasks": [{"description": d, "capability": c} for d, c in items]}
+def plan(*steps: dict[str, Any], kind: str = "summary") -> dict[str, Any]:
+    return {"kind": kind, "steps": [{"after": [], "files": [], "output": "summary", **step} for step in steps]}
+
+
+def write_notes(board: FolderBoard) -> None:
+    (board.root / "context" / "solar.md").write_text("Solar panels last 25 to 30 years.\n")
+    (board.root / "context" / "wind.md").write_text(WIND)
 
 
 async def test_a_step_the_planner_dropped_is_added_as_a_subtask(board: FolderBoard) -> None:
-    root = board.submit(BoardTask(description=GOAL))
+    write_notes(board)
+    root = board.submit(BoardTask(description=GOAL, type="goal"))
     # the embedded model's plan: two summaries, no comparison
-    router = Router(Breakdown=plan(("Summarize solar.md", "document_search"), ("Summarize wind.md", "file_operations")))
+    router = Router(Plan=plan({"description": "Summarize solar.md", "agent": "search"},
+                              {"description": "Summarize wind.md", "agent": "file"}, kind="comparison"))
     assert await TaskBreakdownAgent(model=router.model).process(root, board) is AWAITING_SUBTASKS
     subs = [board.get(i) for i in board.get(root.id).subtasks]
     assert [s.description for s in subs] == [
@@ -201,20 +204,26 @@ async def test_a_step_the_planner_dropped_is_added_as_a_subtask(board: FolderBoa
         "Summarize wind.md",
         "Compare the lifetimes of solar panels and wind turbines.",
     ]
+    # a step that reads a file is the file agent's, whatever the planner chose
+    assert [s.type for s in subs[:2]] == ["file", "file"]
+    assert [s.context["step"]["files"] for s in subs[:2]] == [["context/solar.md"], ["context/wind.md"]]
     added = subs[2]
-    assert added.requirements == ["document_search"]  # where the most similar planned step went
+    assert added.context["step"]["after"] == [subs[0].id, subs[1].id]  # it receives both summaries
+    assert added.context["step"]["output"] == "comparison" and added.context["step"]["final"] is True
     assert "missed this explicit step" in added.context["added_by"]
-    assert "added_by" not in subs[0].context and added.context["original_goal"] == GOAL
+    assert board.get(root.id).context["final_step"] == added.id
     assert read_budget(board, root).tasks == 3
-    assert router.calls == ["Breakdown"]  # the check itself costs no model call
+    assert router.calls == ["Plan"]  # the checks themselves cost no model call
 
 
 async def test_a_complete_plan_gets_nothing_added(board: FolderBoard) -> None:
-    root = board.submit(BoardTask(description=GOAL))
-    router = Router(Breakdown=plan(
-        ("Summarize solar.md", "document_search"),
-        ("Write a summary of wind.md", "file_operations"),
-        ("Compare how long panels and turbines last: lifetimes side by side", "document_search"),
+    write_notes(board)
+    root = board.submit(BoardTask(description=GOAL, type="goal"))
+    router = Router(Plan=plan(
+        {"description": "Summarize solar.md", "agent": "file", "files": ["context/solar.md"]},
+        {"description": "Write a summary of wind.md", "agent": "file", "files": ["context/wind.md"]},
+        {"description": "Compare how long panels and turbines last: lifetimes side by side", "agent": "search",
+         "after": [1, 2], "output": "comparison"},
     ))
     await TaskBreakdownAgent(model=router.model).process(root, board)
     subs = [board.get(i) for i in board.get(root.id).subtasks]

@@ -36,12 +36,12 @@ covered by "summarise solar.md"): not required in a covering subtask."""
 IMPERATIVE_VERBS = frozenset(
     """add analyse analyze answer assess build calculate check classify collect combine compare
     compile compute condense convert count create decide define describe design determine draft
-    edit estimate evaluate explain extract fetch figure fill find fix format gather generate group
+    edit estimate evaluate explain extract fetch figure fill find fix format gather generate give group
     identify implement improve include investigate label list locate look make map measure merge
     note open organise organize outline plan plot predict prepare present prioritise prioritize
     propose rank rate read recommend record reformat remove rename report research review rewrite
-    run save scan search select sort split state store suggest summarise summarize tabulate tally
-    test translate update verify visualise visualize write""".split()
+    run save say scan search select show sort split state store suggest summarise summarize tabulate tally
+    tell test translate update verify visualise visualize write""".split()
 )
 """Words that open an imperative step. A fixed list keeps the check deterministic and cheap."""
 
