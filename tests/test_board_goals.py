@@ -24,7 +24,9 @@ from moot.teams.board.folder import FolderBoard
 from moot.teams.board.goal_budget import read_budget
 from moot.teams.board.protocol import AWAITING_SUBTASKS
 from moot.teams.board.result_check import failure_reason
-from moot.teams.board.steps import covers, explicit_steps, missing_steps
+from moot.teams.board.plan import propose_steps
+from moot.teams.board.specs import FILE_SPEC, SEARCH_SPEC
+from moot.teams.board.steps import explicit_steps
 from moot.teams.board.worker import Worker
 from test_board_agents import Router
 
@@ -173,61 +175,43 @@ def test_explicit_steps_are_found_only_where_the_goal_lists_actions() -> None:
     assert explicit_steps("Write a short care guide for a cat: food, water and vet visits") == []
 
 
-def test_a_step_is_covered_by_a_differently_worded_subtask() -> None:
-    assert covers("summarise wind.md", "Read wind.md and write a short summary")
-    assert covers("compare the lifetimes of solar panels and wind turbines", "Compare panel and turbine lifetimes")
-    assert covers("Summarise the two documents", "Summarize solar.md")
-    assert not covers("compare the lifetimes of solar panels and wind turbines", "Summarize solar.md")
-    assert missing_steps(GOAL, ["Summarize solar.md", "Summarize wind.md"]) == [
-        "compare the lifetimes of solar panels and wind turbines"]
-
-
-def plan(*steps: dict[str, Any], kind: str = "summary") -> dict[str, Any]:
-    return {"kind": kind, "steps": [{"after": [], "files": [], "output": "summary", **step} for step in steps]}
-
-
 def write_notes(board: FolderBoard) -> None:
     (board.root / "context" / "solar.md").write_text("Solar panels last 25 to 30 years.\n")
     (board.root / "context" / "wind.md").write_text(WIND)
 
 
-async def test_a_step_the_planner_dropped_is_added_as_a_subtask(board: FolderBoard) -> None:
+async def test_a_goal_that_spells_out_its_steps_gets_every_one_with_no_planner(board: FolderBoard) -> None:
     write_notes(board)
     root = board.submit(BoardTask(description=GOAL, type="goal"))
-    # the embedded model's plan: two summaries, no comparison
-    router = Router(Plan=plan({"description": "Summarize solar.md", "agent": "search"},
-                              {"description": "Summarize wind.md", "agent": "file"}, kind="comparison"))
+    # the embedded planner dropped the comparison and copied agent descriptions: it is not asked
+    router = Router(GoalKind={"kind": "comparison"})
     assert await TaskBreakdownAgent(model=router.model).process(root, board) is AWAITING_SUBTASKS
     subs = [board.get(i) for i in board.get(root.id).subtasks]
     assert [s.description for s in subs] == [
-        "Summarize solar.md",
-        "Summarize wind.md",
+        "Summarise solar.md.",
+        "Summarise wind.md.",
         "Compare the lifetimes of solar panels and wind turbines.",
     ]
-    # a step that reads a file is the file agent's, whatever the planner chose
-    assert [s.type for s in subs[:2]] == ["file", "file"]
-    assert [s.context["step"]["files"] for s in subs[:2]] == [["context/solar.md"], ["context/wind.md"]]
-    added = subs[2]
-    assert added.context["step"]["after"] == [subs[0].id, subs[1].id]  # it receives both summaries
-    assert added.context["step"]["output"] == "comparison" and added.context["step"]["final"] is True
-    assert "missed this explicit step" in added.context["added_by"]
-    assert board.get(root.id).context["final_step"] == added.id
+    assert [(s.type, s.context["step"]["files"]) for s in subs] == [
+        ("file", ["context/solar.md"]), ("file", ["context/wind.md"]), ("search", [])]
+    compare = subs[2]
+    assert compare.context["step"]["after"] == [subs[0].id, subs[1].id]  # it receives both summaries
+    assert compare.context["step"]["output"] == "comparison" and compare.context["step"]["final"] is True
+    assert board.get(root.id).context["final_step"] == compare.id
     assert read_budget(board, root).tasks == 3
-    assert router.calls == ["Plan"]  # the checks themselves cost no model call
+    assert router.calls == ["GoalKind"]  # one short choice; the plan itself costs no model call
 
 
-async def test_a_complete_plan_gets_nothing_added(board: FolderBoard) -> None:
-    write_notes(board)
-    root = board.submit(BoardTask(description=GOAL, type="goal"))
-    router = Router(Plan=plan(
-        {"description": "Summarize solar.md", "agent": "file", "files": ["context/solar.md"]},
-        {"description": "Write a summary of wind.md", "agent": "file", "files": ["context/wind.md"]},
-        {"description": "Compare how long panels and turbines last: lifetimes side by side", "agent": "search",
-         "after": [1, 2], "output": "comparison"},
-    ))
-    await TaskBreakdownAgent(model=router.model).process(root, board)
-    subs = [board.get(i) for i in board.get(root.id).subtasks]
-    assert len(subs) == 3 and not any("added_by" in s.context for s in subs)
+def test_steps_spelled_out_without_files_are_proposed_independent_then_gathered() -> None:
+    goal = "Summarise the solar notes, summarise the wind notes, then compare the lifetimes of panels and turbines"
+    steps = propose_steps(goal, ["context/solar.md", "context/wind.md"], {s.name: s for s in (SEARCH_SPEC, FILE_SPEC)})
+    assert steps is not None
+    assert [s.description for s in steps] == ["Summarise the solar notes.", "Summarise the wind notes.",
+                                              "Compare the lifetimes of panels and turbines."]
+    assert [s.after for s in steps[:2]] == [[], []]  # the two summaries do not wait for each other
+    assert steps[2].after == steps[:2]  # the last one gathers them
+    # a goal that names no file and spells out no steps is the planner's
+    assert propose_steps("Write a short care guide for a cat", [], {s.name: s for s in (SEARCH_SPEC, FILE_SPEC)}) is None
 
 
 # --------------------------------------------------------------------------- 4. --until-idle waits for a split

@@ -48,8 +48,10 @@ class Team:
     the request, or text); a comparison picks the first row Python proposed.
     """
 
-    def __init__(self, plan: dict[str, Any] | None = None, texts: list[Any] | None = None, **fixed: Any) -> None:
+    def __init__(self, plan: dict[str, Any] | None = None, texts: list[Any] | None = None, kind: str = "comparison",
+                 **fixed: Any) -> None:
         self.plan = plan
+        self.kind = kind
         self.texts = list(texts or [first_line_with_a_number])
         self.fixed = fixed
         self.calls: list[str] = []
@@ -68,6 +70,8 @@ class Team:
             return self.plan
         if name == "GoalCheck":
             return {"advances_goal": True, "reason": "it answers the goal"}
+        if name == "GoalKind":
+            return {"kind": self.kind}
         if name == "Comparison":
             return {"row": request.output.json_schema["properties"]["row"]["enum"][0], "answer": "The numbers rose."}
         text = self.texts.pop(0) if len(self.texts) > 1 else self.texts[0]
@@ -83,10 +87,13 @@ def first_line_with_a_number(request: ModelRequest) -> str:
 
 
 PLAN = {"kind": "comparison", "steps": [
-    {"description": "Summarise march.md", "agent": "file", "files": ["context/march.md"], "after": [], "output": "summary"},
-    {"description": "Summarise april.md", "agent": "file", "files": ["context/april.md"], "after": [], "output": "summary"},
+    {"description": "Summarise the first quay report", "agent": "search", "files": ["context/march.md"], "output": "summary"},
+    {"description": "Look up the riders in the second quay report", "agent": "file", "files": ["context/april.md"],
+     "output": "facts"},
+    {"description": "Read, write and list files inside the workspace", "agent": "file", "output": "answer"},
     {"description": "Say how the rider numbers changed", "agent": "search", "after": [1, 2], "output": "comparison"},
 ]}
+"""What a planner writes for a goal that names no file: one step copies an agent's description."""
 
 
 def workers(board: FolderBoard, model: Any, *kinds: str, **options: Any) -> list[Worker]:
@@ -133,15 +140,15 @@ def test_python_pairs_the_figures_and_computes_the_change() -> None:
 
 async def test_a_goal_is_claimed_by_breakdown_on_the_first_poll_with_no_decision_call(board: FolderBoard) -> None:
     goal = board.submit(BoardTask(id="g", description=GOAL, type="goal"))
-    team = Team(PLAN, Fitness={"score": 1, "reason": "the model would say no"})
+    team = Team(Fitness={"score": 1, "reason": "the model would say no"})
     breakdown = Worker(board, TaskBreakdownAgent(model=team.model, record=False), poll_s=0.02, max_tasks=1)
     await breakdown.run()
     taken = board.get(goal.id)
     assert taken.claimed_by is not None and taken.attempts == 1 and breakdown.stats.parked == 1
-    assert team.calls == ["Plan"]  # no fitness, no metacognition: the rule decided
+    assert team.calls == ["GoalKind"]  # no fitness, no metacognition: the rule decided; the plan is Python's
     # specialists decline the goal by the same rule, also without a call
     assert await SearchAgent(model=team.model).should_handle(taken, board) is False
-    assert team.calls == ["Plan"]
+    assert team.calls == ["GoalKind"]
 
 
 async def test_a_task_every_agent_declines_is_still_taken_and_the_doubt_recorded(board: FolderBoard) -> None:
@@ -177,11 +184,7 @@ async def test_a_file_step_reads_the_file_through_the_tool(board: FolderBoard, t
 
 async def test_the_final_step_must_use_every_result_it_receives(board: FolderBoard) -> None:
     goal = board.submit(BoardTask(description="Summarise march.md and april.md together", type="goal"))
-    team = Team({"kind": "summary", "steps": [
-        {"description": "Summarise march.md", "agent": "file", "files": ["context/march.md"], "output": "summary"},
-        {"description": "Summarise april.md", "agent": "file", "files": ["context/april.md"], "output": "summary"},
-        {"description": "Write one summary of both", "agent": "search", "after": [1, 2], "output": "summary"},
-    ]}, texts=[first_line_with_a_number, first_line_with_a_number,
+    team = Team(kind="summary", texts=[first_line_with_a_number, first_line_with_a_number,
                "The Kessel ferry carried 8,240 riders in February.",  # the final step forgets april.md
                "In February 8,240 riders, in March 9,015 riders on the Kessel ferry."])
     await run_all(workers(board, team.model, "breakdown", "search", "file"))
@@ -245,7 +248,7 @@ async def test_a_goal_naming_a_missing_file_fails_at_once_with_the_reason(board:
 
 async def test_a_file_that_vanished_after_planning_fails_its_step_and_the_goal(board: FolderBoard) -> None:
     goal = board.submit(BoardTask(id="g", description=GOAL, type="goal"))
-    team = Team(PLAN)
+    team = Team()
     await Worker(board, TaskBreakdownAgent(model=team.model, record=False), poll_s=0.02, max_tasks=1).run()
     (board.root / "context" / "april.md").unlink()
     await run_all(workers(board, team.model, "search", "file"))
@@ -259,17 +262,54 @@ async def test_a_file_that_vanished_after_planning_fails_its_step_and_the_goal(b
 
 
 async def test_a_goal_is_planned_read_compared_and_answered_with_its_figures(board: FolderBoard) -> None:
-    planner_only_two = {"kind": "comparison", "steps": PLAN["steps"][:2]}  # the embedded planner dropped the comparison
-    team = Team(planner_only_two)
+    team = Team()
     outcome = await solve_goal(board, GOAL, model=team.model, record=False, poll_s=0.02, goal_id="g")
     assert outcome.finished, outcome.error
     assert outcome.answer.startswith("8,240 (context/march.md) → 9,015 (context/april.md); change: +775 (+9.4 %).")
     assert outcome.goal.result["read"] == ["context/march.md", "context/april.md"]
     plan = outcome.goal.context["plan"]
-    assert [(p["agent"], p["files"], p["after"], p["output"]) for p in plan] == [
-        ("file", ["context/march.md"], [], "summary"), ("file", ["context/april.md"], [], "summary"),
-        ("search", [], [1, 2], "comparison")]
-    # plan, two summaries, a comparison, and one goal check per step
-    assert team.calls.count("Plan") == 1 and team.calls.count("GoalCheck") == 3
+    assert [(p["agent"], p["description"], p["files"], p["after"], p["output"]) for p in plan] == [
+        ("file", "Summarise march.md.", ["context/march.md"], [], "summary"),
+        ("file", "Summarise april.md.", ["context/april.md"], [], "summary"),
+        ("search", "Say how the rider numbers changed between the two notes.", [], [1, 2], "comparison")]
+    # the goal's kind, two summaries, a comparison, and one goal check per step
+    assert team.calls.count("GoalKind") == 1 and team.calls.count("GoalCheck") == 3
     assert outcome.model_calls == len(team.calls) == 7
     assert json.dumps(outcome.goal.result)  # the result is plain JSON
+
+
+# --------------------------------------------------------------------------- plan repair, no model
+
+
+def test_repair_routes_file_reads_and_ends_a_comparison_in_a_comparison() -> None:
+    from moot.teams.board.specs import BREAKDOWN_SPEC
+
+    specs = {s.name: s for s in (SEARCH_SPEC, FILE_SPEC)}
+    available = ["context/april.md", "context/march.md", "context/other.md"]
+    planned = [PlanStep("Look up march.md", "search"), PlanStep("Look up the April riders", "search", files=["context/april.md"])]
+    steps = repair("How did the riders do over the spring?", "comparison", planned, available, specs)
+    assert [(s.agent, s.files, s.output) for s in steps] == [
+        ("file", ["context/march.md"], "answer"),  # the file named in the words is its input; a read is file's
+        ("file", ["context/april.md"], "answer"),
+        ("search", [], "comparison"),
+    ]
+    assert steps[-1].after == steps[:2]  # the comparison receives both reads
+    assert steps[0].added_by and "goes to the file agent" in steps[0].added_by
+    with pytest.raises(MissingInput, match="june.md, which is not in the workspace"):
+        repair("Summarise june.md", "summary", [], available, specs)
+    assert BREAKDOWN_SPEC.name not in specs  # the planner never assigns a step to the breakdown agent
+
+
+async def test_a_goal_naming_no_file_is_planned_by_the_model_under_the_schema(board: FolderBoard) -> None:
+    goal = board.submit(BoardTask(id="g", description="Find out how the ferry did over the two quay reports", type="goal"))
+    team = Team(PLAN)
+    await Worker(board, TaskBreakdownAgent(model=team.model, record=False), poll_s=0.02, max_tasks=1).run()
+    subs = [board.get(i) for i in board.get(goal.id).subtasks]
+    # the copied description is gone; a step that reads a file is the file agent's
+    assert [(s.type, s.context["step"]["files"], s.context["step"]["output"]) for s in subs] == [
+        ("file", ["context/march.md"], "summary"), ("file", ["context/april.md"], "facts"), ("search", [], "comparison")]
+    assert subs[2].context["step"]["after"] == [subs[0].id, subs[1].id]
+    planner = next(r for r in team.requests if r.output is not None and r.output.name == "Plan")
+    files_offered = planner.output.json_schema["$defs"]["PlanStep"]["properties"]["files"]["items"]["enum"]
+    assert files_offered == ["context/april.md", "context/march.md"]  # only files that exist can be named
+    assert team.calls == ["Plan"]

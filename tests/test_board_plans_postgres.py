@@ -6,7 +6,7 @@ from pathlib import Path
 
 from moot.teams.board.postgres import PostgresBoard
 from moot.teams.board.session import solve_goal
-from test_board_plans import APRIL, GOAL, MARCH, PLAN, Team
+from test_board_plans import APRIL, GOAL, MARCH, Team
 from test_board_postgres import board, db_url, pg_server  # noqa: F401 - the private server's fixtures
 
 __all__ = ["board", "db_url", "pg_server"]
@@ -17,7 +17,7 @@ async def test_a_goal_is_planned_read_compared_and_answered_on_postgres(board: P
     (workspace / "context").mkdir(parents=True)
     (workspace / "context" / "march.md").write_text(MARCH)
     (workspace / "context" / "april.md").write_text(APRIL)
-    team = Team(PLAN)
+    team = Team()
     outcome = await solve_goal(board, GOAL, model=team.model, workspace=workspace, record=False, poll_s=0.02, goal_id="pg")
     assert outcome.finished, outcome.error
     assert outcome.answer.startswith("8,240 (context/march.md) → 9,015 (context/april.md); change: +775 (+9.4 %).")

@@ -485,7 +485,8 @@ class BaseAgent:
         """A comparison: the model chooses among rows of values Python proposed; Python computes the change.
 
         ``None`` when fewer than two inputs hold numbers (the step is then written as text)."""
-        rows = propose_rows(inputs.sources(), f"{task.description} {task.original_goal}")
+        topic = f"{task.description} {task.original_goal}"
+        rows = propose_rows(inputs.file_sources(), topic) or propose_rows(inputs.sources(), topic)
         if not rows:
             return None
         chooser = SubAgent(

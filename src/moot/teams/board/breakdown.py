@@ -9,10 +9,14 @@ claims it without a model call. Its ``process``:
    shrunk over :data:`EQUILIBRIUM_WINDOW` breakdowns the task is executed directly;
 3. **files the goal names** must exist, checked before any model call
    (:class:`~moot.teams.board.plan.MissingInput` fails the goal with one line naming the file);
-4. **the typed plan**: one structured call (:func:`~moot.teams.board.plan.plan_type`): each step
-   names its agent type, the files it reads (only existing ones are offered), the earlier steps
-   whose results it uses, and its output; then :func:`~moot.teams.board.plan.repair` makes the
-   plan do what the goal says, with no model call;
+4. **the typed plan**: each step names its agent type, the files it reads, the earlier steps whose
+   results it uses, and its output. When the goal names files or spells out its steps, Python
+   proposes the plan (:func:`~moot.teams.board.plan.propose_steps`: a file step per named file, the
+   goal's other steps after them) and the model only says what kind of goal it is (``GoalKind``,
+   one short call: a comparison ends in a comparison step). Otherwise the planner writes the plan
+   under a schema (:func:`~moot.teams.board.plan.plan_type`: only existing files are offered),
+   steps that copy an agent's description are dropped, and :func:`~moot.teams.board.plan.repair`
+   makes it do what the goal says, with no model call;
 5. **de-duplication**: a step that does finished or running work again — the same agent on the
    same files (same bytes) with nearly the same words, lexically (0.8) or by one
    ``DuplicateCheck`` call when borderline — is still submitted, marked ``duplicate_of``: its
@@ -30,7 +34,7 @@ Self-extension: a step whose agent is ``new_agent`` gets a drafted, validated, r
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -48,15 +52,19 @@ from moot.teams.board.extension import (
     spec_from_draft,
     validate_spec,
 )
-from moot.teams.board.goal_budget import charge, check_budget, root_of
+from moot.teams.board.goal_budget import GoalBudgetExceeded, charge, check_budget, root_of
 from moot.teams.board.inputs import file_digest
 from moot.teams.board.plan import (
+    GOAL_KINDS,
     NEW_AGENT,
     PlanStep,
     check_named_files,
     describe_plan,
+    drop_echoes,
     final_step,
+    mark_kind,
     plan_type,
+    propose_steps,
     repair,
     steps_from_output,
 )
@@ -74,6 +82,12 @@ RECENT_TASKS = 50
 EQUILIBRIUM_WINDOW = 3
 FILE_PREVIEW_CHARS = 80
 """How much of each file's first line the planner sees next to its name."""
+
+class GoalKind(BaseModel):
+    """What a goal asks for: a comparison ends in a step that compares values Python computes."""
+
+    kind: Literal[GOAL_KINDS]  # type: ignore[valid-type]
+
 
 class DuplicateCheck(BaseModel):
     """The model's verdict on a borderline pair."""
@@ -119,8 +133,15 @@ class TaskBreakdownAgent(BaseAgent):
         available = document_files(workspace)
         check_named_files(task.description, available)  # before any model call
         specs = {name: spec for name, spec in self.known_specs(board).items() if name != self.agent_type}
-        kind, planned = await self.plan(task, board, specs, available, workspace)
-        steps = repair(task.description, kind, planned, available, specs)
+        proposed = propose_steps(task.description, available, specs)
+        if proposed is not None:
+            kind = await self.goal_kind(task, board)
+            steps = mark_kind(proposed, kind)
+        else:
+            kind, planned = await self.plan(task, board, specs, available, workspace)
+            steps = repair(task.description, kind, drop_echoes(planned, specs), available, specs)
+        if not steps:
+            return await self._direct(task, board, "the plan had no usable step: executed directly")
         duplicates = await self.deduplicate(steps, task, board, workspace)
         check_budget(board, task, new_tasks=len(steps))
         subtasks = await self._subtasks(task, board, steps, specs, duplicates, workspace)
@@ -162,7 +183,7 @@ class TaskBreakdownAgent(BaseAgent):
     async def plan(self, task: BoardTask, board: BoardBackend, specs: dict[str, AgentSpec], available: list[str],
                    workspace: Path) -> tuple[str, list[PlanStep]]:
         """The planner's goal kind and typed steps (one structured call)."""
-        agents = "\n".join(f"- {name}: {spec.instructions or ', '.join(spec.capabilities)}" for name, spec in specs.items())
+        agents = "\n".join(f"- {name} (can: {', '.join(spec.capabilities)})" for name, spec in specs.items())
         files = [p for p in available if p.startswith("context/")]
         listed = "\n".join(f"- {p}: {_first_line(workspace / p)}" for p in files) or "(none)"
         planner = SubAgent(
@@ -179,6 +200,15 @@ class TaskBreakdownAgent(BaseAgent):
         if not result.ok:
             raise MootError(f"the breakdown planner gave no valid plan: {result.detail or result.stop_reason}")
         return steps_from_output(result.output)
+
+    async def goal_kind(self, task: BoardTask, board: BoardBackend) -> str:
+        """What the goal asks for, chosen by the model (one short structured call); "other" if it cannot say."""
+        try:
+            return (await self._decide("planner", "goal_kind", GoalKind, f"Goal: {task.description}", task, board)).kind
+        except GoalBudgetExceeded:
+            raise
+        except MootError:
+            return "other"
 
     async def deduplicate(self, steps: list[PlanStep], task: BoardTask, board: BoardBackend,
                           workspace: Path) -> dict[int, str]:
@@ -315,6 +345,7 @@ __all__ = [
     "BREAKDOWN_SPEC",
     "DUPLICATE_SIMILARITY",
     "DuplicateCheck",
+    "GoalKind",
     "NEW_AGENT",
     "TaskBreakdownAgent",
     "content_tokens",

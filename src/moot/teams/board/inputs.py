@@ -34,6 +34,8 @@ class StepInputs:
     files: dict[str, str] = field(default_factory=dict)
     results: list[tuple[str, str, str]] = field(default_factory=list)
     """``(task id, label, text)`` of each dependency, in plan order."""
+    read_by: set[str] = field(default_factory=set)
+    """The dependencies that read files themselves (their results are what the files say)."""
 
     def __bool__(self) -> bool:
         return bool(self.files or self.results)
@@ -41,6 +43,13 @@ class StepInputs:
     def sources(self) -> list[Source]:
         return [*(Source(path, text) for path, text in self.files.items()),
                 *(Source(label, text) for _, label, text in self.results)]
+
+    def file_sources(self) -> list[Source]:
+        """The inputs that come straight from files: this step's files and its file-reading dependencies.
+
+        What a comparison compares (another composing step's text repeats their values)."""
+        return [*(Source(path, text) for path, text in self.files.items()),
+                *(Source(label, text) for dep_id, label, text in self.results if dep_id in self.read_by)]
 
     def context(self) -> dict[str, str]:
         """The inputs as the executor's context block, each clipped to :data:`MAX_INPUT_CHARS`."""
@@ -90,6 +99,8 @@ def gather_inputs(task: BoardTask, board: BoardBackend, workspace: Path) -> Step
     for dep_id in dependency_ids(task):
         dep = board.get(dep_id)
         inputs.results.append((dep.id, step_label(dep), result_text(dep.result)))
+        if step_of(dep).get("files"):
+            inputs.read_by.add(dep.id)
     return inputs
 
 

@@ -1,20 +1,22 @@
 """Typed breakdown plans: each step names its agent type, its inputs and its output.
 
-The planner (a model, under a JSON schema built here) proposes the steps; Python makes the plan
-do what the goal says before anything reaches the board (:func:`repair`), with no model call:
+Two ways to a plan, both ending in the same typed steps:
 
-- every step's **inputs** are real: files that exist in the workspace (the schema only offers
-  those) and *earlier* steps; a file a step's description names is added to its inputs;
-- **a file read is the file agent's**: a step that reads files goes to an agent with the
-  ``read_file`` tool, which reads them through that tool before the model writes;
-- every file the goal names gets a step that reads it; a file the goal names that does not exist
-  stops the breakdown with one line naming it (:class:`MissingInput`);
-- every explicit step of the goal (:mod:`moot.teams.board.steps`) is covered; a missed step
-  that names no file is added after the others and receives their results;
-- a **comparison** goal (the planner says so under the schema) ends in a comparison step that
-  receives the compared results; a last step without inputs receives every earlier result.
+- **Python proposes** (:func:`propose_steps`) when the goal names files or spells out its steps:
+  a step per file the goal names (read by the file agent), the goal's other steps after them
+  receiving their results. The model only says what kind of goal it is (:func:`mark_kind`): a
+  comparison's last step compares. On the embedded 0.5B model the free planner dropped the
+  "compare" step of such goals and copied agents' descriptions into steps; a goal that names its
+  files and steps needs no model to say what they are. A file the goal names that does not exist
+  stops the breakdown with one line naming it (:class:`MissingInput`).
+- **The planner writes it** (a model, under the schema :func:`plan_type`) for any other goal:
+  only existing files can be named, steps that copy an agent's description are dropped
+  (:func:`drop_echoes`), and :func:`repair` makes the rest consistent with no model call:
+  inputs are files that exist and *earlier* steps; a step that reads files goes to an agent with
+  the ``read_file`` tool (**a file read is the file agent's**); repeated steps are merged; a last
+  step without inputs receives every earlier result; a comparison goal ends in a comparison.
 
-The final step is the one that receives earlier results: its output is the goal's answer.
+The final step is the last one when it receives earlier results: its output is the goal's answer.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from moot.errors import MootError
 from moot.teams.board.agent_tools import TEXT_SUFFIXES
 from moot.teams.board.backend import AgentSpec
 from moot.teams.board.similarity import similarity
-from moot.teams.board.steps import MAX_STEPS, missing_steps, step_description
+from moot.teams.board.steps import MAX_STEPS, explicit_steps, step_description
 
 NEW_AGENT = "new_agent"
 """What the planner picks when no registered agent fits; triggers self-extension."""
@@ -40,6 +42,8 @@ GOAL_KINDS = ("summary", "comparison", "question", "other")
 MAX_PLANNED = 5
 SIBLING_SIMILARITY = 0.8
 """Two steps with the same agent and inputs this alike are one step."""
+ECHO_SIMILARITY = 0.6
+"""A planned step this close to a sentence of an agent's description copies it."""
 
 _FILE_TOKEN = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-][\w.-]*\.([A-Za-z0-9]{1,5}))(?![\w/-])")
 
@@ -147,13 +151,11 @@ def _compose_agent(steps: list[PlanStep], specs: dict[str, AgentSpec]) -> str:
 
 
 def repair(goal: str, kind: str, steps: list[PlanStep], available: list[str], specs: dict[str, AgentSpec]) -> list[PlanStep]:
-    """The plan made to do what the goal says (see the module docstring); no model call.
+    """The planner's steps made consistent (see the module docstring); no model call.
 
     Raises :class:`MissingInput` when the goal names a file that is not in ``available``.
     """
     check_named_files(goal, available)
-    named = files_named(goal)
-    goal_files = [p for p in (resolve_file(n, available) for n in named) if p]
     reader = _file_agent(specs)
     for step in steps:
         step.files = list(dict.fromkeys(
@@ -162,30 +164,6 @@ def repair(goal: str, kind: str, steps: list[PlanStep], available: list[str], sp
         if step.files and reader and step.agent != NEW_AGENT and (spec is None or "read_file" not in spec.tools):
             step.added_by = f"routing: a step that reads files goes to the {reader} agent (the planner chose {step.agent})"
             step.agent = reader
-    # Every explicit step of the goal is covered; one that names files is covered by a step reading them.
-    for missed in missing_steps(goal, [s.description for s in steps]):
-        if len(steps) >= MAX_STEPS:
-            break
-        files = [p for p in (resolve_file(n, available) for n in files_named(missed)) if p]
-        if files and any(set(files) <= set(s.files) for s in steps):
-            continue
-        note = "step check: the planner missed this explicit step of the goal"
-        if files and reader:
-            steps.insert(_before_composers(steps), PlanStep(step_description(missed), reader, files, output="summary", added_by=note))
-        else:
-            steps.append(PlanStep(step_description(missed), _compose_agent(steps, specs), uses_all_before=True,
-                                  output="comparison" if kind == "comparison" else "answer", added_by=note))
-    # Every file the goal names is read by some step.
-    read = {f for s in steps for f in s.files}
-    for path in goal_files:
-        if path not in read and reader and len(steps) < MAX_STEPS:
-            steps.insert(_before_composers(steps), PlanStep(
-                description=f"Read {path} and report what it says: its figures, dates and names.",
-                agent=reader, files=[path], output="facts",
-                added_by="plan check: the goal names this file and no step read it"))
-            read.add(path)
-            if steps[-1].after or steps[-1].uses_all_before:
-                steps[-1].uses_all_before = True  # the final step receives the added read as well
     steps = _merge_siblings(steps)
     last = steps[-1] if steps else None
     if last is not None and len(steps) > 1 and not last.files and not last.after:
@@ -205,9 +183,66 @@ def repair(goal: str, kind: str, steps: list[PlanStep], available: list[str], sp
     return steps[:MAX_STEPS]
 
 
-def _before_composers(steps: list[PlanStep]) -> int:
-    """Where a new input step goes: before the first step that uses earlier results."""
-    return next((i for i, s in enumerate(steps) if s.after or s.uses_all_before), len(steps))
+def propose_steps(goal: str, available: list[str], specs: dict[str, AgentSpec]) -> list[PlanStep] | None:
+    """The plan Python can propose by itself, or ``None`` when the goal names no file and spells out no steps.
+
+    A goal that names files or lists its steps says what must happen; a 0.5B planner copied the
+    agents' descriptions into its steps instead. So: one file step per file the goal names (an
+    explicit step that names exactly that file gives its wording, else "Read … and report …");
+    each explicit step that names no file becomes a step that receives every file step's result,
+    the last of them every earlier result; a goal over several files with no such step gets a
+    final step that is the goal itself. The model still says what kind of goal it is (:func:`mark_kind`).
+    """
+    check_named_files(goal, available)
+    files = list(dict.fromkeys(p for p in (resolve_file(n, available) for n in files_named(goal)) if p))
+    explicit = explicit_steps(goal)
+    if not files and len(explicit) < 2:
+        return None
+    reader = _file_agent(specs)
+    if reader is None:
+        return None
+    reads: dict[str, PlanStep] = {}
+    composing: list[str] = []
+    for step in explicit:
+        named = list(dict.fromkeys(p for p in (resolve_file(n, available) for n in files_named(step)) if p))
+        if len(named) == 1 and named[0] not in reads:
+            reads[named[0]] = PlanStep(step_description(step), reader, named, output="summary")
+        elif not named:
+            composing.append(step)
+    for path in files:
+        if path not in reads:
+            reads[path] = PlanStep(f"Read {path} and report what it says: its figures, dates and names.", reader, [path],
+                                   output="facts")
+    steps = [reads[p] for p in files if p in reads] + [s for p, s in reads.items() if p not in files]
+    if not composing and len(steps) > 1 and len(explicit) < 2:
+        composing = [goal]
+    if not composing and len(steps) == 1 and not explicit:
+        steps[0].description = step_description(goal)  # one file, one step: the goal itself
+        steps[0].output = "answer"
+    writer = _compose_agent([], specs)
+    file_steps = list(steps)
+    for index, text in enumerate(composing):
+        last = index == len(composing) - 1
+        steps.append(PlanStep(step_description(text), writer, after=list(steps) if last else list(file_steps), output="answer"))
+    return steps[:MAX_STEPS]
+
+
+def mark_kind(steps: list[PlanStep], kind: str) -> list[PlanStep]:
+    """A comparison goal's final step (or its one step over several files) compares."""
+    if kind == "comparison" and steps:
+        last = steps[-1]
+        if last.after or len(last.files) > 1:
+            last.output = "comparison"
+    return steps
+
+
+def drop_echoes(steps: list[PlanStep], specs: dict[str, AgentSpec]) -> list[PlanStep]:
+    """Steps that copy an agent's description instead of naming work (the 0.5B planner did) are dropped."""
+    sentences = [s.strip() for spec in specs.values() for s in re.split(r"[.:;]\s+", spec.instructions) if s.strip()]
+    kept = [step for step in steps if not any(similarity(step.description, s) >= ECHO_SIMILARITY for s in sentences)]
+    for step in kept:
+        step.after = [a for a in step.after if a in kept]
+    return kept
 
 
 def _merge_siblings(steps: list[PlanStep]) -> list[PlanStep]:
@@ -248,6 +283,9 @@ __all__ = [
     "OUTPUT_KINDS",
     "PlanStep",
     "describe_plan",
+    "drop_echoes",
+    "mark_kind",
+    "propose_steps",
     "files_named",
     "final_step",
     "plan_type",

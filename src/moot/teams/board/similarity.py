@@ -1,8 +1,8 @@
 """Lexical similarity of task descriptions: the free pre-filter of de-duplication and step coverage.
 
-Used by the breakdown agent (:mod:`moot.teams.board.breakdown`) to drop clear duplicates
-without a model call, and by :mod:`moot.teams.board.steps` to check that a plan covers each
-step a goal spells out.
+Used by the breakdown agent (:mod:`moot.teams.board.breakdown`) to find clear duplicates
+without a model call, by :mod:`moot.teams.board.plan` to merge repeated steps, and by the
+result checks (:mod:`moot.teams.board.answer_check`) to see what a result adds to its task.
 """
 
 from __future__ import annotations
