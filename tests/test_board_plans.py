@@ -186,7 +186,7 @@ async def test_the_final_step_must_use_every_result_it_receives(board: FolderBoa
     goal = board.submit(BoardTask(description="Summarise march.md and april.md together", type="goal"))
     team = Team(kind="summary", texts=[first_line_with_a_number, first_line_with_a_number,
                "The Kessel ferry carried 8,240 riders in February.",  # the final step forgets april.md
-               "In February 8,240 riders, in March 9,015 riders on the Kessel ferry."])
+               "In February 8,240 riders on 5 boats, in March 9,015 riders on 6 boats of the Kessel ferry."])
     await run_all(workers(board, team.model, "breakdown", "search", "file"))
     done = board.get(goal.id)
     assert done.status is TaskStatus.COMPLETED, done.error
@@ -195,7 +195,7 @@ async def test_the_final_step_must_use_every_result_it_receives(board: FolderBoa
     final_prompts = [r.messages[-1].content for r in team.requests if r.agent == "search-executor"]
     assert all("[result of context/march.md]" in p and "[result of context/april.md]" in p for p in final_prompts)
     assert "previous attempt ended with: the result uses nothing from context/april.md" in final_prompts[1]
-    assert done.result["answer"] == "In February 8,240 riders, in March 9,015 riders on the Kessel ferry."
+    assert done.result["answer"] == "In February 8,240 riders on 5 boats, in March 9,015 riders on 6 boats of the Kessel ferry."
 
 
 async def test_a_restating_result_is_rejected_with_the_reason_and_retried(board: FolderBoard) -> None:
@@ -230,6 +230,22 @@ async def test_a_result_that_only_restates_is_never_accepted_by_the_model_check(
     assert "GoalCheck" not in team.calls  # Python rejected it before the model was asked
     retry = [r for r in team.requests if r.output is None][1].messages[-1].content
     assert "previous attempt ended with: the result restates the task" in retry
+
+
+async def test_a_summary_that_drops_figures_is_retried_then_kept_with_the_shortfall_noted(board: FolderBoard) -> None:
+    goal = board.submit(BoardTask(description="Summarise march.md", type="goal"))
+    step = board.submit(BoardTask(description="Summarise march.md", type="file", max_attempts=2,
+                                  context={"original_goal": "Report on the quay", "step": {"number": 1, "files": ["context/march.md"],
+                                                                                           "output": "summary"}},
+                                  parent_id=goal.id, root_id=goal.id, depth=1))
+    team = Team(texts=["The Kessel ferry carried 8,240 riders in February."])  # the boats are left out, twice
+    await run_all([Worker(board, build_agent("file", board=board, model=team.model, record=False), poll_s=0.02,
+                          stop_when_idle=True, idle_grace_s=0.2)])
+    done = board.get(step.id)
+    assert done.status is TaskStatus.COMPLETED and done.attempts == 2  # short but true: kept on the last attempt
+    assert done.result["incomplete"].startswith("the result leaves out figures of context/march.md: 5")
+    retry = [r for r in team.requests if r.output is None][1].messages[-1].content
+    assert "previous attempt ended with: the result leaves out figures of context/march.md: 5" in retry
 
 
 # --------------------------------------------------------------------------- a missing file

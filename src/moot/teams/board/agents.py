@@ -51,7 +51,7 @@ from moot.runtime.run import Run
 from moot.runtime.store import RunStore
 from moot.runtime.prompts import load_prompt
 from moot.teams.board.agent_tools import PATH_TOOLS, build_tools, terminal_enabled, workspace_listing
-from moot.teams.board.answer_check import Source, answer_problem
+from moot.teams.board.answer_check import Source, answer_problem, coverage_problem
 from moot.teams.board.backend import AgentSpec, BoardBackend
 from moot.teams.board.compare import choice_type, comparison_line, propose_rows, row_for
 from moot.teams.board.goal_budget import (
@@ -406,7 +406,7 @@ class BaseAgent:
         inputs = gather_inputs(task, board, self.workspace or workspace_for(board))
         note = f"a previous attempt ended with: {task.error}" if task.attempts > 1 and task.error else None
         done = await self.run_executor(task, board, note=note, inputs=inputs)
-        self.check_result(task, done, inputs)
+        shortfall = self.check_result(task, done, inputs)
         verdict = await self.validate_goal_progress(task, done.text, board)
         if verdict is not None and not verdict.advances_goal:
             raise ResultRejected(f"the result does not advance the original goal: {verdict.reason or 'no reason given'}")
@@ -417,10 +417,16 @@ class BaseAgent:
             result["used"] = [dep_id for dep_id, _, _ in inputs.results]
         if task.id in self._doubts:
             result["doubt"] = self._doubts[task.id]
+        if shortfall:
+            result["incomplete"] = shortfall
         return result
 
-    def check_result(self, task: BoardTask, done: Execution, inputs: StepInputs) -> None:
-        """The Python checks, cheapest first; raises :class:`ResultRejected` with the reason."""
+    def check_result(self, task: BoardTask, done: Execution, inputs: StepInputs) -> str | None:
+        """The Python checks, cheapest first; raises :class:`ResultRejected` with the reason.
+
+        A summary or report of facts that leaves figures out is rejected too, except on the task's
+        last attempt: then the shortfall is returned (and noted on the result) rather than failing
+        the goal over a summary that is short but true."""
         failed = failure_reason(done.text)
         if failed is not None:
             # Deterministic and free: a result that reports its own failure never reaches the model check.
@@ -434,6 +440,13 @@ class BaseAgent:
         )
         if problem is not None:
             raise ResultRejected(problem)
+        if step_of(task).get("output") in ("summary", "facts"):
+            short = coverage_problem(done.text, task_text=f"{task.description}\n{task.original_goal}", sources=done.sources)
+            if short is not None:
+                if task.attempts < task.max_attempts:
+                    raise ResultRejected(short)
+                return short
+        return None
 
     async def execute(self, task: BoardTask, board: BoardBackend, *, note: str | None = None) -> str:
         """Run the executor role with the spec's tools; its text answer is the result."""
@@ -470,7 +483,7 @@ class BaseAgent:
             max_turns=self.max_turns if tools else 1,
             settings=ModelSettings(max_tokens=400, temperature=0.0),
         )
-        result = await self.call("executor", executor, task.description, task, board, context or None, reads=inputs.files)
+        result = await self.call("executor", executor, task.description, task, board, context or None, reads=inputs.reads())
         if not result.ok:
             raise ResultRejected(f"the {self.agent_type} executor stopped: {result.detail or result.stop_reason}")
         text = str(result.output or "").strip()
@@ -487,6 +500,7 @@ class BaseAgent:
         ``None`` when fewer than two inputs hold numbers (the step is then written as text)."""
         topic = f"{task.description} {task.original_goal}"
         rows = propose_rows(inputs.file_sources(), topic) or propose_rows(inputs.sources(), topic)
+        sources = inputs.sources()
         if not rows:
             return None
         chooser = SubAgent(
@@ -498,13 +512,13 @@ class BaseAgent:
             max_turns=2,
             settings=ModelSettings(max_tokens=300, temperature=0.0),
         )
-        result = await self.call("executor", chooser, task.description, task, board, context, reads=inputs.files)
+        result = await self.call("executor", chooser, task.description, task, board, context, reads=inputs.reads())
         if not result.ok:
             raise ResultRejected(f"the {self.agent_type} comparison stopped: {result.detail or result.stop_reason}")
         row = row_for(result.output, rows)
         answer = " ".join(str(getattr(result.output, "answer", "")).split())
         text = f"{comparison_line(row)}." + (f" {answer}" if answer else "")
-        return Execution(text, inputs.sources())
+        return Execution(text, sources)
 
     async def validate_goal_progress(self, task: BoardTask, output: str, board: BoardBackend) -> GoalCheck | None:
         """Metacognition's check against the original goal; ``None`` for a root goal (nothing to check against)."""

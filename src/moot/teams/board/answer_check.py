@@ -14,7 +14,9 @@ the wording of any particular document:
 3. **an input left unused**: a step that receives earlier results must carry at least one fact
    from each of them that has any (a fact only that input holds, when it has one);
 4. **a comparison without its values**: a comparison must carry a fact from each compared input,
-   a number from each one that holds numbers.
+   a number from each one that holds numbers;
+5. **figures left out** (:func:`coverage_problem`, for a step asked for a summary or facts): its
+   inputs' figures, all of them up to :data:`COVER_FIGURES` per input.
 
 A failed check is a sentence naming what is missing and examples of the facts it could have
 used; the agent raises it as a retryable rejection, so the next attempt is told exactly that.
@@ -32,6 +34,8 @@ RESTATEMENT_NEW_WORDS = 0.25
 """A result whose share of words new to the task is at most this (and which adds no fact) restates it."""
 EXAMPLES = 4
 """How many of an input's facts a rejection names, so a retry can use them."""
+COVER_FIGURES = 6
+"""A summary or report of facts carries all of an input's figures, up to this many."""
 
 
 @dataclass(frozen=True)
@@ -88,11 +92,12 @@ def answer_problem(
     ``sources`` its inputs; ``use_each`` requires a fact from every source that has one (a
     step given earlier results); ``comparison`` requires the compared values (check 4).
     """
-    if restates(output, task_text):
-        return f"the result restates the task instead of answering it: {_quoted(output)}"
     known = extract_facts(task_text)
     per_source = [(s, _new_facts(extract_facts(s.text), known)) for s in sources]
     offered = [f for _, facts in per_source for f in facts.items]
+    if restates(output, task_text):
+        hint = f" (its inputs hold, for example: {_examples(offered)})" if offered else ""
+        return f"the result restates the task instead of answering it{hint}: {_quoted(output)}"
     if offered and not carried(Facts(offered), output):
         return ("the result carries no figure, date or name from its inputs "
                 f"(they hold, for example: {_examples(offered)}): {_quoted(output)}")
@@ -116,9 +121,29 @@ def answer_problem(
     return None
 
 
+def coverage_problem(output: str, *, task_text: str, sources: Sequence[Source], limit: int = COVER_FIGURES) -> str | None:
+    """Why a summary or a report of facts leaves out its inputs' figures, or ``None``.
+
+    Each input's figures (numbers the task does not state) must all be carried when it holds at
+    most ``limit`` of them, else at least ``limit``. A softer check than :func:`answer_problem`:
+    the agent applies it to steps asked for a summary or facts, and on the last attempt keeps the
+    result with the shortfall noted instead of failing the goal.
+    """
+    known = extract_facts(task_text)
+    for source in sources:
+        numbers = _new_facts(extract_facts(source.text), known).of_kind("number")
+        if not numbers:
+            continue
+        kept = carried(Facts(numbers), output)
+        if len(kept) < min(len(numbers), limit):
+            left = [f for f in numbers if f not in kept]
+            return f"the result leaves out figures of {source.label}: {_examples(left)}: {_quoted(output)}"
+    return None
+
+
 def _quoted(text: str) -> str:
     flat = " ".join(str(text).split())
     return repr(flat if len(flat) <= 120 else flat[:117] + "...")
 
 
-__all__ = ["RESTATEMENT_NEW_WORDS", "Source", "answer_problem", "restates"]
+__all__ = ["COVER_FIGURES", "RESTATEMENT_NEW_WORDS", "Source", "answer_problem", "coverage_problem", "restates"]

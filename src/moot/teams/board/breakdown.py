@@ -12,8 +12,8 @@ claims it without a model call. Its ``process``:
 4. **the typed plan**: each step names its agent type, the files it reads, the earlier steps whose
    results it uses, and its output. When the goal names files or spells out its steps, Python
    proposes the plan (:func:`~moot.teams.board.plan.propose_steps`: a file step per named file, the
-   goal's other steps after them) and the model only says what kind of goal it is (``GoalKind``,
-   one short call: a comparison ends in a comparison step). Otherwise the planner writes the plan
+   goal's other steps after them) and the model only says what kind of task the final step is
+   (``GoalKind``, one short call, none without a final step: a comparison compares values). Otherwise the planner writes the plan
    under a schema (:func:`~moot.teams.board.plan.plan_type`: only existing files are offered),
    steps that copy an agent's description are dropped, and :func:`~moot.teams.board.plan.repair`
    makes it do what the goal says, with no model call;
@@ -135,7 +135,8 @@ class TaskBreakdownAgent(BaseAgent):
         specs = {name: spec for name, spec in self.known_specs(board).items() if name != self.agent_type}
         proposed = propose_steps(task.description, available, specs)
         if proposed is not None:
-            kind = await self.goal_kind(task, board)
+            answering = final_step(proposed) or (proposed[0] if len(proposed) == 1 else None)
+            kind = await self.goal_kind(answering.description, task, board) if answering is not None else "summary"
             steps = mark_kind(proposed, kind)
         else:
             kind, planned = await self.plan(task, board, specs, available, workspace)
@@ -201,10 +202,12 @@ class TaskBreakdownAgent(BaseAgent):
             raise MootError(f"the breakdown planner gave no valid plan: {result.detail or result.stop_reason}")
         return steps_from_output(result.output)
 
-    async def goal_kind(self, task: BoardTask, board: BoardBackend) -> str:
-        """What the goal asks for, chosen by the model (one short structured call); "other" if it cannot say."""
+    async def goal_kind(self, text: str, task: BoardTask, board: BoardBackend) -> str:
+        """What the step that answers the goal asks for, chosen by the model (one short structured
+        call); "other" if it cannot say. Asked of that step alone: the whole goal opens with its
+        summaries, and the 0.5B model then called a comparison goal a summary."""
         try:
-            return (await self._decide("planner", "goal_kind", GoalKind, f"Goal: {task.description}", task, board)).kind
+            return (await self._decide("planner", "goal_kind", GoalKind, f"Task: {text}", task, board)).kind
         except GoalBudgetExceeded:
             raise
         except MootError:

@@ -1,5 +1,5 @@
 """A step's inputs, gathered by Python before the model writes: files read through the tool,
-and the results of the steps it depends on.
+the results of the steps it depends on, and the files those steps read.
 
 A typed plan step (``context.step``) names its inputs. The model is not trusted to fetch them:
 on the embedded model the file agent asked for ``results/wind.md`` when the document was
@@ -29,27 +29,39 @@ MAX_INPUT_CHARS = 6000
 
 @dataclass
 class StepInputs:
-    """What a step was given: file texts by path and earlier results by task id."""
+    """What a step was given: file texts by path, earlier results, and the files those results came from."""
 
     files: dict[str, str] = field(default_factory=dict)
     results: list[tuple[str, str, str]] = field(default_factory=list)
     """``(task id, label, text)`` of each dependency, in plan order."""
-    read_by: set[str] = field(default_factory=set)
-    """The dependencies that read files themselves (their results are what the files say)."""
+    dependency_files: dict[str, dict[str, str]] = field(default_factory=dict)
+    """For each dependency that read files: those files (path → text), read again through the tool."""
 
     def __bool__(self) -> bool:
         return bool(self.files or self.results)
 
+    def reads(self) -> dict[str, str]:
+        """Every file read for this step (its own and its dependencies'), for the run's tool calls."""
+        out = dict(self.files)
+        for files in self.dependency_files.values():
+            out.update(files)
+        return out
+
     def sources(self) -> list[Source]:
-        return [*(Source(path, text) for path, text in self.files.items()),
-                *(Source(label, text) for _, label, text in self.results)]
+        """What the result is checked against: its own files, and each dependency's result together
+        with the files that dependency read (a fact from either is a fact the dependency handed on)."""
+        own = [Source(path, text) for path, text in self.files.items()]
+        return own + [Source(label, "\n".join([text, *self.dependency_files.get(dep_id, {}).values()]))
+                      for dep_id, label, text in self.results]
 
     def file_sources(self) -> list[Source]:
-        """The inputs that come straight from files: this step's files and its file-reading dependencies.
-
-        What a comparison compares (another composing step's text repeats their values)."""
-        return [*(Source(path, text) for path, text in self.files.items()),
-                *(Source(label, text) for dep_id, label, text in self.results if dep_id in self.read_by)]
+        """The files themselves, one source per file: what a comparison's rows are built from
+        (the same measure is written alike in two notes; a summary may have dropped it)."""
+        out = [Source(path, text) for path, text in self.files.items()]
+        for dep_id, _, _ in self.results:
+            out.extend(Source(path, text) for path, text in self.dependency_files.get(dep_id, {}).items()
+                       if path not in self.files)
+        return out
 
     def context(self) -> dict[str, str]:
         """The inputs as the executor's context block, each clipped to :data:`MAX_INPUT_CHARS`."""
@@ -86,21 +98,23 @@ def gather_inputs(task: BoardTask, board: BoardBackend, workspace: Path) -> Step
 
     Raises :class:`MissingInput` (not retryable) for a file that is not there any more.
     """
-    step = step_of(task)
     inputs = StepInputs()
-    paths = [str(p) for p in step.get("files") or []]
-    if paths:
-        read_file = file_tools(workspace)["read_file"]
-        for path in paths:
-            text = str(read_file.function(path))
-            if text.startswith("no file"):
-                raise MissingInput(f"{path} is not in the workspace any more: {text}")
-            inputs.files[path] = text
+    read_file = file_tools(workspace)["read_file"]
+
+    def read(path: str) -> str:
+        text = str(read_file.function(path))
+        if text.startswith("no file"):
+            raise MissingInput(f"{path} is not in the workspace any more: {text}")
+        return text
+
+    for path in (str(p) for p in step_of(task).get("files") or []):
+        inputs.files[path] = read(path)
     for dep_id in dependency_ids(task):
         dep = board.get(dep_id)
         inputs.results.append((dep.id, step_label(dep), result_text(dep.result)))
-        if step_of(dep).get("files"):
-            inputs.read_by.add(dep.id)
+        dep_paths = [str(p) for p in step_of(dep).get("files") or []]
+        if dep_paths:
+            inputs.dependency_files[dep.id] = {p: inputs.files.get(p) or read(p) for p in dep_paths}
     return inputs
 
 

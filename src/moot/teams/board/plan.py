@@ -228,11 +228,15 @@ def propose_steps(goal: str, available: list[str], specs: dict[str, AgentSpec]) 
 
 
 def mark_kind(steps: list[PlanStep], kind: str) -> list[PlanStep]:
-    """A comparison goal's final step (or its one step over several files) compares."""
-    if kind == "comparison" and steps:
-        last = steps[-1]
-        if last.after or len(last.files) > 1:
-            last.output = "comparison"
+    """The answering step's output, from the kind the model chose: a comparison's final step
+    compares; a one-step plan that summarises is a summary (its figures are checked)."""
+    if not steps:
+        return steps
+    last = steps[-1]
+    if kind == "comparison" and (last.after or len(last.files) > 1):
+        last.output = "comparison"
+    elif kind == "summary" and (last.after or len(steps) == 1):
+        last.output = "summary"
     return steps
 
 
