@@ -73,9 +73,15 @@ class Team:
         if name == "GoalKind":
             return {"kind": self.kind}
         if name == "Comparison":
-            return {"row": request.output.json_schema["properties"]["row"]["enum"][0], "answer": "The numbers rose."}
+            return {"row": first_row(request), "answer": "The numbers rose."}
         text = self.texts.pop(0) if len(self.texts) > 1 else self.texts[0]
         return text(request) if callable(text) else text
+
+
+def first_row(request: ModelRequest) -> str:
+    """The first row a comparison offers (a one-row choice is a JSON-schema ``const``)."""
+    row = request.output.json_schema["properties"]["row"]
+    return row["enum"][0] if "enum" in row else row["const"]
 
 
 def first_line_with_a_number(request: ModelRequest) -> str:

@@ -467,9 +467,13 @@ class BaseAgent:
             compared = await self.compare(task, board, inputs, context)
             if compared is not None:
                 return compared
-        instructions = load_prompt("executor", __package__).format(agent_type=self.agent_type)
-        if self.spec.instructions:
-            instructions = f"{instructions}\n\n{self.spec.instructions}"
+        if inputs:
+            # Inputs given, no tools: the spec's instructions are about using its tools, so they stay out.
+            instructions = load_prompt("step", __package__).format(agent_type=self.agent_type)
+        else:
+            instructions = load_prompt("executor", __package__).format(agent_type=self.agent_type)
+            if self.spec.instructions:
+                instructions = f"{instructions}\n\n{self.spec.instructions}"
         tools = [] if inputs else self._tools(task, board)
         if not inputs and PATH_TOOLS & set(self.spec.tools):
             # Real paths in front of the model: it asked for results/wind.md when the file was context/wind.md.

@@ -7,7 +7,8 @@ option from a short list. So a comparison step does this:
    (:mod:`moot.teams.board.facts`), each with the sentence it stands in;
 2. Python proposes **rows**: a number of the first input and, from every other input, the number
    whose words read most like it (the same measure in two dated notes is written in similar
-   words); rows whose words the task uses come first;
+   words); only rows whose words the task uses are offered when there are such rows, the most
+   relevant first (a file name in the task is no such word);
 3. the model chooses the row the task compares and writes a sentence (one structured call);
 4. Python writes the values and the change from the first input to the last, exactly.
 
@@ -17,6 +18,7 @@ as text, checked like any other.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -28,6 +30,7 @@ from moot.teams.board.similarity import content_words, similarity
 
 MAX_ROWS = 6
 MAX_LABEL = 90
+_FILE_NAME = re.compile(r"[\w./-]*\w\.[A-Za-z][A-Za-z0-9]{0,4}\b")
 
 
 @dataclass(frozen=True)
@@ -39,7 +42,9 @@ class Row:
     """The label of the input each value comes from."""
     score: float
     context: str
-    """The first input's sentence, shortened (what the row is about)."""
+    """The words around the first value (what the row is about)."""
+    relevance: float = 0.0
+    """How many of the task's words stand near the first value (and, weighted less, in its sentence)."""
 
     def label(self) -> str:
         values = " → ".join(v.text for v in self.values)
@@ -47,7 +52,7 @@ class Row:
         return text if len(text) <= MAX_LABEL else text[: MAX_LABEL - 1] + "…"
 
 
-NEAR_WORDS_BEFORE = 4
+NEAR_WORDS_BEFORE = 6
 NEAR_WORDS_AFTER = 3
 
 
@@ -88,7 +93,7 @@ def propose_rows(sources: list[Source], topic: str) -> list[Row]:
     if len(numbered) < 2:
         return []
     rows: list[Row] = []
-    topic_words = set(content_words(topic))
+    topic_words = set(content_words(_FILE_NAME.sub(" ", topic)))  # a note's name is not what it counts
     for first, profile in numbered[0]:
         values = [first]
         alike = []
@@ -98,8 +103,13 @@ def propose_rows(sources: list[Source], topic: str) -> list[Row]:
             alike.append(_alike(profile, others[ranked[0]][1]))
         # What the task is about decides the order; how alike the paired sentences are breaks ties.
         relevance = len(set(profile[0].split()) & topic_words) + 0.3 * len(set(profile[1].split()) & topic_words)
-        rows.append(Row(tuple(values), tuple(labels), relevance + 0.3 * min(alike), profile[2]))
+        rows.append(Row(tuple(values), tuple(labels), relevance + 0.3 * min(alike), profile[2], relevance))
     rows.sort(key=lambda r: -r.score)
+    # Only rows about what the task names are offered, when some are: a 0.5B chooser picked a
+    # row that shared no word with the task over the one that did.
+    best = max(r.relevance for r in rows)
+    if best > 0:
+        rows = [r for r in rows if r.relevance >= best / 2]
     unique: list[Row] = []
     for row in rows:
         if row.label() not in {u.label() for u in unique}:

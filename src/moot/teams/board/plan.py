@@ -188,7 +188,7 @@ def propose_steps(goal: str, available: list[str], specs: dict[str, AgentSpec]) 
 
     A goal that names files or lists its steps says what must happen; a 0.5B planner copied the
     agents' descriptions into its steps instead. So: one file step per file the goal names (an
-    explicit step that names exactly that file gives its wording, else "Read … and report …");
+    explicit step that names exactly that file gives its wording, else "Say what … reports, with its figures, dates and names");
     each explicit step that names no file becomes a step that receives every file step's result,
     the last of them every earlier result; a goal over several files with no such step gets a
     final step that is the goal itself. The model still says what kind of goal it is (:func:`mark_kind`).
@@ -211,7 +211,7 @@ def propose_steps(goal: str, available: list[str], specs: dict[str, AgentSpec]) 
             composing.append(step)
     for path in files:
         if path not in reads:
-            reads[path] = PlanStep(f"Read {path} and report what it says: its figures, dates and names.", reader, [path],
+            reads[path] = PlanStep(f"Say what {path} reports, with its figures, dates and names.", reader, [path],
                                    output="facts")
     steps = [reads[p] for p in files if p in reads] + [s for p, s in reads.items() if p not in files]
     if not composing and len(steps) > 1 and len(explicit) < 2:
