@@ -25,3 +25,29 @@ async def test_a_goal_is_planned_read_compared_and_answered_on_postgres(board: P
     assert outcome.model_calls == 7
     missing = await solve_goal(board, "Summarise june.md", model=Team().model, workspace=workspace, record=False, poll_s=0.02)
     assert not missing.finished and "june.md, which is not in the workspace" in (missing.error or "")
+
+
+def test_moot_eval_board_runs_the_same_goals_on_postgres(db_url: str, tmp_path: Path) -> None:  # noqa: F811
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from openai_stub import openai_compatible_server
+    from test_eval_board import stub_team
+
+    env = {**os.environ, "MOOT_HOME": str(tmp_path), "MOOT_RUNS_DB": str(tmp_path / "runs.db")}
+    with openai_compatible_server(stub_team) as model:
+        done = subprocess.run([sys.executable, "-m", "moot", "eval", "board", "--goals", "3", "--systems", "board",
+                               "--postgres", db_url, "--model", model, "--timeout", "120", "--json"],
+                              capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["backend"] == "postgresql" and report["summary"]["board"]["goals"] == 3
+    assert report["summary"]["board"]["unclaimed"] == 0 and report["summary"]["board"]["unfinished"] == 0
+    board = PostgresBoard(db_url)
+    try:
+        roots = [t for t in board.list() if t.type == "goal"]
+        assert len(roots) == 3 and all(t.status.value == "completed" for t in roots)  # the goals ran in the database
+    finally:
+        board.close()

@@ -55,8 +55,10 @@ class BoardSystem:
         outcome = await solve_goal(board, goal.goal, model=self.model, workspace=folder, timeout_s=self.timeout_s)
         used = self.model.since(before)
         text = outcome.answer if outcome.finished else (outcome.error or "")
+        claimed = outcome.goal.claimed_at
         return Prediction(text=text, finished=outcome.finished, calls=used.requests, usage=used, seconds=outcome.seconds,
-                          note=f"goal {outcome.goal.id}: {outcome.goal.status.value}, {outcome.model_calls} calls charged")
+                          note=f"goal {outcome.goal.id}: {outcome.goal.status.value}, {outcome.model_calls} calls charged",
+                          claim_s=None if claimed is None else claimed - outcome.goal.created_at)
 
     def close(self) -> None:
         if self._board is not None:
@@ -132,8 +134,8 @@ def board_eval(
 def _table(summary: dict[str, dict[str, Any]], backend: str) -> None:
     from rich.table import Table
 
-    keys = ["goals", "right", "right_pct", "figure_recall", "unfinished", "missing_named", "by_kind", "calls", "calls_per_goal",
-            "tokens", "seconds", "seconds_per_goal"]
+    keys = ["goals", "right", "right_pct", "figure_recall", "unfinished", "missing_named", "restated", "unclaimed",
+            "slowest_claim_s", "by_kind", "calls", "calls_per_goal", "tokens", "seconds", "seconds_per_goal"]
     table = Table(title=f"board eval ({backend})", show_edge=False)
     table.add_column("measure")
     for name in summary:

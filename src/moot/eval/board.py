@@ -12,6 +12,11 @@ several sentence shapes, a date, a person and filler. The goals, round-robin:
 - ``missing``: a goal naming a note that is not in the folder — right when the answer (or the
   reason the goal stopped) names the missing note and gives no figure the notes do not hold.
 
+Reported per system: goals right (every gold figure in the final text), figure recall, goals
+unfinished (a goal with all its notes that ended without an answer), answers that only restate
+the goal (no figure, nearly every word the goal's), calls, tokens and seconds; for the board also
+goals never claimed and the slowest claim after submit.
+
 Every folder also holds one note about another place that no goal asks about. ``score`` checks
 a system's final text against the gold figures (numbers by value, whatever their spelling).
 
@@ -231,6 +236,17 @@ class Prediction:
     usage: Usage = field(default_factory=Usage)
     seconds: float = 0.0
     note: str = ""
+    claim_s: float | None = None
+    """For the board: seconds from the goal's submit to its claim (``None``: never claimed)."""
+
+
+def _restated(goal: BoardGoal, text: str) -> bool:
+    """An answer with no figure whose words nearly all come from the goal: it says nothing new."""
+    words = [w[:5] for w in re.findall(r"[a-z]+", text.lower())]
+    if not words or _values(text):
+        return not words
+    said = {w[:5] for w in re.findall(r"[a-z]+", goal.goal.lower())}
+    return sum(w in said for w in words) >= 0.7 * len(words)
 
 
 def score(goal: BoardGoal, pred: Prediction) -> dict[str, Any]:
@@ -249,7 +265,8 @@ def score(goal: BoardGoal, pred: Prediction) -> dict[str, Any]:
         right = hits == total
         invented = []
     return {"goal": goal.id, "kind": goal.kind, "right": right, "figures": f"{hits}/{total}", "figure_recall": round(hits / total, 3),
-            "unfinished": not pred.finished, "calls": pred.calls, "tokens": pred.usage.total_tokens,
+            "unfinished": not pred.finished, "restated": pred.finished and _restated(goal, text),
+            "claim_s": None if pred.claim_s is None else round(pred.claim_s, 2), "calls": pred.calls, "tokens": pred.usage.total_tokens,
             "seconds": round(pred.seconds, 2), "invented": invented, "answer": text[:600], "note": pred.note}
 
 
@@ -266,6 +283,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "figure_recall": round(sum(r["figure_recall"] for r in answerable) / len(answerable), 3) if answerable else None,
         "unfinished": sum(r["unfinished"] for r in answerable),
         "missing_named": f"{sum(r['right'] for r in missing)}/{len(missing)}",
+        "restated": sum(r["restated"] for r in rows),
         "by_kind": {k: f"{sum(r['right'] for r in rows if r['kind'] == k)}/{sum(1 for r in rows if r['kind'] == k)}"
                     for k in KINDS if any(r["kind"] == k for r in rows)},
         "calls": sum(r["calls"] for r in rows),
@@ -273,7 +291,16 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "tokens": sum(r["tokens"] for r in rows),
         "seconds": round(sum(r["seconds"] for r in rows), 1),
         "seconds_per_goal": round(sum(r["seconds"] for r in rows) / len(rows), 1),
+        **_claims(rows),
     }
+
+
+def _claims(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """For a system that claims goals (the board): how many never were, and the slowest claim."""
+    timed = [r["claim_s"] for r in rows if r.get("claim_s") is not None]
+    if not timed and all(r.get("claim_s") is None for r in rows if r["calls"]):
+        return {}
+    return {"unclaimed": sum(1 for r in rows if r.get("claim_s") is None), "slowest_claim_s": max(timed) if timed else None}
 
 
 # --------------------------------------------------------------------------- systems

@@ -276,6 +276,8 @@ class Worker:
         """Why this worker may stop now, or ``None`` while work may still come its way."""
         await self._maybe_recover(force=True)
         pending = await asyncio.to_thread(self.board.list, TaskStatus.PENDING)
+        waiting = {t.id for t in pending}
+        self._deferred = {k: v for k, v in self._deferred.items() if k in waiting}  # forget tasks that moved on
         # A task it declined, or one it waits on because another agent's work comes first, is
         # someone else's to move; anything else pending (a task it will take later too) is its own.
         if any(t.id not in self._declined and not self._deferred.get(t.id, (0.0, False))[1] for t in pending):
