@@ -139,6 +139,10 @@ def test_python_pairs_the_figures_and_computes_the_change() -> None:
     rows = propose_rows([Source("context/march.md", MARCH), Source("context/april.md", APRIL)], GOAL)
     assert [f.text for f in rows[0].values] == ["8,240", "9,015"]  # the riders, not the boats, come first
     assert comparison_line(rows[0]) == "8,240 (context/march.md) → 9,015 (context/april.md); change: +775 (+9.4 %)"
+    # a range is one value, given as written, with no change computed between ranges
+    ranges = propose_rows([Source("context/solar.md", "The panels last 25 to 30 years."),
+                           Source("context/wind.md", "A turbine lasts about 20–25 years.")], "Compare the lifetimes")
+    assert comparison_line(ranges[0]) == "25 to 30 (context/solar.md) → 20–25 (context/wind.md)"
 
 
 # --------------------------------------------------------------------------- routing by rule
@@ -335,3 +339,17 @@ async def test_a_goal_naming_no_file_is_planned_by_the_model_under_the_schema(bo
     files_offered = planner.output.json_schema["$defs"]["PlanStep"]["properties"]["files"]["items"]["enum"]
     assert files_offered == ["context/april.md", "context/march.md"]  # only files that exist can be named
     assert team.calls == ["Plan"]
+
+
+async def test_a_hand_made_step_cannot_read_outside_the_workspace(board: FolderBoard, tmp_path: Path) -> None:
+    (tmp_path / "secret.txt").write_text("the key is 1234")
+    goal = board.submit(BoardTask(description="Read things", type="goal"))
+    step = board.submit(BoardTask(description="Summarise the secret", type="file", max_attempts=1,
+                                  context={"step": {"number": 1, "files": ["../secret.txt"], "output": "summary"}},
+                                  parent_id=goal.id, root_id=goal.id, depth=1))
+    team = Team()
+    await run_all([Worker(board, build_agent("file", board=board, model=team.model, record=False), poll_s=0.02,
+                          stop_when_idle=True, idle_grace_s=0.2)])
+    failed = board.get(step.id)
+    assert failed.status is TaskStatus.FAILED and "contains '..'" in (failed.error or "")
+    assert team.calls == []  # refused before any model saw anything

@@ -103,9 +103,11 @@ def answer_problem(
                 f"(they hold, for example: {_examples(offered)}): {_quoted(output)}")
     if use_each or comparison:
         # A fact two inputs share (the same place named in both notes) shows no use of either:
-        # each input is judged by the facts only it holds, when it has any.
-        per_source = [(s, _distinctive(f, [g for t, g in per_source if t is not s])) for s, f in per_source]
-        for source, facts in per_source:
+        # each input is judged by the facts only it holds, when it has any. A comparison is
+        # judged by all of them: two compared values may well be equal.
+        judged = per_source if comparison else [(s, _distinctive(f, [g for t, g in per_source if t is not s]))
+                                                for s, f in per_source]
+        for source, facts in judged:
             if facts and not carried(facts, output):
                 return (f"the result uses nothing from {source.label} "
                         f"(it holds, for example: {_examples(facts.items)}): {_quoted(output)}")

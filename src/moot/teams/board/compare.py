@@ -3,14 +3,16 @@
 A 0.5B model writes "the numbers changed" and gets subtraction wrong; it is good at picking one
 option from a short list. So a comparison step does this:
 
-1. every input (an earlier step's result, a file it read) is searched for numbers by format
-   (:mod:`moot.teams.board.facts`), each with the sentence it stands in;
+1. every input (a file the step or its dependencies read) is searched for numbers by format
+   (:mod:`moot.teams.board.facts`; two joined by "to" or a dash are one range, ``25 to 30``),
+   each with the words around it;
 2. Python proposes **rows**: a number of the first input and, from every other input, the number
    whose words read most like it (the same measure in two dated notes is written in similar
    words); only rows whose words the task uses are offered when there are such rows, the most
    relevant first (a file name in the task is no such word);
 3. the model chooses the row the task compares and writes a sentence (one structured call);
-4. Python writes the values and the change from the first input to the last, exactly.
+4. Python writes the values and the change from the first input to the last, exactly (for a
+   range, the values as written).
 
 With fewer than two inputs holding numbers there is nothing to compute and the step is written
 as text, checked like any other.
@@ -25,19 +27,38 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, create_model
 
 from moot.teams.board.answer_check import Source
-from moot.teams.board.facts import Fact, extract_facts, number_value, sentence_of
+from moot.teams.board.facts import number_spans, number_value
 from moot.teams.board.similarity import content_words, similarity
 
 MAX_ROWS = 6
 MAX_LABEL = 90
 _FILE_NAME = re.compile(r"[\w./-]*\w\.[A-Za-z][A-Za-z0-9]{0,4}\b")
+_RANGE_JOIN = re.compile(r"\s*(?:to|–|—|-)\s*")
+"""What joins two numbers into a range: ``25 to 30``, ``25–30``."""
+NEAR_WORDS_BEFORE = 6
+NEAR_WORDS_AFTER = 3
+
+
+@dataclass(frozen=True)
+class Value:
+    """A number as written in an input, or a range of two (``25 to 30``), with where it stands."""
+
+    text: str
+    low: float
+    high: float
+    start: int
+    end: int
+
+    @property
+    def is_range(self) -> bool:
+        return self.low != self.high or _RANGE_JOIN.search(self.text) is not None
 
 
 @dataclass(frozen=True)
 class Row:
     """One proposed line of a comparison: a value from each input, and how alike their sentences are."""
 
-    values: tuple[Fact, ...]
+    values: tuple[Value, ...]
     sources: tuple[str, ...]
     """The label of the input each value comes from."""
     score: float
@@ -52,29 +73,48 @@ class Row:
         return text if len(text) <= MAX_LABEL else text[: MAX_LABEL - 1] + "…"
 
 
-NEAR_WORDS_BEFORE = 6
-NEAR_WORDS_AFTER = 3
+def values_of(text: str) -> list[Value]:
+    """The numbers of ``text`` (dates and file names aside), two joined by "to" or a dash taken as one range."""
+    spans = number_spans(text)
+    out: list[Value] = []
+    index = 0
+    while index < len(spans):
+        start, end, fact = spans[index]
+        low = number_value(fact.text)
+        if index + 1 < len(spans) and _RANGE_JOIN.fullmatch(text[end:spans[index + 1][0]]):
+            _, end2, fact2 = spans[index + 1]
+            high = number_value(fact2.text)
+            if low is not None and high is not None:
+                out.append(Value(text[start:end2], low, high, start, end2))
+                index += 2
+                continue
+        if low is not None:
+            out.append(Value(fact.text, low, low, start, end))
+        index += 1
+    return out
 
 
 def _words_without_numbers(text: str) -> str:
     return " ".join(w for w in content_words(text) if not any(c.isdigit() for c in w))
 
 
-def _near(text: str, fact: Fact) -> str:
-    """The words right around a number in its sentence: what it counts is usually written there."""
-    sentence = sentence_of(text, fact)
-    index = sentence.find(fact.text)
-    if index < 0:
-        return sentence
-    before = sentence[:index].split()[-NEAR_WORDS_BEFORE:]
-    after = sentence[index + len(fact.text):].split()[:NEAR_WORDS_AFTER]
-    return " ".join([*before, fact.text, *after]).strip(" .,;:")
+def _sentence_around(text: str, start: int, end: int) -> tuple[str, int]:
+    """The sentence holding ``text[start:end]`` and where the value starts in it."""
+    left = max(text.rfind(". ", 0, start) + 2, text.rfind("\n", 0, start) + 1, 0)
+    stops = [i for i in (text.find(". ", end), text.find("\n", end)) if i >= 0]
+    right = min(stops) if stops else len(text)
+    return text[left:right], start - left
 
 
-def _profile(text: str, fact: Fact) -> tuple[str, str, str]:
-    """(words near the number, words of its sentence, the readable snippet) for matching and labels."""
-    near = _near(text, fact)
-    return _words_without_numbers(near), _words_without_numbers(sentence_of(text, fact)), near
+def _profile(text: str, value: Value) -> tuple[str, str, str]:
+    """(words near the value, words of its sentence, the readable snippet) for matching and labels.
+
+    What a number counts is usually written right around it."""
+    sentence, at = _sentence_around(text, value.start, value.end)
+    before = sentence[:at].split()[-NEAR_WORDS_BEFORE:]
+    after = sentence[at + len(value.text):].split()[:NEAR_WORDS_AFTER]
+    near = " ".join([*before, value.text, *after]).strip(" .,;:")
+    return _words_without_numbers(near), _words_without_numbers(sentence), near
 
 
 def _alike(a: tuple[str, str, str], b: tuple[str, str, str]) -> float:
@@ -82,13 +122,13 @@ def _alike(a: tuple[str, str, str], b: tuple[str, str, str]) -> float:
 
 
 def propose_rows(sources: list[Source], topic: str) -> list[Row]:
-    """Rows of corresponding numbers across ``sources`` (see the module docstring), best first."""
+    """Rows of corresponding values across ``sources`` (see the module docstring), best first."""
     numbered = []
     labels = []
     for source in sources:
-        numbers = extract_facts(source.text).of_kind("number")
-        if numbers:
-            numbered.append([(n, _profile(source.text, n)) for n in numbers])
+        values = values_of(source.text)
+        if values:
+            numbered.append([(v, _profile(source.text, v)) for v in values])
             labels.append(source.label)
     if len(numbered) < 2:
         return []
@@ -134,17 +174,17 @@ def _format(value: float, like: str) -> str:
 
 
 def comparison_line(row: Row) -> str:
-    """The row's values, each with its input, and the change from the first to the last, computed."""
-    parts = [f"{fact.text} ({label})" for fact, label in zip(row.values, row.sources)]
-    line = " → ".join(parts)
-    first, last = number_value(row.values[0].text), number_value(row.values[-1].text)
-    if first is None or last is None:
+    """The row's values, each with its input, and the change from the first to the last, computed
+    (not for ranges: their ends are given as written)."""
+    line = " → ".join(f"{value.text} ({label})" for value, label in zip(row.values, row.sources))
+    first, last = row.values[0], row.values[-1]
+    if first.is_range or last.is_range:
         return line
-    change = last - first
-    like = row.values[-1].text if "." in row.values[-1].text or "," in row.values[-1].text else row.values[0].text
+    change = last.low - first.low
+    like = last.text if "." in last.text or "," in last.text else first.text
     line += f"; change: {_format(change, like)}"
-    if first:
-        line += f" ({_format(round(100 * change / abs(first), 1), '0.0')} %)"
+    if first.low:
+        line += f" ({_format(round(100 * change / abs(first.low), 1), '0.0')} %)"
     return line
 
 
@@ -152,4 +192,4 @@ def row_for(choice: Any, rows: list[Row]) -> Row:
     return next((r for r in rows if r.label() == getattr(choice, "row", None)), rows[0])
 
 
-__all__ = ["Row", "choice_type", "comparison_line", "propose_rows", "row_for"]
+__all__ = ["Row", "Value", "choice_type", "comparison_line", "propose_rows", "row_for", "values_of"]

@@ -153,18 +153,29 @@ def _names(text: str) -> list[tuple[int, Fact]]:
     return found
 
 
-def extract_facts(text: str) -> Facts:
-    """Every date, number and name in ``text`` (see the module docstring)."""
-    text = str(text or "")
-    files = [m.span() for m in _FILE_NAME.finditer(text)]
-    plain = _blank(text, files)
+def _without_files_and_dates(text: str) -> tuple[str, list[tuple[int, Fact]]]:
+    """``text`` with file names and dates blanked (offsets kept), and the dates found."""
+    plain = _blank(text, [m.span() for m in _FILE_NAME.finditer(text)])
     dated, date_spans = _dates(plain)
-    rest = _blank(plain, date_spans)
-    numbers = []
+    return _blank(plain, date_spans), dated
+
+
+def number_spans(text: str) -> list[tuple[int, int, Fact]]:
+    """Every number of ``text`` with where it is written (``start, end, fact``), dates and file names aside."""
+    rest, _ = _without_files_and_dates(str(text or ""))
+    out = []
     for match in _NUMBER.finditer(rest):
         key = number_key(match.group(0))
         if key is not None:
-            numbers.append((match.start(), Fact("number", key, match.group(0).lstrip("+"))))
+            out.append((match.start(), match.end(), Fact("number", key, match.group(0).lstrip("+"))))
+    return out
+
+
+def extract_facts(text: str) -> Facts:
+    """Every date, number and name in ``text`` (see the module docstring)."""
+    text = str(text or "")
+    rest, dated = _without_files_and_dates(text)
+    numbers = [(start, fact) for start, _, fact in number_spans(text)]
     ordered = sorted([*dated, *numbers, *_names(rest)], key=lambda pair: pair[0])
     seen: set[tuple[str, str]] = set()
     items = []
@@ -204,4 +215,4 @@ def sentence_of(text: str, fact: Fact) -> str:
     return " ".join(text[start + 1:end + 1].split())
 
 
-__all__ = ["Fact", "Facts", "MONTHS", "carried", "extract_facts", "number_key", "number_value", "sentence_of"]
+__all__ = ["Fact", "Facts", "MONTHS", "carried", "extract_facts", "number_key", "number_spans", "number_value", "sentence_of"]
