@@ -62,7 +62,8 @@ from moot.teams.board.goal_budget import (
     reserve_calls,
     root_of,
 )
-from moot.teams.board.inputs import StepInputs, gather_inputs
+from moot.teams.board.facts import fact_sentences
+from moot.teams.board.inputs import StepInputs, fallback_text, gather_inputs
 from moot.teams.board.protocol import Defer, result_text
 from moot.teams.board.result_check import failure_reason
 from moot.teams.board.routing import (
@@ -405,22 +406,46 @@ class BaseAgent:
             # Evidence, not a model's mood: the same work on the same inputs is finished. Reuse it.
             return {"agent": self.agent_type, "output": result_text(original.result), "duplicate_of": original.id}
         inputs = gather_inputs(task, board, self.workspace or workspace_for(board))
-        note = f"a previous attempt ended with: {task.error}" if task.attempts > 1 and task.error else None
-        done = await self.run_executor(task, board, note=note, inputs=inputs)
-        shortfall = self.check_result(task, done, inputs)
-        verdict = await self.validate_goal_progress(task, done.text, board)
-        if verdict is not None and not verdict.advances_goal:
-            raise ResultRejected(f"the result does not advance the original goal: {verdict.reason or 'no reason given'}")
-        result: dict[str, Any] = {"agent": self.agent_type, "output": done.text}
+        result: dict[str, Any] = {"agent": self.agent_type}
         if inputs.files:
             result["read"] = list(inputs.files)
         if inputs.results:
             result["used"] = [dep_id for dep_id, _, _ in inputs.results]
         if task.id in self._doubts:
             result["doubt"] = self._doubts[task.id]
+        extracted = self.extract(task, inputs)
+        if extracted:
+            # A step that reports its files' facts is done by Python: their own sentences, exactly.
+            return {**result, "output": extracted, "extracted": True}
+        note = f"a previous attempt ended with: {task.error}" if task.attempts > 1 and task.error else None
+        try:
+            done = await self.run_executor(task, board, note=note, inputs=inputs)
+            shortfall = self.check_result(task, done, inputs)
+            verdict = await self.validate_goal_progress(task, done.text, board)
+            if verdict is not None and not verdict.advances_goal:
+                raise ResultRejected(f"the result does not advance the original goal: {verdict.reason or 'no reason given'}")
+        except ResultRejected as exc:
+            fallback = fallback_text(inputs) if task.attempts >= task.max_attempts else ""
+            if not fallback:
+                raise
+            # The last attempt failed a check too: hand on the inputs' own sentences with their
+            # facts, and say so, rather than fail the goal or keep a result that failed.
+            return {**result, "output": fallback,
+                    "fallback": f"{exc.message}; the result is its inputs' own sentences with their facts"}
+        result["output"] = done.text
         if shortfall:
             result["incomplete"] = shortfall
         return result
+
+    def extract(self, task: BoardTask, inputs: StepInputs) -> str:
+        """The result of a step asked only for its files' facts (``output: facts``): the sentences
+        that hold them, by format, no model call; "" when the step is not one or they hold none."""
+        if step_of(task).get("output") != "facts" or not inputs.files or inputs.results:
+            return ""
+        parts = [(path, fact_sentences(text)) for path, text in inputs.files.items()]
+        if not all(text for _, text in parts):
+            return ""
+        return parts[0][1] if len(parts) == 1 else "\n".join(f"{path}: {text}" for path, text in parts)
 
     def check_result(self, task: BoardTask, done: Execution, inputs: StepInputs) -> str | None:
         """The Python checks, cheapest first; raises :class:`ResultRejected` with the reason.

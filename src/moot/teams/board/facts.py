@@ -204,6 +204,28 @@ def carried(facts: Facts, text: str) -> list[Fact]:
     return out
 
 
+MAX_EXTRACT_CHARS = 2000
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“(])|\n+")
+
+
+def fact_sentences(text: str, *, limit: int = MAX_EXTRACT_CHARS) -> str:
+    """The sentences (and lines) of ``text`` that hold a fact, in order and as written, up to ``limit`` characters.
+
+    What a step that reports a file's facts hands on, and what a step whose model could not write
+    a checked result falls back to: the source's own words, nothing made up."""
+    kept: list[str] = []
+    size = 0
+    for piece in _SENTENCE_END.split(str(text or "")):
+        sentence = " ".join(piece.split()).lstrip("#>*- ").strip()
+        if not sentence or not extract_facts(sentence):
+            continue
+        if size + len(sentence) > limit:
+            break
+        kept.append(sentence if sentence[-1] in ".!?:;" else f"{sentence}.")
+        size += len(sentence) + 1
+    return " ".join(kept)
+
+
 def sentence_of(text: str, fact: Fact) -> str:
     """The sentence of ``text`` in which ``fact`` is written (for showing a fact in context)."""
     index = text.find(fact.text)
@@ -215,4 +237,4 @@ def sentence_of(text: str, fact: Fact) -> str:
     return " ".join(text[start + 1:end + 1].split())
 
 
-__all__ = ["Fact", "Facts", "MONTHS", "carried", "extract_facts", "number_key", "number_spans", "number_value", "sentence_of"]
+__all__ = ["Fact", "Facts", "MAX_EXTRACT_CHARS", "MONTHS", "carried", "extract_facts", "fact_sentences", "number_key", "number_spans", "number_value", "sentence_of"]

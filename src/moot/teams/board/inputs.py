@@ -17,6 +17,7 @@ from pathlib import Path
 from moot.errors import MootError
 from moot.teams.board.agent_tools import confine, file_tools
 from moot.teams.board.answer_check import Source
+from moot.teams.board.facts import fact_sentences
 from moot.teams.board.backend import BoardBackend
 from moot.teams.board.plan import MissingInput
 from moot.teams.board.protocol import result_text
@@ -70,6 +71,14 @@ class StepInputs:
         return shown
 
 
+def fallback_text(inputs: StepInputs) -> str:
+    """What a step hands on when its model could not write a result that passes the checks:
+    the sentences of its files that hold facts, and its dependencies' results, as written."""
+    parts = [f"{path}: {fact_sentences(text)}" for path, text in inputs.files.items() if fact_sentences(text)]
+    parts += [f"{label}: {text}" for _, label, text in inputs.results if text.strip()]
+    return "\n".join(parts)
+
+
 def _clip(text: str) -> str:
     return text if len(text) <= MAX_INPUT_CHARS else text[:MAX_INPUT_CHARS] + "\n[… cut]"
 
@@ -118,4 +127,4 @@ def gather_inputs(task: BoardTask, board: BoardBackend, workspace: Path) -> Step
     return inputs
 
 
-__all__ = ["MAX_INPUT_CHARS", "StepInputs", "file_digest", "gather_inputs", "step_label"]
+__all__ = ["MAX_INPUT_CHARS", "StepInputs", "fallback_text", "file_digest", "gather_inputs", "step_label"]
