@@ -20,13 +20,15 @@ Python (:mod:`moot.teams.board.inputs`), results are checked by Python first
    after :data:`~moot.teams.board.routing.DOUBT_WAIT_S` and records its doubt on the result.
 
 ``process`` gathers the step's inputs (files read through ``read_file``, the dependencies'
-results), runs the executor (a comparison step chooses among rows of values Python proposed;
-Python computes the change), then checks the result: failure reports
+results). A step asked only for its files' facts is answered by Python with their own sentences.
+Otherwise the executor runs (a comparison step chooses among rows of values Python proposed;
+Python computes the change), then the result is checked: failure reports
 (:func:`~moot.teams.board.result_check.failure_reason`), restatements and results that carry
-nothing from their inputs (:func:`~moot.teams.board.answer_check.answer_problem`), and last the
-model's ``GoalCheck`` against the original goal. A rejected result raises :class:`ResultRejected`,
-which is retryable: the task goes back to pending with the reason, and the next attempt's executor
-is told the reason.
+nothing from their inputs (:func:`~moot.teams.board.answer_check.answer_problem`), figures a
+summary leaves out, and last the model's ``GoalCheck`` against the original goal. A rejected
+result raises :class:`ResultRejected`, which is retryable: the task goes back to pending with the
+reason, and the next attempt's executor is told the reason. On the last attempt a step with
+inputs hands on their fact sentences, with the reason, instead of failing.
 """
 
 from __future__ import annotations
