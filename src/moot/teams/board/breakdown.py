@@ -13,8 +13,9 @@ claims it without a model call. Its ``process``:
    results it uses, and its output. When the goal names files or spells out its steps, Python
    proposes the plan (:func:`~moot.teams.board.plan.propose_steps`: a file step per named file, the
    goal's other steps after them) and the model only says what kind of task the final step is
-   (``GoalKind``, one short call, none without a final step: a comparison compares values). Otherwise the planner writes the plan
-   under a schema (:func:`~moot.teams.board.plan.plan_type`: only existing files are offered),
+   (``GoalKind``, one short call, none without a final step: a comparison compares values).
+   Otherwise the planner writes the plan under a schema
+   (:func:`~moot.teams.board.plan.plan_type`: only existing files are offered),
    steps that copy an agent's description are dropped, and :func:`~moot.teams.board.plan.repair`
    makes it do what the goal says, with no model call;
 5. **de-duplication**: a step that does finished or running work again — the same agent on the
@@ -82,6 +83,7 @@ RECENT_TASKS = 50
 EQUILIBRIUM_WINDOW = 3
 FILE_PREVIEW_CHARS = 80
 """How much of each file's first line the planner sees next to its name."""
+
 
 class GoalKind(BaseModel):
     """What a goal asks for: a comparison ends in a step that compares values Python computes."""

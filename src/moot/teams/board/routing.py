@@ -34,7 +34,7 @@ GOAL_TYPE = "goal"
 """The type of a goal a person submits; it goes to the breakdown agent."""
 DECOMPOSITION = "task_decomposition"
 RANK_STEP_S = 2.0
-"""Seconds of claiming delay per fitness point under 10: a 9 claims 2 s before a 8."""
+"""Seconds of claiming delay per fitness point under 10: a 9 claims 2 s before an 8."""
 DOUBT_WAIT_S = 30.0
 """How long an agent whose fitness is under its threshold leaves a task to better-fitting agents."""
 DEPENDENCY_POLL_S = 0.0
@@ -75,10 +75,6 @@ class Dependencies:
     waiting: list[str]
     failed: list[tuple[str, str]]
     """``(task id, error)`` of each failed dependency."""
-
-    @property
-    def ready(self) -> bool:
-        return not self.waiting and not self.failed
 
 
 def step_of(task: BoardTask) -> dict[str, object]:
