@@ -161,15 +161,18 @@ async def test_a_goal_is_claimed_by_breakdown_on_the_first_poll_with_no_decision
     assert team.calls == ["GoalKind"]
 
 
-async def test_a_task_every_agent_declines_is_still_taken_and_the_doubt_recorded(board: FolderBoard) -> None:
+async def test_a_task_every_agent_declines_is_still_taken_by_the_best_and_the_doubt_recorded(board: FolderBoard) -> None:
     task = board.submit(BoardTask(id="t", description="Tell me about the ferry"))  # general: search and file may take it
-    team = Team(Fitness={"score": 2, "reason": "not really mine"}, texts=["The Kessel ferry carried 8,240 riders in February."])
-    ws = workers(board, team.model, "search", "file", rank_step_s=0.0, doubt_wait_s=0.3)
+    scores = {"search-evaluator": 4, "file-evaluator": 2}  # both under their threshold of 6
+    team = Team(texts=["The Kessel ferry carried 8,240 riders in February."],
+                Fitness=lambda request: {"score": scores[request.agent], "reason": "not really mine"})
+    ws = workers(board, team.model, "search", "file", rank_step_s=0.1, doubt_wait_s=0.3)
     await run_all(ws)
     done = board.get(task.id)
     assert done.status is TaskStatus.COMPLETED and done.attempts == 1
-    assert "under this agent's threshold" in done.result["doubt"]
-    assert sum(w.stats.completed for w in ws) == 1  # one of them took it, once
+    assert done.result["agent"] == "search"  # the better of the two doubtful agents took it
+    assert done.result["doubt"] == "fitness 4/10 is under this agent's threshold 6; no better-fitting agent took it"
+    assert sum(w.stats.completed for w in ws) == 1  # once
     assert team.calls.count("Fitness") == 2  # each scored it once
 
 

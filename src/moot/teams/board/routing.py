@@ -15,8 +15,8 @@ Routing is exact information the board already has, so it is decided here, with 
 
 The model's fitness score is asked only when more than one agent type may take a task, and it
 only *ranks* them: a capable agent claims after a delay that shrinks with its score, and one
-whose score is under its threshold still claims after a longer wait, recording its doubt. So a
-task that someone may take is never left untaken.
+whose score is under its threshold still claims after a longer wait, recording its doubt (the
+best-scoring of the doubtful claims first). So a task that someone may take is never left untaken.
 
 Stepping back needs evidence Python computed (:func:`dependency_state`, :func:`duplicate_state`,
 the goal's budget, the depth limit), never a model's mood.
@@ -62,10 +62,15 @@ def capable_types(task: BoardTask, specs: dict[str, AgentSpec]) -> list[str]:
 
 def claim_delay(score: int, threshold: int, *, rank_step_s: float = RANK_STEP_S,
                 doubt_wait_s: float = DOUBT_WAIT_S) -> tuple[float, str | None]:
-    """How long to wait before claiming, for a fitness ``score``, and the doubt to record (if any)."""
+    """How long to wait before claiming, for a fitness ``score``, and the doubt to record (if any).
+
+    Under the threshold the agent waits :data:`DOUBT_WAIT_S` more, so any agent that wants the
+    task claims first; among doubtful agents the better score still claims sooner."""
+    delay = max(0, 10 - score) * rank_step_s
     if score >= threshold:
-        return max(0, 10 - score) * rank_step_s, None
-    return doubt_wait_s, f"fitness {score}/10 is under this agent's threshold {threshold}; no better-fitting agent took it"
+        return delay, None
+    return doubt_wait_s + delay, (f"fitness {score}/10 is under this agent's threshold {threshold}; "
+                                  "no better-fitting agent took it")
 
 
 @dataclass(frozen=True)
