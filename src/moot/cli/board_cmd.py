@@ -81,7 +81,8 @@ def submit(
     directory: Optional[Path] = typer.Argument(None, help=_DIR_HELP),
     description: Optional[str] = typer.Argument(None, help="What to do (or --file task.json)."),
     file: Optional[Path] = typer.Option(None, "--file", "-f", help="A task as JSON (the seed's format)."),
-    task_type: str = typer.Option("general", "--type", "-t", help="The task type."),
+    task_type: str = typer.Option("general", "--type", "-t", help="The task type: goal (the breakdown agent plans it), "
+                                  "an agent type (file, search …: that agent takes it), or general (ranked by fitness)."),
     requires: list[str] = typer.Option([], "--requires", "-r", help="A capability the agent needs (repeatable)."),
     parent: Optional[str] = typer.Option(None, "--parent", help="The parent task id."),
     task_id: Optional[str] = typer.Option(None, "--id", help="Choose the id (letters, digits, _ . -)."),
