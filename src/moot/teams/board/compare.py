@@ -8,8 +8,9 @@ option from a short list. So a comparison step does this:
    each with the words around it;
 2. Python proposes **rows**: a number of the first input and, from every other input, the number
    whose words read most like it (the same measure in two dated notes is written in similar
-   words); only rows whose words the task uses are offered when there are such rows, the most
-   relevant first (a file name in the task is no such word);
+   words); a row's rank is how many of the task's words stand near its first value times how
+   alike its values' words are across the inputs, and only rows within half of the best are
+   offered (a file name in the task is not one of its words);
 3. the model chooses the row the task compares and writes a sentence (one structured call);
 4. Python writes the values and the change from the first input to the last, exactly (for a
    range, the values as written).
@@ -141,15 +142,17 @@ def propose_rows(sources: list[Source], topic: str) -> list[Row]:
             ranked = sorted(range(len(others)), key=lambda i: (-_alike(profile, others[i][1]), i))
             values.append(others[ranked[0]][0])
             alike.append(_alike(profile, others[ranked[0]][1]))
-        # What the task is about decides the order; how alike the paired sentences are breaks ties.
+        # A good row is about what the task names *and* pairs values that are written alike in
+        # every input: a place named in the task stands near many values, but the words that say
+        # what a value counts are the ones repeated beside it in each note.
         relevance = len(set(profile[0].split()) & topic_words) + 0.3 * len(set(profile[1].split()) & topic_words)
-        rows.append(Row(tuple(values), tuple(labels), relevance + 0.3 * min(alike), profile[2], relevance))
+        rows.append(Row(tuple(values), tuple(labels), relevance * min(alike), profile[2], relevance))
     rows.sort(key=lambda r: -r.score)
-    # Only rows about what the task names are offered, when some are: a 0.5B chooser picked a
-    # row that shared no word with the task over the one that did.
-    best = max(r.relevance for r in rows)
+    # Only the best rows are offered, when some are about the task: a 0.5B chooser picked a row
+    # that shared no word with the task over the one that did.
+    best = max(r.score for r in rows)
     if best > 0:
-        rows = [r for r in rows if r.relevance >= best / 2]
+        rows = [r for r in rows if r.score >= best / 2]
     unique: list[Row] = []
     for row in rows:
         if row.label() not in {u.label() for u in unique}:
