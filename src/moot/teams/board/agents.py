@@ -25,7 +25,8 @@ Otherwise the executor runs (a comparison step chooses among rows of values Pyth
 Python computes the change), then the result is checked: failure reports
 (:func:`~moot.teams.board.result_check.failure_reason`), restatements and results that carry
 nothing from their inputs (:func:`~moot.teams.board.answer_check.answer_problem`), figures a
-summary leaves out, and last the model's ``GoalCheck`` against the original goal. A rejected
+summary leaves out (:func:`~moot.teams.board.answer_check.coverage_problem`), and last the
+model's ``GoalCheck`` against the original goal. A rejected
 result raises :class:`ResultRejected`, which is retryable: the task goes back to pending with the
 reason, and the next attempt's executor is told the reason. On the last attempt a step with
 inputs hands on their fact sentences, with the reason, instead of failing.
@@ -422,7 +423,7 @@ class BaseAgent:
         note = f"a previous attempt ended with: {task.error}" if task.attempts > 1 and task.error else None
         try:
             done = await self.run_executor(task, board, note=note, inputs=inputs)
-            shortfall = self.check_result(task, done, inputs)
+            self.check_result(task, done, inputs)
             verdict = await self.validate_goal_progress(task, done.text, board)
             if verdict is not None and not verdict.advances_goal:
                 raise ResultRejected(f"the result does not advance the original goal: {verdict.reason or 'no reason given'}")
@@ -435,8 +436,6 @@ class BaseAgent:
             return {**result, "output": fallback,
                     "fallback": f"{exc.message}; the result is its inputs' own sentences with their facts"}
         result["output"] = done.text
-        if shortfall:
-            result["incomplete"] = shortfall
         return result
 
     def extract(self, task: BoardTask, inputs: StepInputs) -> str:
@@ -449,32 +448,20 @@ class BaseAgent:
             return ""
         return parts[0][1] if len(parts) == 1 else "\n".join(f"{path}: {text}" for path, text in parts)
 
-    def check_result(self, task: BoardTask, done: Execution, inputs: StepInputs) -> str | None:
-        """The Python checks, cheapest first; raises :class:`ResultRejected` with the reason.
-
-        A summary or report of facts that leaves figures out is rejected too, except on the task's
-        last attempt: then the shortfall is returned (and noted on the result) rather than failing
-        the goal over a summary that is short but true."""
+    def check_result(self, task: BoardTask, done: Execution, inputs: StepInputs) -> None:
+        """The Python checks, cheapest first; raises :class:`ResultRejected` with the reason."""
         failed = failure_reason(done.text)
         if failed is not None:
             # Deterministic and free: a result that reports its own failure never reaches the model check.
             raise ResultRejected(f"{failed}; it does not advance the original goal")
-        problem = answer_problem(
-            done.text,
-            task_text=f"{task.description}\n{task.original_goal}",
-            sources=done.sources,
-            use_each=bool(inputs.results),
-            comparison=step_of(task).get("output") == "comparison",
-        )
+        task_text = f"{task.description}\n{task.original_goal}"
+        output = step_of(task).get("output")
+        problem = answer_problem(done.text, task_text=task_text, sources=done.sources, use_each=bool(inputs.results),
+                                 comparison=output == "comparison")
+        if problem is None and output in ("summary", "facts"):
+            problem = coverage_problem(done.text, task_text=task_text, sources=done.sources)
         if problem is not None:
             raise ResultRejected(problem)
-        if step_of(task).get("output") in ("summary", "facts"):
-            short = coverage_problem(done.text, task_text=f"{task.description}\n{task.original_goal}", sources=done.sources)
-            if short is not None:
-                if task.attempts < task.max_attempts:
-                    raise ResultRejected(short)
-                return short
-        return None
 
     async def execute(self, task: BoardTask, board: BoardBackend, *, note: str | None = None) -> str:
         """Run the executor role with the spec's tools; its text answer is the result."""

@@ -127,9 +127,8 @@ def coverage_problem(output: str, *, task_text: str, sources: Sequence[Source], 
     """Why a summary or a report of facts leaves out its inputs' figures, or ``None``.
 
     Each input's figures (numbers the task does not state) must all be carried when it holds at
-    most ``limit`` of them, else at least ``limit``. A softer check than :func:`answer_problem`:
-    the agent applies it to steps asked for a summary or facts, and on the last attempt keeps the
-    result with the shortfall noted instead of failing the goal.
+    most ``limit`` of them, else at least ``limit``. The agent applies it to steps asked for a
+    summary or facts (a short input's figures are what its summary is for).
     """
     known = extract_facts(task_text)
     for source in sources:
