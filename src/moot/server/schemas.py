@@ -57,6 +57,13 @@ class ModelCall(BaseModel):
     started: float
     finished: float | None = None
     latency_s: float | None = None
+    queue_s: float | None = None
+    """Of the latency, time spent waiting (a concurrency slot, an engine slot); ``None`` on
+    runs recorded before requests were timed."""
+    prompt_s: float | None = None
+    """Prompt evaluation, when the engine reports it."""
+    generation_s: float | None = None
+    """Generation (with the prompt's evaluation when ``prompt_s`` is ``None``)."""
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
@@ -90,6 +97,10 @@ class Span(BaseModel):
     error: str | None = None
     model_calls: list[ModelCall] = Field(default_factory=list)
     tool_calls: list[ToolCallOut] = Field(default_factory=list)
+    failed_tools: int = 0
+    """How many of its tool calls failed (the page marks the span, even when the task went on)."""
+    waited_s: float = 0.0
+    """Its model requests' waiting time, summed."""
     output: Any = None
     """The task's structured output or text, as recorded."""
 
@@ -135,6 +146,9 @@ class RunDetail(RunSummary):
     """The team's final result (the scaffold, the debates, the answer), when it recorded one."""
     content_recorded: bool = False
     """Whether prompts and responses were recorded for this run."""
+    timing: dict[str, Any] | None = None
+    """Where the model time went: the requests' waiting, prompt and generation seconds, the
+    wall time spent only waiting, and ``sentence`` saying it in words."""
     events: int = 0
     """How many events the run recorded."""
     prompt: str | None = None

@@ -254,6 +254,7 @@ function runHeader(run) {
     h("div", {}, badge(run.status), " ", h("span", { class: "team" }, run.team), " · ", h("code", {}, run.run_id),
       run.status === "running" || run.status === "queued" ? h("span", { class: "live" }, "  ● live") : ""),
     h("p", { class: "reasontext", id: "stop-reason" }, run.stop_reason_text),
+    run.timing && run.timing.timed_calls ? h("p", { class: "muted", id: "run-timing" }, "Time: " + run.timing.sentence + ".") : "",
     run.parent_run_id ? h("p", {}, "Part of ", h("a", { href: "#/runs/" + run.parent_run_id }, "run " + run.parent_run_id.slice(0, 12))) : "",
     h("div", { class: "stats" },
       stat("model calls", fmtInt(u.requests)), stat("input tokens", fmtInt(u.input_tokens)),
@@ -300,10 +301,11 @@ function timelineView(run, selected, onPick) {
       run.spans.filter((x) => x.agent === agent).map((x) => {
         const stop = x.finished || (run.status === "running" ? now : x.started);
         const left = pct(x.started), width = Math.max(pct(stop) - left, 0.15);
-        return h("div", { class: `span ${x.status}${x.task_id === selected ? " selected" : ""}`, "data-task": x.task_id,
+        return h("div", { class: `span ${x.status}${x.failed_tools ? " tool-failed" : ""}${x.task_id === selected ? " selected" : ""}`, "data-task": x.task_id,
           "data-start": x.started, "data-end": stop, style: `left:${left}%;width:${width}%`,
-          title: `${x.task_id} · ${x.status} · ${fmtDur(stop - x.started)} · ${fmtInt(x.usage.requests)} calls`,
-          onclick: () => onPick(x) }, x.task_id);
+          title: `${x.task_id} · ${x.status} · ${fmtDur(stop - x.started)} · ${fmtInt(x.usage.requests)} calls` +
+            (x.waited_s ? ` · waited ${fmtDur(x.waited_s)}` : "") + (x.failed_tools ? ` · ${x.failed_tools} failed tool calls` : ""),
+          onclick: () => onPick(x) }, x.failed_tools ? "⚠ " + x.task_id : x.task_id);
       }))));
   return h("div", { class: "timeline", id: "timeline" }, axis, lanes);
 }
@@ -326,15 +328,21 @@ function spanDetail(span, run) {
       h("div", {}, "status"), h("div", {}, badge(span.status), span.stop_reason ? ` (${span.stop_reason})` : ""),
       h("div", {}, "time"), h("div", {}, `${fmtDur((span.finished || Date.now() / 1000) - span.started)} from +${fmtDur(span.started - run.started)}`),
       h("div", {}, "usage"), h("div", {}, `${fmtInt(span.usage.requests)} calls · ${fmtInt(span.usage.input_tokens)} in · ${fmtInt(span.usage.output_tokens)} out · ${fmtCost(span.usage.cost_usd)}`),
+      calls.some((c) => c.queue_s != null) ? [h("div", {}, "waited"), h("div", {}, `${fmtDur(span.waited_s)} of its model requests' time was waiting for the model`)] : "",
+      span.failed_tools ? [h("div", {}, "tool errors"), h("div", { class: "error" }, `${span.failed_tools} of ${span.tool_calls.length} tool calls failed`)] : "",
       span.depends_on.length ? [h("div", {}, "after"), h("div", {}, span.depends_on.join(", "))] : "",
       span.error ? [h("div", {}, "error"), h("div", { class: "error" }, span.error)] : ""),
     h("h3", {}, `Model requests (${calls.length})`),
     calls.length ? h("table", { class: "calls" },
-      h("tr", {}, ["turn", "model", "latency", "in", "out", "cost", "finish", "tools asked"].map((c) => h("th", {}, c))),
-      calls.map((c) => [h("tr", {}, h("td", {}, c.turn), h("td", {}, c.model || ""), h("td", {}, c.latency_s != null ? fmtDur(c.latency_s) : "…"),
+      h("tr", {}, ["turn", "model", "latency", "waiting", "prompt", "generation", "in", "out", "cost", "finish", "tools asked"].map((c) => h("th", {}, c))),
+      calls.map((c) => [h("tr", { class: "call" }, h("td", {}, c.turn), h("td", {}, c.model || ""), h("td", {}, c.latency_s != null ? fmtDur(c.latency_s) : "…"),
+        h("td", { class: "queue", "data-s": c.queue_s }, c.queue_s != null ? fmtDur(c.queue_s) : "–"),
+        h("td", { class: "prompt", "data-s": c.prompt_s }, c.prompt_s != null ? fmtDur(c.prompt_s) : "–"),
+        h("td", { class: "generation", "data-s": c.generation_s, title: c.prompt_s == null && c.generation_s != null ? "the provider did not report prompt time apart: it is included here" : null },
+          c.generation_s != null ? fmtDur(c.generation_s) : "–"),
         h("td", {}, fmtInt(c.input_tokens)), h("td", {}, fmtInt(c.output_tokens)), h("td", {}, fmtCost(c.cost_usd)),
         h("td", {}, c.finish_reason || ""), h("td", {}, c.tool_calls.join(", "))),
-        c.messages || c.text ? h("tr", {}, h("td", { colspan: 8 },
+        c.messages || c.text ? h("tr", {}, h("td", { colspan: 11 },
           c.messages ? h("details", {}, h("summary", {}, "prompt"), c.messages.map((m) => h("pre", {}, `[${m.role || m.kind || "message"}] ` + pretty(m.content !== undefined ? m.content : m)))) : "",
           c.text != null ? h("details", { open: true }, h("summary", {}, "response"), h("pre", { class: "model-text" }, c.text)) : "")) : ""])) :
       h("p", { class: "muted" }, "none"),
