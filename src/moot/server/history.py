@@ -9,12 +9,14 @@ them, keyed by task id; the lane is the agent that ran the task.
 from __future__ import annotations
 
 import re
+import time
 from typing import Any
 
 from moot.runtime import RunStore
 from moot.runtime.events import Event
 from moot.runtime.store import RunRecord
 from moot.runtime.waits import wait_summary
+from moot.server.nested import child_spans, kept_results, live_children, parent_usage
 from moot.server.schemas import (
     BudgetLine,
     ModelCall,
@@ -217,9 +219,14 @@ def run_detail(store: RunStore, run_id: str) -> RunDetail:
     spans, lanes, team_events, budget_events, content = build_spans(events, record.results)
     found = store.output(record.id)
     base = summary(record)
-    children = [summary(c) for c in store.children(record.id)] if hasattr(store, "children") else []
+    children = live_children(store, [summary(c) for c in store.children(record.id)])
+    if children:  # the children on this run's timeline, and its usage summed over them
+        base.usage = parent_usage(store, record, base.usage, children)
+        held, held_lanes = child_spans(children, time.time())
+        spans, lanes = sorted(spans + held, key=lambda x: x.started), lanes + held_lanes
     return RunDetail(
         **base.model_dump(), lanes=lanes, children=children, spans=spans, team_events=team_events, budget_events=budget_events,
+        kept=kept_results(record, spans, children),
         budget=_budget_lines(record.budget, record, events), stop_reason_text=plain_stop_reason(record.status, record.stop_reason),
         usage_by_agent={a: _usage(u) for a, u in record.usage_by_agent.items()},
         output_kind=found[0] if found else None, output=found[1] if found else None,

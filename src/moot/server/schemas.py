@@ -103,6 +103,21 @@ class Span(BaseModel):
     """Its model requests' waiting time, summed."""
     output: Any = None
     """The task's structured output or text, as recorded."""
+    child_run_id: str | None = None
+    """Set when the span is a run this run holds (drawn on the ``runs held`` lanes)."""
+    name: str | None = None
+    """That held run's name."""
+
+
+class KeptResult(BaseModel):
+    """Something a run that did not complete kept: a finished task's output, or a finished run it holds."""
+
+    task_id: str
+    agent: str
+    status: str
+    output: Any = None
+    child_run_id: str | None = None
+    name: str | None = None
 
 
 class TeamEvent(BaseModel):
@@ -146,6 +161,11 @@ class RunDetail(RunSummary):
     """The team's final result (the scaffold, the debates, the answer), when it recorded one."""
     content_recorded: bool = False
     """Whether prompts and responses were recorded for this run."""
+    can_rerun: bool = False
+    """The request that started it was recorded (it came over HTTP): ``POST /api/runs/{id}/rerun``
+    runs it again with the same inputs."""
+    kept: list[KeptResult] = Field(default_factory=list)
+    """For a run that was cancelled, stopped or failed: what it kept."""
     timing: dict[str, Any] | None = None
     """Where the model time went: the requests' waiting, prompt and generation seconds, the
     wall time spent only waiting, and ``sentence`` saying it in words."""
@@ -335,3 +355,20 @@ class ResearchAnswer(BaseModel):
     run_id: str = ""
     status: str = "completed"
     stop_reason: str = ""
+
+
+class FeedbackRequest(BaseModel):
+    """The user's decision about one insight of a deliberation (or, without ``insight_id``, about
+    every debate resolution of it)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    decision: Literal["accepted", "rejected"]
+    insight_id: str | None = Field(None, max_length=200)
+
+
+class FeedbackState(BaseModel):
+    """The user's decisions about a deliberation's insights: insight id → ``accepted``/``rejected``."""
+
+    run_id: str
+    decisions: dict[str, str] = Field(default_factory=dict)

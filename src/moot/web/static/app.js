@@ -55,6 +55,22 @@ function pretty(value) {
   return typeof value === "string" ? value : JSON.stringify(value, null, 2);
 }
 
+/** A value as readable text: strings as paragraphs, lists as bullets, objects as labelled rows;
+ * never JSON syntax (nested deeper than four levels, the rest is shown compactly). */
+function readable(value, depth = 0) {
+  if (value === null || value === undefined || value === "") return h("span", { class: "muted" }, "–");
+  if (typeof value === "string") return h("div", { class: "model-text prose" }, value);
+  if (typeof value !== "object") return h("span", {}, String(value));
+  if (depth > 3) return h("code", {}, JSON.stringify(value));
+  if (Array.isArray(value)) {
+    if (!value.length) return h("span", { class: "muted" }, "none");
+    return h("ul", { class: "readable" }, value.map((v) => h("li", {}, readable(v, depth + 1))));
+  }
+  const entries = Object.entries(value);
+  if (!entries.length) return h("span", { class: "muted" }, "–");
+  return h("div", { class: "kv readable" }, entries.map(([k, v]) => [h("div", {}, k.replace(/_/g, " ")), h("div", {}, readable(v, depth + 1))]));
+}
+
 // ------------------------------------------------------------------ the API (with the token, if any)
 
 function token() { return sessionStorage.getItem(TOKEN_KEY) || ""; }
@@ -209,7 +225,8 @@ async function runView(runId) {
   const detail = h("div", { id: "span-detail" });
   const team = h("div", { id: "team-result" });
   const events = h("div", {});
-  fill(main, h("p", {}, h("a", { href: "#/" }, "← all runs")), head, budget,
+  const kept = h("div", {});
+  fill(main, h("p", {}, h("a", { href: "#/" }, "← all runs")), head, kept, budget,
     h("h2", {}, "Timeline"), h("p", { class: "muted" }, "One lane per agent on a shared time axis; click a span for its model requests, tool calls and output."),
     timeline, detail, team, events);
   let selected = null, closed = false, lastRun = null;
@@ -226,6 +243,7 @@ async function runView(runId) {
       team.dataset.version = String(run.events) + run.status;
       fill(team, teamView(run));
     }
+    fill(kept, keptView(run));
     fill(events, teamEvents(run));
     window.__mootRendered = { view: "run", at: performance.now(), ms: performance.now() - t0, spans: run.spans.length, status: run.status };
   };
@@ -243,7 +261,10 @@ async function runView(runId) {
     const stop = stream("/api/runs/" + encodeURIComponent(runId) + "/events", (name) => {
       if (name === "done") { clearTimeout(pending); pending = null; refresh(); } else schedule(300);
     }, () => { conn.textContent = ""; setTimeout(refresh, 50); });
-    cleanup.push(() => { closed = true; stop(); clearTimeout(pending); conn.textContent = ""; });
+    // A parent's children write their own events, not the parent's: poll while it runs, so
+    // their spans and the parent's sums move too.
+    const poll = setInterval(() => { if (lastRun && (lastRun.status === "running" || lastRun.status === "queued")) schedule(0); }, 2000);
+    cleanup.push(() => { closed = true; stop(); clearTimeout(pending); clearInterval(poll); conn.textContent = ""; });
   }
 }
 
@@ -260,7 +281,10 @@ function runHeader(run) {
       stat("model calls", fmtInt(u.requests)), stat("input tokens", fmtInt(u.input_tokens)),
       stat("output tokens", fmtInt(u.output_tokens)), stat("cost", fmtCost(u.cost_usd)),
       stat("duration", run.status === "running" ? fmtDur(Date.now() / 1000 - run.started) + "…" : fmtDur(run.duration_s)),
-      stat("agents", fmtInt(run.lanes.length)), stat("started", fmtTime(run.started))),
+      run.children.length ? stat("runs held", fmtInt(run.children.length) + (run.children.some((c) => c.status === "running") ?
+        ` (${run.children.filter((c) => c.status === "running").length} running)` : "")) : "",
+      !run.children.length || run.spans.some((x) => !x.child_run_id) ? stat("agents", fmtInt(run.lanes.filter((l) => !run.spans.some((x) => x.agent === l && x.child_run_id)).length)) : "",
+      stat("started", fmtTime(run.started))),
     run.prompt ? h("p", {}, h("span", { class: "muted" }, "request: "), run.prompt) : "",
     run.content_recorded ? h("p", { class: "muted" }, "Prompts and responses were recorded for this run (open a span to read them).") : "",
     run.children.length ? h("details", { open: run.children.length <= 10 }, h("summary", {}, `Runs inside this one (${run.children.length})`),
@@ -301,11 +325,12 @@ function timelineView(run, selected, onPick) {
       run.spans.filter((x) => x.agent === agent).map((x) => {
         const stop = x.finished || (run.status === "running" ? now : x.started);
         const left = pct(x.started), width = Math.max(pct(stop) - left, 0.15);
-        return h("div", { class: `span ${x.status}${x.failed_tools ? " tool-failed" : ""}${x.task_id === selected ? " selected" : ""}`, "data-task": x.task_id,
+        return h("div", { class: `span ${x.status}${x.child_run_id ? " child" : ""}${x.failed_tools ? " tool-failed" : ""}${x.task_id === selected ? " selected" : ""}`,
+          "data-task": x.task_id, "data-child": x.child_run_id || null,
           "data-start": x.started, "data-end": stop, style: `left:${left}%;width:${width}%`,
           title: `${x.task_id} · ${x.status} · ${fmtDur(stop - x.started)} · ${fmtInt(x.usage.requests)} calls` +
             (x.waited_s ? ` · waited ${fmtDur(x.waited_s)}` : "") + (x.failed_tools ? ` · ${x.failed_tools} failed tool calls` : ""),
-          onclick: () => onPick(x) }, x.failed_tools ? "⚠ " + x.task_id : x.task_id);
+          onclick: () => onPick(x) }, x.child_run_id ? x.name : x.failed_tools ? "⚠ " + x.task_id : x.task_id);
       }))));
   return h("div", { class: "timeline", id: "timeline" }, axis, lanes);
 }
@@ -321,6 +346,13 @@ function fmtAxis(t, step) {
 }
 
 function spanDetail(span, run) {
+  if (span.child_run_id) return h("div", { class: "card detail" },
+    h("h3", {}, span.name),
+    h("div", { class: "kv" },
+      h("div", {}, "status"), h("div", {}, badge(span.status), span.stop_reason ? ` (${span.stop_reason})` : ""),
+      h("div", {}, "time"), h("div", {}, `${fmtDur((span.finished || Date.now() / 1000) - span.started)} from +${fmtDur(span.started - run.started)}`),
+      h("div", {}, "usage"), h("div", {}, `${fmtInt(span.usage.requests)} calls · ${fmtInt(span.usage.input_tokens)} in · ${fmtInt(span.usage.output_tokens)} out · ${fmtCost(span.usage.cost_usd)}`)),
+    h("p", {}, h("a", { href: "#/runs/" + span.child_run_id, class: "open-child" }, "open this run →")));
   const calls = span.model_calls;
   return h("div", { class: "card detail" },
     h("h3", {}, `${span.task_id} — ${span.agent}`),
@@ -350,7 +382,7 @@ function spanDetail(span, run) {
       h("tr", {}, ["tool", "arguments", "result"].map((c) => h("th", {}, c))),
       span.tool_calls.map((t) => h("tr", {}, h("td", {}, t.tool), h("td", {}, h("code", {}, t.arguments || "")),
         h("td", { class: t.error ? "error" : "" }, t.error || t.result || ""))))] : "",
-    span.output != null ? [h("h3", {}, "Output"), h("pre", { class: "model-text" }, pretty(span.output))] : "");
+    span.output != null ? [h("h3", {}, "Output"), h("div", { class: "output" }, readable(span.output))] : "");
 }
 
 function teamEvents(run) {
@@ -363,14 +395,36 @@ function teamEvents(run) {
 
 // ------------------------------------------------------------------ team results
 
+function keptView(run) {
+  if (["running", "queued", "completed"].includes(run.status)) return "";
+  return h("div", { id: "kept" }, h("h2", {}, `What this run kept (${run.kept.length})`),
+    run.kept.length ? run.kept.map((k) => h("div", { class: "card kept", "data-kept": k.task_id },
+      k.child_run_id ? [badge(k.status), " ", h("a", { href: "#/runs/" + k.child_run_id }, k.name)] :
+        [h("b", {}, k.task_id), h("span", { class: "muted" }, ` · ${k.agent}`), readable(k.output)])) :
+      h("p", { class: "muted" }, "Nothing: no task had finished when it stopped."));
+}
+
+function learnedView(l) {
+  const facts = l.facts || [];
+  return h("div", { id: "learned" }, h("h2", {}, `Facts stored (${l.facts_stored} new of ${facts.length})`),
+    h("p", { class: "muted" }, `from ${l.source}${l.published ? " (" + l.published + ")" : ""}: ${l.facts_extracted} found, ` +
+      `${l.duplicates} already known, ${l.dropped} dropped${l.forgotten ? `, ${l.forgotten} passages forgotten` : ""}`),
+    l.summary ? h("div", { class: "card" }, h("span", { class: "muted" }, "summary: "), h("span", { class: "model-text" }, l.summary)) : "",
+    h("table", { class: "calls facts" }, h("tr", {}, ["", "fact", "entity", "attribute", "value", "date"].map((c) => h("th", {}, c))),
+      facts.map((f) => h("tr", { "data-fact": f.id, class: f.new ? "new" : "" }, h("td", {}, f.new ? "new" : "known"),
+        h("td", { class: "model-text" }, f.content), h("td", {}, f.entity || ""), h("td", {}, f.attribute || ""),
+        h("td", {}, f.value || ""), h("td", {}, f.source_date || "")))));
+}
+
 function teamView(run) {
   const out = run.output;
   if (!out) return "";
+  if (run.output_kind === "learned") return learnedView(out);
   if (run.output_kind === "graph") return graphView(out);
   if (run.output_kind === "deliberation") return deliberationView(out);
   if (run.output_kind === "answer") return answerView(out);
   if (run.output_kind === "research") return researchView(out);
-  return h("div", {}, h("h2", {}, "Result"), h("pre", {}, pretty(out)));
+  return h("div", {}, h("h2", {}, "Result"), readable(out));
 }
 
 function answerView(a) {
