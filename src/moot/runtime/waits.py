@@ -65,6 +65,8 @@ class WaitSummary:
 
 
 def _secs(value: float) -> str:
+    if value < 1:
+        return f"{value * 1000:.0f} ms"
     return f"{value:.1f} s" if value < 120 else f"{value / 60:.1f} min"
 
 

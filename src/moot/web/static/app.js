@@ -2,6 +2,8 @@
 // Plain ES module, no framework, no request to any other host. Everything a model wrote is
 // untrusted: it is only ever put into the page as text (textContent), never as markup.
 
+import { actionBar, compareView, feedbackButtons, newRunView } from "./actions.js";
+
 const main = document.getElementById("main");
 const conn = document.getElementById("conn");
 let cleanup = [];            // what the current view must stop when the user leaves it
@@ -10,7 +12,7 @@ const TOKEN_KEY = "moot.token";
 // ------------------------------------------------------------------ small helpers
 
 /** An element: attrs (on* are listeners), children (strings become text nodes, never markup). */
-function h(tag, attrs = {}, ...children) {
+export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === null || v === undefined || v === false) continue;
@@ -23,7 +25,7 @@ function h(tag, attrs = {}, ...children) {
   return el;
 }
 /** Replace an element's children (strings as text, arrays flattened). */
-function fill(el, ...children) { el.replaceChildren(); return append(el, children); }
+export function fill(el, ...children) { el.replaceChildren(); return append(el, children); }
 function append(el, children) {
   for (const c of children.flat(Infinity)) {
     if (c === null || c === undefined || c === false) continue;
@@ -40,16 +42,16 @@ function s(tag, attrs = {}, ...children) {
   for (const c of children.flat()) el.appendChild(c instanceof Node ? c : document.createTextNode(String(c)));
   return el;
 }
-const fmtInt = (n) => (n || 0).toLocaleString("en-US");
-const fmtCost = (c) => (c ? "$" + (c < 0.01 ? c.toFixed(5) : c.toFixed(3)) : "$0");
-function fmtDur(sec) {
+export const fmtInt = (n) => (n || 0).toLocaleString("en-US");
+export const fmtCost = (c) => (c ? "$" + (c < 0.01 ? c.toFixed(5) : c.toFixed(3)) : "$0");
+export function fmtDur(sec) {
   if (sec === null || sec === undefined) return "–";
   if (sec < 1) return Math.round(sec * 1000) + " ms";
   if (sec < 120) return sec.toFixed(1) + " s";
   return Math.floor(sec / 60) + " min " + Math.round(sec % 60) + " s";
 }
 const fmtTime = (ts) => (ts ? new Date(ts * 1000).toLocaleString() : "–");
-const badge = (status) => h("span", { class: "badge " + status }, status);
+export const badge = (status) => h("span", { class: "badge " + status }, status);
 function pretty(value) {
   if (value === null || value === undefined) return "";
   return typeof value === "string" ? value : JSON.stringify(value, null, 2);
@@ -57,7 +59,7 @@ function pretty(value) {
 
 /** A value as readable text: strings as paragraphs, lists as bullets, objects as labelled rows;
  * never JSON syntax (nested deeper than four levels, the rest is shown compactly). */
-function readable(value, depth = 0) {
+export function readable(value, depth = 0) {
   if (value === null || value === undefined || value === "") return h("span", { class: "muted" }, "–");
   if (typeof value === "string") return h("div", { class: "model-text prose" }, value);
   if (typeof value !== "object") return h("span", {}, String(value));
@@ -74,10 +76,10 @@ function readable(value, depth = 0) {
 // ------------------------------------------------------------------ the API (with the token, if any)
 
 function token() { return sessionStorage.getItem(TOKEN_KEY) || ""; }
-function authHeaders() { const t = token(); return t ? { Authorization: "Bearer " + t } : {}; }
+export function authHeaders() { const t = token(); return t ? { Authorization: "Bearer " + t } : {}; }
 
 class NeedToken extends Error {}
-async function api(path, options = {}) {
+export async function api(path, options = {}) {
   const res = await fetch(path, { ...options, headers: { ...authHeaders(), ...(options.headers || {}) } });
   if (res.status === 401) throw new NeedToken("this server needs a token");
   if (!res.ok) {
@@ -233,7 +235,7 @@ async function runView(runId) {
   const render = (run) => {
     const t0 = performance.now();
     lastRun = run;
-    fill(head, runHeader(run));
+    fill(head, runHeader(run), actionBar(run, async () => render(await api("/api/runs/" + encodeURIComponent(runId)))));
     fill(budget, budgetView(run));
     fill(timeline, timelineView(run, selected, (span) => { selected = span.task_id; render(lastRun); }));
     const span = run.spans.find((x) => x.task_id === selected);
@@ -242,6 +244,7 @@ async function runView(runId) {
       team.dataset.kind = run.output_kind || "";
       team.dataset.version = String(run.events) + run.status;
       fill(team, teamView(run));
+      if (run.output_kind === "deliberation") feedbackButtons(run, team);
     }
     fill(kept, keptView(run));
     fill(events, teamEvents(run));
@@ -314,11 +317,12 @@ function timelineView(run, selected, onPick) {
   const total = Math.max(end - t0, 0.001);
   const pct = (t) => ((t - t0) / total) * 100;
   const ticks = [];
-  const step = niceStep(total / 8);
+  const unit = axisUnit(total);
+  const step = niceStep(total * unit[1] / 8) / unit[1];  // ticks at round numbers of the unit
   for (let t = 0; t <= total + 1e-9; t += step) ticks.push(t);
   const grid = ticks.map((t) => h("div", { class: "tl-grid", style: `left:${(t / total) * 100}%` }));
   const axis = h("div", { class: "tl-axis" }, h("div", { class: "tl-label muted" }, "agent"),
-    h("div", { class: "tl-track" }, ticks.map((t) => h("span", { class: "tl-tick", style: `left:${(t / total) * 100}%` }, fmtAxis(t, step)))));
+    h("div", { class: "tl-track" }, ticks.map((t) => h("span", { class: "tl-tick", style: `left:${(t / total) * 100}%` }, fmtAxis(t, step, unit)))));
   const lanes = run.lanes.map((agent) => h("div", { class: "tl-lane", "data-lane": agent },
     h("div", { class: "tl-label", title: agent }, agent),
     h("div", { class: "tl-track" }, grid.map((g) => g.cloneNode()),
@@ -339,10 +343,17 @@ function niceStep(raw) {
   for (const m of [1, 2, 5, 10]) if (raw <= m * p) return m * p;
   return 10 * p;
 }
-function fmtAxis(t, step) {
-  if (step >= 1) return t < 120 ? Math.round(t) + " s" : (t / 60).toFixed(1) + " min";
-  const digits = Math.max(0, -Math.floor(Math.log10(step) + 1e-9));
-  return step < 0.1 ? (t * 1000).toFixed(Math.max(0, digits - 3)) + " ms" : t.toFixed(digits) + " s";
+/** The axis's unit, chosen once for the whole view from its length: every tick in ms, s or min. */
+function axisUnit(total) {
+  if (total < 1) return ["ms", 1000];
+  if (total < 180) return ["s", 1];
+  if (total < 3 * 3600) return ["min", 1 / 60];
+  return ["h", 1 / 3600];
+}
+function fmtAxis(t, step, unit) {
+  const [name, per] = unit;
+  const digits = Math.max(0, -Math.floor(Math.log10(step * per) + 1e-9));
+  return (t * per).toFixed(digits) + " " + name;
 }
 
 function spanDetail(span, run) {
@@ -662,10 +673,12 @@ async function route() {
     params.delete("token");
     history.replaceState(null, "", "#" + path + (params.toString() ? "?" + params : ""));
   }
-  for (const a of document.querySelectorAll("[data-nav]")) a.classList.toggle("active", (a.dataset.nav === "board") === path.startsWith("/board"));
+  for (const a of document.querySelectorAll("[data-nav]")) a.classList.toggle("active", a.dataset.nav === (path.match(/^\/(board|new|compare)/) || [null, "runs"])[1]);
   try {
     const m = path.match(/^\/runs\/([^/]+)$/);
     if (m) await runView(decodeURIComponent(m[1]));
+    else if (path.startsWith("/new")) await newRunView(params);
+    else if (path.startsWith("/compare")) await compareView(params);
     else if (path.startsWith("/board")) await boardView();
     else await runsView(params);
   } catch (err) { showError(err); }
