@@ -46,6 +46,7 @@ def click(b: Browser, selector: str) -> None:
 
 
 def open_run(b: Browser, url: str, run_id: str) -> None:
+    b.driver.execute_script("window.__mootRendered = null")  # a fragment change keeps the document
     b.driver.get(f"{url}/#/runs/{run_id}")
     b.wait_for("return window.__mootRendered && window.__mootRendered.view === 'run'")
 

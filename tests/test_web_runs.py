@@ -37,6 +37,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
 
 def open_run(site: dict[str, Any], run_id: str) -> Browser:
     b: Browser = site["browser"]
+    b.driver.execute_script("window.__mootRendered = null")  # a fragment change keeps the document
     b.driver.get(f"{site['url']}/#/runs/{run_id}")
     b.wait_for("return window.__mootRendered && window.__mootRendered.view === 'run'")
     return b

@@ -285,3 +285,35 @@ def screenshots(out: str | Path = ROOT / "docs" / "web") -> list[Path]:
             shot("board", "/#/board", "document.querySelector('[data-column=completed] .task')", height=600)
             shot("api-docs", "/docs", "document.querySelectorAll('.opblock').length > 10", height=900)
     return shots
+
+
+def record_big_graph(store: RunStore, nodes: int = 200, seed: int = 7) -> str:
+    """A graph run with ``nodes`` entities in a few clusters, linked by typed edges, and labels of
+    many lengths: what a long graph run leaves (the layout test lays it out in the browser)."""
+    import random
+
+    from moot.runtime import Run
+
+    rng = random.Random(seed)
+    words = ["mill", "river", "Lake Mira", "sediment load", "fish stock", "farm runoff", "dam", "north shore", "permit",
+             "phosphate", "council", "algae bloom", "wetland", "Ostby", "turbidity", "spawning ground", "road salt", "bridge"]
+    items = [{"id": f"n{i}", "label": f"{rng.choice(words)} {i}" + (" (upper basin)" if i % 7 == 0 else ""),
+              "kind": "placeholder" if i % 11 == 0 else "entity", "confidence": round(rng.uniform(0.2, 0.95), 2),
+              "iteration": i % 4, "evidence": []} for i in range(nodes)]
+    types = ["causes", "reduces", "located_in", "feeds", "regulates", "part_of"]
+    edges = []
+    for i in range(1, nodes):
+        cluster = i // 25 * 25  # clusters of 25, each a tree with a few extra links
+        target = rng.randrange(cluster, i) if i > cluster else rng.randrange(0, i)
+        edges.append({"id": f"e{i}", "source": f"n{i}", "target": f"n{target}", "type": rng.choice(types),
+                      "strength": round(rng.uniform(0.1, 0.9), 2), "provisional": i % 9 == 0, "iteration": i % 4, "evidence": []})
+    for k in range(nodes // 5):
+        a, b = rng.sample(range(nodes), 2)
+        edges.append({"id": f"x{k}", "source": f"n{a}", "target": f"n{b}", "type": rng.choice(types), "strength": 0.3,
+                      "provisional": True, "iteration": 3, "evidence": []})
+    run = Run("graph: how do 200 things around Lake Mira connect?", store=store)
+    run.start()
+    asyncio.run(run.finish())
+    store.record_output(run.run_id, "graph", {"answer": "A large graph.", "nodes": items, "edges": edges, "gaps": [],
+                                              "hypotheses": [], "noise": {"current": 0.2, "target": 0.2}, "converged": True})
+    return run.run_id

@@ -3,6 +3,7 @@
 // untrusted: it is only ever put into the page as text (textContent), never as markup.
 
 import { actionBar, compareView, feedbackButtons, newRunView } from "./actions.js";
+import { forceLayout, placeLabels } from "./graphlayout.js";
 
 const main = document.getElementById("main");
 const conn = document.getElementById("conn");
@@ -515,9 +516,27 @@ function graphView(g) {
   const svg = s("svg", { class: "graph", id: "graph", viewBox: "0 0 800 540" });
   const layer = s("g", {});
   svg.appendChild(layer);
-  const pos = layout(nodes, edges, 800, 540);
-  let view = { x: 0, y: 0, k: 1 }, selected = null, shown = maxIt;
-  const applyView = () => layer.setAttribute("transform", `translate(${view.x},${view.y}) scale(${view.k})`);
+  const nodeText = (n) => (n.kind === "placeholder" ? "? " : "") + n.label;
+  const placed = placeLabels(nodes, edges, forceLayout(nodes, edges), nodeText, (e) => e.type);
+  const pos = new Map(nodes.map((n) => [n.id, placed.at(n.id)]));
+  // the first view fits the whole graph; labels scale with it, so they never come to overlap
+  const all = [...pos.values()].map((p) => ({ x: p.x - p.r, y: p.y - p.r, w: 2 * p.r, h: 2 * p.r }))
+    .concat([...placed.nodes.values(), ...placed.edges.values()]);
+  const x0 = Math.min(0, ...all.map((b) => b.x)) - 10, y0 = Math.min(0, ...all.map((b) => b.y)) - 10;
+  const x1 = Math.max(0, ...all.map((b) => b.x + b.w)) + 10, y1 = Math.max(0, ...all.map((b) => b.y + b.h)) + 10;
+  const fitK = Math.min(800 / (x1 - x0), 540 / (y1 - y0), 1.5);
+  const fit = { k: fitK, x: (800 - (x1 - x0) * fitK) / 2 - x0 * fitK, y: (540 - (y1 - y0) * fitK) / 2 - y0 * fitK };
+  let view = { ...fit }, selected = null, shown = maxIt;
+  const labelText = (b, cls) => s("text", { x: b.left, y: b.base, "font-size": b.px, class: cls }, b.text);
+  // Labels too small to read are hidden (a 200-node graph fitted in the box): the browser draws
+  // text that small at a minimum size, so it would only blot the picture. Zoom in to read them.
+  const applyView = () => {
+    layer.setAttribute("transform", `translate(${view.x},${view.y}) scale(${view.k})`);
+    svg.classList.toggle("small", view.k * 9 < 6);
+  };
+  const zoomTo = (k) => {  // about the centre of the box
+    view.x = 400 - ((400 - view.x) * k) / view.k; view.y = 270 - ((270 - view.y) * k) / view.k; view.k = k; applyView();
+  };
   const draw = () => {
     fill(layer);
     const visible = new Set(nodes.filter((n) => (n.iteration || 0) <= shown).map((n) => n.id));
@@ -529,17 +548,17 @@ function graphView(g) {
         onclick: (ev) => { ev.stopPropagation(); selected = e.id; showEdge(e); draw(); } },
         s("line", { x1: a.x, y1: a.y, x2: b.x, y2: b.y, "stroke-width": 1 + 3 * (e.strength || 0) }),
         s("line", { x1: a.x, y1: a.y, x2: b.x, y2: b.y, "stroke-width": 10, stroke: "transparent", style: "stroke:transparent" }),
-        s("text", { x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 - 3, "text-anchor": "middle" }, e.type)));
+        placed.edges.has(e.id) ? labelText(placed.edges.get(e.id), "label") : s("title", {}, e.type)));
     }
     for (const n of nodes) {
       if (!visible.has(n.id)) continue;
       const p = pos.get(n.id);
-      const r = 8 + 10 * (n.confidence || 0);
+      const r = p.r;
       const fill = n.kind === "placeholder" ? "#fff7ed" : `hsl(${Math.round(120 * (n.confidence || 0))},70%,75%)`;
       layer.appendChild(s("g", { class: `node ${n.kind}${selected === n.id ? " selected" : ""}`, "data-node": n.id,
         onclick: (ev) => { ev.stopPropagation(); selected = n.id; showNode(n); draw(); } },
         s("circle", { cx: p.x, cy: p.y, r, fill }),
-        s("text", { x: p.x + r + 3, y: p.y + 4 }, (n.kind === "placeholder" ? "? " : "") + n.label)));
+        placed.nodes.has(n.id) ? labelText(placed.nodes.get(n.id), "label") : s("title", {}, nodeText(n))));
     }
     applyView();
   };
@@ -578,43 +597,13 @@ function graphView(g) {
     h("h2", {}, "Reasoning graph"),
     h("div", { class: "card" }, h("pre", { class: "model-text" }, g.answer || "")),
     h("div", { class: "filters" }, "Replay: ", slider, sliderLabel,
-      h("button", { onclick: () => { view = { x: 0, y: 0, k: 1 }; applyView(); } }, "reset view"),
+      h("button", { onclick: () => { view = { ...fit }; applyView(); } }, "fit"),
+      h("button", { "data-zoom": "1", title: "labels at their actual size", onclick: () => zoomTo(1) }, "100 %"),
       h("span", { class: "muted" }, ` · ${nodes.length} nodes, ${edges.length} edges · noise ${fmtC(noise.current)} (target ${fmtC(noise.target)})${g.converged ? " · converged" : ""}`)),
-    h("p", { class: "legend" }, "Drag to pan, scroll to zoom. Node colour and size: confidence (red low, green high). Dashed: provisional (placeholders, unconfirmed links)."),
+    h("p", { class: "legend" }, "Drag to pan, scroll to zoom (labels show once they are large enough to read). Node colour and size: confidence (red low, green high). Dashed: provisional (placeholders, unconfirmed links)."),
     h("div", { class: "graphwrap" }, svg, info),
     (g.gaps || []).length ? h("details", {}, h("summary", {}, `Gaps (${g.gaps.length})`), g.gaps.map((x) => h("div", { class: "quote" }, x.description || pretty(x)))) : "",
     (g.hypotheses || []).length ? h("details", {}, h("summary", {}, `Hypotheses (${g.hypotheses.length})`), h("pre", {}, pretty(g.hypotheses))) : "");
-}
-
-/** A small force layout: deterministic start on a circle, then repulsion, springs and gravity. */
-function layout(nodes, edges, w, hgt) {
-  const pos = new Map();
-  const n = nodes.length || 1;
-  nodes.forEach((node, i) => pos.set(node.id, { x: w / 2 + (w / 3) * Math.cos((2 * Math.PI * i) / n), y: hgt / 2 + (hgt / 3) * Math.sin((2 * Math.PI * i) / n), dx: 0, dy: 0 }));
-  const links = edges.filter((e) => pos.has(e.source) && pos.has(e.target));
-  const list = [...pos.values()];
-  const ideal = Math.sqrt((w * hgt) / n) * 0.6;
-  for (let it = 0; it < 250; it++) {
-    const temp = 20 * (1 - it / 250) + 0.5;
-    for (const a of list) { a.dx = 0; a.dy = 0; }
-    for (let i = 0; i < list.length; i++) for (let j = i + 1; j < list.length; j++) {
-      const a = list[i], b = list[j];
-      let dx = a.x - b.x, dy = a.y - b.y; const d2 = Math.max(dx * dx + dy * dy, 1); const d = Math.sqrt(d2);
-      const f = (ideal * ideal) / d; dx /= d; dy /= d; a.dx += dx * f; a.dy += dy * f; b.dx -= dx * f; b.dy -= dy * f;
-    }
-    for (const e of links) {
-      const a = pos.get(e.source), b = pos.get(e.target);
-      let dx = a.x - b.x, dy = a.y - b.y; const d = Math.max(Math.sqrt(dx * dx + dy * dy), 1);
-      const f = (d * d) / ideal; dx /= d; dy /= d; a.dx -= dx * f; a.dy -= dy * f; b.dx += dx * f; b.dy += dy * f;
-    }
-    for (const a of list) {
-      a.dx += (w / 2 - a.x) * 0.05; a.dy += (hgt / 2 - a.y) * 0.05;
-      const d = Math.max(Math.sqrt(a.dx * a.dx + a.dy * a.dy), 1e-6);
-      a.x = Math.min(w - 40, Math.max(30, a.x + (a.dx / d) * Math.min(d, temp)));
-      a.y = Math.min(hgt - 20, Math.max(20, a.y + (a.dy / d) * Math.min(d, temp)));
-    }
-  }
-  return pos;
 }
 
 // ------------------------------------------------------------------ the task board, live
