@@ -93,3 +93,15 @@ def test_a_span_shows_where_its_requests_time_went(site: dict[str, Any]) -> None
         waits.append(cells[0])
         assert "Model requests (1)" in b.driver.find_element("id", "span-detail").text
     assert max(waits) >= 0.2 and min(waits) < 0.05  # one waited for the other's slot
+
+
+def test_a_run_another_process_runs_offers_no_cancel_button(site: dict[str, Any]) -> None:
+    gate = threading.Event()
+    parent, thread = start_parent_with_children(site["db"], gate)
+    try:
+        b = open_run(site, parent)
+        b.wait_for("return document.querySelector('.badge').innerText === 'running' && document.querySelector('[data-action=download]')")
+        assert not b.driver.find_elements("css selector", "button[data-action=cancel]")  # it would only be refused (409)
+    finally:
+        gate.set()
+        thread.join(20)

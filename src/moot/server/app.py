@@ -222,6 +222,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         else:
             raise not_found(run_id)
         found.can_rerun = store().recorded_request(*{found.run_id, run.id if run is not None else found.run_id}) is not None
+        found.can_cancel = run is not None and run.status in ("queued", "running")
         if run is not None:  # what the server knows beyond the record: its request and result
             found.run_id = run.id
             if run.status in ("queued", "running") or found.status == "running":

@@ -161,6 +161,9 @@ class RunDetail(RunSummary):
     """The team's final result (the scaffold, the debates, the answer), when it recorded one."""
     content_recorded: bool = False
     """Whether prompts and responses were recorded for this run."""
+    can_cancel: bool = False
+    """This server runs it (``DELETE /api/runs/{id}`` cancels it); a run another process runs is
+    cancelled where it runs."""
     can_rerun: bool = False
     """The request that started it was recorded (it came over HTTP): ``POST /api/runs/{id}/rerun``
     runs it again with the same inputs."""

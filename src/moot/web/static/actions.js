@@ -81,10 +81,10 @@ export async function newRunView(params) {
 
 // ------------------------------------------------------------------ a run's actions
 
-/** The buttons above a run: cancel (while it runs), re-run, download, compare. */
+/** The buttons above a run: cancel (while this server runs it), re-run, download, compare. */
 export function actionBar(run, refresh) {
   const message = h("span", { class: "error action-error" });
-  const running = run.status === "running" || run.status === "queued";
+  const running = run.can_cancel && (run.status === "running" || run.status === "queued");
   const act = (fn) => async (e) => {
     e.target.disabled = true;
     fill(message, "");
