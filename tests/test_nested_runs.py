@@ -30,6 +30,12 @@ def test_a_running_parent_draws_its_children_and_sums_their_calls_while_they_wor
         # the first child's call and the second child's first call, counted while the second still works
         assert live.usage.requests == 2
         assert next(c for c in live.children if c.status == "running").usage.requests == 1
+        from moot.server.history import list_runs
+
+        store = RunStore(db)
+        rows, _ = list_runs(store, team=None, status=None, since=None, until=None, search=None, limit=10, offset=0)
+        store.close()
+        assert [(r.name, r.usage.requests) for r in rows] == [("learn 2 files into notes.sqlite3", 2)]  # the list too
     finally:
         gate.set()
         thread.join(20)

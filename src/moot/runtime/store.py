@@ -379,6 +379,21 @@ class RunStore:
         return {r[0]: Usage(input_tokens=int(r[1] or 0), output_tokens=int(r[2] or 0), requests=int(r[3] or 0),
                             cost_usd=float(r[4] or 0.0)) for r in rows}
 
+    def held_usage_so_far(self, parent_ids: list[str]) -> dict[str, Usage]:
+        """What the runs each parent holds used until now, from their recorded events (the runs
+        list shows a running parent's sums while its children work)."""
+        if not parent_ids:
+            return {}
+        marks = ",".join("?" * len(parent_ids))
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT r.parent_run_id, SUM(json_extract(e.payload, '$.input_tokens')), SUM(json_extract(e.payload, '$.output_tokens')), "
+                "SUM(COALESCE(json_extract(e.payload, '$.requests'), 1)), SUM(json_extract(e.payload, '$.cost_usd')) "
+                f"FROM events e JOIN runs r ON r.id = e.run_id WHERE e.type = 'model_response' AND r.parent_run_id IN ({marks}) "
+                "GROUP BY r.parent_run_id", parent_ids).fetchall()
+        return {r[0]: Usage(input_tokens=int(r[1] or 0), output_tokens=int(r[2] or 0), requests=int(r[3] or 0),
+                            cost_usd=float(r[4] or 0.0)) for r in rows}
+
     def list_runs(self, limit: int = 20, *, top_level: bool = False) -> list[RunRecord]:
         """The most recent runs first; ``top_level``: only runs that no other run holds."""
         where = " WHERE parent_run_id IS NULL" if top_level else ""

@@ -16,7 +16,7 @@ from moot.runtime import RunStore
 from moot.runtime.events import Event
 from moot.runtime.store import RunRecord
 from moot.runtime.waits import wait_summary
-from moot.server.nested import child_spans, kept_results, live_children, parent_usage
+from moot.server.nested import child_spans, kept_results, live_children, live_rows, parent_usage
 from moot.server.schemas import (
     BudgetLine,
     ModelCall,
@@ -254,4 +254,4 @@ def list_runs(store: RunStore, *, team: str | None, status: str | None, since: f
         return rows[offset: offset + limit], len(rows)
     records, total = store.query_runs(name_prefixes=prefixes, status=status, since=since, until=until, search=search,
                                       limit=limit, offset=offset, top_level=top_level)
-    return [summary(r) for r in records], total
+    return live_rows(store, [summary(r) for r in records]), total

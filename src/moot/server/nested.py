@@ -33,6 +33,22 @@ def live_children(store: RunStore, children: list[RunSummary]) -> list[RunSummar
     return [c.model_copy(update={"usage": _out(so_far[c.run_id])}) if c.run_id in so_far else c for c in children]
 
 
+def live_rows(store: RunStore, rows: list[RunSummary]) -> list[RunSummary]:
+    """Rows of the runs list, a running one with what it and the runs it holds used so far."""
+    running = [r.run_id for r in rows if r.status in UNFINISHED]
+    if not running:
+        return rows
+    own, held = store.usage_so_far(running), store.held_usage_so_far(running)
+    out = []
+    for row in rows:
+        if row.run_id in own or row.run_id in held:
+            usage = _add(_out(own[row.run_id]) if row.run_id in own else UsageOut(),
+                         _out(held[row.run_id]) if row.run_id in held else UsageOut())
+            row = row.model_copy(update={"usage": usage})
+        out.append(row)
+    return out
+
+
 def parent_usage(store: RunStore, record: RunRecord, own: UsageOut, children: list[RunSummary]) -> UsageOut:
     """A parent's usage: while it runs, its own requests so far plus its children's; once it
     ended, what it recorded (its children's sum), or that sum when it recorded none."""
@@ -78,4 +94,4 @@ def kept_results(record: RunRecord, spans: list[Span], children: list[RunSummary
     return kept
 
 
-__all__ = ["CHILD_LANE", "child_spans", "kept_results", "live_children", "parent_usage"]
+__all__ = ["CHILD_LANE", "child_spans", "kept_results", "live_children", "live_rows", "parent_usage"]
