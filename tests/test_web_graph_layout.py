@@ -80,3 +80,15 @@ def test_a_200_node_graph_is_laid_out_by_its_links_not_on_a_grid(site: dict[str,
     # and no two nodes sit on the same spot
     centres = {(round(x), round(y)) for x, y in at.values()}
     assert len(centres) == len(at)
+
+
+def test_hypotheses_and_gaps_are_readable_text_not_json(site: dict[str, Any]) -> None:
+    graph = httpx.get(f"{site['url']}/api/runs/{site['runs']['small']}").json()["output"]
+    assert graph["hypotheses"], "the scripted graph run proposes hypotheses"
+    b = site["browser"]
+    b.driver.get(f"{site['url']}/#/runs/{site['runs']['small']}")
+    text = b.wait_for("const d = [...document.querySelectorAll('#graph-result details')].find(x => x.innerText.startsWith('Hypotheses'));"
+                      "if (!d) return null; d.open = true; return d.innerText")
+    assert "{" not in text and "\"" not in text
+    first = graph["hypotheses"][0]
+    assert str(first.get("statement") or first.get("text") or next(v for v in first.values() if isinstance(v, str)))[:30] in text

@@ -370,27 +370,23 @@ class RunStore:
         run's usage (its row holds usage only once it finishes), for a parent's live sums."""
         if not run_ids:
             return {}
-        marks = ",".join("?" * len(run_ids))
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT run_id, SUM(json_extract(payload, '$.input_tokens')), SUM(json_extract(payload, '$.output_tokens')), "
-                "SUM(COALESCE(json_extract(payload, '$.requests'), 1)), SUM(json_extract(payload, '$.cost_usd')) "
-                f"FROM events WHERE type = 'model_response' AND run_id IN ({marks}) GROUP BY run_id", run_ids).fetchall()
-        return {r[0]: Usage(input_tokens=int(r[1] or 0), output_tokens=int(r[2] or 0), requests=int(r[3] or 0),
-                            cost_usd=float(r[4] or 0.0)) for r in rows}
+        return self._usage_by("e.run_id", "", "e.run_id", run_ids)
 
     def held_usage_so_far(self, parent_ids: list[str]) -> dict[str, Usage]:
         """What the runs each parent holds used until now, from their recorded events (the runs
         list shows a running parent's sums while its children work)."""
         if not parent_ids:
             return {}
-        marks = ",".join("?" * len(parent_ids))
+        return self._usage_by("r.parent_run_id", "JOIN runs r ON r.id = e.run_id", "r.parent_run_id", parent_ids)
+
+    def _usage_by(self, key: str, join: str, column: str, ids: list[str]) -> dict[str, Usage]:
+        """The usage of the ``model_response`` events whose ``column`` is one of ``ids``, summed by ``key``."""
+        marks = ",".join("?" * len(ids))
         with self._lock:
             rows = self._db.execute(
-                "SELECT r.parent_run_id, SUM(json_extract(e.payload, '$.input_tokens')), SUM(json_extract(e.payload, '$.output_tokens')), "
+                f"SELECT {key}, SUM(json_extract(e.payload, '$.input_tokens')), SUM(json_extract(e.payload, '$.output_tokens')), "
                 "SUM(COALESCE(json_extract(e.payload, '$.requests'), 1)), SUM(json_extract(e.payload, '$.cost_usd')) "
-                f"FROM events e JOIN runs r ON r.id = e.run_id WHERE e.type = 'model_response' AND r.parent_run_id IN ({marks}) "
-                "GROUP BY r.parent_run_id", parent_ids).fetchall()
+                f"FROM events e {join} WHERE e.type = 'model_response' AND {column} IN ({marks}) GROUP BY {key}", ids).fetchall()
         return {r[0]: Usage(input_tokens=int(r[1] or 0), output_tokens=int(r[2] or 0), requests=int(r[3] or 0),
                             cost_usd=float(r[4] or 0.0)) for r in rows}
 

@@ -402,7 +402,7 @@ function teamEvents(run) {
   return h("details", {}, h("summary", {}, `Team events (${run.team_events.length})`),
     h("table", { class: "calls" }, run.team_events.map((e) => h("tr", {},
       h("td", {}, "+" + fmtDur(e.ts - run.started)), h("td", {}, e.type), h("td", {}, e.agent || ""),
-      h("td", {}, h("code", {}, JSON.stringify(e.payload)))))));
+      h("td", {}, readable(e.payload))))));
 }
 
 // ------------------------------------------------------------------ team results
@@ -461,8 +461,8 @@ function answerView(a) {
 
 function researchView(r) {
   return h("div", {}, h("h2", {}, "Answer"), h("div", { class: "card" }, h("pre", { class: "model-text" }, r.answer || "")),
-    r.evidence ? h("details", {}, h("summary", {}, `Evidence (${r.evidence.length})`), h("pre", {}, pretty(r.evidence))) : "",
-    r.verification ? h("details", {}, h("summary", {}, "Verification"), h("pre", {}, pretty(r.verification))) : "");
+    r.evidence ? h("details", {}, h("summary", {}, `Evidence (${r.evidence.length})`), readable(r.evidence)) : "",
+    r.verification ? h("details", {}, h("summary", {}, "Verification"), readable(r.verification)) : "");
 }
 
 function deliberationView(d) {
@@ -602,8 +602,8 @@ function graphView(g) {
       h("span", { class: "muted" }, ` · ${nodes.length} nodes, ${edges.length} edges · noise ${fmtC(noise.current)} (target ${fmtC(noise.target)})${g.converged ? " · converged" : ""}`)),
     h("p", { class: "legend" }, "Drag to pan, scroll to zoom (labels show once they are large enough to read). Node colour and size: confidence (red low, green high). Dashed: provisional (placeholders, unconfirmed links)."),
     h("div", { class: "graphwrap" }, svg, info),
-    (g.gaps || []).length ? h("details", {}, h("summary", {}, `Gaps (${g.gaps.length})`), g.gaps.map((x) => h("div", { class: "quote" }, x.description || pretty(x)))) : "",
-    (g.hypotheses || []).length ? h("details", {}, h("summary", {}, `Hypotheses (${g.hypotheses.length})`), h("pre", {}, pretty(g.hypotheses))) : "");
+    (g.gaps || []).length ? h("details", {}, h("summary", {}, `Gaps (${g.gaps.length})`), g.gaps.map((x) => h("div", { class: "quote" }, x.description || readable(x)))) : "",
+    (g.hypotheses || []).length ? h("details", {}, h("summary", {}, `Hypotheses (${g.hypotheses.length})`), readable(g.hypotheses)) : "");
 }
 
 // ------------------------------------------------------------------ the task board, live
@@ -625,7 +625,7 @@ async function boardView() {
         h("div", {}, t.description),
         h("div", { class: "meta" }, `${t.id} · ${t.type}${t.claimed_by ? " · " + t.claimed_by : ""}${t.attempts ? " · attempt " + t.attempts : ""}`),
         t.error ? h("div", { class: "meta error" }, t.error) : "",
-        c === "completed" && t.result != null ? h("details", {}, h("summary", {}, "result"), h("pre", { class: "model-text" }, pretty(t.result))) : "")))));
+        c === "completed" && t.result != null ? h("details", {}, h("summary", {}, "result"), readable(t.result)) : "")))));
   };
   const load = (b) => {
     board = b.board;
