@@ -6,7 +6,9 @@ parallel agents on the embedded model with a run store, then reads the run back 
 page does (``moot.server.history.run_detail``) and reports, for every model request, its
 latency and the recorded waiting, prompt and generation, how far their sum is from the latency,
 and for the run the wall time spent only waiting. A baseline run with the engine idle (no
-busy client) is measured in the same invocation, so the two can be compared.
+busy client of this bench's own: ``idle``; other processes on the machine may still be using
+the shared engine, and then it shows) is measured in the same invocation, so the two can be
+compared.
 
     python bench/request_timing.py --quick    # under a minute on 2 cores
 
