@@ -94,6 +94,30 @@ def test_start_from_the_form_cancel_rerun_with_the_same_inputs(tmp_path: Path) -
             gate.set()
 
 
+def test_teach_a_knowledge_base_from_the_form_and_read_the_facts_it_stored(tmp_path: Path) -> None:
+    from learning_support import label_body
+    from nested_support import ARTICLE
+    from openai_stub import openai_compatible_server
+
+    def answer(body: dict[str, Any]) -> str:
+        return label_body(body) or "The harbour report."
+
+    with openai_compatible_server(answer) as model, \
+            Serve(tmp_path / "runs.db", "--model", model, env={"MOOT_HOME": str(tmp_path / "home")}) as server, Browser() as b:
+        b.driver.get(server.url + "/#/new?team=learn")
+        b.wait_for("return document.querySelector('form#new-run[data-team=learn]')")
+        b.driver.find_element("css selector", "#new-run input[name=kb]").send_keys("harbour")
+        b.driver.find_element("css selector", "#new-run input[name=source]").send_keys("harbour.md")
+        b.driver.find_element("css selector", "#new-run textarea[name=text]").send_keys(ARTICLE)
+        b.driver.find_element("css selector", "#new-run button[type=submit]").click()
+        b.wait_for("return location.hash.startsWith('#/runs/')", 15)
+        b.wait_for("return document.querySelector('.badge') && document.querySelector('.badge').innerText === 'completed'", 30)
+        assert httpx.get(f"{server.url}/api/learning/kbs/harbour").json()["current_facts"] >= 2
+        rows = b.wait_for("return document.querySelectorAll('#learned tr[data-fact]').length >= 2 && "
+                          "[...document.querySelectorAll('#learned tr[data-fact]')].map(r => r.innerText)", 15)
+        assert any("420 passengers" in r for r in rows)
+
+
 def test_a_form_error_is_one_plain_line_on_the_page(site: dict[str, Any]) -> None:
     b = site["browser"]
     b.driver.get(site["url"] + "/#/new?team=deliberation")
