@@ -122,20 +122,12 @@ def test_a_failed_tool_call_marks_its_span(tmp_path: Path) -> None:
         """Look a city up."""
         raise ValueError(f"no data for {city}")
 
-    turns = iter([{"tool_calls": [{"name": "lookup", "arguments": {"city": "Oslo"}}]}, "I could not look it up."])
-
-    def answer(request: ModelRequest) -> object:
-        return next(turns)
-
     from moot.models.base import ModelResponse, ToolCall
 
-    def as_response(request: ModelRequest) -> object:
-        item = answer(request)
-        if isinstance(item, dict):
-            return ModelResponse(tool_calls=tuple(ToolCall(id="c1", **c) for c in item["tool_calls"]), finish_reason="tool_calls")
-        return item
-
-    graph = TaskGraph([SubAgent("finder", "finds", "Find.", model=FunctionModel(as_response), tools=[lookup])],
+    # first turn: call the tool; second turn (after its error): answer in words
+    turns = iter([ModelResponse(tool_calls=(ToolCall(id="c1", name="lookup", arguments={"city": "Oslo"}),), finish_reason="tool_calls"),
+                  "I could not look it up."])
+    graph = TaskGraph([SubAgent("finder", "finds", "Find.", model=FunctionModel(lambda request: next(turns)), tools=[lookup])],
                       [SubAgentTask("finder", "Oslo?")])
     db = tmp_path / "runs.db"
     store = RunStore(db)
