@@ -44,6 +44,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
 
 def open_page(site: dict[str, Any], fragment: str) -> Any:
     b = site["browser"]
+    # a change of fragment alone keeps the document: forget the last view's "rendered" mark
+    b.driver.execute_script("window.__mootRendered = null")
     b.driver.get(site["url"] + "/" + fragment)
     return b
 

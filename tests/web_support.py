@@ -233,7 +233,18 @@ def screenshots(out: str | Path = ROOT / "docs" / "web") -> list[Path]:
         runs = record_all(db, work)
         store = RunStore(db)
         runs["answer"] = record_learning_run(store, work / "kb")
+        runs["big-graph"] = record_big_graph(store, 60)
         store.close()
+        import threading
+
+        from nested_support import record_cancelled_run, record_learn_run, start_parent_with_children
+        from test_request_timing import record_two_agents_on_one_slot
+
+        runs["slot"] = record_two_agents_on_one_slot(db, "screenshots")
+        runs["learned"] = record_learn_run(db, work / "kb-learn")
+        runs["cancelled"] = record_cancelled_run(db)
+        gate = threading.Event()
+        runs["parent"], parent_thread = start_parent_with_children(db, gate)
         from moot.teams.board import open_board
 
         board = open_board(str(work / "board"))
@@ -284,4 +295,63 @@ def screenshots(out: str | Path = ROOT / "docs" / "web") -> list[Path]:
             shot("injected", f"/#/runs/{runs['injected']}", "document.querySelector('.span')", ".span[data-task=writer]", height=800)
             shot("board", "/#/board", "document.querySelector('[data-column=completed] .task')", height=600)
             shot("api-docs", "/docs", "document.querySelectorAll('.opblock').length > 10", height=900)
+            # the views of issue 35: where the time went, nested runs, actions, the laid-out graph
+            shot("timing", f"/#/runs/{runs['slot']}", "document.querySelector('.span[data-task=second]')",
+                 ".span[data-task=second]", height=760)
+            shot("nested", f"/#/runs/{runs['parent']}", "document.querySelectorAll('.span.child').length === 2", height=620)
+            gate.set()
+            parent_thread.join(20)
+            shot("learned", f"/#/runs/{runs['learned']}", "document.querySelector('#learned tr[data-fact]')", height=900, save=False)
+            b.driver.execute_script("document.getElementById('learned').scrollIntoView()")
+            time.sleep(0.2)
+            b.driver.save_screenshot(str(out / "learned.png"))
+            shots.append(out / "learned.png")
+            shot("kept", f"/#/runs/{runs['cancelled']}", "document.getElementById('kept')", height=640)
+            shot("new-run", "/#/new?team=graph", "document.querySelector('form#new-run')", height=640)
+            shot("compare", f"/#/compare?a={runs['slot']}&b={runs['deliberation']}", "document.getElementById('compare')", height=700)
+            shot("feedback", f"/#/runs/{runs['deliberation']}", "document.querySelector('[data-insight] button[data-feedback]')",
+                 "[data-insight] button[data-feedback=accepted]", height=1100, save=False)
+            b.wait_for("return document.querySelector('[data-decision=accepted]')", 10)
+            b.driver.execute_script("document.querySelector('[data-insight]').scrollIntoView()")
+            time.sleep(0.2)
+            b.driver.save_screenshot(str(out / "feedback.png"))
+            shots.append(out / "feedback.png")
+            shot("graph-layout", f"/#/runs/{runs['big-graph']}", "document.querySelector('#graph [data-node]')", height=1400, save=False)
+            b.driver.execute_script("document.getElementById('graph-result').scrollIntoView()")
+            b.driver.execute_script("document.querySelector('button[data-zoom=\"1\"]').click()")
+            time.sleep(0.3)
+            b.driver.save_screenshot(str(out / "graph-layout.png"))
+            shots.append(out / "graph-layout.png")
     return shots
+
+
+def record_big_graph(store: RunStore, nodes: int = 200, seed: int = 7) -> str:
+    """A graph run with ``nodes`` entities in a few clusters, linked by typed edges, and labels of
+    many lengths: what a long graph run leaves (the layout test lays it out in the browser)."""
+    import random
+
+    from moot.runtime import Run
+
+    rng = random.Random(seed)
+    words = ["mill", "river", "Lake Mira", "sediment load", "fish stock", "farm runoff", "dam", "north shore", "permit",
+             "phosphate", "council", "algae bloom", "wetland", "Ostby", "turbidity", "spawning ground", "road salt", "bridge"]
+    items = [{"id": f"n{i}", "label": f"{rng.choice(words)} {i}" + (" (upper basin)" if i % 7 == 0 else ""),
+              "kind": "placeholder" if i % 11 == 0 else "entity", "confidence": round(rng.uniform(0.2, 0.95), 2),
+              "iteration": i % 4, "evidence": []} for i in range(nodes)]
+    types = ["causes", "reduces", "located_in", "feeds", "regulates", "part_of"]
+    edges = []
+    for i in range(1, nodes):
+        cluster = i // 25 * 25  # clusters of 25, each a tree with a few extra links
+        target = rng.randrange(cluster, i) if i > cluster else rng.randrange(0, i)
+        edges.append({"id": f"e{i}", "source": f"n{i}", "target": f"n{target}", "type": rng.choice(types),
+                      "strength": round(rng.uniform(0.1, 0.9), 2), "provisional": i % 9 == 0, "iteration": i % 4, "evidence": []})
+    for k in range(nodes // 5):
+        a, b = rng.sample(range(nodes), 2)
+        edges.append({"id": f"x{k}", "source": f"n{a}", "target": f"n{b}", "type": rng.choice(types), "strength": 0.3,
+                      "provisional": True, "iteration": 3, "evidence": []})
+    run = Run("graph: how do 200 things around Lake Mira connect?", store=store)
+    run.start()
+    asyncio.run(run.finish())
+    store.record_output(run.run_id, "graph", {"answer": "A large graph.", "nodes": items, "edges": edges, "gaps": [],
+                                              "hypotheses": [], "noise": {"current": 0.2, "target": 0.2}, "converged": True})
+    return run.run_id

@@ -17,6 +17,7 @@ from moot.cli._output import print_json, stdout, usage_dict
 from moot.models.base import Usage
 from moot.runtime.events import Event, EventType
 from moot.runtime.store import RunRecord, RunStore
+from moot.runtime.waits import wait_summary
 
 BAR_WIDTH = 40
 DETAIL_WIDTH = 44
@@ -100,8 +101,9 @@ def show(
     events = store.events(record.id)
     children = store.children(record.id)
     if as_json:
+        timing = wait_summary(events, started=record.started, finished=record.finished)
         print_json({"run": record.to_dict(), "events": [e.to_dict() for e in events],
-                    "runs_held": [_summary(c) for c in children]})
+                    "runs_held": [_summary(c) for c in children], "timing": timing.as_dict()})
         return
     for renderable in render_timeline(record, events):
         stdout.print(renderable)
@@ -158,6 +160,7 @@ class _TaskRow:
         self.end: float | None = None
         self.usage = Usage()
         self.tools: list[Event] = []
+        self.waited_s = 0.0
         self.note = ""
 
 
@@ -182,6 +185,7 @@ def _task_rows(record: RunRecord, events: list[Event]) -> list[_TaskRow]:
                 requests=p.get("requests", 1),
                 cost_usd=p.get("cost_usd", 0.0),
             )
+            row.waited_s += float(p.get("queue_s") or 0.0)
         elif event.type is EventType.TOOL_CALL:
             row.tools.append(event)
         elif event.type is EventType.AGENT_STARTED and event.agent and event.agent != row.agent:
@@ -239,6 +243,7 @@ def render_timeline(record: RunRecord, events: list[Event]) -> list[Any]:
     table.add_column("status")
     table.add_column(Text(f"0s{' ' * (BAR_WIDTH - 2 - len(f'{span:.2f}s'))}{span:.2f}s"), no_wrap=True)
     table.add_column("time", justify="right")
+    table.add_column("waited", justify="right")
     table.add_column("calls", justify="right")
     table.add_column("tokens", justify="right")
     table.add_column("cost", justify="right")
@@ -251,6 +256,7 @@ def render_timeline(record: RunRecord, events: list[Event]) -> list[Any]:
             Text(row.status, style=style),
             _bar(row.start, row.end, t0, span, style or "white"),
             _seconds(duration),
+            _seconds(row.waited_s) if row.usage.requests else "",
             str(row.usage.requests),
             str(row.usage.total_tokens),
             f"${row.usage.cost_usd:.4f}",
@@ -267,9 +273,10 @@ def render_timeline(record: RunRecord, events: list[Event]) -> list[Any]:
                 "",
                 "",
                 "",
+                "",
             )
         if row.note:
-            table.add_row("", Text(_clip(row.note, 3 * DETAIL_WIDTH), style="dim"), "", "", "", "", "", "")
+            table.add_row("", Text(_clip(row.note, 3 * DETAIL_WIDTH), style="dim"), "", "", "", "", "", "", "")
     by_agent = Text(
         "by agent: "
         + ", ".join(
@@ -281,7 +288,11 @@ def render_timeline(record: RunRecord, events: list[Event]) -> list[Any]:
     reason = Text()
     reason.append("stop reason: ", style="bold")
     reason.append(record.stop_reason or ("still running, or crashed before it finished" if record.status == "running" else "-"))
-    parts: list[Any] = [header, totals, Text(""), table, Text("")]
+    waits = wait_summary(events, started=record.started, finished=record.finished)
+    parts: list[Any] = [header, totals]
+    if waits.calls:
+        parts.append(Text("time: " + waits.sentence(), style="dim"))
+    parts += [Text(""), table, Text("")]
     if record.usage_by_agent:
         parts.append(by_agent)
     parts.append(reason)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+import time
 from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from typing import Any
 
 from moot.errors import ConfigError
 from moot.models.base import Model, ModelRequest, ModelResponse, StreamEvent, WrapperModel
+from moot.models.timing import current_clock
 
 LOCAL_DEFAULT = 4
 REMOTE_DEFAULT = 8
@@ -166,14 +168,26 @@ class ConcurrencyLimitedModel(WrapperModel):
         self.key = self.key or limiter_key(self.wrapped)
         self.limiter = limiter_for(self.key, self.limit)
 
+    async def _acquire(self) -> None:
+        started = time.perf_counter()
+        await self.limiter.acquire()
+        if (clock := current_clock()) is not None:  # the wait shows in the request's timing
+            clock.waited(time.perf_counter() - started)
+
     async def request(self, request: ModelRequest) -> ModelResponse:
-        async with self.limiter:
+        await self._acquire()
+        try:
             return await self.wrapped.request(request)
+        finally:
+            self.limiter.release()
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        async with self.limiter:
+        await self._acquire()
+        try:
             async for event in self.wrapped.stream(request):
                 yield event
+        finally:
+            self.limiter.release()
 
     def describe(self) -> dict[str, Any]:
         return {**self.wrapped.describe(), "concurrency_limit": self.limiter.limit}

@@ -45,6 +45,7 @@ from moot.models.engine_client import SharedEngine, engine_mode
 from moot.models.testing import check_allowed
 from moot.models.tokenizer import count_chat_tokens, tokenizer_for
 from moot.models.weights import DEFAULT_VARIANT, ensure_weights, get_variant, weights_path
+from moot.models.timing import current_clock, engine_times
 
 MODEL_VARIANTS = {"local": DEFAULT_VARIANT, "local-1.5b": "qwen2.5-coder-1.5b"}
 """Model strings of the bundled weights, and the weights variant each one uses."""
@@ -245,6 +246,8 @@ class LocalModel(Model):
                             finish = choice.get("finish_reason") or finish
                         if chunk.get("usage"):
                             usage = _usage(chunk["usage"])
+                        if (times := engine_times(chunk)) is not None and (clock := current_clock()) is not None:
+                            clock.engine(*times)  # the engine's own prompt and generation times
         except TimeoutError:
             raise ModelTimeoutError(
                 f"{self.name} gave no complete answer within {request.settings.timeout_s:g}s",

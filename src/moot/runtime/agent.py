@@ -32,6 +32,7 @@ from moot.models.base import (
     UserMessage,
 )
 from moot.models.attempts import attempts_counted_by
+from moot.models.timing import RequestClock, timed_by
 from moot.runtime.budget import Budget, BudgetExceeded, BudgetTracker
 from moot.runtime.events import BoundEmitter, EventBus, EventType, summarize
 from moot.runtime.metered import MeteredCall
@@ -284,11 +285,12 @@ class SubAgent:
                     request_payload["messages"] = [m.model_dump() for m in request.messages]
                 emitter.emit(EventType.MODEL_REQUEST, **request_payload)
             started = time.perf_counter()
+            clock = RequestClock()
             response: ModelResponse | None = None
             # Every attempt the wrappers send (retries, fallbacks) is held and charged on the
             # tracker through `call`; what it charged in all is this turn's usage.
             try:
-                with attempts_counted_by(call):
+                with attempts_counted_by(call), timed_by(clock):
                     async with asyncio.timeout(tracker.time_left(self.name)) as deadline:
                         response = await model.request(request)
             except TimeoutError:
@@ -330,9 +332,11 @@ class SubAgent:
             state.last_text = response.text
             state.messages.append(response.to_message())
             if emitter.active:
+                latency = time.perf_counter() - started
                 response_payload: dict[str, Any] = {
                     "turn": state.turns,
-                    "latency_s": round(time.perf_counter() - started, 4),
+                    "latency_s": round(latency, 4),
+                    **clock.split(latency).as_dict(),
                     "finish_reason": response.finish_reason,
                     "tool_calls": [c.name for c in response.tool_calls],
                     **_usage_payload(response.usage),

@@ -60,6 +60,11 @@ CREATE TABLE IF NOT EXISTS agent_usage (
     cost_usd REAL NOT NULL,
     PRIMARY KEY (run_id, agent)
 );
+CREATE TABLE IF NOT EXISTS run_requests (
+    run_id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    data TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS run_outputs (
     run_id TEXT PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
     kind TEXT NOT NULL,
@@ -342,6 +347,48 @@ class RunStore:
             rows = self._db.execute("SELECT * FROM events WHERE run_id = ? AND seq > ? ORDER BY seq",
                                     (run_id, after_seq)).fetchall()
         return [self._event(r) for r in rows]
+
+    def record_request(self, run_id: str, kind: str, data: dict[str, Any]) -> None:
+        """Keep what started a run (the HTTP request's team and body), so it can be run again with
+        the same inputs. ``run_requests`` holds no foreign key: a server records it before the
+        team writes the run's row."""
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO run_requests (run_id, kind, data) VALUES (?, ?, ?)",
+                             (run_id, kind, _dumps(data)))
+
+    def recorded_request(self, *run_ids: str) -> tuple[str, dict[str, Any]] | None:
+        """What started the first of ``run_ids`` that has a recorded request, as ``(kind, data)``."""
+        with self._lock:
+            for run_id in run_ids:
+                row = self._db.execute("SELECT kind, data FROM run_requests WHERE run_id = ?", (run_id,)).fetchone()
+                if row is not None:
+                    return row[0], json.loads(row[1])
+        return None
+
+    def usage_so_far(self, run_ids: list[str]) -> dict[str, Usage]:
+        """What each run's model requests used until now, from its recorded events: a running
+        run's usage (its row holds usage only once it finishes), for a parent's live sums."""
+        if not run_ids:
+            return {}
+        return self._usage_by("e.run_id", "", "e.run_id", run_ids)
+
+    def held_usage_so_far(self, parent_ids: list[str]) -> dict[str, Usage]:
+        """What the runs each parent holds used until now, from their recorded events (the runs
+        list shows a running parent's sums while its children work)."""
+        if not parent_ids:
+            return {}
+        return self._usage_by("r.parent_run_id", "JOIN runs r ON r.id = e.run_id", "r.parent_run_id", parent_ids)
+
+    def _usage_by(self, key: str, join: str, column: str, ids: list[str]) -> dict[str, Usage]:
+        """The usage of the ``model_response`` events whose ``column`` is one of ``ids``, summed by ``key``."""
+        marks = ",".join("?" * len(ids))
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT {key}, SUM(json_extract(e.payload, '$.input_tokens')), SUM(json_extract(e.payload, '$.output_tokens')), "
+                "SUM(COALESCE(json_extract(e.payload, '$.requests'), 1)), SUM(json_extract(e.payload, '$.cost_usd')) "
+                f"FROM events e {join} WHERE e.type = 'model_response' AND {column} IN ({marks}) GROUP BY {key}", ids).fetchall()
+        return {r[0]: Usage(input_tokens=int(r[1] or 0), output_tokens=int(r[2] or 0), requests=int(r[3] or 0),
+                            cost_usd=float(r[4] or 0.0)) for r in rows}
 
     def list_runs(self, limit: int = 20, *, top_level: bool = False) -> list[RunRecord]:
         """The most recent runs first; ``top_level``: only runs that no other run holds."""

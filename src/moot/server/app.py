@@ -124,7 +124,9 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
 
     def start(body: QueryRequest) -> ServerRun:
         try:
-            return manager().start(body.prompt, body.repo, body.mode)
+            run = manager().start(body.prompt, body.repo, body.mode)
+            store().record_request(run.id, "research", body.model_dump())
+            return run
         except QueueFull as exc:
             raise HTTPException(429, exc.one_line(), headers={"Retry-After": str(exc.retry_after_s)}) from None
         except RepoNotAllowed as exc:
@@ -219,6 +221,8 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
                               stop_reason_text=history.plain_stop_reason(run.status, run.error))
         else:
             raise not_found(run_id)
+        found.can_rerun = store().recorded_request(*{found.run_id, run.id if run is not None else found.run_id}) is not None
+        found.can_cancel = run is not None and run.status in ("queued", "running")
         if run is not None:  # what the server knows beyond the record: its request and result
             found.run_id = run.id
             if run.status in ("queued", "running") or found.status == "running":
@@ -320,7 +324,11 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
 
     from moot.server.teams import add_team_routes
 
-    add_team_routes(app, settings, manager, store)
+    starters: dict[str, Any] = {"research": lambda d: start_research(QueryRequest(**d))}
+    add_team_routes(app, settings, manager, store, starters)
+    from moot.server.actions import add_action_routes
+
+    add_action_routes(app, store, starters, detail, server_run, stored_id, not_found)
 
     static = web_root()
     app.mount("/static", StaticFiles(directory=static), name="static")

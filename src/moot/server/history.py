@@ -9,11 +9,14 @@ them, keyed by task id; the lane is the agent that ran the task.
 from __future__ import annotations
 
 import re
+import time
 from typing import Any
 
 from moot.runtime import RunStore
 from moot.runtime.events import Event
 from moot.runtime.store import RunRecord
+from moot.runtime.waits import wait_summary
+from moot.server.nested import child_spans, kept_results, live_children, live_rows, parent_usage
 from moot.server.schemas import (
     BudgetLine,
     ModelCall,
@@ -168,6 +171,8 @@ def build_spans(events: list[Event], results: dict[str, Any]) -> tuple[list[Span
                 call = ModelCall(turn=int(p.get("turn") or 0), started=e.ts - float(p.get("latency_s") or 0.0))
                 span.model_calls.append(call)
             call.finished, call.latency_s = e.ts, p.get("latency_s")
+            call.queue_s, call.prompt_s, call.generation_s = p.get("queue_s"), p.get("prompt_s"), p.get("generation_s")
+            span.waited_s += float(p.get("queue_s") or 0.0)
             call.input_tokens = int(p.get("input_tokens") or call.input_tokens)
             call.output_tokens = int(p.get("output_tokens") or 0)
             call.cost_usd = float(p.get("cost_usd") or 0.0)
@@ -177,6 +182,8 @@ def build_spans(events: list[Event], results: dict[str, Any]) -> tuple[list[Span
         elif kind == "tool_call":
             span.tool_calls.append(ToolCallOut(ts=e.ts, tool=str(p.get("tool") or "?"), arguments=p.get("arguments"),
                                                result=p.get("result"), error=p.get("error")))
+            if p.get("error") or p.get("ok") is False:
+                span.failed_tools += 1
     for task_id, data in (results or {}).items():
         span = spans.get(task_id)
         if span is None or not isinstance(data, dict):
@@ -212,14 +219,26 @@ def run_detail(store: RunStore, run_id: str) -> RunDetail:
     spans, lanes, team_events, budget_events, content = build_spans(events, record.results)
     found = store.output(record.id)
     base = summary(record)
-    children = [summary(c) for c in store.children(record.id)] if hasattr(store, "children") else []
+    children = live_children(store, [summary(c) for c in store.children(record.id)])
+    if children:  # the children on this run's timeline, and its usage summed over them
+        base.usage = parent_usage(store, record, base.usage, children)
+        held, held_lanes = child_spans(children, time.time())
+        spans, lanes = sorted(spans + held, key=lambda x: x.started), lanes + held_lanes
     return RunDetail(
         **base.model_dump(), lanes=lanes, children=children, spans=spans, team_events=team_events, budget_events=budget_events,
+        kept=kept_results(record, spans, children),
         budget=_budget_lines(record.budget, record, events), stop_reason_text=plain_stop_reason(record.status, record.stop_reason),
         usage_by_agent={a: _usage(u) for a, u in record.usage_by_agent.items()},
         output_kind=found[0] if found else None, output=found[1] if found else None,
-        content_recorded=content, events=len(events),
+        content_recorded=content, events=len(events), timing=_timing(events, record),
     )
+
+
+def _timing(events: list[Event], record: RunRecord) -> dict[str, Any] | None:
+    waits = wait_summary(events, started=record.started, finished=record.finished)
+    if not waits.calls:
+        return None
+    return {**waits.as_dict(), "sentence": waits.sentence()}
 
 
 def list_runs(store: RunStore, *, team: str | None, status: str | None, since: float | None, until: float | None,
@@ -235,4 +254,4 @@ def list_runs(store: RunStore, *, team: str | None, status: str | None, since: f
         return rows[offset: offset + limit], len(rows)
     records, total = store.query_runs(name_prefixes=prefixes, status=status, since=since, until=until, search=search,
                                       limit=limit, offset=offset, top_level=top_level)
-    return [summary(r) for r in records], total
+    return live_rows(store, [summary(r) for r in records]), total

@@ -57,6 +57,13 @@ class ModelCall(BaseModel):
     started: float
     finished: float | None = None
     latency_s: float | None = None
+    queue_s: float | None = None
+    """Of the latency, time spent waiting (a concurrency slot, an engine slot); ``None`` on
+    runs recorded before requests were timed."""
+    prompt_s: float | None = None
+    """Prompt evaluation, when the engine reports it."""
+    generation_s: float | None = None
+    """Generation (with the prompt's evaluation when ``prompt_s`` is ``None``)."""
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
@@ -90,8 +97,27 @@ class Span(BaseModel):
     error: str | None = None
     model_calls: list[ModelCall] = Field(default_factory=list)
     tool_calls: list[ToolCallOut] = Field(default_factory=list)
+    failed_tools: int = 0
+    """How many of its tool calls failed (the page marks the span, even when the task went on)."""
+    waited_s: float = 0.0
+    """Its model requests' waiting time, summed."""
     output: Any = None
     """The task's structured output or text, as recorded."""
+    child_run_id: str | None = None
+    """Set when the span is a run this run holds (drawn on the ``runs held`` lanes)."""
+    name: str | None = None
+    """That held run's name."""
+
+
+class KeptResult(BaseModel):
+    """Something a run that did not complete kept: a finished task's output, or a finished run it holds."""
+
+    task_id: str
+    agent: str
+    status: str
+    output: Any = None
+    child_run_id: str | None = None
+    name: str | None = None
 
 
 class TeamEvent(BaseModel):
@@ -135,6 +161,17 @@ class RunDetail(RunSummary):
     """The team's final result (the scaffold, the debates, the answer), when it recorded one."""
     content_recorded: bool = False
     """Whether prompts and responses were recorded for this run."""
+    can_cancel: bool = False
+    """This server runs it (``DELETE /api/runs/{id}`` cancels it); a run another process runs is
+    cancelled where it runs."""
+    can_rerun: bool = False
+    """The request that started it was recorded (it came over HTTP): ``POST /api/runs/{id}/rerun``
+    runs it again with the same inputs."""
+    kept: list[KeptResult] = Field(default_factory=list)
+    """For a run that was cancelled, stopped or failed: what it kept."""
+    timing: dict[str, Any] | None = None
+    """Where the model time went: the requests' waiting, prompt and generation seconds, the
+    wall time spent only waiting, and ``sentence`` saying it in words."""
     events: int = 0
     """How many events the run recorded."""
     prompt: str | None = None
@@ -321,3 +358,20 @@ class ResearchAnswer(BaseModel):
     run_id: str = ""
     status: str = "completed"
     stop_reason: str = ""
+
+
+class FeedbackRequest(BaseModel):
+    """The user's decision about one insight of a deliberation (or, without ``insight_id``, about
+    every debate resolution of it)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    decision: Literal["accepted", "rejected"]
+    insight_id: str | None = Field(None, max_length=200)
+
+
+class FeedbackState(BaseModel):
+    """The user's decisions about a deliberation's insights: insight id → ``accepted``/``rejected``."""
+
+    run_id: str
+    decisions: dict[str, str] = Field(default_factory=dict)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -53,10 +53,21 @@ def _http(exc: Exception) -> HTTPException:
     raise exc
 
 
-def add_team_routes(app: FastAPI, settings: Any, manager: Callable[[], RunManager], store: Callable[[], RunStore]) -> None:
+Starter = Callable[[dict[str, Any]], Awaitable[RunStarted]]
+"""Starts a run again from its recorded request (``POST /api/runs/{id}/rerun``)."""
+
+
+def add_team_routes(app: FastAPI, settings: Any, manager: Callable[[], RunManager], store: Callable[[], RunStore],
+                    starters: dict[str, Starter] | None = None) -> None:
+    starters = starters if starters is not None else {}
+
     def started(run: ServerRun) -> RunStarted:
         return RunStarted(run_id=run.id, status=run.status, team=run.team,  # type: ignore[arg-type]
                           events=f"/api/runs/{run.id}/events", page=f"/#/runs/{run.id}")
+
+    def remember(run: RunStarted | ServerRun, kind: str, data: dict[str, Any]) -> None:
+        """Keep the request with the run, so the page can run it again with the same inputs."""
+        store().record_request(run.run_id if isinstance(run, RunStarted) else run.id, kind, data)
 
     def launch(team: str, prompt: str, job: Any, mode: str = "") -> RunStarted:
         try:
@@ -149,7 +160,11 @@ def add_team_routes(app: FastAPI, settings: Any, manager: Callable[[], RunManage
             data.pop("facts", None)
             return {**data, "status": "completed", "knowledge_base": kb}
 
-        return launch("learning", f"learn {body.source} into {kb}", job)
+        run = launch("learning", f"learn {body.source} into {kb}", job)
+        remember(run, "learn", {"kb": kb, **body.model_dump()})
+        return run
+
+    starters["learn"] = lambda d: learn_text(d.pop("kb"), LearnRequest(**d))
 
     async def ask_job(kb: str, body: AskRequest) -> Any:
         from moot.teams.learning import LearningTeam
@@ -180,15 +195,19 @@ def add_team_routes(app: FastAPI, settings: Any, manager: Callable[[], RunManage
                     "status": "completed" if answer.answered else "stopped"}
 
         try:
-            return manager().start_job("learning", f"ask: {body.question}", job, mode=body.mode)
+            run = manager().start_job("learning", f"ask: {body.question}", job, mode=body.mode)
         except MootError as exc:
             raise _http(exc) from None
+        remember(run, "ask", {"kb": kb, **body.model_dump()})
+        return run
 
     @app.post("/api/learning/kbs/{kb}/ask/runs", status_code=202, response_model=RunStarted, tags=["learning"])
     async def ask_run(kb: str, body: AskRequest) -> RunStarted:
         """Ask the learning team in the background."""
         existing_kb(kb)
         return started(await _ask_run(kb, body))
+
+    starters["ask"] = lambda d: ask_run(d.pop("kb"), AskRequest(**d))
 
     # ------------------------------------------------------------------ graph reasoning
 
@@ -212,7 +231,11 @@ def add_team_routes(app: FastAPI, settings: Any, manager: Callable[[], RunManage
                              source_root=roots.pop() if len(roots) == 1 else None)
             return await team.ask(body.question, bus=bus, run_id=run.id)
 
-        return launch("graph", body.question, job)
+        run = launch("graph", body.question, job)
+        remember(run, "graph", body.model_dump())
+        return run
+
+    starters["graph"] = lambda d: graph_run(GraphRequest(**d))
 
     # ------------------------------------------------------------------ deliberation
 
@@ -231,7 +254,11 @@ def add_team_routes(app: FastAPI, settings: Any, manager: Callable[[], RunManage
             team = DeliberationTeam(data, model=manager().model, mode=body.mode, store=store())
             return await team.deliberate(body.request, now=body.now, bus=bus, run_id=run.id)
 
-        return launch("deliberation", body.request, job, mode=body.mode)
+        run = launch("deliberation", body.request, job, mode=body.mode)
+        remember(run, "deliberation", body.model_dump())
+        return run
+
+    starters["deliberation"] = lambda d: deliberation_run(DeliberationRequest(**d))
 
     # ------------------------------------------------------------------ the task board
 

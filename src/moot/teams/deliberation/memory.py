@@ -118,6 +118,10 @@ class FeedbackMemory:
                 self._db.execute("INSERT OR REPLACE INTO feedback VALUES (?, ?, ?, ?)", (run_id, t, decision, time.time()))
         return run_id, targets
 
+    def decisions(self, run_id: str) -> dict[str, str]:
+        """The user's decisions about one deliberation: insight id → ``accepted`` or ``rejected``."""
+        return dict(self._db.execute("SELECT insight_id, decision FROM feedback WHERE run_id = ?", (run_id,)).fetchall())
+
     def precedents(self, conflict: Conflict, limit: int = 3) -> list[Precedent]:
         """Past resolutions of the same conflict type between the same two specialists that the user decided on."""
         rows = self._db.execute(

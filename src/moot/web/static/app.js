@@ -2,6 +2,9 @@
 // Plain ES module, no framework, no request to any other host. Everything a model wrote is
 // untrusted: it is only ever put into the page as text (textContent), never as markup.
 
+import { actionBar, compareView, feedbackButtons, newRunView } from "./actions.js";
+import { forceLayout, placeLabels } from "./graphlayout.js";
+
 const main = document.getElementById("main");
 const conn = document.getElementById("conn");
 let cleanup = [];            // what the current view must stop when the user leaves it
@@ -10,7 +13,7 @@ const TOKEN_KEY = "moot.token";
 // ------------------------------------------------------------------ small helpers
 
 /** An element: attrs (on* are listeners), children (strings become text nodes, never markup). */
-function h(tag, attrs = {}, ...children) {
+export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === null || v === undefined || v === false) continue;
@@ -23,7 +26,7 @@ function h(tag, attrs = {}, ...children) {
   return el;
 }
 /** Replace an element's children (strings as text, arrays flattened). */
-function fill(el, ...children) { el.replaceChildren(); return append(el, children); }
+export function fill(el, ...children) { el.replaceChildren(); return append(el, children); }
 function append(el, children) {
   for (const c of children.flat(Infinity)) {
     if (c === null || c === undefined || c === false) continue;
@@ -40,28 +43,44 @@ function s(tag, attrs = {}, ...children) {
   for (const c of children.flat()) el.appendChild(c instanceof Node ? c : document.createTextNode(String(c)));
   return el;
 }
-const fmtInt = (n) => (n || 0).toLocaleString("en-US");
-const fmtCost = (c) => (c ? "$" + (c < 0.01 ? c.toFixed(5) : c.toFixed(3)) : "$0");
-function fmtDur(sec) {
+export const fmtInt = (n) => (n || 0).toLocaleString("en-US");
+export const fmtCost = (c) => (c ? "$" + (c < 0.01 ? c.toFixed(5) : c.toFixed(3)) : "$0");
+export function fmtDur(sec) {
   if (sec === null || sec === undefined) return "–";
   if (sec < 1) return Math.round(sec * 1000) + " ms";
   if (sec < 120) return sec.toFixed(1) + " s";
   return Math.floor(sec / 60) + " min " + Math.round(sec % 60) + " s";
 }
 const fmtTime = (ts) => (ts ? new Date(ts * 1000).toLocaleString() : "–");
-const badge = (status) => h("span", { class: "badge " + status }, status);
+export const badge = (status) => h("span", { class: "badge " + status }, status);
 function pretty(value) {
   if (value === null || value === undefined) return "";
   return typeof value === "string" ? value : JSON.stringify(value, null, 2);
 }
 
+/** A value as readable text: strings as paragraphs, lists as bullets, objects as labelled rows;
+ * never JSON syntax (nested deeper than four levels, the rest is shown compactly). */
+export function readable(value, depth = 0) {
+  if (value === null || value === undefined || value === "") return h("span", { class: "muted" }, "–");
+  if (typeof value === "string") return h("div", { class: "model-text prose" }, value);
+  if (typeof value !== "object") return h("span", {}, String(value));
+  if (depth > 3) return h("code", {}, JSON.stringify(value));
+  if (Array.isArray(value)) {
+    if (!value.length) return h("span", { class: "muted" }, "none");
+    return h("ul", { class: "readable" }, value.map((v) => h("li", {}, readable(v, depth + 1))));
+  }
+  const entries = Object.entries(value);
+  if (!entries.length) return h("span", { class: "muted" }, "–");
+  return h("div", { class: "kv readable" }, entries.map(([k, v]) => [h("div", {}, k.replace(/_/g, " ")), h("div", {}, readable(v, depth + 1))]));
+}
+
 // ------------------------------------------------------------------ the API (with the token, if any)
 
 function token() { return sessionStorage.getItem(TOKEN_KEY) || ""; }
-function authHeaders() { const t = token(); return t ? { Authorization: "Bearer " + t } : {}; }
+export function authHeaders() { const t = token(); return t ? { Authorization: "Bearer " + t } : {}; }
 
 class NeedToken extends Error {}
-async function api(path, options = {}) {
+export async function api(path, options = {}) {
   const res = await fetch(path, { ...options, headers: { ...authHeaders(), ...(options.headers || {}) } });
   if (res.status === 401) throw new NeedToken("this server needs a token");
   if (!res.ok) {
@@ -209,14 +228,15 @@ async function runView(runId) {
   const detail = h("div", { id: "span-detail" });
   const team = h("div", { id: "team-result" });
   const events = h("div", {});
-  fill(main, h("p", {}, h("a", { href: "#/" }, "← all runs")), head, budget,
+  const kept = h("div", {});
+  fill(main, h("p", {}, h("a", { href: "#/" }, "← all runs")), head, kept, budget,
     h("h2", {}, "Timeline"), h("p", { class: "muted" }, "One lane per agent on a shared time axis; click a span for its model requests, tool calls and output."),
     timeline, detail, team, events);
   let selected = null, closed = false, lastRun = null;
   const render = (run) => {
     const t0 = performance.now();
     lastRun = run;
-    fill(head, runHeader(run));
+    fill(head, runHeader(run), actionBar(run, async () => render(await api("/api/runs/" + encodeURIComponent(runId)))));
     fill(budget, budgetView(run));
     fill(timeline, timelineView(run, selected, (span) => { selected = span.task_id; render(lastRun); }));
     const span = run.spans.find((x) => x.task_id === selected);
@@ -225,7 +245,9 @@ async function runView(runId) {
       team.dataset.kind = run.output_kind || "";
       team.dataset.version = String(run.events) + run.status;
       fill(team, teamView(run));
+      if (run.output_kind === "deliberation") feedbackButtons(run, team);
     }
+    fill(kept, keptView(run));
     fill(events, teamEvents(run));
     window.__mootRendered = { view: "run", at: performance.now(), ms: performance.now() - t0, spans: run.spans.length, status: run.status };
   };
@@ -243,7 +265,10 @@ async function runView(runId) {
     const stop = stream("/api/runs/" + encodeURIComponent(runId) + "/events", (name) => {
       if (name === "done") { clearTimeout(pending); pending = null; refresh(); } else schedule(300);
     }, () => { conn.textContent = ""; setTimeout(refresh, 50); });
-    cleanup.push(() => { closed = true; stop(); clearTimeout(pending); conn.textContent = ""; });
+    // A parent's children write their own events, not the parent's: poll while it runs, so
+    // their spans and the parent's sums move too.
+    const poll = setInterval(() => { if (lastRun && (lastRun.status === "running" || lastRun.status === "queued")) schedule(0); }, 2000);
+    cleanup.push(() => { closed = true; stop(); clearTimeout(pending); clearInterval(poll); conn.textContent = ""; });
   }
 }
 
@@ -254,12 +279,16 @@ function runHeader(run) {
     h("div", {}, badge(run.status), " ", h("span", { class: "team" }, run.team), " · ", h("code", {}, run.run_id),
       run.status === "running" || run.status === "queued" ? h("span", { class: "live" }, "  ● live") : ""),
     h("p", { class: "reasontext", id: "stop-reason" }, run.stop_reason_text),
+    run.timing && run.timing.timed_calls ? h("p", { class: "muted", id: "run-timing" }, "Time: " + run.timing.sentence + ".") : "",
     run.parent_run_id ? h("p", {}, "Part of ", h("a", { href: "#/runs/" + run.parent_run_id }, "run " + run.parent_run_id.slice(0, 12))) : "",
     h("div", { class: "stats" },
       stat("model calls", fmtInt(u.requests)), stat("input tokens", fmtInt(u.input_tokens)),
       stat("output tokens", fmtInt(u.output_tokens)), stat("cost", fmtCost(u.cost_usd)),
       stat("duration", run.status === "running" ? fmtDur(Date.now() / 1000 - run.started) + "…" : fmtDur(run.duration_s)),
-      stat("agents", fmtInt(run.lanes.length)), stat("started", fmtTime(run.started))),
+      run.children.length ? stat("runs held", fmtInt(run.children.length) + (run.children.some((c) => c.status === "running") ?
+        ` (${run.children.filter((c) => c.status === "running").length} running)` : "")) : "",
+      !run.children.length || run.spans.some((x) => !x.child_run_id) ? stat("agents", fmtInt(run.lanes.filter((l) => !run.spans.some((x) => x.agent === l && x.child_run_id)).length)) : "",
+      stat("started", fmtTime(run.started))),
     run.prompt ? h("p", {}, h("span", { class: "muted" }, "request: "), run.prompt) : "",
     run.content_recorded ? h("p", { class: "muted" }, "Prompts and responses were recorded for this run (open a span to read them).") : "",
     run.children.length ? h("details", { open: run.children.length <= 10 }, h("summary", {}, `Runs inside this one (${run.children.length})`),
@@ -289,21 +318,24 @@ function timelineView(run, selected, onPick) {
   const total = Math.max(end - t0, 0.001);
   const pct = (t) => ((t - t0) / total) * 100;
   const ticks = [];
-  const step = niceStep(total / 8);
+  const unit = axisUnit(total);
+  const step = niceStep(total * unit[1] / 8) / unit[1];  // ticks at round numbers of the unit
   for (let t = 0; t <= total + 1e-9; t += step) ticks.push(t);
   const grid = ticks.map((t) => h("div", { class: "tl-grid", style: `left:${(t / total) * 100}%` }));
   const axis = h("div", { class: "tl-axis" }, h("div", { class: "tl-label muted" }, "agent"),
-    h("div", { class: "tl-track" }, ticks.map((t) => h("span", { class: "tl-tick", style: `left:${(t / total) * 100}%` }, fmtAxis(t, step)))));
+    h("div", { class: "tl-track" }, ticks.map((t) => h("span", { class: "tl-tick", style: `left:${(t / total) * 100}%` }, fmtAxis(t, step, unit)))));
   const lanes = run.lanes.map((agent) => h("div", { class: "tl-lane", "data-lane": agent },
     h("div", { class: "tl-label", title: agent }, agent),
     h("div", { class: "tl-track" }, grid.map((g) => g.cloneNode()),
       run.spans.filter((x) => x.agent === agent).map((x) => {
         const stop = x.finished || (run.status === "running" ? now : x.started);
         const left = pct(x.started), width = Math.max(pct(stop) - left, 0.15);
-        return h("div", { class: `span ${x.status}${x.task_id === selected ? " selected" : ""}`, "data-task": x.task_id,
+        return h("div", { class: `span ${x.status}${x.child_run_id ? " child" : ""}${x.failed_tools ? " tool-failed" : ""}${x.task_id === selected ? " selected" : ""}`,
+          "data-task": x.task_id, "data-child": x.child_run_id || null,
           "data-start": x.started, "data-end": stop, style: `left:${left}%;width:${width}%`,
-          title: `${x.task_id} · ${x.status} · ${fmtDur(stop - x.started)} · ${fmtInt(x.usage.requests)} calls`,
-          onclick: () => onPick(x) }, x.task_id);
+          title: `${x.task_id} · ${x.status} · ${fmtDur(stop - x.started)} · ${fmtInt(x.usage.requests)} calls` +
+            (x.waited_s ? ` · waited ${fmtDur(x.waited_s)}` : "") + (x.failed_tools ? ` · ${x.failed_tools} failed tool calls` : ""),
+          onclick: () => onPick(x) }, x.child_run_id ? x.name : x.failed_tools ? "⚠ " + x.task_id : x.task_id);
       }))));
   return h("div", { class: "timeline", id: "timeline" }, axis, lanes);
 }
@@ -312,13 +344,27 @@ function niceStep(raw) {
   for (const m of [1, 2, 5, 10]) if (raw <= m * p) return m * p;
   return 10 * p;
 }
-function fmtAxis(t, step) {
-  if (step >= 1) return t < 120 ? Math.round(t) + " s" : (t / 60).toFixed(1) + " min";
-  const digits = Math.max(0, -Math.floor(Math.log10(step) + 1e-9));
-  return step < 0.1 ? (t * 1000).toFixed(Math.max(0, digits - 3)) + " ms" : t.toFixed(digits) + " s";
+/** The axis's unit, chosen once for the whole view from its length: every tick in ms, s or min. */
+function axisUnit(total) {
+  if (total < 1) return ["ms", 1000];
+  if (total < 180) return ["s", 1];
+  if (total < 3 * 3600) return ["min", 1 / 60];
+  return ["h", 1 / 3600];
+}
+function fmtAxis(t, step, unit) {
+  const [name, per] = unit;
+  const digits = Math.max(0, -Math.floor(Math.log10(step * per) + 1e-9));
+  return (t * per).toFixed(digits) + " " + name;
 }
 
 function spanDetail(span, run) {
+  if (span.child_run_id) return h("div", { class: "card detail" },
+    h("h3", {}, span.name),
+    h("div", { class: "kv" },
+      h("div", {}, "status"), h("div", {}, badge(span.status), span.stop_reason ? ` (${span.stop_reason})` : ""),
+      h("div", {}, "time"), h("div", {}, `${fmtDur((span.finished || Date.now() / 1000) - span.started)} from +${fmtDur(span.started - run.started)}`),
+      h("div", {}, "usage"), h("div", {}, `${fmtInt(span.usage.requests)} calls · ${fmtInt(span.usage.input_tokens)} in · ${fmtInt(span.usage.output_tokens)} out · ${fmtCost(span.usage.cost_usd)}`)),
+    h("p", {}, h("a", { href: "#/runs/" + span.child_run_id, class: "open-child" }, "open this run →")));
   const calls = span.model_calls;
   return h("div", { class: "card detail" },
     h("h3", {}, `${span.task_id} — ${span.agent}`),
@@ -326,15 +372,21 @@ function spanDetail(span, run) {
       h("div", {}, "status"), h("div", {}, badge(span.status), span.stop_reason ? ` (${span.stop_reason})` : ""),
       h("div", {}, "time"), h("div", {}, `${fmtDur((span.finished || Date.now() / 1000) - span.started)} from +${fmtDur(span.started - run.started)}`),
       h("div", {}, "usage"), h("div", {}, `${fmtInt(span.usage.requests)} calls · ${fmtInt(span.usage.input_tokens)} in · ${fmtInt(span.usage.output_tokens)} out · ${fmtCost(span.usage.cost_usd)}`),
+      calls.some((c) => c.queue_s != null) ? [h("div", {}, "waited"), h("div", {}, `${fmtDur(span.waited_s)} of its model requests' time was waiting for the model`)] : "",
+      span.failed_tools ? [h("div", {}, "tool errors"), h("div", { class: "error" }, `${span.failed_tools} of ${span.tool_calls.length} tool calls failed`)] : "",
       span.depends_on.length ? [h("div", {}, "after"), h("div", {}, span.depends_on.join(", "))] : "",
       span.error ? [h("div", {}, "error"), h("div", { class: "error" }, span.error)] : ""),
     h("h3", {}, `Model requests (${calls.length})`),
     calls.length ? h("table", { class: "calls" },
-      h("tr", {}, ["turn", "model", "latency", "in", "out", "cost", "finish", "tools asked"].map((c) => h("th", {}, c))),
-      calls.map((c) => [h("tr", {}, h("td", {}, c.turn), h("td", {}, c.model || ""), h("td", {}, c.latency_s != null ? fmtDur(c.latency_s) : "…"),
+      h("tr", {}, ["turn", "model", "latency", "waiting", "prompt", "generation", "in", "out", "cost", "finish", "tools asked"].map((c) => h("th", {}, c))),
+      calls.map((c) => [h("tr", { class: "call" }, h("td", {}, c.turn), h("td", {}, c.model || ""), h("td", {}, c.latency_s != null ? fmtDur(c.latency_s) : "…"),
+        h("td", { class: "queue", "data-s": c.queue_s }, c.queue_s != null ? fmtDur(c.queue_s) : "–"),
+        h("td", { class: "prompt", "data-s": c.prompt_s }, c.prompt_s != null ? fmtDur(c.prompt_s) : "–"),
+        h("td", { class: "generation", "data-s": c.generation_s, title: c.prompt_s == null && c.generation_s != null ? "the provider did not report prompt time apart: it is included here" : null },
+          c.generation_s != null ? fmtDur(c.generation_s) : "–"),
         h("td", {}, fmtInt(c.input_tokens)), h("td", {}, fmtInt(c.output_tokens)), h("td", {}, fmtCost(c.cost_usd)),
         h("td", {}, c.finish_reason || ""), h("td", {}, c.tool_calls.join(", "))),
-        c.messages || c.text ? h("tr", {}, h("td", { colspan: 8 },
+        c.messages || c.text ? h("tr", {}, h("td", { colspan: 11 },
           c.messages ? h("details", {}, h("summary", {}, "prompt"), c.messages.map((m) => h("pre", {}, `[${m.role || m.kind || "message"}] ` + pretty(m.content !== undefined ? m.content : m)))) : "",
           c.text != null ? h("details", { open: true }, h("summary", {}, "response"), h("pre", { class: "model-text" }, c.text)) : "")) : ""])) :
       h("p", { class: "muted" }, "none"),
@@ -342,7 +394,7 @@ function spanDetail(span, run) {
       h("tr", {}, ["tool", "arguments", "result"].map((c) => h("th", {}, c))),
       span.tool_calls.map((t) => h("tr", {}, h("td", {}, t.tool), h("td", {}, h("code", {}, t.arguments || "")),
         h("td", { class: t.error ? "error" : "" }, t.error || t.result || ""))))] : "",
-    span.output != null ? [h("h3", {}, "Output"), h("pre", { class: "model-text" }, pretty(span.output))] : "");
+    span.output != null ? [h("h3", {}, "Output"), h("div", { class: "output" }, readable(span.output))] : "");
 }
 
 function teamEvents(run) {
@@ -350,19 +402,41 @@ function teamEvents(run) {
   return h("details", {}, h("summary", {}, `Team events (${run.team_events.length})`),
     h("table", { class: "calls" }, run.team_events.map((e) => h("tr", {},
       h("td", {}, "+" + fmtDur(e.ts - run.started)), h("td", {}, e.type), h("td", {}, e.agent || ""),
-      h("td", {}, h("code", {}, JSON.stringify(e.payload)))))));
+      h("td", {}, readable(e.payload))))));
 }
 
 // ------------------------------------------------------------------ team results
 
+function keptView(run) {
+  if (["running", "queued", "completed"].includes(run.status)) return "";
+  return h("div", { id: "kept" }, h("h2", {}, `What this run kept (${run.kept.length})`),
+    run.kept.length ? run.kept.map((k) => h("div", { class: "card kept", "data-kept": k.task_id },
+      k.child_run_id ? [badge(k.status), " ", h("a", { href: "#/runs/" + k.child_run_id }, k.name)] :
+        [h("b", {}, k.task_id), h("span", { class: "muted" }, ` · ${k.agent}`), readable(k.output)])) :
+      h("p", { class: "muted" }, "Nothing: no task had finished when it stopped."));
+}
+
+function learnedView(l) {
+  const facts = l.facts || [];
+  return h("div", { id: "learned" }, h("h2", {}, `Facts stored (${l.facts_stored} new of ${facts.length})`),
+    h("p", { class: "muted" }, `from ${l.source}${l.published ? " (" + l.published + ")" : ""}: ${l.facts_extracted} found, ` +
+      `${l.duplicates} already known, ${l.dropped} dropped${l.forgotten ? `, ${l.forgotten} passages forgotten` : ""}`),
+    l.summary ? h("div", { class: "card" }, h("span", { class: "muted" }, "summary: "), h("span", { class: "model-text" }, l.summary)) : "",
+    h("table", { class: "calls facts" }, h("tr", {}, ["", "fact", "entity", "attribute", "value", "date"].map((c) => h("th", {}, c))),
+      facts.map((f) => h("tr", { "data-fact": f.id, class: f.new ? "new" : "" }, h("td", {}, f.new ? "new" : "known"),
+        h("td", { class: "model-text" }, f.content), h("td", {}, f.entity || ""), h("td", {}, f.attribute || ""),
+        h("td", {}, f.value || ""), h("td", {}, f.source_date || "")))));
+}
+
 function teamView(run) {
   const out = run.output;
   if (!out) return "";
+  if (run.output_kind === "learned") return learnedView(out);
   if (run.output_kind === "graph") return graphView(out);
   if (run.output_kind === "deliberation") return deliberationView(out);
   if (run.output_kind === "answer") return answerView(out);
   if (run.output_kind === "research") return researchView(out);
-  return h("div", {}, h("h2", {}, "Result"), h("pre", {}, pretty(out)));
+  return h("div", {}, h("h2", {}, "Result"), readable(out));
 }
 
 function answerView(a) {
@@ -387,8 +461,8 @@ function answerView(a) {
 
 function researchView(r) {
   return h("div", {}, h("h2", {}, "Answer"), h("div", { class: "card" }, h("pre", { class: "model-text" }, r.answer || "")),
-    r.evidence ? h("details", {}, h("summary", {}, `Evidence (${r.evidence.length})`), h("pre", {}, pretty(r.evidence))) : "",
-    r.verification ? h("details", {}, h("summary", {}, "Verification"), h("pre", {}, pretty(r.verification))) : "");
+    r.evidence ? h("details", {}, h("summary", {}, `Evidence (${r.evidence.length})`), readable(r.evidence)) : "",
+    r.verification ? h("details", {}, h("summary", {}, "Verification"), readable(r.verification)) : "");
 }
 
 function deliberationView(d) {
@@ -442,9 +516,27 @@ function graphView(g) {
   const svg = s("svg", { class: "graph", id: "graph", viewBox: "0 0 800 540" });
   const layer = s("g", {});
   svg.appendChild(layer);
-  const pos = layout(nodes, edges, 800, 540);
-  let view = { x: 0, y: 0, k: 1 }, selected = null, shown = maxIt;
-  const applyView = () => layer.setAttribute("transform", `translate(${view.x},${view.y}) scale(${view.k})`);
+  const nodeText = (n) => (n.kind === "placeholder" ? "? " : "") + n.label;
+  const placed = placeLabels(nodes, edges, forceLayout(nodes, edges), nodeText, (e) => e.type);
+  const pos = new Map(nodes.map((n) => [n.id, placed.at(n.id)]));
+  // the first view fits the whole graph; labels scale with it, so they never come to overlap
+  const all = [...pos.values()].map((p) => ({ x: p.x - p.r, y: p.y - p.r, w: 2 * p.r, h: 2 * p.r }))
+    .concat([...placed.nodes.values(), ...placed.edges.values()]);
+  const x0 = Math.min(0, ...all.map((b) => b.x)) - 10, y0 = Math.min(0, ...all.map((b) => b.y)) - 10;
+  const x1 = Math.max(0, ...all.map((b) => b.x + b.w)) + 10, y1 = Math.max(0, ...all.map((b) => b.y + b.h)) + 10;
+  const fitK = Math.min(800 / (x1 - x0), 540 / (y1 - y0), 1.5);
+  const fit = { k: fitK, x: (800 - (x1 - x0) * fitK) / 2 - x0 * fitK, y: (540 - (y1 - y0) * fitK) / 2 - y0 * fitK };
+  let view = { ...fit }, selected = null, shown = maxIt;
+  const labelText = (b, cls) => s("text", { x: b.left, y: b.base, "font-size": b.px, class: cls }, b.text);
+  // Labels too small to read are hidden (a 200-node graph fitted in the box): the browser draws
+  // text that small at a minimum size, so it would only blot the picture. Zoom in to read them.
+  const applyView = () => {
+    layer.setAttribute("transform", `translate(${view.x},${view.y}) scale(${view.k})`);
+    svg.classList.toggle("small", view.k * 9 < 6);
+  };
+  const zoomTo = (k) => {  // about the centre of the box
+    view.x = 400 - ((400 - view.x) * k) / view.k; view.y = 270 - ((270 - view.y) * k) / view.k; view.k = k; applyView();
+  };
   const draw = () => {
     fill(layer);
     const visible = new Set(nodes.filter((n) => (n.iteration || 0) <= shown).map((n) => n.id));
@@ -456,17 +548,17 @@ function graphView(g) {
         onclick: (ev) => { ev.stopPropagation(); selected = e.id; showEdge(e); draw(); } },
         s("line", { x1: a.x, y1: a.y, x2: b.x, y2: b.y, "stroke-width": 1 + 3 * (e.strength || 0) }),
         s("line", { x1: a.x, y1: a.y, x2: b.x, y2: b.y, "stroke-width": 10, stroke: "transparent", style: "stroke:transparent" }),
-        s("text", { x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 - 3, "text-anchor": "middle" }, e.type)));
+        placed.edges.has(e.id) ? labelText(placed.edges.get(e.id), "label") : s("title", {}, e.type)));
     }
     for (const n of nodes) {
       if (!visible.has(n.id)) continue;
       const p = pos.get(n.id);
-      const r = 8 + 10 * (n.confidence || 0);
+      const r = p.r;
       const fill = n.kind === "placeholder" ? "#fff7ed" : `hsl(${Math.round(120 * (n.confidence || 0))},70%,75%)`;
       layer.appendChild(s("g", { class: `node ${n.kind}${selected === n.id ? " selected" : ""}`, "data-node": n.id,
         onclick: (ev) => { ev.stopPropagation(); selected = n.id; showNode(n); draw(); } },
         s("circle", { cx: p.x, cy: p.y, r, fill }),
-        s("text", { x: p.x + r + 3, y: p.y + 4 }, (n.kind === "placeholder" ? "? " : "") + n.label)));
+        placed.nodes.has(n.id) ? labelText(placed.nodes.get(n.id), "label") : s("title", {}, nodeText(n))));
     }
     applyView();
   };
@@ -505,43 +597,13 @@ function graphView(g) {
     h("h2", {}, "Reasoning graph"),
     h("div", { class: "card" }, h("pre", { class: "model-text" }, g.answer || "")),
     h("div", { class: "filters" }, "Replay: ", slider, sliderLabel,
-      h("button", { onclick: () => { view = { x: 0, y: 0, k: 1 }; applyView(); } }, "reset view"),
+      h("button", { onclick: () => { view = { ...fit }; applyView(); } }, "fit"),
+      h("button", { "data-zoom": "1", title: "labels at their actual size", onclick: () => zoomTo(1) }, "100 %"),
       h("span", { class: "muted" }, ` · ${nodes.length} nodes, ${edges.length} edges · noise ${fmtC(noise.current)} (target ${fmtC(noise.target)})${g.converged ? " · converged" : ""}`)),
-    h("p", { class: "legend" }, "Drag to pan, scroll to zoom. Node colour and size: confidence (red low, green high). Dashed: provisional (placeholders, unconfirmed links)."),
+    h("p", { class: "legend" }, "Drag to pan, scroll to zoom (labels show once they are large enough to read). Node colour and size: confidence (red low, green high). Dashed: provisional (placeholders, unconfirmed links)."),
     h("div", { class: "graphwrap" }, svg, info),
-    (g.gaps || []).length ? h("details", {}, h("summary", {}, `Gaps (${g.gaps.length})`), g.gaps.map((x) => h("div", { class: "quote" }, x.description || pretty(x)))) : "",
-    (g.hypotheses || []).length ? h("details", {}, h("summary", {}, `Hypotheses (${g.hypotheses.length})`), h("pre", {}, pretty(g.hypotheses))) : "");
-}
-
-/** A small force layout: deterministic start on a circle, then repulsion, springs and gravity. */
-function layout(nodes, edges, w, hgt) {
-  const pos = new Map();
-  const n = nodes.length || 1;
-  nodes.forEach((node, i) => pos.set(node.id, { x: w / 2 + (w / 3) * Math.cos((2 * Math.PI * i) / n), y: hgt / 2 + (hgt / 3) * Math.sin((2 * Math.PI * i) / n), dx: 0, dy: 0 }));
-  const links = edges.filter((e) => pos.has(e.source) && pos.has(e.target));
-  const list = [...pos.values()];
-  const ideal = Math.sqrt((w * hgt) / n) * 0.6;
-  for (let it = 0; it < 250; it++) {
-    const temp = 20 * (1 - it / 250) + 0.5;
-    for (const a of list) { a.dx = 0; a.dy = 0; }
-    for (let i = 0; i < list.length; i++) for (let j = i + 1; j < list.length; j++) {
-      const a = list[i], b = list[j];
-      let dx = a.x - b.x, dy = a.y - b.y; const d2 = Math.max(dx * dx + dy * dy, 1); const d = Math.sqrt(d2);
-      const f = (ideal * ideal) / d; dx /= d; dy /= d; a.dx += dx * f; a.dy += dy * f; b.dx -= dx * f; b.dy -= dy * f;
-    }
-    for (const e of links) {
-      const a = pos.get(e.source), b = pos.get(e.target);
-      let dx = a.x - b.x, dy = a.y - b.y; const d = Math.max(Math.sqrt(dx * dx + dy * dy), 1);
-      const f = (d * d) / ideal; dx /= d; dy /= d; a.dx -= dx * f; a.dy -= dy * f; b.dx += dx * f; b.dy += dy * f;
-    }
-    for (const a of list) {
-      a.dx += (w / 2 - a.x) * 0.05; a.dy += (hgt / 2 - a.y) * 0.05;
-      const d = Math.max(Math.sqrt(a.dx * a.dx + a.dy * a.dy), 1e-6);
-      a.x = Math.min(w - 40, Math.max(30, a.x + (a.dx / d) * Math.min(d, temp)));
-      a.y = Math.min(hgt - 20, Math.max(20, a.y + (a.dy / d) * Math.min(d, temp)));
-    }
-  }
-  return pos;
+    (g.gaps || []).length ? h("details", {}, h("summary", {}, `Gaps (${g.gaps.length})`), g.gaps.map((x) => h("div", { class: "quote" }, x.description || readable(x)))) : "",
+    (g.hypotheses || []).length ? h("details", {}, h("summary", {}, `Hypotheses (${g.hypotheses.length})`), readable(g.hypotheses)) : "");
 }
 
 // ------------------------------------------------------------------ the task board, live
@@ -563,7 +625,7 @@ async function boardView() {
         h("div", {}, t.description),
         h("div", { class: "meta" }, `${t.id} · ${t.type}${t.claimed_by ? " · " + t.claimed_by : ""}${t.attempts ? " · attempt " + t.attempts : ""}`),
         t.error ? h("div", { class: "meta error" }, t.error) : "",
-        c === "completed" && t.result != null ? h("details", {}, h("summary", {}, "result"), h("pre", { class: "model-text" }, pretty(t.result))) : "")))));
+        c === "completed" && t.result != null ? h("details", {}, h("summary", {}, "result"), readable(t.result)) : "")))));
   };
   const load = (b) => {
     board = b.board;
@@ -600,10 +662,12 @@ async function route() {
     params.delete("token");
     history.replaceState(null, "", "#" + path + (params.toString() ? "?" + params : ""));
   }
-  for (const a of document.querySelectorAll("[data-nav]")) a.classList.toggle("active", (a.dataset.nav === "board") === path.startsWith("/board"));
+  for (const a of document.querySelectorAll("[data-nav]")) a.classList.toggle("active", a.dataset.nav === (path.match(/^\/(board|new|compare)/) || [null, "runs"])[1]);
   try {
     const m = path.match(/^\/runs\/([^/]+)$/);
     if (m) await runView(decodeURIComponent(m[1]));
+    else if (path.startsWith("/new")) await newRunView(params);
+    else if (path.startsWith("/compare")) await compareView(params);
     else if (path.startsWith("/board")) await boardView();
     else await runsView(params);
   } catch (err) { showError(err); }

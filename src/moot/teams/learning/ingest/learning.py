@@ -278,6 +278,7 @@ async def learn(
     results: dict[str, Any] = {}
     usage = Usage()
     run_id = None
+    run_store: RunStore | None = None
     if plan.tasks:
         llm = infer_model(model)
         agents = [_labeller(llm)] if extraction == "select" else list(_rewriters(llm))
@@ -339,6 +340,13 @@ async def learn(
     new_ids = {f.id for f in stored if f.created_at is not None and f.created_at.timestamp() >= before - 1e-3}
     found = sum(len(f) for _, f in passages)
     done = len(plan.tasks)
+    if run_id is not None and run_store is not None:
+        # The run's page lists what this run stored, not only what its agents answered.
+        run_store.record_output(run_id, "learned", {
+            "source": source, "published": published_date.isoformat() if published_date else None,
+            "summary": summary_text, "facts_extracted": found, "facts_stored": len(new_ids),
+            "duplicates": len(stored) - len(new_ids), "dropped": dropped, "forgotten": len(plan.stale),
+            "facts": [{**f.to_dict(), "new": f.id in new_ids} for f in stored]})
     report_progress("stored")
     return report(
         facts_extracted=found, facts_stored=len(new_ids), duplicates=len(stored) - len(new_ids),
