@@ -32,36 +32,72 @@ class QuotePick(BaseModel):
     lines: list[int] = Field(default_factory=list, max_length=MAX_PICKED)
 
 
-def pick_type(count: int, limit: int = MAX_PICKED) -> type[QuotePick]:
+class ConditionPick(BaseModel):
+    """The picker's answer to a how-question: first the conditions that decide the answer, then
+    any other lines that show it (both numbers from the list it was shown)."""
+
+    conditions: list[int] = Field(default_factory=list, max_length=MAX_PICKED)
+    lines: list[int] = Field(default_factory=list, max_length=MAX_PICKED)
+
+
+def pick_type(count: int, limit: int = MAX_PICKED, *, conditions: list[int] | None = None) -> type[BaseModel]:
     """The picker's schema with line numbers limited to 1..``count`` (constrained decoding
-    cannot name a line it was not shown)."""
+    cannot name a line it was not shown). With ``conditions`` (the numbers of the shown lines
+    that are conditions, for a how-question) the schema asks first for one or more of those,
+    then for any other lines."""
     if count <= 0:
         return QuotePick
+    numbers = Literal[tuple(range(1, count + 1))]  # type: ignore[valid-type]
+    if conditions:
+        return create_model(  # type: ignore[call-overload, no-any-return]
+            "ConditionPick", __base__=ConditionPick,
+            conditions=(list[Literal[tuple(conditions)]], Field(min_length=1, max_length=limit,  # type: ignore[misc]
+                                                                description="numbers of the conditions that decide the answer")),
+            lines=(list[numbers], Field(default_factory=list, max_length=limit,
+                                        description="numbers of other lines that show the answer")),
+        )
     return create_model(  # type: ignore[call-overload, no-any-return]
         "QuotePick", __base__=QuotePick,
         # Required and at least one: with an optional list the 0.5B model answered `{ }` for
         # five of six questions. "None of them" is not an option a picker of shown lines needs.
-        lines=(list[Literal[tuple(range(1, count + 1))]], Field(min_length=1, max_length=limit,  # type: ignore[misc]
-                                                                  description="numbers of the lines that answer the question")),
+        lines=(list[numbers], Field(min_length=1, max_length=limit, description="numbers of the lines that answer the question")),
     )
 
 
-def picker_agent(model: object, count: int, limit: int = MAX_PICKED) -> SubAgent:
-    return SubAgent("line-picker", "chooses the source lines that answer the question, by number",
-                    load_prompt("quote", __package__), model=model, output_type=pick_type(count, limit),  # type: ignore[arg-type]
+def picker_agent(model: object, count: int, limit: int = MAX_PICKED, *, conditions: list[int] | None = None) -> SubAgent:
+    return SubAgent("line-picker", "chooses the source lines (and, for a how-question, the conditions) that answer the question",
+                    load_prompt("quote", __package__), model=model,
+                    output_type=pick_type(count, limit, conditions=conditions),  # type: ignore[arg-type]
                     max_turns=2, settings=ModelSettings(max_tokens=120))
 
 
-def picker_task(question: str, lines: list[CodeLine]) -> str:
-    shown = "\n".join(f"{n}. {c.location()} (in `{c.symbol}`): {c.quoted()}" for n, c in enumerate(lines, 1))
-    return f"Question: {question}\n\nLines:\n{shown}\n\nGive the numbers of the lines that answer the question."
+def condition_numbers(lines: list[CodeLine]) -> list[int]:
+    """The numbers (1-based, as shown) of the lines that are conditions."""
+    return [n for n, c in enumerate(lines, 1) if c.is_condition()]
+
+
+def picker_task(question: str, lines: list[CodeLine], *, how: bool = False) -> str:
+    shown = "\n".join(f"{n}. {'[condition] ' if how and c.is_condition() else ''}{c.location()} (in `{c.symbol}`): {c.quoted()}"
+                      for n, c in enumerate(lines, 1))
+    ask = ("Give the numbers of the conditions that decide the answer (marked [condition]), then of any other lines "
+           "that show it." if how and condition_numbers(lines) else "Give the numbers of the lines that answer the question.")
+    return f"Question: {question}\n\nLines:\n{shown}\n\n{ask}"
 
 
 def chosen(lines: list[CodeLine], output: object) -> list[CodeLine]:
-    """The lines the model picked, each once, in source order (file, then line); nothing when it
-    picked none or gave no valid answer (nothing is guessed for it)."""
-    numbers = output.lines if isinstance(output, QuotePick) else []
+    """The lines the model picked (conditions first), each once, in source order (file, then
+    line); nothing when it picked none or gave no valid answer (nothing is guessed for it)."""
+    numbers = [*getattr(output, "conditions", []), *output.lines] if isinstance(output, (QuotePick, ConditionPick)) else []
     picked = [lines[n - 1] for n in dict.fromkeys(numbers) if 1 <= n <= len(lines)][:MAX_PICKED]
+    return sorted(picked, key=lambda c: (c.path, c.line))
+
+
+def ranked_choice(lines: list[CodeLine], limit: int, *, how: bool = False) -> list[CodeLine]:
+    """What the ranking alone would quote (``ResearchConfig(line_choice="ranking")``): the first
+    ``limit`` lines, and for a how-question at least the best-ranked condition."""
+    picked = list(lines[:limit])
+    if how and not any(c.is_condition() for c in picked) and (first := next((c for c in lines if c.is_condition()), None)):
+        picked = [first, *picked[: limit - 1]]
     return sorted(picked, key=lambda c: (c.path, c.line))
 
 
@@ -75,7 +111,10 @@ def quote_section(lines: list[CodeLine]) -> str:
 
 __all__ = [
     "CodeLine",
+    "ConditionPick",
     "QuotePick",
+    "condition_numbers",
+    "ranked_choice",
     "candidate_lines",
     "led_elsewhere",
     "chosen",
