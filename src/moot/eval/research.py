@@ -75,8 +75,9 @@ class ResearchQuestion:
     condition)."""
 
     def asks_how(self) -> bool:
-        """Whether the set marks it as a question about how the code decides or behaves."""
-        return self.kind.startswith(("how", "what-happens", "why", "when"))
+        """Whether the set marks it as a question about how the code decides or behaves
+        (``what-happens-when`` and ``what happens`` are the same kind)."""
+        return self.kind.strip().lower().replace(" ", "-").startswith(("how", "what-happens", "why", "when"))
 
 
 @dataclass(frozen=True)
@@ -93,12 +94,15 @@ class ResearchSet:
     """The folder inside the package to index (``src``, ``lib``, ``dist``), when not its top."""
     source: str = ""
     """The file the set was read from."""
+    local: str = ""
+    """A folder that already holds the package at its version (``moot eval research --repo``):
+    read there instead of installed, e.g. an npm package's ``node_modules/<name>``."""
 
     def installed_version(self) -> str | None:
         """The version of the package that is installed (the questions name the one they were written for)."""
         from importlib import metadata
 
-        if self.registry:  # installed at the pinned version by the eval itself
+        if self.registry or self.local:  # installed at the pinned version by the eval, or named by the user
             return self.version
         try:
             return metadata.version(self.package)
@@ -107,7 +111,13 @@ class ResearchSet:
 
     def repo(self, *, install: bool = True) -> Path:
         """The package's folder: a set with a ``registry`` is installed at its pinned version into
-        moot's cache (once); a bundled set is located with importlib, never downloaded."""
+        moot's cache (once); a bundled set is located with importlib, never downloaded; a
+        ``local`` folder is read as it is."""
+        if self.local:
+            folder = Path(self.local).expanduser()
+            if not folder.is_dir():
+                raise MootError(f"{folder} is not a folder", fix=f"pass the folder of {self.package} {self.version} to --repo")
+            return (folder / self.root) if self.root else folder
         if self.registry:
             from moot.eval.packages import package_source
 
@@ -134,7 +144,7 @@ def load_set(path: Path | None = None, *, name: str = "httpx") -> ResearchSet:
         questions = [ResearchQuestion(q["id"], q["question"], q.get("subsystems", []), q.get("claims", []),
                                       q.get("anti_claims", []), q.get("relevant_paths", []), q.get("kind", ""))
                      for q in data["questions"]]
-        return ResearchSet(data["package"], str(data["version"]), questions, registry=data.get("registry", ""),
+        return ResearchSet(data["package"], str(data["version"]), questions, registry=_registry(data),
                            import_name=data.get("import", ""), root=data.get("root", ""), source=str(path))
     except (OSError, UnicodeDecodeError) as exc:
         raise MootError(f"cannot read the question set {path}: {exc}", fix="pass a readable JSON file") from None
@@ -142,6 +152,12 @@ def load_set(path: Path | None = None, *, name: str = "httpx") -> ResearchSet:
         what = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
         raise MootError(f"{path} is not a research question set ({what})",
                         fix="see docs/eval.md for the format: package, version, registry, questions[id, question, claims, …]") from None
+
+
+def _registry(data: dict[str, Any]) -> str:
+    """The registry a set's package comes from: ``registry``, or ``ecosystem`` as the blind set's
+    writer named it (``pypi``, ``npm``; case and a ``PyPI``-style spelling accepted)."""
+    return str(data.get("registry") or data.get("ecosystem") or "").strip().lower()
 
 
 def load_suite(path: Path) -> list[ResearchSet]:
