@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from moot.runtime import RunStore
 from moot.teams.research import ResearchConfig, ResearchTeam
 from moot.teams.research.citations import exists, find_citations
 from test_research_support import make_repo
+
+pytestmark = pytest.mark.embedded  # run by -m embedded, left out by -m "not embedded"
 
 
 def test_embedded_model_answer_cites_a_real_location(tmp_path: Path, local_model) -> None:  # type: ignore[no-untyped-def]
