@@ -176,3 +176,53 @@ def test_eval_research_all_modes_on_click_with_a_loopback_model(tmp_path: Path) 
     assert [r["answered_mode"] for r in result["records"]] == ["baseline", "single", "multi"]
     baseline = result["records"][0]
     assert baseline["usage"]["requests"] == 1  # the one-call baseline really is one call
+
+
+def test_eval_research_runs_an_npm_set_from_a_folder_the_user_names(tmp_path: Path) -> None:
+    """A set written for an npm package (``ecosystem: npm``, as the blind set's writer put it)
+    runs on the package's folder named with --repo; without it and with --no-install the
+    command says how to get the package, in one line."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from test_research_support import fake_openai_server
+
+    package = tmp_path / "node_modules" / "tinyqs"
+    (package / "lib").mkdir(parents=True)
+    (package / "lib" / "parse.js").write_text(
+        "function parseKey(key, options) {\n"
+        "  if (key.length > options.depth) {\n"
+        "    throw new RangeError('too deep');\n"
+        "  }\n"
+        "  return key.split('.');\n"
+        "}\n"
+        "module.exports = parseKey;\n")
+    question_set = {"package": "tinyqs", "version": "1.0.0", "ecosystem": "npm", "questions": [{
+        "id": "depth", "question": "How does parseKey decide that a key is too deep?", "relevant_paths": ["lib/parse.js"],
+        "subsystems": [{"name": "parseKey", "any": ["parsekey"]}],
+        "claims": [{"text": "A key longer than options.depth raises RangeError.", "all": [["rangeerror"]]}]}]}
+    set_file = tmp_path / "tinyqs.json"
+    set_file.write_text(json.dumps(question_set))
+    env = {**os.environ, "MOOT_HOME": str(tmp_path / "home"), "MOOT_RUNS_DB": str(tmp_path / "runs.sqlite3")}
+    env.pop("MOOT_MODEL", None)
+    command = [sys.executable, "-m", "moot", "eval", "research", "--suite", str(set_file), "--mode", "single"]
+    with fake_openai_server() as model:
+        out = subprocess.run([*command, "--repo", str(package), "--model", model, "--out", str(tmp_path / "r.json"), "--json"],
+                             capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    result = json.loads((tmp_path / "r.json").read_text())
+    assert result["packages"]["tinyqs"]["repo"] == str(package)
+    assert result["packages"]["tinyqs"]["installed_version"] == "1.0.0"
+    [record] = result["records"]
+    assert record["package"] == "tinyqs" and record["question_id"] == "depth" and record["mode"] == "single"
+    missing = subprocess.run([*command, "--no-install"], capture_output=True, text=True, env=env, timeout=60)
+    assert missing.returncode == 2 and "tinyqs@1.0.0 from npm is not installed" in missing.stderr
+    assert "Traceback" not in missing.stderr and missing.stderr.strip().count("\n") == 0
+    (tmp_path / "suite").mkdir()
+    for name in ("tinyqs", "other"):
+        (tmp_path / "suite" / f"{name}.json").write_text(json.dumps({**question_set, "package": name}))
+    two = subprocess.run([*command[:-4], "--suite", str(tmp_path / "suite"), "--repo", str(package)], capture_output=True,
+                         text=True, env=env, timeout=60)
+    assert two.returncode == 2 and "--repo names the folder of one package" in two.stderr

@@ -25,7 +25,7 @@ from moot.teams.research.quotes import PICKED_PER_SUB_QUESTION, candidate_lines
 from moot.teams.research.relevance import rank_symbols
 from moot.teams.research.resolve import asks_callers, best_at, candidates, index_section, resolve, summary_docstring
 from moot.teams.research.synthesizer import without_repeats
-from test_research_support import first_offered, index_of, write_repo
+from test_research_support import first_lines, first_offered, index_of, write_repo
 
 DECODERS = '''"""Content decoders."""
 import zlib
@@ -277,8 +277,7 @@ def test_each_sub_question_picker_may_quote_four_lines(tmp_path: Path) -> None:
 
     def pick(request: ModelRequest) -> dict:
         limits.append(request.output.json_schema["properties"]["lines"]["maxItems"])
-        shown = re.findall(r"^(\d+)\. ", request.messages[-1].content, re.M)
-        return {"lines": [int(n) for n in shown[:PICKED_PER_SUB_QUESTION]]}
+        return first_lines(request, PICKED_PER_SUB_QUESTION)
 
     plan = {"sub_questions": [{"question": "How does the gzip decoder decode a body?"},
                               {"question": "What happens to the Authorization header on a redirect?"}]}
@@ -298,7 +297,7 @@ def test_each_sub_question_picker_may_quote_four_lines(tmp_path: Path) -> None:
     assert result.answer.count("The decoder is made by `make_decoder`, which calls it.") == 1
     assert len(result.quoted) > 2  # more than the two a picker got when eight were shared out
     # what the eval counts as checked statements: the index section's and the quoted lines
-    assert result.verified_statements() == min(len(result.resolved), 6) + len(result.quoted)
+    assert result.verified_statements() == min(len(result.resolved), 6) + len(result.quoted) + len(result.conditions)
 
 
 def test_a_repeated_sentence_is_said_once() -> None:

@@ -115,13 +115,17 @@ def test_chosen_keeps_shown_lines_once_in_source_order() -> None:
 
 
 def pick_lines_holding(*fragments: str):
-    """The line picker, scripted: the numbers of the shown lines that hold any fragment."""
+    """The line picker, scripted: the numbers of the shown lines that hold any fragment (those
+    marked as conditions under ``conditions`` when the schema asks for them first)."""
 
     def pick(request: ModelRequest) -> dict:
         task = request.messages[-1].content
-        numbers = [int(m.group(1)) for m in re.finditer(r"^(\d+)\. (.*)$", task, re.M)
-                   if any(f in m.group(2) for f in fragments)]
-        return {"lines": numbers}
+        shown = [(int(m.group(1)), m.group(2)) for m in re.finditer(r"^(\d+)\. (.*)$", task, re.M)
+                 if any(f in m.group(2) for f in fragments)]
+        if "conditions" in (request.output.json_schema if request.output else {}).get("properties", {}):
+            return {"conditions": [n for n, text in shown if text.startswith("[condition]")],
+                    "lines": [n for n, text in shown if not text.startswith("[condition]")]}
+        return {"lines": [n for n, _ in shown]}
 
     return pick
 
@@ -141,18 +145,22 @@ def test_the_answer_quotes_the_picked_lines_verbatim(tmp_path: Path) -> None:
         result = team.ask_sync(QUESTION, mode="single")
     finally:
         team.close()
-    texts = [q.text for q in result.quoted]
-    assert texts == ['if status == SEE_OTHER and method != "HEAD":', 'headers.pop("Authorization", None)']
-    for q in result.quoted:
+    # a how-question ("what happens … when"): the condition is a deciding condition, stated in
+    # words beside the quoted line; the other picked line is quoted as it is
+    assert [c.text for c in result.conditions] == ['if status == SEE_OTHER and method != "HEAD":']
+    assert [q.text for q in result.quoted] == ['headers.pop("Authorization", None)']
+    for q in [*result.conditions, *result.quoted]:
         assert file_line(tmp_path / "repo", q) == q.text
-    condition, pop = result.quoted
+    [condition], [pop] = result.conditions, result.quoted
     # a condition is quoted with what it does, both verbatim, cited as one range
     assert condition.then == 'method = "GET"' and condition.location() == f"web/redirects.py:{condition.line}-{condition.line + 1}"
     assert (tmp_path / "repo" / "web/redirects.py").read_text().splitlines()[condition.then_line - 1].strip() == condition.then
-    assert (f'- {condition.location()} (in `web.redirects.next_method`): '
+    assert ('- When `status` equals `SEE_OTHER` and `method` is not `"HEAD"`, it sets `method` to `"GET"`. — '
+            f'{condition.location()} (in `web.redirects.next_method`): '
             f'`if status == SEE_OTHER and method != "HEAD":` → `method = "GET"`') in result.answer
     assert f'- {pop.location()} (in `web.redirects.build_redirect`): `headers.pop("Authorization", None)`' in result.answer
-    assert "quoted by moot from the files" in result.answer
+    assert "quoted by moot from the files" in result.answer and "How it decides" in result.answer
+    assert result.stated_conditions() and result.stated_conditions()[0].startswith("- When `status` equals")
     record = RunStore(tmp_path / "runs.db").get_run(result.run_id)
     assert record.results["line-picker"]["status"] == "completed"
     assert "line-picker" in record.usage_by_agent

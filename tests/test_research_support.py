@@ -78,9 +78,9 @@ class ResearchScript:
         self.log: list[tuple[str, str]] = []
 
     async def __call__(self, request: ModelRequest) -> Any:
-        if request.agent == "line-picker":  # the last phase: it quotes the first line it is shown
+        if (request.agent or "").startswith("line-picker"):  # it quotes the first line it is shown
             self.log.append(("line-picker", user(request)))
-            return {"lines": [1]}
+            return first_lines(request, 1)
         agent = request.agent or ""
         if agent == "planner":
             self.log.append(("planner", ""))
@@ -109,6 +109,20 @@ class ResearchScript:
             self.log.append(("single", user(request)))
             return self.single
         raise AssertionError(f"unexpected request from agent {agent!r}")
+
+
+def first_lines(request: ModelRequest, count: int) -> dict[str, Any]:
+    """The line picker's answer as the 0.5B model gives it: the first ``count`` numbers shown,
+    and, when the schema asks for deciding conditions first, the first condition it offers."""
+    import re
+
+    shown = [int(n) for n in re.findall(r"^(\d+)\. ", str(request.messages[-1].content), re.M)]
+    properties = (request.output.json_schema if request.output else {}).get("properties", {})
+    if "conditions" in properties:
+        offered = (properties["conditions"].get("items") or {})
+        first = (offered.get("enum") or [offered.get("const")])[:1]
+        return {"conditions": first, "lines": [n for n in shown[:count] if n not in first]}
+    return {"lines": shown[:count]}
 
 
 def first_offered(schema: dict[str, Any] | None) -> list[str]:

@@ -1,5 +1,6 @@
 """`moot eval research`: score the code research team on questions about real packages
-installed from PyPI (httpx, click).
+installed from PyPI (httpx, click), or on a suite of question sets each pinned to a package
+version on PyPI or npm (``--suite``: installed into moot's cache by the eval's set-up).
 
 The eval layer knows nothing of teams; this command wires the research team in through the
 ``ResearchAgent`` adapter protocol of :mod:`moot.eval.research`.
@@ -8,6 +9,7 @@ The eval layer knows nothing of teams; this command wires the research team in t
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 from typing import Any, Optional
 
@@ -47,7 +49,8 @@ class TeamAgent:
         result = await team.ask(question, mode=mode, parent_run_id=self.parent_run_id)  # type: ignore[arg-type]
         return ResearchAnswer(text=result.answer, citations=result.citations(), usage=result.usage,
                               seconds=result.seconds, run_id=result.run_id, mode=result.mode,
-                              verified=result.verified_statements())
+                              verified=result.verified_statements(),
+                              conditions=result.stated_conditions() if result.mode != "baseline" else None)
 
     def close(self) -> None:
         for team in self.teams.values():
@@ -59,6 +62,11 @@ def research_eval(
         "both", "--mode", help="single, multi, both, auto, baseline (one call with the map and search hits) or all (baseline, single, multi)."
     ),
     question_set: str = typer.Option("httpx", "--set", help="Which installed package to ask about: httpx or click."),
+    suite: Optional[Path] = typer.Option(None, "--suite", help="A folder of question sets (one .json per package, pinned to a "
+                                         "PyPI or npm version, installed by the eval) or one such file; replaces --set."),
+    no_install: bool = typer.Option(False, "--no-install", help="With --suite: fail instead of installing a missing package."),
+    repo: Optional[Path] = typer.Option(None, "--repo", help="With --suite naming one .json file: read the package from this "
+                                        "folder (e.g. node_modules/qs) instead of installing it."),
     model: Optional[list[str]] = model_option(MODEL_HELP),
     questions: Optional[str] = typer.Option(None, "--questions", help="Only these question ids, e.g. redirects,auth."),
     judge: Optional[str] = typer.Option(None, "--judge", help="Also grade with an LLM judge on this model string."),
@@ -69,7 +77,7 @@ def research_eval(
 ) -> None:
     """Ask the research team questions about an installed package (httpx or click) and score
     coverage, claims, citations and anti-claims, beside the one-call baseline with --mode all."""
-    from moot.eval.research import load_set, render_table, run_research_eval
+    from moot.eval.research import load_set, load_suite, render_table, run_research_eval, run_research_suite
     from moot.models.registry import infer_model
     from moot.runtime import RunStore
 
@@ -82,8 +90,18 @@ def research_eval(
     options = research_options(parse_budget(budget))
     models_kwargs = team_model_kwargs(ResearchTeam, choice, command="eval research")
     options.update({k: v for k, v in models_kwargs.items() if k != "model"})
+    sets = load_suite(suite) if suite is not None else None
+    if repo is not None:
+        if sets is None or len(sets) != 1:
+            raise MootError("--repo names the folder of one package", fix="pass --suite with one question-set .json file beside --repo")
+        sets = [dataclasses.replace(sets[0], local=str(repo))]
+    if sets is not None:
+        if questions:
+            raise MootError("--questions picks ids of one set", fix="drop --questions when running a --suite")
+        for one in sets:  # the set-up: every package at its pinned version, before any model call
+            stderr.print(f"[dim]{one.package} {one.version} ({one.registry or 'installed'}): {one.repo(install=not no_install)}[/]")
     qset = load_set(name=question_set)
-    if (installed := qset.installed_version()) != qset.version:
+    if sets is None and (installed := qset.installed_version()) != qset.version:
         stderr.print(f"[yellow]note:[/] the questions were written for {qset.package} {qset.version}; "
                      f"{installed} is installed, so some claims may no longer hold")
     only = [q.strip() for q in questions.split(",")] if questions else None
@@ -98,7 +116,7 @@ def research_eval(
     agent = TeamAgent(infer_model(choice.default), RunStore(), options=options)
 
     def on_answer(record: dict[str, Any], so_far: dict[str, Any]) -> None:
-        stderr.print(f"[dim]{record['mode']:>6} {record['question_id']:<10} overall {record['overall']:.2f} "
+        stderr.print(f"[dim]{record['mode']:>8} {record['package']:<10} {record['question_id']:<12} overall {record['overall']:.2f} "
                      f"({record['seconds']}s, {record['usage']['requests']} calls)[/]")
         if json_out is not None:  # saved after every answer: an interrupted run keeps what it graded
             write_json_file(json_out, so_far)
@@ -106,9 +124,13 @@ def research_eval(
     from moot.cli._runs import parent_run
 
     try:
-        with parent_run(f"eval research ({question_set}, {mode})") as agent.parent_run_id:
-            result = asyncio.run(run_research_eval(agent, modes=_MODES[mode], questions=qset, only=only,
-                                                   judge=judge_obj, on_answer=on_answer))
+        with parent_run(f"eval research ({suite.name if suite else question_set}, {mode})") as agent.parent_run_id:
+            if sets is not None:
+                result = asyncio.run(run_research_suite(agent, modes=_MODES[mode], sets=sets, judge=judge_obj,
+                                                        on_answer=on_answer, name=str(suite)))
+            else:
+                result = asyncio.run(run_research_eval(agent, modes=_MODES[mode], questions=qset, only=only,
+                                                       judge=judge_obj, on_answer=on_answer))
     finally:
         agent.close()
     if json_out is not None:

@@ -14,6 +14,7 @@ See docs/codeindex.md.
 from __future__ import annotations
 
 from moot.codeindex.builder import BuildReport, IndexProgress
+from moot.codeindex.flow import Decision
 from moot.codeindex.index import MODES, CodeIndex, check_root
 from moot.codeindex.results import CodeHit, SymbolInfo
 from moot.codeindex.sandbox import PathEscapeError
@@ -23,6 +24,7 @@ __all__ = [
     "BuildReport",
     "CodeHit",
     "CodeIndex",
+    "Decision",
     "IndexProgress",
     "PathEscapeError",
     "SymbolInfo",

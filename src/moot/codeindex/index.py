@@ -13,6 +13,7 @@ from typing import Any
 
 from moot.codeindex import store
 from moot.codeindex.builder import BuildReport, ProgressCallback, build_into
+from moot.codeindex.flow import Decision, decisions
 from moot.codeindex.results import CodeHit, SymbolInfo
 from moot.codeindex.sandbox import PathEscapeError, confine, relative
 from moot.codeindex.semantic import VectorTable, embed_missing, rrf
@@ -492,6 +493,17 @@ class CodeIndex:
         if shown_last < last:
             out.append(f"… cut: {last - shown_last} more lines; call read_file with start={shown_last + 1}")
         return "\n".join(out)
+
+    def decisions(self, path: str, start_line: int, end_line: int) -> list[Decision]:
+        """The control flow of the function at ``start_line``..``end_line`` of an indexed code
+        file: its conditions with what each does, its early returns and raises (see
+        :mod:`moot.codeindex.flow`); ``[]`` for a text file, a class or a span with no function."""
+        rel, lines = self._indexed_lines(path)
+        with self._guard() as conn:
+            row = conn.execute("SELECT language FROM files WHERE path = ?", (rel,)).fetchone()
+        if not row or row[0] not in ("python", "javascript", "typescript", "tsx"):
+            return []
+        return decisions(row[0], "\n".join(lines), start_line, end_line)
 
     def line_count(self, path: str) -> int | None:
         """Lines of an indexed file as of the last build; ``None`` for anything else (outside the

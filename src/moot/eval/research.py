@@ -49,6 +49,9 @@ class ResearchAnswer:
     verified: int | None = None
     """Statements of the answer checked against the code (written from the index, quoted from the
     files, or verified); ``None`` when the agent does not say."""
+    conditions: list[str] | None = None
+    """The deciding conditions the answer states, each as it stands in the answer (in words,
+    beside the quoted line); ``None`` when the agent does not say."""
 
 
 class ResearchAgent(Protocol):
@@ -66,6 +69,15 @@ class ResearchQuestion:
     claims: list[dict[str, Any]]
     anti_claims: list[dict[str, Any]]
     relevant_paths: list[str]
+    kind: str = ""
+    """What the question asks, when the set says: ``where``, ``who-calls``, ``how``,
+    ``how-decides``, ``what-happens-when``, … (a how-question's answer should state a deciding
+    condition)."""
+
+    def asks_how(self) -> bool:
+        """Whether the set marks it as a question about how the code decides or behaves
+        (``what-happens-when`` and ``what happens`` are the same kind)."""
+        return self.kind.strip().lower().replace(" ", "-").startswith(("how", "what-happens", "why", "when"))
 
 
 @dataclass(frozen=True)
@@ -73,18 +85,44 @@ class ResearchSet:
     package: str
     version: str
     questions: list[ResearchQuestion]
+    registry: str = ""
+    """``pypi`` or ``npm``: the eval installs the pinned version from there (``moot.eval.packages``);
+    ``""`` for the bundled sets, read from the environment moot runs in."""
+    import_name: str = ""
+    """The name a Python package is imported by, when it is not its registry name."""
+    root: str = ""
+    """The folder inside the package to index (``src``, ``lib``, ``dist``), when not its top."""
+    source: str = ""
+    """The file the set was read from."""
+    local: str = ""
+    """A folder that already holds the package at its version (``moot eval research --repo``):
+    read there instead of installed, e.g. an npm package's ``node_modules/<name>``."""
 
     def installed_version(self) -> str | None:
         """The version of the package that is installed (the questions name the one they were written for)."""
         from importlib import metadata
 
+        if self.registry or self.local:  # installed at the pinned version by the eval, or named by the user
+            return self.version
         try:
             return metadata.version(self.package)
         except metadata.PackageNotFoundError:
             return None
 
-    def repo(self) -> Path:
-        """The installed package's folder (located with importlib, never downloaded)."""
+    def repo(self, *, install: bool = True) -> Path:
+        """The package's folder: a set with a ``registry`` is installed at its pinned version into
+        moot's cache (once); a bundled set is located with importlib, never downloaded; a
+        ``local`` folder is read as it is."""
+        if self.local:
+            folder = Path(self.local).expanduser()
+            if not folder.is_dir():
+                raise MootError(f"{folder} is not a folder", fix=f"pass the folder of {self.package} {self.version} to --repo")
+            return (folder / self.root) if self.root else folder
+        if self.registry:
+            from moot.eval.packages import package_source
+
+            return package_source(self.registry, self.package, self.version, import_name=self.import_name,
+                                  subdir=self.root, install=install)
         spec = importlib.util.find_spec(self.package)
         if spec is None or not spec.origin:
             raise MootError(f"the package {self.package!r} is not installed",
@@ -101,10 +139,45 @@ def load_set(path: Path | None = None, *, name: str = "httpx") -> ResearchSet:
         if name not in SETS:
             raise MootError(f"unknown question set {name!r}", fix=f"use one of: {', '.join(SETS)}")
         path = DATA / f"{name}.json"
-    data = json.loads(path.read_text(encoding="utf-8"))
-    questions = [ResearchQuestion(q["id"], q["question"], q["subsystems"], q["claims"], q["anti_claims"],
-                                  q.get("relevant_paths", [])) for q in data["questions"]]
-    return ResearchSet(data["package"], data["version"], questions)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        questions = [ResearchQuestion(q["id"], q["question"], q.get("subsystems", []), q.get("claims", []),
+                                      q.get("anti_claims", []), q.get("relevant_paths", []), q.get("kind", ""))
+                     for q in data["questions"]]
+        return ResearchSet(data["package"], str(data["version"]), questions, registry=_registry(data),
+                           import_name=data.get("import", ""), root=data.get("root", ""), source=str(path))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MootError(f"cannot read the question set {path}: {exc}", fix="pass a readable JSON file") from None
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        what = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
+        raise MootError(f"{path} is not a research question set ({what})",
+                        fix="see docs/eval.md for the format: package, version, registry, questions[id, question, claims, …]") from None
+
+
+def _registry(data: dict[str, Any]) -> str:
+    """The registry a set's package comes from: ``registry``, or ``ecosystem`` as the blind set's
+    writer named it (``pypi``, ``npm``; case and a ``PyPI``-style spelling accepted)."""
+    return str(data.get("registry") or data.get("ecosystem") or "").strip().lower()
+
+
+def load_suite(path: Path) -> list[ResearchSet]:
+    """The question sets of a suite: one JSON file, or every ``*.json`` in a folder that has
+    ``questions`` (a README or other files beside them are left alone)."""
+    if path.is_file():
+        return [load_set(path)]
+    if not path.is_dir():
+        raise MootError(f"{path} is not a question set or a folder of them", fix="pass a suite folder or a .json file")
+    sets = []
+    for file in sorted(path.glob("*.json")):
+        try:
+            has_questions = "questions" in json.loads(file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            has_questions = False
+        if has_questions:
+            sets.append(load_set(file))
+    if not sets:
+        raise MootError(f"{path} holds no question set", fix="put one .json file per package in it (see docs/eval.md)")
+    return sets
 
 
 # --------------------------------------------------------------------------- scoring
@@ -188,6 +261,16 @@ def score_answer(question: ResearchQuestion, answer: ResearchAnswer, repo: Path)
 # --------------------------------------------------------------------------- running
 
 
+def condition_scores(question: ResearchQuestion, answer: ResearchAnswer) -> dict[str, Any]:
+    """For an answer that reports its stated conditions: how many, and whether they alone make
+    one of the question's claims (a stated condition that is right about what decides)."""
+    if answer.conditions is None:
+        return {}
+    text = "\n".join(answer.conditions).lower()
+    made = [c["text"] for c in question.claims if text and all(_any(group, text) for group in c["all"])]
+    return {"conditions_stated": len(answer.conditions), "condition_claims": made}
+
+
 async def run_research_eval(agent: ResearchAgent, *, modes: list[str], questions: ResearchSet | None = None,
                             only: list[str] | None = None, judge: Any = None,
                             on_answer: Any = None) -> dict[str, Any]:
@@ -207,9 +290,10 @@ async def run_research_eval(agent: ResearchAgent, *, modes: list[str], questions
             reply = await agent.answer(q.question, repo, mode=mode)
             seconds = reply.seconds if reply.seconds is not None else time.perf_counter() - started
             score = score_answer(q, reply, repo)
-            record = {"question_id": q.id, "mode": mode, "answered_mode": reply.mode, "answer": reply.text,
+            record = {"question_id": q.id, "package": qset.package, "kind": q.kind, "asks_how": q.asks_how(),
+                      "mode": mode, "answered_mode": reply.mode, "answer": reply.text,
                       "run_id": reply.run_id, "seconds": round(seconds, 2), "usage": reply.usage.model_dump(),
-                      "verified_statements": reply.verified,
+                      "verified_statements": reply.verified, **condition_scores(q, reply),
                       **score.to_dict()}
             if judge is not None:
                 expected = " ".join(c["text"] for c in q.claims)
@@ -219,6 +303,29 @@ async def run_research_eval(agent: ResearchAgent, *, modes: list[str], questions
             if on_answer is not None:
                 on_answer(record, _result(qset, repo, modes, records, complete=False))
     return _result(qset, repo, modes, records, complete=True)
+
+
+async def run_research_suite(agent: ResearchAgent, *, modes: list[str], sets: list[ResearchSet], judge: Any = None,
+                             on_answer: Any = None, name: str = "") -> dict[str, Any]:
+    """Every set of a suite (one package each), then one summary per mode over all their
+    answers; ``on_answer`` gets the whole suite's results so far."""
+    done: dict[str, dict[str, Any]] = {}
+
+    def combined(complete: bool) -> dict[str, Any]:
+        records = [r for result in done.values() for r in result["records"]]
+        return {"suite": name, "modes": modes, "complete": complete,
+                "packages": {pkg: {k: v for k, v in result.items() if k != "records"} for pkg, result in done.items()},
+                "summary": {mode: _summary([r for r in records if r["mode"] == mode]) for mode in modes},
+                "records": records}
+
+    for qset in sets:
+        def progress(record: dict[str, Any], so_far: dict[str, Any], package: str = qset.package) -> None:
+            done[package] = so_far
+            if on_answer is not None:
+                on_answer(record, combined(False))
+
+        done[qset.package] = await run_research_eval(agent, modes=modes, questions=qset, judge=judge, on_answer=progress)
+    return combined(True)
 
 
 def _result(qset: ResearchSet, repo: Path, modes: list[str], records: list[dict[str, Any]], *,
@@ -247,18 +354,29 @@ def _summary(records: list[dict[str, Any]]) -> dict[str, Any]:
     out["calls_per_question"] = round(statistics.fmean(r["usage"]["requests"] for r in records), 2)
     out["tokens_per_question"] = round(statistics.fmean(r["usage"]["input_tokens"] + r["usage"]["output_tokens"]
                                                         for r in records), 1)
+    how = [r for r in records if r.get("asks_how") and "conditions_stated" in r]
+    if how:  # "every how-question's answer states a deciding condition that is right and quoted"
+        out["how_questions"] = len(how)
+        out["how_with_condition"] = sum(1 for r in how if r["conditions_stated"] > 0)
+        out["how_with_right_condition"] = sum(1 for r in how if r["condition_claims"])
     if any("judge" in r for r in records):
         out["judge_score"] = round(statistics.median(r["judge"]["score"] for r in records if "judge" in r), 3)
     return out
 
 
 def render_table(result: dict[str, Any]) -> str:
-    """A markdown table of the per-mode summary."""
-    rows = ["| mode | answers | coverage | claim recall | citation precision | anti-claim avoidance | overall | s/question | calls/question | answers with a verified statement |",
-            "|---|---|---|---|---|---|---|---|---|---|"]
+    """A markdown table of the per-mode summary (a suite's: over all its packages)."""
+    how = any(s.get("how_questions") for s in result["summary"].values() if s)
+    rows = ["| mode | answers | coverage | claim recall | citation precision | anti-claim avoidance | overall | s/question | "
+            "calls/question | answers with a verified statement |" + (" how-questions: a condition stated / right |" if how else ""),
+            "|---|---|---|---|---|---|---|---|---|---|" + ("---|" if how else "")]
     for mode, s in result["summary"].items():
         if s:
             verified = "—" if s.get("answers_with_verified") is None else f"{s['answers_with_verified']}/{s['answers']}"
-            rows.append(f"| {mode} | {s['answers']} | {s['coverage']} | {s['claim_recall']} | {s['citation_precision']} | "
-                        f"{s['anti_claim_avoidance']} | {s['overall']} | {s['seconds']} | {s['calls_per_question']} | {verified} |")
+            row = (f"| {mode} | {s['answers']} | {s['coverage']} | {s['claim_recall']} | {s['citation_precision']} | "
+                   f"{s['anti_claim_avoidance']} | {s['overall']} | {s['seconds']} | {s['calls_per_question']} | {verified} |")
+            if how:
+                row += (f" {s['how_with_condition']}/{s['how_questions']} / {s['how_with_right_condition']}/{s['how_questions']} |"
+                        if s.get("how_questions") else " — |")
+            rows.append(row)
     return "\n".join(rows)

@@ -79,9 +79,10 @@ class VerificationResult(BaseModel):
     correction: str = ""
     citation: str = ""
     """The ``path:line`` the claim cited, when it cited one."""
-    method: Literal["citation", "name", "model"] = "citation"
+    method: Literal["citation", "name", "condition", "model"] = "citation"
     """``citation``: its ``path:line`` checked against the index; ``name``: it names code that is
-    nowhere in the repository (removed); ``model``: judged by the verifier agent."""
+    nowhere in the repository (removed); ``condition``: an "if / when / unless" statement held
+    to the conditions quoted from the code; ``model``: judged by the verifier agent."""
 
 
 class PhaseUsage(BaseModel):
@@ -110,6 +111,10 @@ class MultiAgentResult(BaseModel):
     """The symbols the answer's index section states facts about (from the symbol graph)."""
     quoted: list[CodeLine] = Field(default_factory=list)
     """Source lines that answer the question: picked by the model, quoted verbatim by moot."""
+    conditions: list[CodeLine] = Field(default_factory=list)
+    """For a how-question, the deciding conditions the answer states in words beside the quoted
+    line: chosen by the model among those read from the code's control flow, or quoted for a
+    statement of the answer that rests on one (``quoted`` holds the other lines)."""
     usage: Usage = Field(default_factory=Usage)
     usage_by_phase: dict[str, PhaseUsage] = Field(default_factory=dict)
     seconds: float = 0.0
@@ -122,8 +127,14 @@ class MultiAgentResult(BaseModel):
         the index, each line quoted from the files, each claim the verifier found VERIFIED."""
         from moot.teams.research.resolve import INDEX_SECTION_LIMIT
 
-        return (min(len(self.resolved), INDEX_SECTION_LIMIT) + len(self.quoted)
-                + sum(1 for v in self.verification if v.status == "VERIFIED"))
+        return (min(len(self.resolved), INDEX_SECTION_LIMIT) + len(self.quoted) + len(self.conditions)
+                + sum(1 for v in self.verification if v.status == "VERIFIED" and v.method != "condition"))
+
+    def stated_conditions(self) -> list[str]:
+        """The deciding conditions as the answer states them (words, location, quoted line)."""
+        from moot.teams.research.conditions import statement
+
+        return [statement(c) for c in self.conditions]
 
     def citations(self) -> list[str]:
         """Every ``path:line`` the final answer cites."""

@@ -6,6 +6,7 @@ import re
 
 from moot.models.base import ModelSettings
 from moot.runtime import SubAgent, load_prompt
+from moot.teams.research.codelines import CodeLine
 from moot.teams.research.models import EvidenceBundle
 from moot.teams.research.resolve import ResolvedSymbol, render_facts
 
@@ -18,8 +19,23 @@ def synthesizer_agent(model: object) -> SubAgent:
                     model=model, max_turns=1, settings=ModelSettings(max_tokens=500))  # type: ignore[arg-type]
 
 
-def render_evidence(question: str, bundles: list[EvidenceBundle]) -> str:
+CHOSEN_CHARS = 1200
+"""The chosen conditions and lines shown before the bundles (their own budget of the context)."""
+
+
+def render_evidence(question: str, bundles: list[EvidenceBundle], *, conditions: list[CodeLine] = (),  # type: ignore[assignment]
+                    lines: list[CodeLine] = ()) -> str:  # type: ignore[assignment]
+    """The synthesizer's task: the question, the deciding conditions and lines chosen from the
+    code (each condition already in words), then each researcher's evidence."""
     parts = [f"Question: {question}", ""]
+    chosen: list[str] = []
+    if conditions:
+        chosen.append("Deciding conditions (from the code; state each one in words with its path:line):\n"
+                      + "\n".join(f"- {c.words} {c.location()}: {c.quoted()}" for c in conditions))
+    if lines:
+        chosen.append("Lines of the source that answer it:\n" + "\n".join(f"- {c.location()}: {c.quoted()}" for c in lines))
+    if chosen:
+        parts.append("\n\n".join(chosen)[:CHOSEN_CHARS])
     for n, bundle in enumerate(bundles, 1):
         block = [f"Evidence from researcher {n} (sub-question: {bundle.sub_question})"]
         if bundle.resolved:  # compact and exact: first, so the cut below never drops them

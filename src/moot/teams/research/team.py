@@ -13,9 +13,9 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from moot.codeindex import CodeIndex
 from moot.codeindex.tools import code_tools
@@ -36,7 +36,20 @@ from moot.teams.research.pipeline import PipelineRun
 from moot.teams.research.planner import derived_sub_questions, planner_agent, to_plan
 from moot.teams.research.researcher import render_findings, researcher_agent, seed_findings
 from moot.teams.research.routing import route
-from moot.teams.research.quotes import MAX_PICKED, PICKED_PER_SUB_QUESTION, CodeLine, candidate_lines, chosen, led_elsewhere, picker_agent, picker_task, quote_section
+from moot.teams.research.conditions import asks_how, check_conditions, conditions_section
+from moot.teams.research.quotes import (
+    MAX_PICKED,
+    PICKED_PER_SUB_QUESTION,
+    CodeLine,
+    candidate_lines,
+    chosen,
+    condition_numbers,
+    led_elsewhere,
+    picker_agent,
+    picker_task,
+    quote_section,
+    ranked_choice,
+)
 from moot.teams.research.resolve import ResolvedSymbol, best_at, index_section, resolve
 from moot.teams.research.synthesizer import merged_resolved, render_evidence, sources_line, synthesizer_agent, without_repeats
 from moot.teams.research.verifier import (
@@ -70,6 +83,10 @@ class ResearchConfig:
     verify_with_model: bool = True
     quote_lines: bool = True
     """One more call: the model picks the source lines that answer the question, moot quotes them."""
+    line_choice: Literal["model", "ranking"] = "model"
+    """Who chooses the quoted lines among the ranked candidates: the model (under a schema that
+    admits only the numbers shown; for a how-question, the deciding conditions first), or the
+    ranking alone (its first lines; no call)."""
 
 
 def no_answer(outcome: Any, otherwise: str) -> str:
@@ -79,6 +96,25 @@ def no_answer(outcome: Any, otherwise: str) -> str:
     if outcome is not None and outcome.stop_reason.startswith("budget:"):
         return f"(no answer: the budget stopped the run: {outcome.detail or outcome.stop_reason})"
     return f"({'no answer: ' + otherwise})"
+
+
+@dataclass
+class Quotes:
+    """What the line picker chose, split for the answer, and what it was offered."""
+
+    conditions: list[CodeLine] = field(default_factory=list)
+    """For a how-question: the chosen lines where the code decides (stated in words)."""
+    lines: list[CodeLine] = field(default_factory=list)
+    """The other chosen lines (quoted as they are)."""
+    offered: list[CodeLine] = field(default_factory=list)
+    """Every candidate shown (a statement's condition may be found among them)."""
+
+    def all(self) -> list[CodeLine]:
+        return sorted([*self.conditions, *self.lines], key=lambda c: (c.path, c.line))
+
+
+def with_sections(answer: str, *sections: str) -> str:
+    return "\n\n".join([answer, *(s for s in sections if s)])
 
 
 _QUOTES = {"quotes": ["line-picker"]}
@@ -228,16 +264,19 @@ class ResearchTeam:
                    if (n := best_at(index, question, f.file_path, *f.line_range)) is not None]
         resolved = await asyncio.to_thread(resolve, index, [*named, *located])
         bundle.resolved, bundle.nominated = resolved, named
-        if section := index_section(resolved, question=question):
-            answer = f"{answer}\n\n{section}"
-        elif not any(exists(index, c) for c in find_citations(answer)) and (extra := sources_line([bundle])):
-            answer = f"{answer}\n\n{extra}"
-        quoted = await self._quote(index, run, [(question, resolved)], after="single-agent")
-        if quoted:
-            answer = f"{answer}\n\n{quote_section(quoted)}"
+        how = asks_how(question)
+        quotes = await self._quote(index, run, [(question, resolved)], after="single-agent", how=how)
+        # Every "if / when / unless" statement of the draft rests on a quoted condition, or goes.
+        held, removed, for_claims = check_conditions(answer, quotes.all(), quotes.offered)
+        answer, verdicts = revise(answer, removed), verdicts + held
+        section = index_section(resolved, question=question)
+        if not section and not any(exists(index, c) for c in find_citations(answer)):
+            section = sources_line([bundle])
+        answer = with_sections(answer, section, conditions_section(quotes.conditions, for_claims), quote_section(quotes.lines))
         return MultiAgentResult(
             question=question, answer=answer, draft_answer=draft, mode="single", requested_mode=requested,
-            routing_rule=rule + (f" ({note})" if note else ""), evidence=[bundle], verification=verdicts, resolved=resolved, quoted=quoted,
+            routing_rule=rule + (f" ({note})" if note else ""), evidence=[bundle], verification=verdicts, resolved=resolved,
+            quoted=quotes.lines, conditions=[*quotes.conditions, *for_claims],
             usage_by_phase=self._phases(run, {"single-agent": ["single-agent"], **_QUOTES}),
         )  # fmt: skip
 
@@ -276,38 +315,41 @@ class ResearchTeam:
             bundles.append(EvidenceBundle.model_validate(out) if isinstance(out, dict)
                            else EvidenceBundle(sub_question=sq.question, coverage_note=f"researcher {graph.results[r.name].status}",
                                                researcher=r.name, stop_reason=graph.results[r.name].stop_reason or ""))
-        outcome = await run.step("synthesizer", synthesizer_agent(self.model_for("synthesizer")), render_evidence(question, bundles),
-                                 depends_on=[r.name for r in researchers])
-        draft = without_repeats(outcome.text.strip() if outcome else "") or no_answer(outcome, "the synthesizer did not answer")
         resolved = merged_resolved(bundles)
+        # The lines (for a how-question, the deciding conditions first) are chosen before the
+        # synthesizer writes, so it can state each condition in words beside its line.
+        how = asks_how(question)
+        asks = [(b.sub_question, b.resolved) for b in bundles if b.resolved] or [(question, resolved)]
+        quotes = await self._quote(index, run, asks, after=[r.name for r in researchers], how=how, question=question)
+        outcome = await run.step("synthesizer", synthesizer_agent(self.model_for("synthesizer")),
+                                 render_evidence(question, bundles, conditions=quotes.conditions, lines=quotes.lines),
+                                 depends_on=[r.name for r in researchers] + [t for t in run.results if t.startswith("line-picker")])
+        draft = without_repeats(outcome.text.strip() if outcome else "") or no_answer(outcome, "the synthesizer did not answer")
         if not resolved and not any(exists(index, c) for c in find_citations(draft)) and (extra := sources_line(bundles)):
             draft = f"{draft}\n\n{extra}"
-        answer, verification = await self._verify(draft, index, run, plan)
-        # Written by moot from the symbol graph after verification: nothing in it is the model's.
-        if section := index_section(resolved, question=question):
-            answer = f"{answer}\n\n{section}"
-        asks = [(b.sub_question, b.resolved) for b in bundles if b.resolved] or [(question, resolved)]
-        quoted = await self._quote(index, run, asks, after="verifier" if verification else "synthesizer")
-        if quoted:
-            answer = f"{answer}\n\n{quote_section(quoted)}"
+        answer, verification, for_claims = await self._verify(draft, index, run, plan, quotes)
+        # Written by moot after verification: nothing in these sections is the model's text.
+        answer = with_sections(answer, index_section(resolved, question=question),
+                               conditions_section(quotes.conditions, for_claims), quote_section(quotes.lines))
         return MultiAgentResult(
             question=question, answer=answer, draft_answer=draft, mode="multi", requested_mode=requested, routing_rule=rule,
-            plan=plan, evidence=bundles, verification=verification, resolved=resolved[:6], quoted=quoted,
+            plan=plan, evidence=bundles, verification=verification, resolved=resolved[:6], quoted=quotes.lines,
+            conditions=[*quotes.conditions, *for_claims],
             usage_by_phase=self._phases(run, {"planner": ["planner"], "researchers": [r.name for r in researchers],
                                               "synthesizer": ["synthesizer"], "verifier": ["verifier"], **_QUOTES}),
         )  # fmt: skip
 
     async def _quote(self, index: CodeIndex, run: PipelineRun, asks: list[tuple[str, list[ResolvedSymbol]]],
-                     *, after: str) -> list[CodeLine]:
+                     *, after: str | list[str], how: bool = False, question: str = "") -> Quotes:
         """The source lines that answer the question: for each (question, resolved definitions)
         Python gathers and ranks the lines of those definitions (and what they call), the model
-        picks by number, moot quotes them verbatim with path:line. Multi mode asks once per
-        researcher's sub-question, in parallel: one list ranked by the whole question spread
-        its forty lines over every researcher's symbols, and the picker's first choices with
-        them. Nothing is added when there is nothing to pick from, the budget is spent, or the
-        model gives no valid pick."""
+        picks by number — for a how-question, first the conditions that decide — and moot quotes
+        them verbatim with path:line. Multi mode asks once per researcher's sub-question, in
+        parallel: one list ranked by the whole question spread its forty lines over every
+        researcher's symbols, and the picker's first choices with them. Nothing is added when
+        there is nothing to pick from, the budget is spent, or the model gives no valid pick."""
         if not self.config.quote_lines or run.stopped:
-            return []
+            return Quotes()
         ranked = [(q, await asyncio.to_thread(candidate_lines, index, q, resolved)) for q, resolved in asks]
         ranked = [(q, lines) for q, lines in ranked if lines]
         # One list: up to eight lines. One list per sub-question: up to four each, so a
@@ -316,26 +358,37 @@ class ResearchTeam:
         per_ask = MAX_PICKED if len(ranked) == 1 else PICKED_PER_SUB_QUESTION
         kept = led_elsewhere([lines for _, lines in ranked], per_ask)
         ranked = [(q, lines) for (q, _), lines in zip(ranked, kept) if lines]
+        depends = [after] if isinstance(after, str) else after
 
         async def pick(n: int, q: str, lines: list[CodeLine]) -> list[CodeLine]:
+            if self.config.line_choice == "ranking":
+                return ranked_choice(lines, per_ask, how=how)
             task_id = "line-picker" if len(ranked) == 1 else f"line-picker-{n}"
-            outcome = await run.step(task_id, picker_agent(self.model_for("line-picker"), len(lines), limit=per_ask),
-                                     picker_task(q, lines), depends_on=[after])
+            conditions = condition_numbers(lines) if how else None
+            # A sub-question's picker is asked the sub-question with the whole question beside it.
+            asked = q if not question or q == question else f"{q} (part of: {question})"
+            outcome = await run.step(task_id, picker_agent(self.model_for("line-picker"), len(lines), limit=per_ask,
+                                                           conditions=conditions),
+                                     picker_task(asked, lines, how=how), depends_on=depends)
             return chosen(lines, outcome.output if outcome else None)
 
         picked = await asyncio.gather(*(pick(n, q, lines) for n, (q, lines) in enumerate(ranked, 1)))
         seen: set[tuple[str, int]] = set()
-        out = []
+        out = Quotes(offered=[c for _, lines in ranked for c in lines])
         for line in sorted((c for group in picked for c in group), key=lambda c: (c.path, c.line)):
             if (line.path, line.line) not in seen:
                 seen.add((line.path, line.line))
-                out.append(line)
+                (out.conditions if how and line.is_condition() else out.lines).append(line)
         return out
 
-    async def _verify(self, draft: str, index: CodeIndex, run: PipelineRun,
-                      plan: ResearchPlan) -> tuple[str, list[VerificationResult]]:
-        claims = split_claims(draft)
+    async def _verify(self, draft: str, index: CodeIndex, run: PipelineRun, plan: ResearchPlan,
+                      quotes: Quotes) -> tuple[str, list[VerificationResult], list[CodeLine]]:
+        # First every "if / when / unless" statement is held to a quoted condition (or removed).
+        held, removed, for_claims = check_conditions(draft, quotes.all(), quotes.offered)
+        text = revise(draft, removed)
+        claims = split_claims(text)
         verdicts, replace, left = check_citations(index, claims)
+        verdicts = held + verdicts
         to_model, rest = left[:MAX_MODEL_CLAIMS], left[MAX_MODEL_CLAIMS:]
         if to_model and self.config.verify_with_model and not run.stopped:
             hints = "; ".join(sq.verification_hint for sq in plan.sub_questions if sq.verification_hint)
@@ -349,7 +402,7 @@ class ResearchTeam:
             rest = left
         verdicts += [VerificationResult(claim=c.text, status="UNVERIFIABLE", citation=c.citations[0].text if c.citations else "",
                                         correction="not checked (beyond the verifier's claim limit)") for c in rest]
-        return revise(draft, replace), verdicts
+        return revise(text, replace), verdicts, for_claims
 
     @staticmethod
     def _phases(run: PipelineRun, phases: dict[str, list[str]]) -> dict[str, PhaseUsage]:

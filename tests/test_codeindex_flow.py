@@ -1,0 +1,62 @@
+"""The control flow of one definition, read with tree-sitter: the conditions that decide, what
+each does, and the exits, in Python and TypeScript, stated in words from the syntax tree."""
+
+from __future__ import annotations
+
+from moot.codeindex.flow import decisions
+
+PYTHON = '''def next_method(status, method):
+    if status == SEE_OTHER and method != "HEAD":
+        method = "GET"
+    elif status is None:
+        raise ValueError("no status")
+    if not method:
+        return "GET"
+    return method
+
+
+def other():
+    if True:
+        return 1
+'''
+
+TYPESCRIPT = '''export function isIndex(index: number, options: Options): boolean {
+  if (index < options.arrayLimit && options.parseArrays) {
+    return true;
+  } else if (options.strict) {
+    throw new RangeError("too many");
+  }
+  const x = options.allow ? 1 : 0;
+  return false;
+}
+'''
+
+
+def test_python_conditions_their_outcomes_and_exits() -> None:
+    found = decisions("python", PYTHON, 1, 8)
+    assert [(d.kind, d.line) for d in found] == [("if", 2), ("elif", 4), ("if", 6), ("return", 8)]
+    first, second, third, last = found
+    assert first.text == 'if status == SEE_OTHER and method != "HEAD":' and first.outcome == ((3, 'method = "GET"'),)
+    assert first.literal and {"status", "method"} <= set(first.names)
+    assert first.words == 'When `status` equals `SEE_OTHER` and `method` is not `"HEAD"`, it sets `method` to `"GET"`.'
+    assert second.exit == "raise" and second.words == "When `status` is `None`, it raises `ValueError`."
+    assert third.exit == "return" and third.words == 'When `method` is false or empty, it returns `"GET"`.'
+    assert last.kind == "return" and last.condition == ""
+    # only the definition asked for: the other function's branch is not among them
+    assert all(d.line <= 8 for d in found)
+
+
+def test_typescript_conditions_else_if_throw_and_ternary() -> None:
+    found = decisions("typescript", TYPESCRIPT, 1, 9)
+    assert [(d.kind, d.line) for d in found] == [("if", 2), ("elif", 4), ("ternary", 7), ("return", 8)]
+    first, second, ternary, _ = found
+    assert first.condition == "index < options.arrayLimit && options.parseArrays"
+    assert first.outcome == ((3, "return true;"),) and first.exit == "return"
+    assert first.words == ("When `index` is less than `options.arrayLimit` and `options.parseArrays` is true, "
+                           "it returns `true`.")
+    assert second.exit == "raise" and second.words == "When `options.strict` is true, it raises `RangeError`."
+    assert ternary.words == "When `options.allow` is true, the value is `1`, otherwise `0`."
+
+
+def test_a_span_without_a_function_has_no_decisions() -> None:
+    assert decisions("python", "X = 1\nY = 2\n", 1, 2) == []
