@@ -27,7 +27,7 @@ def moot(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
 def http_answer(script: Deliberators):  # type: ignore[no-untyped-def]
     def answer(body: dict[str, Any]) -> str:
         fmt = body["response_format"]["json_schema"]
-        request = SimpleNamespace(output=SimpleNamespace(name=fmt["name"], json_schema=fmt["schema"],
+        request = SimpleNamespace(agent="", output=SimpleNamespace(name=fmt["name"], json_schema=fmt["schema"],
                                                          description=fmt.get("description", "")),
                                   messages=[SimpleNamespace(content=m["content"]) for m in body["messages"]])
         reply = asyncio.run(script(request))  # type: ignore[arg-type]
@@ -38,7 +38,8 @@ def http_answer(script: Deliberators):  # type: ignore[no-untyped-def]
 
 def test_json_shape_feedback_and_runs_show(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    with openai_compatible_server(http_answer(Deliberators())) as model:
+    script = Deliberators(unnamed=[("do", "", "high", 70), ("shorten", "", "high", 80)])
+    with openai_compatible_server(http_answer(script)) as model:
         done = moot("deliberate", REQUEST, "--data", str(SLEEP_VS_DEADLINE), "--now", NOW, "--model", model, "--json", home=home)
         human = moot("deliberate", REQUEST, "--data", str(SLEEP_VS_DEADLINE), "--now", NOW, "--model", model, home=home)
     assert done.returncode == 0, done.stderr
@@ -50,10 +51,13 @@ def test_json_shape_feedback_and_runs_show(tmp_path: Path) -> None:
     [debate] = data["debates"]
     assert [r["round_type"] for r in debate["rounds"]] == ["position", "evidence", "compromise", "validation"]
     assert debate["resolution"]["compromise_type"] == "time_split" and debate["resolution"]["accepted"] is True
-    assert data["conflicts"][0]["type"] == "resource_competition" and "agent_a" in data["conflicts"][0]
-    assert data["usage"]["requests"] == 10
-    # the human view names the debate and how to give feedback
+    assert data["conflicts"][0]["type"] == "contradiction" and "agent_a" in data["conflicts"][0]
+    # the reader, 4 specialists, the moderator and the two sides' votes
+    assert data["usage"]["requests"] == 8
+    assert data["decision"]["what"].startswith("Do 'keep working tonight', shortened to Tue 20:30–22:30")
+    # the human view opens with the decision, then names the debate and how to give feedback
     assert human.returncode == 0, human.stderr
+    assert human.stdout.startswith("Do 'keep working tonight'"), human.stdout[:200]
     assert "Debate c1" in human.stdout and "agreed (time_split)" in human.stdout and "moot deliberate feedback" in human.stdout
     fb = moot("deliberate", "feedback", data["run_id"][:10], "--reject", "--json", home=home)
     assert fb.returncode == 0, fb.stderr

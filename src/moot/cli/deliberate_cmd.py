@@ -106,12 +106,12 @@ def deliberate_command(
 
 
 def _print_result(result: Any) -> None:
+    stdout.print(escape(result.answer))  # the decision first: what, why, calendar, confidence
+    stdout.print()
     for c in result.coordinators:
         state = "[green]active[/]" if c.activated else "[dim]off[/]"
         who = f" ({', '.join(c.specialists)})" if c.specialists else ""
         stdout.print(f"[bold]{escape(c.domain)}[/] {state}{escape(who)}" + ("" if c.activated else f" [dim]— {escape(c.reason)}[/]"))
-    stdout.print()
-    stdout.print(escape(result.answer))
     for d in result.debates:
         conflict = next(c for c in result.conflicts if c.id == d.conflict_id)
         stdout.print(f"\n[bold]Debate {d.conflict_id}[/] — {conflict.type.replace('_', ' ')} ({conflict.severity}): "
