@@ -258,3 +258,13 @@ def test_the_moderator_can_have_its_own_model(tmp_path: Path) -> None:
     assert "moderator" not in {r.agent for r in default.requests}
     with pytest.raises(MootError, match="the deliberation team has no role 'chair'"):
         DeliberationTeam(SLEEP_VS_DEADLINE, model=default, models={"chair": moderator})
+
+
+def test_an_option_the_reader_left_unlinked_is_the_calendars_event_at_its_time_when_they_share_a_word(tmp_path: Path) -> None:
+    script = Deliberators(reading=[("interval session", "", "Wed 07:00"), ("prepare the client workshop", "", "Wed 07:00")],
+                          positions={})
+    result = team(tmp_path, script, morning(tmp_path), mode="quick").deliberate_sync(MORNING, now=NOW)
+    # "interval session" at 7:00 and "Track session 6x800m" 07:00–08:00; the workshop shares "client" but is at 09:30
+    assert [(o.label, o.event) for o in result.reading.options] == [
+        ("interval session", "Track session 6x800m"), ("prepare the client workshop", None)]
+    assert "linked the option 'interval session' to the calendar's 'Track session 6x800m'" in result.reading.note

@@ -118,8 +118,17 @@ def resolve(output: Any, request: str, choices: Choices, now: datetime) -> Reque
             continue
         if frozenset(words) in seen:
             continue
+        moment = choices.times.get(item.time)
+        if event is None and moment is not None:
+            # the reader left it unlinked, but exactly one event at the option's time shares a word with it
+            # ("interval session" at 7:00 and "Track session: 6x800m intervals" 07:00–08:00): that event is the option
+            sharing = [e for e in choices.events.values() if e.start <= moment < e.end
+                       and words & set(content_words(e.title, numbers=False))]
+            if len(sharing) == 1:
+                event = sharing[0]
+                notes.append(f"linked the option {label!r} to the calendar's '{event.title}'")
         seen.add(frozenset(words))
-        picked.append((label, event, choices.times.get(item.time)))
+        picked.append((label, event, moment))
     window_label = getattr(output, "window", NOT_STATED)
     window = choices.windows.get(window_label)
     if window is None:
