@@ -14,7 +14,6 @@ checked against the data by the eval (``moot eval deliberation --scenarios``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 from moot.teams.deliberation.data import CalendarEvent, DataSet, Message, MetricColumn
@@ -27,24 +26,11 @@ BASELINE_DAYS = 7
 MIN_BASELINE_VALUES = 3
 
 
-@dataclass(frozen=True)
-class Found:
-    """Evidence before it gets its run-wide id."""
-
-    kind: EvidenceKind
-    text: str
-    source: str
-    label: str = ""
-    value: float | None = None
-    baseline: float | None = None
-    unit: str = ""
-    shown_value: str = ""
-    shown_baseline: str = ""
-
-    def with_id(self, evidence_id: str) -> Evidence:
-        return Evidence(evidence_id=evidence_id, kind=self.kind, text=self.text, source=self.source, label=self.label,
-                        value=self.value, baseline=self.baseline, unit=self.unit, shown_value=self.shown_value,
-                        shown_baseline=self.shown_baseline)
+def found(kind: EvidenceKind, text: str, source: str, label: str = "", value: float | None = None,
+          baseline: float | None = None, unit: str = "", shown_value: str = "", shown_baseline: str = "") -> Evidence:
+    """Evidence before it gets its run-wide id (the team numbers it ``E1``, ``E2``, …)."""
+    return Evidence(evidence_id="", kind=kind, text=text, source=source, label=label, value=value, baseline=baseline,
+                    unit=unit, shown_value=shown_value, shown_baseline=shown_baseline)
 
 
 def shown(value: float, decimals: int) -> str:
@@ -64,7 +50,7 @@ def _when(day: date, today: date) -> str:
     return f"on {day:%a} {day.isoformat()}"
 
 
-def metric_evidence(column: MetricColumn, series: list[tuple[date, float]], today: date) -> list[Found]:
+def metric_evidence(column: MetricColumn, series: list[tuple[date, float]], today: date) -> list[Evidence]:
     """The latest value against the mean of the week before it, and a three-day rise or fall."""
     known = [(d, v) for d, v in series if d <= today]
     if not known:
@@ -79,12 +65,12 @@ def metric_evidence(column: MetricColumn, series: list[tuple[date, float]], toda
         # one more decimal than the data when rounding would make the two look equal
         mdec = dec if shown(mean, dec) != shown(value, dec) or value == mean else dec + 1
         text += f" against a weekly average of {with_unit(shown(mean, mdec), column.unit)}"
-    out = [Found("metric", text, column.file, column.label, value, mean, column.unit, shown(value, dec),
+    out = [found("metric", text, column.file, column.label, value, mean, column.unit, shown(value, dec),
                  shown(mean, mdec) if mean is not None else "")]
     last3 = [v for _, v in known[-3:]]
     if len(last3) == 3 and (last3[0] < last3[1] < last3[2] or last3[0] > last3[1] > last3[2]):
         way = "risen" if last3[2] > last3[0] else "fallen"
-        out.append(Found("trend", f"{column.label} has {way} day after day: " + " → ".join(shown(v, dec) for v in last3),
+        out.append(found("trend", f"{column.label} has {way} day after day: " + " → ".join(shown(v, dec) for v in last3),
                          column.file, column.label))
     return out
 
@@ -93,28 +79,28 @@ def upcoming(events: list[CalendarEvent], now: datetime, hours: int = HORIZON_HO
     return [e for e in events if e.end > now and e.start < now + timedelta(hours=hours)]
 
 
-def calendar_evidence(events: list[CalendarEvent], now: datetime, limit: int = 6) -> list[Found]:
+def calendar_evidence(events: list[CalendarEvent], now: datetime, limit: int = 6) -> list[Evidence]:
     """The next events by title and time, then the free time between them."""
     soon = upcoming(events, now)
-    out = [Found("event", f"calendar: '{e.title}' {TimeWindow(start=e.start, end=e.end).label()}", e.file)
+    out = [found("event", f"calendar: '{e.title}' {TimeWindow(start=e.start, end=e.end).label()}", e.file)
            for e in soon[:limit]]
     free = free_slots([TimeWindow(start=e.start, end=e.end) for e in events], now, HORIZON_HOURS)
     if free:
-        out.append(Found("free_time", "free time in the calendar: " + ", ".join(w.label() for w in free[:4]),
+        out.append(found("free_time", "free time in the calendar: " + ", ".join(w.label() for w in free[:4]),
                          soon[0].file if soon else (events[0].file if events else "calendar")))
     elif soon:
-        out.append(Found("free_time", "no free half hour in the calendar between 06:00 and 22:00 in the next 36 hours",
+        out.append(found("free_time", "no free half hour in the calendar between 06:00 and 22:00 in the next 36 hours",
                          soon[0].file))
     return out
 
 
-def message_evidence(messages: list[Message], now: datetime, limit: int = 3) -> list[Found]:
+def message_evidence(messages: list[Message], now: datetime, limit: int = 3) -> list[Evidence]:
     """The newest messages of the last day (else of the last week), quoted."""
     recent = [m for m in messages if now - timedelta(hours=24) <= m.time <= now]
     if not recent:
         recent = [m for m in messages if now - timedelta(days=7) <= m.time <= now]
     chosen = sorted(recent, key=lambda m: m.time, reverse=True)[:limit]
-    return [Found("message", f"message from {m.sender or 'someone'} ({m.source}, {m.time:%a %H:%M}): “{m.text[:200]}”",
+    return [found("message", f"message from {m.sender or 'someone'} ({m.source}, {m.time:%a %H:%M}): “{m.text[:200]}”",
                   m.source) for m in chosen]
 
 
@@ -141,15 +127,15 @@ def note_sentences(text: str, today: date, limit: int = 4) -> list[str]:
     return out
 
 
-def note_evidence(notes: dict[str, str], today: date) -> list[Found]:
-    return [Found("note", f"note ({name}): “{s[:200]}”", name) for name, text in notes.items()
+def note_evidence(notes: dict[str, str], today: date) -> list[Evidence]:
+    return [found("note", f"note ({name}): “{s[:200]}”", name) for name, text in notes.items()
             for s in note_sentences(text, today)]
 
 
 def evidence_for(data: DataSet, reads: list[str], now: datetime, claimed: set[str] | None = None,
-                 limit: int = 8) -> list[Found]:
+                 limit: int = 8) -> list[Evidence]:
     """What one specialist reads: its metric columns, the calendar, messages and notes."""
-    out: list[Found] = []
+    out: list[Evidence] = []
     for kind in reads:
         if kind.startswith("metrics:"):
             for key in data.metric_columns(kind.split(":", 1)[1].strip(), claimed):
@@ -170,5 +156,5 @@ def claimed_columns(data: DataSet, reads: list[str]) -> set[str]:
             for k in data.metric_columns(kind.split(":", 1)[1].strip())}
 
 
-__all__ = ["Found", "calendar_evidence", "claimed_columns", "evidence_for", "message_evidence", "metric_evidence",
+__all__ = ["found", "calendar_evidence", "claimed_columns", "evidence_for", "message_evidence", "metric_evidence",
            "note_evidence", "note_sentences", "shown", "upcoming"]

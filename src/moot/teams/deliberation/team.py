@@ -323,7 +323,7 @@ class _Deliberation:
             eid = by_text.get(f.text)
             if eid is None:
                 eid = f"E{len(self.evidence) + 1}"
-                self.evidence[eid] = f.with_id(eid)
+                self.evidence[eid] = f.model_copy(update={"evidence_id": eid})
                 self.result.evidence.append(self.evidence[eid])
             mine.append(eid)
         self.mine[s.name] = mine
