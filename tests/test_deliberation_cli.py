@@ -87,3 +87,23 @@ def test_bad_input_is_one_line_naming_the_fix(tmp_path: Path) -> None:
         assert done.returncode == 2, (args, done.stdout, done.stderr)
         assert "Traceback" not in done.stderr and expected in done.stderr, (args, done.stderr)
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_eval_scenarios_compares_the_team_with_one_call_and_self_consistency(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    # the stub does not know each scenario's options: the reader's "do my" has no word of substance and is
+    # dropped, so the calendar's events in the decision window become the options
+    script = Deliberators(reading=[("do my", "", "")], unnamed=[("skip", "", "high", 80)])
+    with openai_compatible_server(http_answer(script)) as model:
+        done = moot("eval", "deliberation", "--scenarios", "2", "--mode", "quick", "--model", model, "--json",
+                    "--out", str(tmp_path / "rows.json"), home=home)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)["summary"]
+    assert set(summary) == {"team (quick)", "one call", "self-consistency"}
+    assert summary["team (quick)"]["calls"] <= 4 and summary["one call"]["calls"] == 1
+    # self-consistency gets as many calls as the team used on each scenario
+    assert summary["self-consistency"]["calls"] == summary["team (quick)"]["calls"]
+    rows = json.loads((tmp_path / "rows.json").read_text())["rows"]
+    assert {r["gold"] for r in rows} == {"A", "B"} and all(r["decision"] == "both" for r in rows if r["system"] == "one call")
+    # "41 %" is in neither scenario's data: the baseline's answer is not grounded
+    assert summary["one call"]["grounded"] == 0.0
