@@ -1,6 +1,6 @@
 """Shared set-up for the deliberation team's tests: a function model that plays every agent,
-routed by the output schema an agent asks for and the agent's role on the request (never by
-prompt text)."""
+routed by the output schema an agent asks for and the agent's name on the request (never by
+prompt text), choosing from the enums the schema offers."""
 
 from __future__ import annotations
 
@@ -22,83 +22,107 @@ def enum(schema: dict[str, Any], definition: str | None, prop: str) -> list[Any]
     spec = (schema["$defs"][definition] if definition else schema)["properties"][prop]
     if "items" in spec:
         spec = spec["items"]
+    if "anyOf" in spec:
+        spec = next(s for s in spec["anyOf"] if "enum" in s or "const" in s)
     return list(spec.get("enum") or ([spec["const"]] if "const" in spec else []))
 
 
-def pick(options: list[str], word: str) -> str:
-    return next((o for o in options if word in o), "any time")
+def choose(options: list[str], kind: str, word: str = "") -> str:
+    """The first enum value that starts with ``kind`` and holds ``word``."""
+    found = [o for o in options if o.startswith(kind) and word.lower() in o.lower()]
+    assert found, f"no {kind!r} with {word!r} among {options}"
+    return found[0]
+
+
+READING = [("keep working tonight", "Finish Q4 report", "")]
+"""The reader's answer on the sleep-vs-deadline request: one option, the report block tonight."""
+
+POSITIONS: dict[str, tuple[str, str, str, int]] = {
+    # specialist: (position kind, a word of its option, impact, confidence)
+    "recovery": ("shorten", "keep working", "high", 80),
+    "sleep": ("shorten", "keep working", "high", 85),
+    "calendar": ("do", "keep working", "high", 75),
+    "deep_content": ("do", "keep working", "medium", 70),
+    "stress": ("do", "keep working", "low", 60),
+    "activity": ("skip", "keep working", "low", 55),
+    "cardio": ("shorten", "keep working", "medium", 65),
+    "context": ("do", "keep working", "medium", 60),
+}
 
 
 class Deliberators:
-    """Plays specialists, the judge, debaters, moderator, validators and voters.
+    """Plays the reader, the specialists, the moderator, the validators, the voters and the polisher.
 
-    ``insights``: specialist name → list of (recommendation, impact, confidence, slot word);
-    ``reject``: specialists that reject the compromise; ``bad_moderator``: the moderator's replies
-    break the schema; ``votes``: voter → vote for every insight; ``judge``: conflict type for every pair.
+    ``reading``: (label, a word of its calendar event or "", a time value's start or "") per option;
+    ``positions``: specialist → (kind, option word, impact, confidence); ``compromise``: the
+    moderator's slots (``compromise_type``, ``side``, ``option`` word, ``adjustment``, ``slot`` word,
+    ``condition`` word); ``validate``: specialist → its round-4 vote (default +2); ``votes``: voter →
+    vote on every position; ``bad``: schema names whose replies break the schema; ``unnamed``: the
+    positions, in turn, of specialists whose name the request does not carry (over HTTP).
     """
 
-    def __init__(self, *, insights: dict[str, list[tuple[str, str, int, str]]] | None = None,
-                 reject: tuple[str, ...] = (), bad_moderator: bool = False, votes: dict[str, int] | None = None,
-                 judge: str = "none", barrier: asyncio.Barrier | None = None, slow: dict[str, float] | None = None) -> None:
-        self.insights = insights if insights is not None else DEFAULT_INSIGHTS
-        self.reject, self.bad_moderator, self.votes, self.judge = reject, bad_moderator, votes or {}, judge
-        self.barrier = barrier
-        self.slow = slow or {}
-        """Agent → seconds its answers take (to cut it with a deadline)."""
+    def __init__(self, *, reading: list[tuple[str, str, str]] | None = None,
+                 positions: dict[str, tuple[str, str, str, int]] | None = None, compromise: dict[str, str] | None = None,
+                 validate: dict[str, int] | None = None, votes: dict[str, int] | None = None, bad: tuple[str, ...] = (),
+                 window: str = "", polish: str = "", barrier: asyncio.Barrier | None = None,
+                 slow: dict[str, float] | None = None, unnamed: list[tuple[str, str, str, int]] | None = None) -> None:
+        self.reading = reading if reading is not None else READING
+        self.positions = positions if positions is not None else POSITIONS
+        self.compromise = compromise or {"compromise_type": "time_split", "side": "A", "option": "keep working"}
+        self.validate, self.votes, self.bad = validate or {}, votes or {}, bad
+        self.window, self.polish, self.barrier, self.slow = window, polish, barrier, slow or {}
+        self.unnamed, self.answered = unnamed or [], 0
         self.calls: list[tuple[str, str]] = []
         """(schema, agent) per request, in order."""
         self.requests: list[ModelRequest] = []
 
     async def __call__(self, request: ModelRequest) -> Any:
         assert request.output is not None, "every deliberation agent answers under a schema"
-        kind, schema = request.output.name, request.output.json_schema
-        agent = request.output.description.split()[1] if request.output.description.startswith("the ") else request.output.description
+        kind, schema, agent = request.output.name, request.output.json_schema, request.agent or ""
         self.calls.append((kind, agent))
         self.requests.append(request)
         if agent in self.slow:
             await asyncio.sleep(self.slow[agent])
-        if kind == "SpecialistInsights":
+        if kind in self.bad:
+            return '{"nothing": "useful"}'
+        if kind == "OptionsInRequest":
+            events, times = enum(schema, "RequestOption", "event"), enum(schema, "RequestOption", "time")
+            windows = enum(schema, None, "window")
+            return {"options": [{"label": label, "event": choose(events, "", ev) if ev else "none",
+                                 "time": choose(times, t) if t else "not stated"} for label, ev, t in self.reading],
+                    "window": choose(windows, "", self.window) if self.window else "not stated"}
+        if kind == "SpecialistPosition":
             if self.barrier is not None:
                 await asyncio.wait_for(self.barrier.wait(), 5)
-            slots = enum(schema, "InsightOut", "when")
-            facts = enum(schema, "InsightOut", "evidence")
-            return {"insights": [{"finding": "my data shows it", "evidence": facts[:2], "action": ACTION_OF.get(agent, "rest"), "detail": rec, "impact": impact,
-                                  "confidence": conf, "when": pick(slots, word) if word else "any time"}
-                                 for rec, impact, conf, word in self.insights.get(agent, [("Keep going.", "low", 50, "")])]}
-        if kind == "ConflictJudgement":
-            pairs = enum(schema, "PairJudgement", "pair")
-            return {"pairs": [{"pair": p, "conflict": self.judge, "severity": "significant"} for p in pairs]}
-        if kind == "DebateEvidence":
-            return {"argument": "my data says so", "evidence": enum(schema, None, "evidence")[:2]}
+            if agent not in self.positions and self.unnamed:  # over HTTP the agent's name does not travel
+                what, word, impact, confidence = self.unnamed[self.answered % len(self.unnamed)]
+                self.answered += 1
+            else:
+                what, word, impact, confidence = self.positions.get(agent, ("do", "", "low", 50))
+            return {"position": choose(enum(schema, None, "position"), what, word),
+                    "evidence": enum(schema, None, "evidence")[:2], "impact": impact, "confidence": confidence}
         if kind == "Compromise":
-            if self.bad_moderator:
-                return '{"resolution": 5}'
-            types = enum(schema, None, "compromise_type")
-            return {"resolution": "Work on the report until 22:00, send the manager an update, then sleep.",
-                    "compromise_type": "time_split" if "time_split" in types else types[0], "winning_perspective": "neither",
-                    "keep_from_a": enum(schema, None, "keep_from_a")[:1], "keep_from_b": enum(schema, None, "keep_from_b")[:1],
-                    "when": pick(enum(schema, None, "when"), "tonight (evening)"), "reasoning": "both keep what matters"}
-        if kind == "CompromiseVerdict":
-            return {"accept": agent not in self.reject, "reason": "protects my evidence" if agent not in self.reject else "gives up sleep"}
+            c = self.compromise
+            reply = {"compromise_type": c["compromise_type"] if c["compromise_type"] in enum(schema, None, "compromise_type")
+                     else enum(schema, None, "compromise_type")[0],
+                     "side": c.get("side", "A"), "option": choose(enum(schema, None, "option"), "", c.get("option", "")),
+                     "adjustment": c.get("adjustment", "none")}
+            if c.get("slot"):
+                reply["slot"] = choose(enum(schema, None, "slot"), "", c["slot"])
+            if c.get("condition"):
+                reply["condition"] = choose(enum(schema, None, "condition"), "", c["condition"])
+            return reply
+        if kind == "CompromiseVote":
+            vote = self.validate.get(agent, 2)
+            return {"vote": vote, "reason": "protects my evidence" if vote > 0 else "gives up what my evidence shows"}
         if kind == "ConsensusBallot":
             ids = enum(schema, "Ballot", "insight")
             return {"votes": [{"insight": i, "vote": self.votes.get(agent, 1), "reasoning": "fits my data"} for i in ids]}
+        if kind == "PolishedSentence":
+            return {"sentence": self.polish}
+        if kind == "OneCallDecision":  # the eval's baseline: one call with all the data
+            return {"decision": enum(schema, None, "decision")[-1], "answer": "Split it: 41 % is low."}
         raise AssertionError(f"unexpected schema {kind}")
-
-
-ACTION_OF = {"sleep": "sleep early", "hypnos": "sleep early", "calendar": "work on the deadline", "chronos": "work on the deadline",
-             "deep_content": "work on the deadline", "stress": "limit messages", "activity": "take a light walk"}
-
-DEFAULT_INSIGHTS: dict[str, list[tuple[str, str, int, str]]] = {
-    "recovery": [("Take it easy tonight; your recovery is low.", "high", 80, "")],
-    "sleep": [("Be in bed by 22:30 to repay sleep debt.", "high", 85, "tonight (night)")],
-    "calendar": [("Use tonight's block to finish the Q4 report.", "high", 75, "Finish Q4 report")],
-    "deep_content": [("Fix the section 3 chart before sending.", "medium", 70, "")],
-    "stress": [("Mute non-urgent channels tonight.", "low", 60, "")],
-    "activity": [("Walk 10 minutes tomorrow morning.", "low", 55, "tomorrow morning")],
-    "cardio": [("Skip hard cardio this week.", "medium", 65, "")],
-    "context": [("Ask for help on section 4.", "medium", 60, "")],
-}
 
 
 def model_for(script: Deliberators) -> FunctionModel:

@@ -135,7 +135,7 @@ def test_one_prompt_loader_serves_the_runtime_and_every_team() -> None:
 
     assert load_prompt("fallback").startswith("You are")
     for package, name in [("moot.teams.graph", "mapper"), ("moot.teams.research", "planner"),
-                          ("moot.teams.board", "executor"), ("moot.teams.deliberation", "judge")]:
+                          ("moot.teams.board", "executor"), ("moot.teams.deliberation", "moderator")]:
         assert load_prompt(name, package) == load_prompt(name, package).strip() != ""
     with pytest.raises(ConfigError, match="no prompt named 'nope' in moot/teams/graph/prompts/"):
         load_prompt("nope", "moot.teams.graph")

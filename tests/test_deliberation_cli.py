@@ -27,7 +27,7 @@ def moot(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
 def http_answer(script: Deliberators):  # type: ignore[no-untyped-def]
     def answer(body: dict[str, Any]) -> str:
         fmt = body["response_format"]["json_schema"]
-        request = SimpleNamespace(output=SimpleNamespace(name=fmt["name"], json_schema=fmt["schema"],
+        request = SimpleNamespace(agent="", output=SimpleNamespace(name=fmt["name"], json_schema=fmt["schema"],
                                                          description=fmt.get("description", "")),
                                   messages=[SimpleNamespace(content=m["content"]) for m in body["messages"]])
         reply = asyncio.run(script(request))  # type: ignore[arg-type]
@@ -38,7 +38,8 @@ def http_answer(script: Deliberators):  # type: ignore[no-untyped-def]
 
 def test_json_shape_feedback_and_runs_show(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    with openai_compatible_server(http_answer(Deliberators())) as model:
+    script = Deliberators(unnamed=[("do", "", "high", 70), ("shorten", "", "high", 80)])
+    with openai_compatible_server(http_answer(script)) as model:
         done = moot("deliberate", REQUEST, "--data", str(SLEEP_VS_DEADLINE), "--now", NOW, "--model", model, "--json", home=home)
         human = moot("deliberate", REQUEST, "--data", str(SLEEP_VS_DEADLINE), "--now", NOW, "--model", model, home=home)
     assert done.returncode == 0, done.stderr
@@ -50,10 +51,13 @@ def test_json_shape_feedback_and_runs_show(tmp_path: Path) -> None:
     [debate] = data["debates"]
     assert [r["round_type"] for r in debate["rounds"]] == ["position", "evidence", "compromise", "validation"]
     assert debate["resolution"]["compromise_type"] == "time_split" and debate["resolution"]["accepted"] is True
-    assert data["conflicts"][0]["type"] == "resource_competition" and "agent_a" in data["conflicts"][0]
-    assert data["usage"]["requests"] == 10
-    # the human view names the debate and how to give feedback
+    assert data["conflicts"][0]["type"] == "contradiction" and "agent_a" in data["conflicts"][0]
+    # the reader, 4 specialists, the moderator and the two sides' votes
+    assert data["usage"]["requests"] == 8
+    assert data["decision"]["what"].startswith("Do 'keep working tonight', shortened to Tue 20:30–22:30")
+    # the human view opens with the decision, then names the debate and how to give feedback
     assert human.returncode == 0, human.stderr
+    assert human.stdout.startswith("Do 'keep working tonight'"), human.stdout[:200]
     assert "Debate c1" in human.stdout and "agreed (time_split)" in human.stdout and "moot deliberate feedback" in human.stdout
     fb = moot("deliberate", "feedback", data["run_id"][:10], "--reject", "--json", home=home)
     assert fb.returncode == 0, fb.stderr
@@ -83,3 +87,23 @@ def test_bad_input_is_one_line_naming_the_fix(tmp_path: Path) -> None:
         assert done.returncode == 2, (args, done.stdout, done.stderr)
         assert "Traceback" not in done.stderr and expected in done.stderr, (args, done.stderr)
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_eval_scenarios_compares_the_team_with_one_call_and_self_consistency(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    # the stub does not know each scenario's options: the reader's "do my" has no word of substance and is
+    # dropped, so the calendar's events in the decision window become the options
+    script = Deliberators(reading=[("do my", "", "")], unnamed=[("skip", "", "high", 80)])
+    with openai_compatible_server(http_answer(script)) as model:
+        done = moot("eval", "deliberation", "--scenarios", "2", "--mode", "quick", "--model", model, "--json",
+                    "--out", str(tmp_path / "rows.json"), home=home)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)["summary"]
+    assert set(summary) == {"team (quick)", "one call", "self-consistency"}
+    assert summary["team (quick)"]["calls"] <= 4 and summary["one call"]["calls"] == 1
+    # self-consistency gets as many calls as the team used on each scenario
+    assert summary["self-consistency"]["calls"] == summary["team (quick)"]["calls"]
+    rows = json.loads((tmp_path / "rows.json").read_text())["rows"]
+    assert {r["gold"] for r in rows} == {"A", "B"} and all(r["decision"] == "both" for r in rows if r["system"] == "one call")
+    # "41 %" is in neither scenario's data: the baseline's answer is not grounded
+    assert summary["one call"]["grounded"] == 0.0

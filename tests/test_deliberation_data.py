@@ -1,4 +1,4 @@
-"""Loading a folder of exports: facts computed in Python, bad rows/lines/files skipped and named,
+"""Loading a folder of exports: evidence computed in Python, bad rows/lines/files skipped and named,
 empty folders and bad rosters as one line naming the fix, activation by data and request."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from moot.errors import MootError
-from moot.teams.deliberation.data import facts_for, load_folder, time_slots
+from moot.teams.deliberation.data import load_folder
+from moot.teams.deliberation.evidence import evidence_for
 from moot.teams.deliberation.roster import DEFAULT_ROSTER, activate, load_roster
 
 NOW = datetime(2026, 11, 24, 18, 0, tzinfo=timezone.utc)
@@ -63,17 +64,27 @@ def test_facts_are_computed_and_bad_input_is_skipped_with_file_and_line(tmp_path
     assert "is not a number" in reasons and "not JSON" in reasons and "iCalendar" in reasons
     # the rest is used
     assert len(data.metrics["hrv_ms"]) == 8 and len(data.events) == 1 and len(data.messages) == 1 and data.notes
-    facts = facts_for(data, ["metrics:hrv_ms", "metrics:recovery_pct"], NOW)
-    # 40 against the mean of the 7 days before (47,48,46,47,48,45,43 → 46.3): 14 % below; falling 3 days
-    assert facts[0] == "hrv_ms (heart-rate variability, ms) today: 40, 14% below its 7-day average of 46.3"
-    assert any("falling for 3 days" in f for f in facts)
-    cal = facts_for(data, ["calendar"], NOW)
-    assert cal[0].startswith("calendar: 'Q4 report due to manager' Wed 09:00-10:00 (in 15 h)")
-    msgs = facts_for(data, ["messages"], NOW)
-    assert "messages: 1 of the last 24 h mention a deadline or urgency" in msgs
-    labels = [s.label for s in time_slots(data, NOW)]
-    assert "tonight (evening) 18:00-22:00" in labels and "tonight (night) 22:00-07:00" in labels
-    assert any("Q4 report" in label for label in labels)
+    texts = [f.text for f in evidence_for(data, ["metrics:hrv_ms", "metrics:recovery_pct"], NOW)]
+    # 40 against the mean of the 7 days before (47,48,46,47,48,45,43 → 46.3), rounded as the data is written
+    assert texts[0] == "heart-rate variability 40 ms today against a weekly average of 46 ms"
+    assert "heart-rate variability has fallen day after day: 45 → 43 → 40" in texts
+    assert "recovery score 50 % today against a weekly average of 66 %" in texts
+    cal = [f.text for f in evidence_for(data, ["calendar"], NOW)]
+    assert cal[0] == "calendar: 'Q4 report due to manager' Wed 09:00–10:00"
+    assert cal[1].startswith("free time in the calendar: Tue 18:00–22:00, Wed 06:00–09:00")
+    msgs = [f.text for f in evidence_for(data, ["messages"], NOW)]
+    assert msgs == ["message from Dana (slack, Tue 16:00): “Report due tomorrow 9am, urgent”"]
+
+
+def test_csv_headers_in_words_give_the_metric_its_name_and_unit(tmp_path: Path) -> None:
+    folder = write(tmp_path / "w", {"export.csv": "Day,Recovery score %,Heart rate variability (ms),Zone\n"
+                                                  + "".join(f"2026-11-{d},{60 + d % 3},{40 + d % 2},Europe/Rome\n" for d in range(16, 25))})
+    data = load_folder(folder)
+    assert {k: (c.label, c.unit) for k, c in data.columns.items()} == {
+        "recovery_score": ("recovery score", "%"), "heart_rate_variability": ("heart rate variability", "ms")}
+    assert any("left out: Zone" in s.reason for s in data.skipped)
+    [found] = [f for f in evidence_for(data, ["metrics:heart rate"], NOW) if f.kind == "metric"]
+    assert found.value == 40 and found.unit == "ms" and found.text.startswith("heart rate variability 40 ms today")
 
 
 def test_empty_and_missing_folders_are_one_line_errors(tmp_path: Path) -> None:
@@ -101,7 +112,7 @@ def test_roster_toml_and_unknown_data_kinds(tmp_path: Path) -> None:
     with pytest.raises(MootError) as err:
         load_roster(bad)
     line = err.value.one_line()
-    assert "unknown data kind 'fitbit'" in line and "metrics:<column>" in line
+    assert "unknown data kind 'fitbit'" in line and "metrics:<column or words>" in line
 
 
 def test_activation_follows_data_and_says_why_others_are_off(tmp_path: Path) -> None:
@@ -111,6 +122,8 @@ def test_activation_follows_data_and_says_why_others_are_off(tmp_path: Path) -> 
     assert act.inactive["lifestyle"].startswith("no data")
     one = activate(DEFAULT_ROSTER, data, "Should I work late on the report or sleep?", 1)
     assert len(one.active) == 1 and "at most 1 coordinator" in one.inactive[[d for d in ("health", "work") if d != one.active[0][0].domain][0]]
-    # a question only about data the folder lacks is answered without any model call
-    none = activate(DEFAULT_ROSTER, data, "How is my glucose?", 2)
+    # a folder with nothing any specialist reads is answered without any model call
+    (tmp_path / "g.toml").write_text('[[coordinator]]\ndomain = "metabolic"\n[[coordinator.specialist]]\nname = "glucose"\n'
+                                     'reads = ["metrics:glucose"]\n')
+    none = activate(load_roster(tmp_path / "g.toml"), data, "How is my glucose?", 2)
     assert none.active == [] and "glucose" in none.no_data_reason

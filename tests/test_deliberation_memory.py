@@ -41,9 +41,9 @@ def test_a_rejected_time_split_is_not_proposed_again_for_the_same_conflict(tmp_p
     # the moderator saw the user's decision and could not choose time_split again
     assert "time_split" not in moderator_types(second_script)
     assert debate.resolution.compromise_type != "time_split"
-    assert debate.memory_used and debate.memory_used[0].startswith("rejected: Work on the report until 22:00")
+    assert debate.memory_used and debate.memory_used[0].startswith("rejected: time split: do 'keep working tonight', shortened to")
     moderator_prompt = str([r for (k, _), r in zip(second_script.calls, second_script.requests) if k == "Compromise"][0].messages[-1].content)
-    assert "What this user decided about similar conflicts before" in moderator_prompt
+    assert "What this person decided about similar conflicts before" in moderator_prompt
     assert memory.stats() == {"deliberations": 2, "accepted": 0, "rejected": 1}
 
 
@@ -64,8 +64,8 @@ def test_feedback_on_unknown_runs_and_insights_is_a_one_line_error(tmp_path: Pat
     result = run(tmp_path, Deliberators(), memory)
     with pytest.raises(MootError) as bad:
         memory.record(result.run_id, "accepted", "sleep-9")
-    assert "no insight 'sleep-9'" in bad.value.one_line() and "sleep-1" in bad.value.one_line()
-    assert memory.record(result.run_id, "accepted", "sleep-1")[1] == ["sleep-1"]
+    assert "no insight 'sleep-9'" in bad.value.one_line() and "p1, p2, r-c1" in bad.value.one_line()
+    assert memory.record(result.run_id, "accepted", "p2")[1] == ["p2"]
     # a broken memory file is a one-line error naming the fix
     broken = tmp_path / "broken.db"
     broken.write_bytes(b"not a database" * 100)

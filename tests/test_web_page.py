@@ -117,7 +117,9 @@ def test_a_deliberation_shows_ranked_insights_debate_rounds_side_by_side_and_vot
     rounds = b.driver.execute_script("return [...document.querySelectorAll('.debate .round')].map(x => x.innerText)")
     assert rounds == ["1. position", "2. evidence", "3. compromise", "4. validation"]
     heads = b.driver.execute_script("return [...document.querySelectorAll('.debate .rounds > .head')].slice(1, 3).map(x => x.innerText)")
-    assert sorted(heads) == ["calendar", "sleep"]  # the two sides, one column each
+    assert sorted(heads) == ["deep_content", "recovery"]  # the two sides (their first supporters), one column each
+    first = b.driver.execute_script("return document.querySelector('#deliberation h2').innerText")
+    assert first == "Decision" and text.split("Decision", 1)[1].strip().startswith("Do 'keep working tonight', shortened to")
     assert "Ranked insights" in text and "Resolved:" in text
     assert len(b.driver.find_elements("css selector", "[data-insight]")) >= 3
 

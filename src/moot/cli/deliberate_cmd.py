@@ -44,14 +44,16 @@ def deliberate_command(
     max_calls: Optional[int] = typer.Option(None, "--max-calls", help="The same as --budget calls=N."),
     max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="The same as --budget seconds=X (what is done by then is kept)."),
     no_memory: bool = typer.Option(False, "--no-memory", help="Neither use nor store past decisions."),
+    polish: bool = typer.Option(False, "--polish", help="Let the model reword the answer's first line when a call is left "
+                                                        "(refused if it changes a number, a time or an option's name)."),
     accept: bool = typer.Option(False, "--accept", help="With `feedback`: you followed the resolution(s)."),
     reject: bool = typer.Option(False, "--reject", help="With `feedback`: you did not."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object: coordinators, insights, conflicts, debates, votes, usage."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object: reading, evidence, decision, coordinators, insights, conflicts, debates, votes, usage."),
     record_content: bool = typer.Option(
         False, "--record-content", help="Also record prompts and responses in the run store (shown on the run's web page)."
     ),
 ) -> None:
-    """Deliberate over your data: coordinators' specialists, conflict detection, a four-round debate, consensus votes."""
+    """Decide between the options your request names, from your data: typed positions, real conflicts, a debate, votes; the decision first."""
     if request == "feedback":
         _feedback(extra or [], accept, reject, as_json)
         return
@@ -77,7 +79,7 @@ def deliberate_command(
     memory = None if no_memory else FeedbackMemory()
     try:
         team = DeliberationTeam(data, **models, mode=mode, roster=roster, store=RunStore(), memory=memory,
-                                max_calls=max_calls, deadline_s=max_seconds)
+                                max_calls=max_calls, deadline_s=max_seconds, polish=polish)
         if team.data.skipped and not as_json:
             for s in team.data.skipped[:8]:
                 stderr.print(f"[yellow]skipped[/] {escape(s.file)}{f':{s.line}' if s.line else ''}: {escape(s.reason)}")
@@ -106,12 +108,12 @@ def deliberate_command(
 
 
 def _print_result(result: Any) -> None:
+    stdout.print(escape(result.answer))  # the decision first: what, why, calendar, confidence
+    stdout.print()
     for c in result.coordinators:
         state = "[green]active[/]" if c.activated else "[dim]off[/]"
         who = f" ({', '.join(c.specialists)})" if c.specialists else ""
         stdout.print(f"[bold]{escape(c.domain)}[/] {state}{escape(who)}" + ("" if c.activated else f" [dim]— {escape(c.reason)}[/]"))
-    stdout.print()
-    stdout.print(escape(result.answer))
     for d in result.debates:
         conflict = next(c for c in result.conflicts if c.id == d.conflict_id)
         stdout.print(f"\n[bold]Debate {d.conflict_id}[/] — {conflict.type.replace('_', ' ')} ({conflict.severity}): "

@@ -28,8 +28,18 @@ def deliberation_eval(
     model: Optional[str] = typer.Option(None, "--model", "-m", help="Model string (default: $MOOT_MODEL, else the embedded model)."),
     json_out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write every question's rows here (JSON)."),
     as_json: bool = typer.Option(False, "--json", help='Print one JSON object on stdout: {"model", "seed", "questions", "summary", "results"}.'),
+    scenarios: Optional[int] = typer.Option(None, "--scenarios", help="Instead of the questions: this many seeded decision "
+                                            "scenarios (data folders with a gold decision; 30 is the full set)."),
+    mode: str = typer.Option("standard", "--mode", help="With --scenarios: the team's mode (quick, standard, deep)."),
+    keep: Optional[Path] = typer.Option(None, "--keep", help="With --scenarios: write the scenario folders here and keep them."),
 ) -> None:
-    """Score the debate and the baselines a user would try first, at the same model and equal calls."""
+    """Score the deliberation team and the baselines a user would try first, at the same model and equal calls.
+
+    With --scenarios: decision accuracy, grounding of every number and calls, against one call with all the data
+    in the prompt and self-consistency at the team's calls. Without: the reasoning-gym questions."""
+    if scenarios is not None:
+        _scenarios(scenarios, seed, model, mode, keep, json_out, as_json)
+        return
     from moot.eval.deliberation import SelfConsistency, SingleAgent, is_correct, majority, make_questions, summarise
     from moot.models.registry import infer_model
     from moot.teams.deliberation.qa import QuestionDebate
@@ -80,6 +90,58 @@ def deliberation_eval(
     _table(summary)
     if json_out is not None:
         stdout.print(f"results: {json_out}")
+
+
+def _scenarios(n: int, seed: int, model: Optional[str], mode: str, keep: Optional[Path], json_out: Optional[Path],
+               as_json: bool) -> None:
+    import tempfile
+
+    from moot.eval.deliberation_scenarios import allowed_numbers, grade_plan, make_scenarios, one_call, summarise, ungrounded
+    from moot.models.registry import infer_model
+    from moot.teams.deliberation import DeliberationTeam
+    from moot.teams.deliberation.consensus import mode as get_mode
+
+    if n < 1:
+        raise MootError("--scenarios must be at least 1", fix="use --scenarios 30 (the full set) or fewer for a quick look")
+    get_mode(mode)
+    resolved = infer_model(model)
+    model_name = getattr(resolved, "name", str(model))
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="moot-scenarios-") as tmp:
+        root = keep if keep is not None else Path(tmp)
+        for k, sc in enumerate(make_scenarios(n, root, seed)):
+            allowed = allowed_numbers(sc)
+            team = DeliberationTeam(sc.folder, model=resolved, mode=mode)
+            result = team.deliberate_sync(sc.request, now=sc.now)
+            got = grade_plan(sc, result.decision.plan) if result.decision else None
+            calls = result.usage.requests
+            rows.append({"system": f"team ({mode})", "scenario": sc.id, "gold": sc.gold, "decision": got, "correct": got == sc.gold,
+                         "calls": calls, "seconds": result.seconds, "ungrounded": ungrounded(result.answer, allowed),
+                         "answer": result.answer, "debates": len(result.debates), "conflicts": len(result.conflicts)})
+            for system, samples in (("one call", 1), ("self-consistency", max(1, calls))):
+                b = asyncio.run(one_call(resolved, sc, samples=samples, seed=seed * 1000 + k))
+                rows.append({"system": system, "scenario": sc.id, "gold": sc.gold, "decision": b.decision,
+                             "correct": b.decision == sc.gold, "calls": b.calls, "seconds": round(b.seconds, 2),
+                             "ungrounded": ungrounded(b.answer, allowed), "answer": b.answer, "samples": b.samples})
+            shown = " · ".join(f"{r['system']} {r['decision']}{'✓' if r['correct'] else '✗'}" for r in rows[-3:])
+            stderr.print(f"[dim]{sc.id}: gold {sc.gold} · {shown}[/]")
+            if json_out is not None:  # after every scenario: a long run stopped half-way keeps what it measured
+                write_json_file(json_out, {"model": model_name, "seed": seed, "mode": mode, "done": k + 1, "of": n,
+                                           "summary": summarise(rows), "rows": rows})
+    summary = summarise(rows)
+    if as_json:
+        print_json({"model": model_name, "seed": seed, "mode": mode, "scenarios": n, "summary": summary,
+                    "results": str(json_out) if json_out else None})
+        return
+    from rich.table import Table
+
+    table = Table(title=f"deliberation scenarios ({n}, seed {seed})", show_edge=False)
+    for col in ("system", "accuracy", "grounded", "calls", "seconds", "by gold"):
+        table.add_column(col)
+    for name, s in summary.items():
+        table.add_row(name, str(s["accuracy"]), str(s["grounded"]), str(s["calls"]), str(s["seconds"]),
+                      ", ".join(f"{g} {v}" for g, v in s["by_gold"].items()))
+    stdout.print(table)
 
 
 def _table(summary: dict[str, dict[str, Any]]) -> None:

@@ -107,7 +107,7 @@ PROMPTS: dict[str, tuple[str, str]] = {
     "deliberate": (
         "Let the deliberation team weigh a request against your exports.",
         "Use the moot `deliberate` tool with request={request!r} and data={data!r} (mode {mode!r}). Report the "
-        "ranked insights, each conflict's outcome and the votes.",
+        "decision first (what to do, why, the calendar, the confidence), then each conflict's outcome.",
     ),
     "board_task": (
         "Put a task on the task board for moot's agents.",

@@ -339,8 +339,8 @@ def build_server(settings: MCPSettings | None = None) -> tuple[Any, MootMCP]:
                          calls: Annotated[int | None, Field(ge=1, description="Most model calls (default: the mode's).")] = None,
                          seconds: Annotated[float | None, Field(gt=0, description="Deadline (default: the mode's).")] = None,
                          model: ModelParam = None, models: ModelsParam = None) -> dict[str, Any]:
-        """The deliberation team: domain coordinators' insights, conflicts settled in a four-round debate,
-        consensus votes; quick, standard or deep."""
+        """The deliberation team: the options the request names, specialists' typed positions, conflicts
+        debated to a typed compromise or left open, votes, and a decision rendered by Python; quick, standard or deep."""
         from moot.teams.deliberation import DeliberationTeam
 
         folder = checked(app.manager.check_path, data, "data folder")

@@ -1,6 +1,7 @@
-"""The deliberation team: domain coordinators run specialists over your exports, conflicts
-between their insights go to a four-round debate with a moderator, other agents vote on
-insights, and Python adjusts confidence and ranks the result.
+"""The deliberation team: the request is read into the options it names; domain coordinators'
+specialists take typed positions on them from evidence Python computed from your exports; real
+conflicts (contradictions, competition for the same time) go to a four-round debate that ends in
+a typed compromise or stays open; other agents vote; Python decides and writes the answer.
 
 See docs/deliberation.md.
 """
@@ -18,13 +19,18 @@ from moot.teams.deliberation.models import (
     Debate,
     DebateResolution,
     DebateRound,
+    Decision,
     DeliberationResult,
+    Evidence,
+    RequestReading,
 )
+from moot.teams.deliberation.plan import Option, PlanItem, Position, TimeWindow
 from moot.teams.deliberation.roster import DEFAULT_ROSTER, Roster, load_roster
 from moot.teams.deliberation.team import ROLES, DeliberationTeam
 
 __all__ = [
     "DEFAULT_ROSTER", "METRICS", "MODES", "ROLES", "AgentInsight", "Conflict", "ConsensusVote", "CoordinatorResult", "DataSet",
-    "Debate", "DebateResolution", "DebateRound", "DeliberationResult", "DeliberationTeam", "FeedbackMemory", "Mode",
-    "Roster", "adjusted_confidence", "consensus_score", "is_low_consensus", "load_folder", "load_roster", "rank",
+    "Debate", "DebateResolution", "DebateRound", "Decision", "DeliberationResult", "DeliberationTeam", "Evidence",
+    "FeedbackMemory", "Mode", "Option", "PlanItem", "Position", "RequestReading", "Roster", "TimeWindow",
+    "adjusted_confidence", "consensus_score", "is_low_consensus", "load_folder", "load_roster", "rank",
 ]

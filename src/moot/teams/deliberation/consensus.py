@@ -63,13 +63,17 @@ def apply_votes(insights: Sequence[AgentInsight], votes: Sequence[ConsensusVote]
 
 
 def rank_score(insight: AgentInsight) -> float:
-    """Impact × adjusted confidence (impact low/medium/high = 1/2/3)."""
-    return IMPACT_WEIGHT[insight.impact] * insight.final_confidence()
+    """Impact × adjusted confidence (impact low/medium/high = 1/2/3) × the number of specialists
+    who took the position (a position two specialists took counts twice)."""
+    return IMPACT_WEIGHT[insight.impact] * insight.final_confidence() * max(1, len(insight.supporters))
 
 
 def rank(insights: Iterable[AgentInsight]) -> list[AgentInsight]:
-    """Best first by impact × adjusted confidence; ties keep their order."""
-    return sorted(insights, key=rank_score, reverse=True)
+    """Best first by :func:`rank_score`; ties keep their order. Sets each insight's ``support``."""
+    items = list(insights)
+    for i in items:
+        i.support = round(rank_score(i), 2)
+    return sorted(items, key=rank_score, reverse=True)
 
 
 # --------------------------------------------------------------------------- modes
@@ -90,7 +94,8 @@ class Mode:
     deadline_s: float
     specialists_per_coordinator: int
     """How many specialists of a coordinator run (those with the most data first)."""
-    max_debates: int
+    max_debates: int | None
+    """``0``: no debate; ``None``: every conflict, most severe first, as long as the calls last."""
 
     @property
     def voters(self) -> int:
@@ -105,18 +110,20 @@ class Mode:
 
 MODES: dict[str, Mode] = {
     "quick": Mode("quick", max_coordinators=1, debate=False, consensus="none", max_calls=4, deadline_s=15.0,
-                  specialists_per_coordinator=4, max_debates=0),
+                  specialists_per_coordinator=3, max_debates=0),
     "standard": Mode("standard", max_coordinators=2, debate=True, consensus="light", max_calls=10, deadline_s=30.0,
-                     specialists_per_coordinator=2, max_debates=1),
+                     specialists_per_coordinator=2, max_debates=None),
     "deep": Mode("deep", max_coordinators=3, debate=True, consensus="full", max_calls=20, deadline_s=60.0,
-                 specialists_per_coordinator=3, max_debates=2),
+                 specialists_per_coordinator=3, max_debates=None),
 }
 """The design's table: quick 1 coordinator / no debate / no consensus / 4 calls / 15 s; standard
 2 / debate / light / 10 / 30 s; deep all 3 / debate / full / 20 / 60 s."""
 
-DEBATE_CALLS = 5
-"""Model calls one debate costs: evidence from each side, the moderator's compromise, each side's verdict
-(round 1's positions are the two insights as their specialists wrote them)."""
+READER_CALLS = 1
+"""The request is read once, into its options and window."""
+DEBATE_CALLS = 3
+"""Model calls one debate costs: the moderator's compromise and each side's vote on it (round 1's
+positions are the specialists' own; round 2's evidence is computed by Python from the data)."""
 
 
 def mode(name: str) -> Mode:
@@ -128,10 +135,10 @@ def mode(name: str) -> Mode:
 def specialist_slots(m: Mode, available: Sequence[int]) -> list[int]:
     """How many specialists each activated coordinator runs, so the mode's later phases keep their calls.
 
-    ``available``: specialists with data, per activated coordinator. The debate (one detection call
-    and :data:`DEBATE_CALLS`) is reserved first in modes that debate; votes use what is left.
+    ``available``: specialists with data, per activated coordinator. The reading of the request and,
+    in modes that debate, one debate are reserved first; further debates and votes use what is left.
     """
-    reserve = (1 + DEBATE_CALLS) if m.debate else 0
+    reserve = READER_CALLS + (DEBATE_CALLS if m.debate else 0)
     room = max(1, m.max_calls - reserve)
     slots = [min(n, m.specialists_per_coordinator) for n in available]
     while sum(slots) > room:  # trim the largest first, never below one per coordinator
@@ -143,6 +150,6 @@ def specialist_slots(m: Mode, available: Sequence[int]) -> list[int]:
 
 
 __all__ = [
-    "DEBATE_CALLS", "LOW_CONSENSUS_BELOW", "LOW_CONSENSUS_WARNING", "MODES", "Mode", "adjusted_confidence",
+    "DEBATE_CALLS", "READER_CALLS", "LOW_CONSENSUS_BELOW", "LOW_CONSENSUS_WARNING", "MODES", "Mode", "adjusted_confidence",
     "apply_votes", "clamp_pct", "consensus_score", "is_low_consensus", "mode", "rank", "rank_score", "specialist_slots",
 ]

@@ -1,16 +1,17 @@
-"""Loading a folder of ordinary exports and summarising it in Python for the specialists.
+"""Loading a folder of ordinary exports, by format.
 
 Four kinds of file, by extension:
 
-- ``*.csv`` — a ``date`` column (ISO date or date-time) and metric columns (:data:`METRICS` is the
-  documented vocabulary; other numeric columns are kept under their own names);
+- ``*.csv`` — one column of dates (ISO date or date-time; found by its values, whatever its
+  header says) and numeric columns, each a metric named by its header (``Recovery score %``,
+  ``Heart rate variability (ms)``, ``hrv_ms``): the unit comes from the header's ``%``,
+  ``(unit)`` or ``[unit]``, the name from the rest;
 - ``*.ics`` — iCalendar events, parsed with the ``icalendar`` package;
 - ``*.jsonl`` — message exports, one ``{"time", "source", "from", "text"}`` object per line;
 - ``*.md`` / ``*.txt`` — notes.
 
 A bad row, line or file is skipped with its file and line named (:class:`SkippedInput`); the rest
-is used. The specialists never see raw rows: they get numbered *facts* (averages, changes against
-the 7-day baseline, counts, upcoming events) that Python computed here.
+is used. What the data *shows* is computed from these in :mod:`moot.teams.deliberation.evidence`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import csv
 import io
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, timezone
 from pathlib import Path
@@ -26,30 +28,70 @@ from typing import Any
 
 from moot.errors import MootError
 from moot.files import UnsafeFileError, read_bytes, regular_files
-from moot.teams.deliberation.models import SkippedInput, TimeWindow
+from moot.teams.deliberation.models import SkippedInput
+from moot.text.words import content_words
 
-METRICS: dict[str, str] = {
-    "recovery_pct": "recovery score, %",
-    "hrv_ms": "heart-rate variability, ms",
-    "resting_hr": "resting heart rate, bpm",
-    "sleep_hours": "hours slept",
-    "steps": "steps walked",
-    "glucose_mg_dl": "blood glucose, mg/dL",
-    "active_minutes": "minutes of exercise",
-    "vo2max": "VO2max, ml/kg/min",
-    "ldl_mg_dl": "LDL cholesterol, mg/dL",
-    "hba1c_pct": "HbA1c, %",
-    "calories_kcal": "calories eaten, kcal",
-    "caffeine_mg": "caffeine, mg",
-    "listening_minutes": "minutes of music listened",
-    "mood_1_5": "self-rated mood, 1-5",
+METRICS: dict[str, tuple[str, str]] = {
+    "recovery_pct": ("recovery score", "%"),
+    "hrv_ms": ("heart-rate variability", "ms"),
+    "resting_hr": ("resting heart rate", "bpm"),
+    "sleep_hours": ("sleep", "h"),
+    "steps": ("steps", ""),
+    "glucose_mg_dl": ("blood glucose", "mg/dL"),
+    "active_minutes": ("exercise", "min"),
+    "vo2max": ("VO2max", "ml/kg/min"),
+    "ldl_mg_dl": ("LDL cholesterol", "mg/dL"),
+    "hba1c_pct": ("HbA1c", "%"),
+    "calories_kcal": ("calories eaten", "kcal"),
+    "caffeine_mg": ("caffeine", "mg"),
+    "listening_minutes": ("music listened", "min"),
+    "mood_1_5": ("self-rated mood (1-5)", ""),
 }
-"""The documented metric columns of a CSV export (any other numeric column is kept too)."""
+"""moot's own column names, with the words and unit they are shown with. Any other numeric
+column is read too, named and measured by its header."""
 
 DATA_KINDS = ("metrics", "calendar", "messages", "notes")
-"""What a specialist can read: ``metrics:<column>``, ``calendar``, ``messages``, ``notes``."""
+"""What a specialist can read: ``metrics:<column or words>``, ``metrics:*``, ``calendar``, ``messages``, ``notes``."""
 
-URGENT_WORDS = ("urgent", "asap", "deadline", "due", "tonight", "tomorrow", "blocking", "critical")
+_UNIT_IN_BRACKETS = re.compile(r"^(?P<name>.*?)\s*[(\[](?P<unit>[^()\[\]]{1,16})[)\]]\s*$")
+_UNIT_PERCENT = re.compile(r"^(?P<name>.*?)\s*(?:%|\bpct\b|\bpercent\b)\s*$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class MetricColumn:
+    """One numeric column of a CSV export."""
+
+    key: str
+    """The header, normalised (``recovery_score``; moot's own names as they are)."""
+    label: str
+    """In words, for the evidence (``recovery score``)."""
+    unit: str
+    header: str
+    file: str
+    decimals: int = 0
+    """The most decimals a value of it is written with (the evidence rounds like the data)."""
+
+    def words(self) -> set[str]:
+        return set(content_words(f"{self.key.replace('_', ' ')} {self.label}"))
+
+
+def describe_header(header: str) -> tuple[str, str, str]:
+    """``(key, label, unit)`` of a CSV header: ``Recovery score %`` → ``recovery_score``, ``recovery score``, ``%``."""
+    text = " ".join(header.strip().split())
+    key = re.sub(r"[^0-9a-z]+", "_", text.lower()).strip("_") or "column"
+    if key in METRICS:
+        label, unit = METRICS[key]
+        return key, label, unit
+    name, unit = text, ""
+    m = _UNIT_IN_BRACKETS.match(text)
+    if m and m.group("name"):
+        name, unit = m.group("name"), m.group("unit").strip()
+    else:
+        m = _UNIT_PERCENT.match(text)
+        if m and m.group("name"):
+            name, unit = m.group("name"), "%"
+    label = " ".join(name.replace("_", " ").split()).lower() or key
+    return re.sub(r"[^0-9a-z]+", "_", label).strip("_") or key, label, unit
 
 
 @dataclass
@@ -74,7 +116,8 @@ class DataSet:
 
     folder: Path
     metrics: dict[str, list[tuple[date, float]]] = field(default_factory=dict)
-    """Column → (day, value), sorted by day."""
+    """Column key → (day, value), sorted by day."""
+    columns: dict[str, MetricColumn] = field(default_factory=dict)
     events: list[CalendarEvent] = field(default_factory=list)
     messages: list[Message] = field(default_factory=list)
     notes: dict[str, str] = field(default_factory=dict)
@@ -82,15 +125,26 @@ class DataSet:
     skipped: list[SkippedInput] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
 
-    def has(self, kind: str) -> bool:
-        """Whether there is data of a kind (``metrics:hrv_ms``, ``calendar``, ``messages``, ``notes``)."""
+    def metric_columns(self, pattern: str, claimed: set[str] | None = None) -> list[str]:
+        """The columns ``metrics:<pattern>`` reads: the column of that key, else every column whose
+        name holds all of the pattern's words (stemmed); ``*``: every column no other pattern claims."""
+        if pattern == "*":
+            return [k for k in self.columns if k not in (claimed or set())]
+        key = re.sub(r"[^0-9a-z]+", "_", pattern.lower()).strip("_")
+        if key in self.columns:
+            return [key]
+        wanted = set(content_words(pattern.replace("_", " ")))
+        return [k for k, c in self.columns.items() if wanted and wanted <= c.words()]
+
+    def has(self, kind: str, claimed: set[str] | None = None) -> bool:
+        """Whether there is data of a kind (``metrics:hrv``, ``calendar``, ``messages``, ``notes``)."""
         if kind.startswith("metrics:"):
-            return bool(self.metrics.get(kind.split(":", 1)[1]))
+            return bool(self.metric_columns(kind.split(":", 1)[1].strip(), claimed))
         return bool({"calendar": self.events, "messages": self.messages, "notes": self.notes}.get(kind))
 
-    def amount(self, kind: str) -> int:
+    def amount(self, kind: str, claimed: set[str] | None = None) -> int:
         if kind.startswith("metrics:"):
-            return len(self.metrics.get(kind.split(":", 1)[1], []))
+            return sum(len(self.metrics.get(k, [])) for k in self.metric_columns(kind.split(":", 1)[1].strip(), claimed))
         return len({"calendar": self.events, "messages": self.messages, "notes": self.notes}.get(kind, []))
 
 
@@ -101,7 +155,7 @@ def check_kind(kind: str) -> None:
     if kind.startswith("metrics:") and kind.split(":", 1)[1].strip():
         return
     raise MootError(f"unknown data kind {kind!r}",
-                    fix="use metrics:<column> (e.g. metrics:hrv_ms), calendar, messages or notes")
+                    fix="use metrics:<column or words> (e.g. metrics:hrv_ms, metrics:resting heart rate), calendar, messages or notes")
 
 
 # --------------------------------------------------------------------------- loading
@@ -187,46 +241,81 @@ def _parse_day(text: str) -> date:
         return datetime.fromisoformat(text).date()
 
 
+def _is_day(text: str) -> bool:
+    try:
+        _parse_day(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_number(text: str) -> bool:
+    try:
+        return _number(text) is not None
+    except ValueError:
+        return False
+
+
+def _decimals(text: str) -> int:
+    text = text.strip()
+    return len(text.split(".", 1)[1]) if "." in text and "e" not in text.lower() else 0
+
+
 def _load_csv(file: str, text: str, data: DataSet) -> None:
-    reader = csv.reader(io.StringIO(text, newline=""))
-    header = next(reader, None)
-    if header is None:
+    """The date column is the first whose values are ISO dates; a column whose values are mostly
+    numbers is a metric; other columns (time zones, free text) are left out and named once."""
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    if not rows:
         data.skipped.append(SkippedInput(file=file, reason="empty CSV"))
         return
-    columns = [h.strip().lower() for h in header]
-    if "date" not in columns:
-        data.skipped.append(SkippedInput(file=file, line=1, reason="no 'date' column (the header must name one)"))
+    header, body = rows[0], [(n, r) for n, r in enumerate(rows[1:], start=2) if r and any(c.strip() for c in r)]
+    width = len(header)
+    sample = [r for _, r in body if len(r) == width]
+
+    def share(col: int, test: Any) -> float:
+        cells = [r[col] for r in sample if r[col].strip()]
+        return sum(1 for c in cells if test(c)) / len(cells) if cells else 0.0
+
+    at = next((i for i in range(width) if share(i, _is_day) >= 0.5), None)
+    if at is None:
+        data.skipped.append(SkippedInput(file=file, line=1, reason="no column of dates (YYYY-MM-DD) to put the values on"))
         return
-    at = columns.index("date")
-    for number, row in enumerate(reader, start=2):
-        if not row or all(not c.strip() for c in row):
-            continue
-        if len(row) != len(columns):
-            data.skipped.append(SkippedInput(file=file, line=number,
-                                             reason=f"{len(row)} values for {len(columns)} columns"))
+    numeric = [i for i in range(width) if i != at and share(i, _is_number) >= 0.5]
+    left_out = [header[i].strip() for i in range(width) if i != at and i not in numeric and header[i].strip()]
+    if left_out:
+        data.skipped.append(SkippedInput(file=file, line=1, reason="not numbers, left out: " + ", ".join(left_out[:6])))
+    described = {i: describe_header(header[i]) for i in numeric}
+    decimals: dict[int, int] = {i: 0 for i in numeric}
+    for number, row in body:
+        if len(row) != width:
+            data.skipped.append(SkippedInput(file=file, line=number, reason=f"{len(row)} values for {width} columns"))
             continue
         try:
             day = _parse_day(row[at])
         except ValueError:
             data.skipped.append(SkippedInput(file=file, line=number, reason=f"date {row[at]!r} is not YYYY-MM-DD"))
             continue
-        parsed: dict[str, float] = {}
+        parsed: dict[int, float] = {}
         bad = None
-        for name, cell in zip(columns, row):
-            if name == "date":
-                continue
+        for i in numeric:
             try:
-                value = _number(cell)
+                value = _number(row[i])
             except ValueError:
-                bad = f"{name} {cell!r} is not a number"
+                bad = f"{header[i].strip()} {row[i]!r} is not a number"
                 break
             if value is not None:
-                parsed[name] = value
+                parsed[i] = value
+                decimals[i] = max(decimals[i], _decimals(row[i]))
         if bad:
             data.skipped.append(SkippedInput(file=file, line=number, reason=bad))
             continue
-        for name, value in parsed.items():
-            data.metrics.setdefault(name, []).append((day, value))
+        for i, value in parsed.items():
+            data.metrics.setdefault(described[i][0], []).append((day, value))
+    for i, (key, label, unit) in described.items():
+        if key in data.metrics:
+            known = data.columns.get(key)
+            data.columns[key] = MetricColumn(key=key, label=label, unit=unit, header=header[i].strip(), file=file,
+                                             decimals=max(decimals[i], known.decimals if known else 0))
 
 
 def _as_datetime(value: Any, tz: Any) -> datetime:
@@ -286,142 +375,3 @@ def _load_jsonl(name: str, text: str, data: DataSet, tz: Any) -> None:
                                      sender=str(item.get("from", "")), text=" ".join(item["text"].split())[:300]))
 
 
-# --------------------------------------------------------------------------- time slots
-
-
-@dataclass(frozen=True)
-class Slot:
-    """A time a recommendation can be tied to: a calendar event or a part of the day."""
-
-    label: str
-    window: TimeWindow
-
-
-def time_slots(data: DataSet, now: datetime, hours: int = 24) -> list[Slot]:
-    """Parts of the day from ``now`` for ``hours``, then the calendar's events in that span."""
-    slots: list[Slot] = []
-    parts = (("morning", 7, 12), ("afternoon", 12, 17), ("evening", 17, 22), ("night", 22, 31))
-    horizon = now + timedelta(hours=hours)
-    day = now.date() - timedelta(days=1)
-    while day <= horizon.date():
-        for name, h0, h1 in parts:
-            start = datetime.combine(day, time(0), tzinfo=now.tzinfo) + timedelta(hours=h0)
-            end = datetime.combine(day, time(0), tzinfo=now.tzinfo) + timedelta(hours=h1)
-            if end <= now or start >= horizon:
-                continue
-            start = max(start, now)
-            which = "tonight" if name in ("evening", "night") and day == now.date() else \
-                ("today" if day == now.date() else ("tomorrow" if day == now.date() + timedelta(days=1) else f"{day:%a}"))
-            label = f"{which} {name} {start:%H:%M}-{end:%H:%M}" if which != "tonight" else f"tonight ({name}) {start:%H:%M}-{end:%H:%M}"
-            slots.append(Slot(label, TimeWindow(start=start, end=end)))
-        day += timedelta(days=1)
-    for event in data.events:
-        if event.end > now and event.start < horizon:
-            slots.append(Slot(f"{event.start:%a %H:%M}-{event.end:%H:%M} {event.title[:40]}",
-                              TimeWindow(start=event.start, end=event.end)))
-    seen: set[str] = set()
-    unique = []
-    for s in slots:
-        if s.label not in seen:
-            seen.add(s.label)
-            unique.append(s)
-    return unique
-
-
-# --------------------------------------------------------------------------- facts
-
-
-def facts_for(data: DataSet, reads: list[str], now: datetime, *, limit: int = 8) -> list[str]:
-    """Short numbered-ready facts a specialist reads, computed here (the model does no arithmetic)."""
-    facts: list[str] = []
-    for kind in reads:
-        if kind.startswith("metrics:"):
-            facts += metric_facts(kind.split(":", 1)[1], data.metrics.get(kind.split(":", 1)[1], []), now.date())
-        elif kind == "calendar":
-            facts += calendar_facts(data.events, now)
-        elif kind == "messages":
-            facts += message_facts(data.messages, now)
-        elif kind == "notes":
-            facts += note_facts(data.notes)
-    return facts[:limit]
-
-
-def _fmt(value: float) -> str:
-    return f"{value:.0f}" if abs(value) >= 100 or value == int(value) else f"{value:.1f}"
-
-
-def metric_facts(name: str, series: list[tuple[date, float]], today: date) -> list[str]:
-    """The latest value against the 7-day baseline before it, and the 3-day trend."""
-    known = [(d, v) for d, v in series if d <= today]
-    if not known:
-        return []
-    day, value = known[-1]
-    unit = METRICS.get(name, name)
-    when = "today" if day == today else ("yesterday" if day == today - timedelta(days=1) else f"on {day.isoformat()}")
-    baseline = [v for d, v in known[:-1] if day - timedelta(days=7) <= d < day]
-    facts = []
-    if baseline:
-        mean = sum(baseline) / len(baseline)
-        change = 0.0 if mean == 0 else (value - mean) / abs(mean) * 100
-        direction = "above" if change > 0 else "below"
-        if abs(change) < 5:
-            facts.append(f"{name} ({unit}) {when}: {_fmt(value)}, about its 7-day average of {_fmt(mean)}")
-        else:
-            facts.append(f"{name} ({unit}) {when}: {_fmt(value)}, {abs(change):.0f}% {direction} its 7-day average of {_fmt(mean)}")
-    else:
-        facts.append(f"{name} ({unit}) {when}: {_fmt(value)}")
-    last3 = [v for _, v in known[-3:]]
-    if len(last3) == 3 and (last3[0] < last3[1] < last3[2] or last3[0] > last3[1] > last3[2]):
-        trend = "rising" if last3[2] > last3[0] else "falling"
-        facts.append(f"{name} has been {trend} for 3 days: {', '.join(_fmt(v) for v in last3)}")
-    return facts
-
-
-def calendar_facts(events: list[CalendarEvent], now: datetime) -> list[str]:
-    upcoming = [e for e in events if e.end > now and e.start < now + timedelta(hours=36)]
-    facts = []
-    for e in upcoming[:5]:
-        hours = (e.start - now).total_seconds() / 3600
-        when = "now" if hours <= 0 else f"in {hours:.0f} h" if hours >= 1 else f"in {hours * 60:.0f} min"
-        facts.append(f"calendar: '{e.title}' {e.start:%a %H:%M}-{e.end:%H:%M} ({when})")
-    today = [e for e in events if e.start.date() == now.date()]
-    busy = sum((e.end - e.start).total_seconds() for e in today) / 3600
-    if today:
-        facts.append(f"calendar: {len(today)} events today, {busy:.1f} h booked")
-    if not upcoming:
-        facts.append("calendar: nothing booked in the next 36 hours")
-    return facts
-
-
-def message_facts(messages: list[Message], now: datetime) -> list[str]:
-    recent = [m for m in messages if now - timedelta(hours=24) <= m.time <= now]
-    week = [m for m in messages if now - timedelta(days=8) <= m.time < now - timedelta(hours=24)]
-    facts = []
-    if recent or week:
-        per_day = len(week) / 7 if week else 0.0
-        compare = f", against {per_day:.0f} a day over the week before" if week else ""
-        facts.append(f"messages: {len(recent)} in the last 24 h{compare}")
-    urgent = [m for m in recent if any(w in m.text.lower() for w in URGENT_WORDS)]
-    if urgent:
-        facts.append(f"messages: {len(urgent)} of the last 24 h mention a deadline or urgency")
-    for m in sorted(urgent or recent, key=lambda m: m.time, reverse=True)[:3]:
-        facts.append(f"message from {m.sender or 'someone'} ({m.source}, {m.time:%a %H:%M}): \"{m.text[:140]}\"")
-    return facts
-
-
-def note_facts(notes: dict[str, str]) -> list[str]:
-    facts = []
-    for name, text in notes.items():
-        for line in text.splitlines():
-            line = line.strip().lstrip("#-* ").strip()
-            if len(line) > 12:
-                facts.append(f"note ({name}): {line[:160]}")
-            if len(facts) >= 4:
-                return facts
-    return facts
-
-
-__all__ = [
-    "DATA_KINDS", "METRICS", "CalendarEvent", "DataSet", "Message", "Slot", "check_kind", "facts_for", "load_folder",
-    "metric_facts", "time_slots",
-]

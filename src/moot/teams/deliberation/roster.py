@@ -63,13 +63,17 @@ def _s(name: str, focus: str, reads: list[str], keywords: list[str]) -> Speciali
 
 DEFAULT_ROSTER = Roster((
     Coordinator("health", (
-        _s("recovery", "recovery score, heart-rate variability and resting heart rate",
-           ["metrics:recovery_pct", "metrics:hrv_ms", "metrics:resting_hr"], ["recovery", "hrv", "rest", "tired"]),
-        _s("sleep", "sleep duration and sleep debt", ["metrics:sleep_hours"], ["sleep", "bed", "tired", "night"]),
-        _s("glucose", "blood glucose", ["metrics:glucose_mg_dl"], ["glucose", "sugar"]),
-        _s("blood", "blood biomarkers", ["metrics:ldl_mg_dl", "metrics:hba1c_pct"], ["blood", "cholesterol", "ldl"]),
-        _s("activity", "steps and exercise", ["metrics:steps", "metrics:active_minutes"], ["exercise", "workout", "run", "steps", "gym"]),
-        _s("cardio", "cardiovascular fitness", ["metrics:vo2max", "metrics:resting_hr"], ["cardio", "heart", "fitness"]),
+        _s("recovery", "recovery, readiness, heart-rate variability and resting heart rate",
+           ["metrics:recovery", "metrics:readiness", "metrics:hrv", "metrics:heart rate variability", "metrics:resting",
+            "metrics:strain", "metrics:*"], ["recovery", "hrv", "rest", "tired"]),
+        _s("sleep", "sleep duration and sleep debt", ["metrics:sleep", "metrics:asleep", "metrics:bed"],
+           ["sleep", "bed", "tired", "night"]),
+        _s("glucose", "blood glucose", ["metrics:glucose"], ["glucose", "sugar"]),
+        _s("blood", "blood biomarkers", ["metrics:ldl", "metrics:hba1c", "metrics:cholesterol"], ["blood", "cholesterol", "ldl"]),
+        _s("activity", "steps and exercise", ["metrics:steps", "metrics:active", "metrics:exercise", "metrics:workout"],
+           ["exercise", "workout", "run", "steps", "gym"]),
+        _s("cardio", "cardiovascular fitness", ["metrics:vo2", "metrics:vo2max", "metrics:resting heart rate"],
+           ["cardio", "heart", "fitness"]),
     ), ("health", "sleep", "tired", "rest", "exercise", "workout", "recovery", "energy", "body")),
     Coordinator("work", (
         _s("calendar", "meetings, deadlines and free time in the calendar", ["calendar"],
@@ -79,13 +83,15 @@ DEFAULT_ROSTER = Roster((
            ["deliverable", "report", "manager", "project"]),
     ), ("work", "deadline", "meeting", "manager", "project", "email", "slack", "report", "job")),
     Coordinator("lifestyle", (
-        _s("nutrition", "food, caffeine and glucose", ["metrics:calories_kcal", "metrics:caffeine_mg", "metrics:glucose_mg_dl"],
+        _s("nutrition", "food, caffeine and glucose", ["metrics:calories", "metrics:caffeine", "metrics:glucose"],
            ["eat", "food", "coffee", "caffeine", "diet"]),
-        _s("music", "listening habits", ["metrics:listening_minutes"], ["music", "spotify", "listen"]),
-        _s("context", "personal context and preferences in notes", ["notes", "metrics:mood_1_5"], ["mood", "family", "weekend", "habit"]),
+        _s("music", "listening habits", ["metrics:listening"], ["music", "spotify", "listen"]),
+        _s("context", "personal context and preferences in notes", ["notes", "metrics:mood"], ["mood", "family", "weekend", "habit"]),
     ), ("lifestyle", "habit", "mood", "food", "music", "weekend", "family")),
 ))
-"""The design's coordinators and specialists."""
+"""The design's coordinators and specialists. A metric column goes to every specialist whose
+``metrics:`` words its header holds (``metrics:resting`` reads ``Resting heart rate (bpm)`` and
+``resting_hr``); ``metrics:*`` takes the columns nobody else reads."""
 
 
 def load_roster(path: str | Path) -> Roster:
@@ -131,47 +137,44 @@ def load_roster(path: str | Path) -> Roster:
 
 @dataclass
 class Activation:
-    """Which coordinators and specialists a request activates, and why the others are not."""
+    """Which coordinators and specialists run, and why the others do not."""
 
     active: list[tuple[Coordinator, list[Specialist]]] = field(default_factory=list)
     inactive: dict[str, str] = field(default_factory=dict)
     """Domain → the reason it is not activated."""
     no_data_reason: str = ""
-    """Set when nothing can answer the request: the answer says this, no model is called."""
+    """Set when no specialist has data: the answer says this, no model is called."""
+    claimed: set[str] = field(default_factory=set)
+    """Metric columns some specialist names (``metrics:*`` reads the others)."""
 
 
 def _hits(words: set[str], keywords: tuple[str, ...]) -> int:
     return sum(1 for k in keywords if k in words or any(w.startswith(k) for w in words))
 
 
-def activate(roster: Roster, data: DataSet, request: str, max_coordinators: int, slots: list[int] | None = None,
-             per_coordinator: int = 3) -> Activation:
-    """Coordinators with data, the most relevant to the request first (keyword hits, then data), up to the mode's number."""
+def activate(roster: Roster, data: DataSet, request: str, max_coordinators: int, per_coordinator: int = 3) -> Activation:
+    """Coordinators whose specialists have data, the most data first (the roster's keywords only
+    break ties), up to the mode's number; inside one, specialists with the most data first."""
+    from moot.teams.deliberation.evidence import claimed_columns
+
     words = {w.strip(".,?!:;'\"()").lower() for w in request.split()}
     result = Activation()
+    result.claimed = set().union(*(claimed_columns(data, list(s.reads)) for c in roster.coordinators for s in c.specialists))
     ranked: list[tuple[int, int, int, Coordinator, list[Specialist]]] = []
-    asked_without_data: list[str] = []
     for order, c in enumerate(roster.coordinators):
-        with_data = [s for s in c.specialists if any(data.has(k) for k in s.reads)]
-        for s in c.specialists:
-            if s not in with_data and _hits(words, s.keywords):
-                asked_without_data.append(f"{s.name} (reads {', '.join(s.reads)})")
+        with_data = [s for s in c.specialists if any(data.has(k, result.claimed) for k in s.reads)]
         if not with_data:
             kinds = sorted({k for s in c.specialists for k in s.reads})
             result.inactive[c.domain] = f"no data: its specialists read {', '.join(kinds)}"
             continue
-        with_data.sort(key=lambda s: (-_hits(words, s.keywords), -sum(data.amount(k) for k in s.reads)))
-        relevance = _hits(words, c.keywords) + sum(_hits(words, s.keywords) for s in with_data)
-        ranked.append((relevance, sum(data.amount(k) for s in with_data for k in s.reads), -order, c, with_data))
+        with_data.sort(key=lambda s: -sum(data.amount(k, result.claimed) for k in s.reads))
+        amount = sum(data.amount(k, result.claimed) for s in with_data for k in s.reads)
+        ranked.append((amount, _hits(words, c.keywords), -order, c, with_data))
     if not ranked:
         result.no_data_reason = "No coordinator has data for this request: " + "; ".join(
             f"{d}: {r}" for d, r in result.inactive.items())
         return result
     ranked.sort(key=lambda r: (r[0], r[1], r[2]), reverse=True)
-    if ranked[0][0] == 0 and asked_without_data:
-        result.no_data_reason = ("No coordinator has data for this request: it asks about "
-                                 + "; ".join(asked_without_data) + ", and the folder has none of that")
-        return result
     for k, (_, _, _, c, specialists) in enumerate(ranked):
         if k >= max_coordinators:
             result.inactive[c.domain] = f"not needed in this mode (at most {max_coordinators} coordinator{'s' if max_coordinators > 1 else ''})"

@@ -470,7 +470,9 @@ function deliberationView(d) {
   const votesBy = new Map();
   for (const v of d.votes || []) { if (!votesBy.has(v.insight_id)) votesBy.set(v.insight_id, []); votesBy.get(v.insight_id).push(v); }
   return h("div", { id: "deliberation" },
-    h("h2", {}, "Advice"), h("div", { class: "card" }, h("pre", { class: "model-text" }, d.answer || "")),
+    h("h2", {}, "Decision"), h("div", { class: "card decision" }, h("pre", { class: "model-text" }, d.answer || "")),
+    ((d.reading || {}).options || []).length ? h("p", { class: "muted options" }, "Options read from the request: ",
+      d.reading.options.map((o) => `${o.option_id} ${o.label} (${o.time_from})`).join(" · ")) : "",
     h("h2", {}, `Ranked insights (${(d.insights || []).length})`),
     (d.insights || []).map((i, n) => h("div", { class: "card insight" + (i.low_consensus ? " low" : ""), "data-insight": i.insight_id },
       h("b", {}, `${n + 1}. `), h("span", { class: "model-text" }, i.recommendation),

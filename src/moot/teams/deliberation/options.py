@@ -1,0 +1,161 @@
+"""Reading the request: the options it names and the decision's time window.
+
+One model call, under a schema Python builds for this request: each option is written in the
+request's words, tied to one of the calendar's coming events (an enum) or to one of the clock
+times the request writes (an enum, read by :func:`moot.text.clock.find_clock_times`), and the
+window is one of the coming parts of the day (an enum). Python then checks and completes it:
+an option whose words are neither in the request nor in its event is dropped (the model made it
+up), repeats are merged, an option gets its event's time, else the request's time (an hour
+long), else the decision window; a window left unstated is the span of the options' times.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, time, timedelta
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, create_model
+
+from moot.teams.deliberation.data import CalendarEvent
+from moot.teams.deliberation.models import RequestReading
+from moot.teams.deliberation.plan import DEFAULT_OPTION_MINUTES, Option, TimeWindow
+from moot.text.clock import find_clock_times, next_occurrence
+from moot.text.words import content_words
+
+NOT_STATED = "not stated"
+NO_EVENT = "none"
+MAX_OPTIONS = 4
+EVENT_HOURS = 48
+_PARTS = (("morning", 6, 12), ("afternoon", 12, 17), ("evening", 17, 22), ("night", 22, 30))
+
+
+@dataclass
+class Choices:
+    """The enums of one request's reading schema, and what each value stands for."""
+
+    events: dict[str, CalendarEvent] = field(default_factory=dict)
+    times: dict[str, datetime] = field(default_factory=dict)
+    windows: dict[str, TimeWindow] = field(default_factory=dict)
+
+    def listing(self) -> str:
+        """The choices as the reader's prompt shows them."""
+        return ("Calendar events:\n" + ("\n".join(f"- {e}" for e in self.events) or "- (none)")
+                + "\nTimes in the request:\n" + ("\n".join(f"- {t}" for t in self.times) or "- (none)")
+                + "\nParts of the day:\n" + "\n".join(f"- {w}" for w in self.windows))
+
+
+def day_parts(now: datetime, hours: int = 36) -> dict[str, TimeWindow]:
+    """The coming parts of the day (``tomorrow morning (Wed 06:00–12:00)``) from ``now`` for ``hours``."""
+    out: dict[str, TimeWindow] = {}
+    horizon = now + timedelta(hours=hours)
+    day = now.date() - timedelta(days=1)
+    while day <= horizon.date():
+        base = datetime.combine(day, time(0), tzinfo=now.tzinfo)
+        for name, h0, h1 in _PARTS:
+            start, end = base + timedelta(hours=h0), base + timedelta(hours=h1)
+            if end <= now or start >= horizon:
+                continue
+            start = max(start, now.replace(second=0, microsecond=0))
+            offset = (day - now.date()).days
+            if offset == 0 and name in ("evening", "night"):
+                which = "tonight" if name == "evening" else "tonight, late"
+            elif offset == -1:
+                which = "tonight, late"
+            else:
+                which = f"{'today' if offset == 0 else 'tomorrow' if offset == 1 else f'{day:%A}'} {name}"
+            out[f"{which} ({TimeWindow(start=start, end=end).label()})"] = TimeWindow(start=start, end=end)
+        day += timedelta(days=1)
+    return out
+
+
+def choices_for(request: str, events: list[CalendarEvent], now: datetime) -> Choices:
+    c = Choices()
+    for e in events:
+        if e.end > now and e.start < now + timedelta(hours=EVENT_HOURS) and len(c.events) < 12:
+            c.events.setdefault(f"{TimeWindow(start=e.start, end=e.end).label()} {e.title[:60]}", e)
+    for clock in find_clock_times(request):
+        moment = next_occurrence(clock, request, now)
+        c.times.setdefault(f"{moment:%a %H:%M}", moment)
+    c.windows = day_parts(now)
+    return c
+
+
+def _enum(values: list[str]) -> Any:
+    return Literal[tuple(values)]  # type: ignore[valid-type]
+
+
+def reader_output(choices: Choices) -> type[BaseModel]:
+    """The reading schema: options with an event and a time from the enums, and a window."""
+    option = create_model(
+        "RequestOption",
+        label=(str, Field(max_length=80, description="the option in the request's own words")),
+        event=(_enum([*choices.events, NO_EVENT]), NO_EVENT),
+        time=(_enum([*choices.times, NOT_STATED]), NOT_STATED),
+    )
+    return create_model("OptionsInRequest", options=(list[option], Field(min_length=1, max_length=MAX_OPTIONS)),  # type: ignore[valid-type]
+                        window=(_enum([*choices.windows, NOT_STATED]), NOT_STATED))
+
+
+def _clean(label: str) -> str:
+    return " ".join(label.strip().strip("\"'“”‘’.,;:!?").split())
+
+
+def resolve(output: Any, request: str, choices: Choices, now: datetime) -> RequestReading:
+    """The reader's choices checked and completed in Python (see the module docstring)."""
+    notes: list[str] = []
+    request_words = set(content_words(request, numbers=False))
+    picked: list[tuple[str, CalendarEvent | None, datetime | None]] = []
+    seen: set[frozenset[str]] = set()
+    for item in getattr(output, "options", []) or []:
+        label = _clean(item.label)
+        event = choices.events.get(item.event)
+        words = set(content_words(label, numbers=False))
+        own = request_words | (set(content_words(event.title, numbers=False)) if event else set())
+        if not label or not words & own:
+            notes.append(f"dropped the option {label or '(empty)'!r}: none of its words are in the request"
+                         + (" or its event" if event else ""))
+            continue
+        if frozenset(words) in seen:
+            continue
+        moment = choices.times.get(item.time)
+        if event is None and moment is not None:
+            # the reader left it unlinked, but exactly one event at the option's time shares a word with it
+            # ("interval session" at 7:00 and "Track session: 6x800m intervals" 07:00–08:00): that event is the option
+            sharing = [e for e in choices.events.values() if e.start <= moment < e.end
+                       and words & set(content_words(e.title, numbers=False))]
+            if len(sharing) == 1:
+                event = sharing[0]
+                notes.append(f"linked the option {label!r} to the calendar's '{event.title}'")
+        seen.add(frozenset(words))
+        picked.append((label, event, moment))
+    window_label = getattr(output, "window", NOT_STATED)
+    window = choices.windows.get(window_label)
+    if window is None:
+        timed = [(e.start, e.end) if e else (t, t + timedelta(minutes=DEFAULT_OPTION_MINUTES))
+                 for _, e, t in picked if e or t]
+        if timed:
+            window = TimeWindow(start=min(s for s, _ in timed), end=max(e for _, e in timed))
+            window_label = f"the options' time ({window.label()})"
+        else:
+            window_label, window = next(iter(choices.windows.items()))
+            notes.append(f"the request gives no time: the decision is taken for {window_label}")
+    if not picked:
+        inside = [(e.title, e) for e in choices.events.values() if e.start < window.end and e.end > window.start]
+        picked = [(title, e, None) for title, e in inside[:MAX_OPTIONS]]
+        if picked:
+            notes.append("no option could be read from the request: the calendar's events in the window are the options")
+    options = []
+    for k, (label, event, moment) in enumerate(picked[:MAX_OPTIONS], 1):
+        if event is not None:
+            span, source = TimeWindow(start=event.start, end=event.end), "calendar"
+        elif moment is not None:
+            span, source = TimeWindow(start=moment, end=moment + timedelta(minutes=DEFAULT_OPTION_MINUTES)), "request"
+        else:
+            span, source = window, "decision window"
+        options.append(Option(option_id=f"O{k}", label=label, event=event.title if event else None, window=span,
+                              time_from=source))  # type: ignore[arg-type]
+    return RequestReading(options=options, window=window, window_label=window_label, note="; ".join(notes))
+
+
+__all__ = ["NOT_STATED", "NO_EVENT", "Choices", "choices_for", "day_parts", "reader_output", "resolve"]

@@ -1,0 +1,63 @@
+"""The seeded decision scenarios: their data shows what their gold decision says, a team's plan is
+graded by what it does with the training session, numbers are checked against the data, and the
+one-call baseline and self-consistency answer under a schema."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+from pathlib import Path
+
+from moot.eval.deliberation_scenarios import allowed_numbers, grade_plan, make_scenarios, one_call, summarise, ungrounded
+from moot.models.testing import FunctionModel
+from moot.teams.deliberation import DeliberationTeam
+from deliberation_support import Deliberators, model_for
+
+
+def test_thirty_scenarios_whose_data_shows_their_gold_decision(tmp_path: Path) -> None:
+    scenarios = make_scenarios(30, tmp_path, seed=1)
+    assert [s.gold for s in scenarios].count("both") == 6 and len({s.id for s in scenarios}) == 30
+    for s in scenarios:
+        rows = list(csv.DictReader((s.folder / "wearable.csv").open()))
+        rec = [float(r["Recovery score %"]) for r in rows]
+        week = sum(rec[:-1][-7:]) / 7
+        if s.gold == "A":
+            assert rec[-1] > week + 5, s.id
+        elif s.gold == "B":
+            assert rec[-1] < week - 10 and rec[-1] < rec[-2], s.id
+        else:
+            assert abs(rec[-1] - week) < 6, s.id
+        assert s.train in s.request and s.work in s.request
+    assert make_scenarios(3, tmp_path / "again", seed=1)[2].request == scenarios[2].request  # seeded
+
+
+def test_the_team_on_a_scenario_is_graded_by_its_plan_and_its_numbers_are_grounded(tmp_path: Path) -> None:
+    [scenario] = [s for s in make_scenarios(2, tmp_path, seed=1) if s.gold == "B"]
+    reading = [(scenario.train, scenario.train_event.split()[0], ""), (scenario.work, "", "")]
+    positions = {"recovery": ("skip", scenario.train.split()[0], "high", 80), "sleep": ("skip", scenario.train.split()[0], "high", 75),
+                 "calendar": ("do", scenario.train.split()[0], "medium", 60)}
+    script = Deliberators(reading=reading, positions=positions,
+                          compromise={"compromise_type": "time_split", "option": scenario.train.split()[0]})
+    result = DeliberationTeam(scenario.folder, model=model_for(script),
+                              mode="standard").deliberate_sync(scenario.request, now=scenario.now)
+    assert result.decision is not None and grade_plan(scenario, result.decision.plan) in ("B", "both")
+    allowed = allowed_numbers(scenario)
+    assert ungrounded(result.answer, allowed) == []
+    assert ungrounded("recovery 12 % today, down from 97 %", allowed) == ["97 %"]
+
+
+def test_one_call_and_self_consistency_choose_under_a_schema_and_take_the_majority(tmp_path: Path) -> None:
+    [scenario] = make_scenarios(1, tmp_path, seed=2)
+    picks = iter(["split the time between both", f"do the {scenario.train}", "split the time between both"])
+
+    def answer(request) -> dict[str, str]:  # type: ignore[no-untyped-def]
+        assert scenario.request in str(request.messages[-1].content)  # every file and the request are in the prompt
+        return {"decision": next(picks), "answer": "Recovery is 99 % so split it."}
+
+    sc = asyncio.run(one_call(FunctionModel(answer), scenario, samples=3))
+    assert sc.decision == "both" and sc.calls == 3 and sc.samples == ["both", "A", "both"]
+    assert ungrounded(sc.answer, allowed_numbers(scenario)) == ["99 %"]
+    rows = [{"system": "x", "gold": "A", "correct": True, "ungrounded": [], "calls": 8, "seconds": 1.0},
+            {"system": "x", "gold": "both", "correct": False, "ungrounded": ["99 %"], "calls": 6, "seconds": 3.0}]
+    assert summarise(rows)["x"] == {"scenarios": 2, "accuracy": 0.5, "grounded": 0.5, "calls": 7, "seconds": 2.0,
+                                    "by_gold": {"A": "1/1", "both": "0/1"}}
