@@ -101,7 +101,10 @@ def main(argv: list[str] | None = None) -> None:
         Console(stderr=True).print("[yellow]interrupted[/]")
         sys.exit(130)
     if code == 130:
-        Console(stderr=True).print("[yellow]interrupted[/]")
+        from moot.cli import _progress
+
+        if not _progress.interrupt_reported:  # a reporter already said what the run kept
+            Console(stderr=True).print("[yellow]interrupted[/]")
     sys.exit(code if isinstance(code, int) else 0)
 
 

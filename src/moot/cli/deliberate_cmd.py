@@ -8,19 +8,18 @@ a deliberation's resolutions, so later debates of similar conflicts see it.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
-from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
 
 from moot.cli._options import model_option, parse_budget, parse_models, team_model_kwargs
 from moot.cli._output import exit_for_status, print_json, stderr, stdout, usage_dict, usage_line
+from moot.cli._progress import RunProgress, log_line, report_stop, task_status
 from moot.errors import MootError, UsageError
 
 
@@ -74,6 +73,9 @@ def deliberate_command(
         max_seconds = max_seconds if max_seconds is not None else (
             limits.deadline_s if (chosen.preset != "standard" or "deadline_s" in chosen.limits()) else None)
     models = team_model_kwargs(DeliberationTeam, parse_models(model), command="deliberate")
+    progress = RunProgress("deliberate", enabled=not as_json, describe=_plain_event, transient=True)
+    if progress.plain and progress.enabled:
+        log_line(f"deliberate: reading {data}")  # the first line at once, before the data or the model
     memory = None if no_memory else FeedbackMemory()
     try:
         team = DeliberationTeam(data, **models, mode=mode, roster=roster, store=RunStore(), memory=memory,
@@ -84,14 +86,9 @@ def deliberate_command(
             if len(team.data.skipped) > 8:
                 stderr.print(f"[yellow]… and {len(team.data.skipped) - 8} more skipped[/]")
         bus = EventBus(record_content=record_content)
-        panel = _Panel(mode=team.mode.name)
-        bus.subscribe(panel.on_event)
-        if as_json:
-            result = asyncio.run(team.deliberate(request, now=now, bus=bus))
-        else:
-            with Live(panel.render(), console=stderr, refresh_per_second=4, transient=True) as live:
-                panel.live = live
-                result = asyncio.run(team.deliberate(request, now=now, bus=bus))
+        progress.view = _Panel(mode=team.mode.name)
+        progress.attach(bus)
+        result = progress.run(lambda: team.deliberate(request, now=now, bus=bus))
     finally:
         if memory is not None:
             memory.close()
@@ -102,6 +99,7 @@ def deliberate_command(
         exit_for_status(result.status)
         return
     _print_result(result)
+    report_stop(result.status, result.run_id, result.stop_reason)
     exit_for_status(result.status)
 
 
@@ -154,6 +152,20 @@ def _feedback(args: list[str], accept: bool, reject: bool, as_json: bool) -> Non
     stdout.print(f"recorded: {decision} {', '.join(targets)} of run {run_id[:12]}")
 
 
+def _plain_event(event: Any) -> str | None:
+    """The deliberation's milestones as plain lines (no terminal)."""
+    kind, p = str(event.type), event.payload
+    if kind == "deliberation.coordinator":
+        return f"{p['domain']}: " + (("active: " + ", ".join(p.get("specialists", []))) if p["activated"] else f"off ({p['reason']})")
+    if kind == "deliberation.conflict_detected":
+        return f"conflict {p['conflict_id']}: {p['conflict_type']} ({p['severity']}) {p['a']} vs {p['b']}"
+    if kind == "deliberation.debate_round":
+        return f"debate {p['conflict_id']} round {p['round_number']}: {p['round_type']}"
+    if kind == "deliberation.resolution":
+        return f"debate {p['conflict_id']}: {'agreed' if p['accepted'] else 'unresolved'}"
+    return None
+
+
 @dataclass
 class _Panel:
     """The live view: coordinators and specialists, conflicts, debate rounds."""
@@ -162,7 +174,6 @@ class _Panel:
     rows: dict[str, str] = field(default_factory=dict)
     lines: list[str] = field(default_factory=list)
     started: float = field(default_factory=time.time)
-    live: Any = None
 
     def on_event(self, event: Any) -> None:
         kind, p = event.type.value, event.payload
@@ -172,7 +183,8 @@ class _Panel:
         elif kind == "task_started" and event.task_id:
             self.lines.append(f"[cyan]…[/] {escape(event.task_id)}")
         elif kind in ("task_finished", "task_failed") and event.task_id:
-            mark = "[green]✓[/]" if kind == "task_finished" else "[red]✗[/]"
+            status = task_status(event)
+            mark = {"completed": "[green]✓[/]", "cancelled": "[yellow]cancelled[/]", "stopped": "[yellow]stopped[/]"}.get(status, "[red]✗[/]")
             self.lines = [f"{mark} {escape(event.task_id)}" if line.endswith(f" {escape(event.task_id)}") else line
                           for line in self.lines]
         elif kind == "deliberation.conflict_detected":
@@ -181,10 +193,7 @@ class _Panel:
             self.lines.append(f"  debate {p['conflict_id']} round {p['round_number']}: {p['round_type']}")
         elif kind == "deliberation.resolution":
             self.lines.append(f"  debate {p['conflict_id']}: {'agreed' if p['accepted'] else 'unresolved'}")
-        else:
-            return
-        if self.live is not None:
-            self.live.update(self.render())
+
 
     def render(self) -> Table:
         table = Table(title=f"deliberate ({self.mode}) · {time.time() - self.started:.0f}s", show_header=False, show_edge=False)

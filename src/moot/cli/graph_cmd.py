@@ -7,18 +7,17 @@ from the run's ``nlr.reasoning.iteration_complete`` events. ``--json`` prints on
 
 from __future__ import annotations
 
-import asyncio
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
-from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
 
 from moot.cli._options import BudgetChoice, mcp_option, mcp_servers, model_option, parse_budget, parse_models, team_model_kwargs
+from moot.cli._progress import RunProgress, log_line, report_stop
 from moot.cli._output import exit_for_status, print_json, stderr, stdout, usage_dict, usage_line
 from moot.errors import MootError, UsageError
 
@@ -62,22 +61,20 @@ def graph_command(
     config = graph_config(parse_budget(budget), iterations=iterations, noise_budget=noise_budget,
                           max_calls=max_calls, deadline_s=max_seconds)
     models = team_model_kwargs(GraphTeam, parse_models(model), command="graph")
+    progress = RunProgress("graph", enabled=not as_json, view=_Board(limit=config.iterations), describe=_plain_event)
+    if progress.plain and progress.enabled:
+        log_line(f"graph: reading {len(source or [])} source(s){f' and knowledge base {kb}' if kb else ''}")
     team = GraphTeam(source or [], kb=kb, store=RunStore(), config=config, tools=mcp_servers(mcp), **models)
     try:
-        with _progress(enabled=not as_json) as on_progress:
+        with _progress(enabled=not as_json and not progress.plain) as on_progress:
             index = team.index(progress=on_progress)
         if not as_json:
-            stderr.print(f"[dim]{index.count()} passages from {len(index.sources)} source(s)[/]")
+            progress.say(f"{index.count()} passages from {len(index.sources)} source(s)")
+            if not progress.plain:
+                stderr.print(f"[dim]{index.count()} passages from {len(index.sources)} source(s)[/]")
         bus = EventBus(record_content=record_content)
-        board = _Board(limit=config.iterations)
-        bus.subscribe(board.on_event)
-        if as_json:
-            result = asyncio.run(team.ask(question, bus=bus))
-        else:
-            with Live(board.render(), console=stderr, refresh_per_second=4, transient=False) as live:
-                board.live = live
-                result = asyncio.run(team.ask(question, bus=bus))
-                live.update(board.render())
+        progress.attach(bus)
+        result = progress.run(lambda: team.ask(question, bus=bus))
     finally:
         team.close()
     payload = result.to_json()
@@ -100,6 +97,7 @@ def graph_command(
         stdout.print(f"[dim]graph written to {escape(str(out))}[/]")
     stdout.print(f"[dim]{usage_line(result.usage, result.seconds)} · run {result.run_id[:12]} "
                  f"(moot runs show {result.run_id[:12]})[/]")
+    report_stop(status, result.run_id, result.stop_reason)
     exit_for_status(status)
 
 
@@ -133,6 +131,15 @@ class _progress:
             self.status.__exit__(*exc)
 
 
+def _plain_event(event: Any) -> str | None:
+    """One line per finished iteration (no terminal)."""
+    if str(event.type) != "nlr.reasoning.iteration_complete":
+        return None
+    p = event.payload
+    return (f"iteration {p['iteration']}: {p['nodes']} nodes, {p['edges']} edges, {p['gaps']} gaps, "
+            f"noise {p['noise']:.2f}, {p.get('calls', '?')} calls")
+
+
 @dataclass
 class _Board:
     """The live table: one row per finished iteration, plus what is running now."""
@@ -141,7 +148,6 @@ class _Board:
     rows: list[dict[str, Any]] = field(default_factory=list)
     running: dict[str, float] = field(default_factory=dict)
     started: float = field(default_factory=time.time)
-    live: Any = None
 
     def on_event(self, event: Any) -> None:
         kind = event.type.value
@@ -151,10 +157,6 @@ class _Board:
             self.running[event.task_id] = event.ts
         elif kind in ("task_finished", "task_failed") and event.task_id:
             self.running.pop(event.task_id, None)
-        else:
-            return
-        if self.live is not None:
-            self.live.update(self.render())
 
     def render(self) -> Table:
         table = Table(title=f"graph · {time.time() - self.started:.0f}s", expand=False, show_edge=False)

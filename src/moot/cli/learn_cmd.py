@@ -11,7 +11,6 @@ so plain timestamped lines on stderr say which file, phase and chunk each is on.
 from __future__ import annotations
 
 import asyncio
-import datetime as _dt
 import sys
 import time
 from contextlib import nullcontext
@@ -22,6 +21,7 @@ import typer
 from rich.markup import escape
 
 from moot.cli._options import model_option, parse_budget, parse_models, team_model_kwargs
+from moot.cli._progress import log_line
 from moot.cli._output import print_json, stderr, stdout, usage_dict, usage_line
 from moot.errors import MootError, UsageError
 from moot.models.base import Usage
@@ -66,6 +66,8 @@ def learn_command(
 
         file_budget = Budget(**chosen.limits())
     model_kwargs = team_model_kwargs(learn, parse_models(model), command="learn")
+    if not as_json and not stderr.is_terminal:
+        _log(f"learn: reading {len(paths)} path(s) into knowledge base {kb}")  # at once, before any file or model
     files = collect_files(list(paths), include=include, exclude=exclude)
     for path in files:
         read_document(path)  # refuse bad files before any model work
@@ -146,10 +148,7 @@ def _print_outcome(outcome: Any) -> None:
         stdout.print(f"  [dim]{escape(report.summary)}[/]")  # the source's words: text, not markup
 
 
-def _log(text: str) -> None:
-    """A plain progress line on stderr, for a pipe or CI where no display can redraw."""
-    sys.stderr.write(f"[{_dt.datetime.now():%H:%M:%S}] {text}\n")
-    sys.stderr.flush()
+_log = log_line
 
 
 def _remove_if_empty(path: Path) -> None:
