@@ -62,6 +62,9 @@ def deliberate_command(
         raise MootError("no data folder given", fix="pass --data DIR, a folder of .csv, .ics, .jsonl or .md exports")
     from moot.runtime import EventBus, RunStore
     from moot.teams.deliberation import DeliberationTeam, FeedbackMemory
+    from moot.teams.deliberation.team import parse_now
+
+    parse_now(now)  # a bad --now is one line before anything starts
 
     if budget is not None:
         chosen = parse_budget(budget)
@@ -74,12 +77,12 @@ def deliberate_command(
             limits.deadline_s if (chosen.preset != "standard" or "deadline_s" in chosen.limits()) else None)
     models = team_model_kwargs(DeliberationTeam, parse_models(model), command="deliberate")
     progress = RunProgress("deliberate", enabled=not as_json, describe=_plain_event, transient=True)
-    if progress.plain and progress.enabled:
-        log_line(f"deliberate: reading {data}")  # the first line at once, before the data or the model
     memory = None if no_memory else FeedbackMemory()
     try:
         team = DeliberationTeam(data, **models, mode=mode, roster=roster, store=RunStore(), memory=memory,
                                 max_calls=max_calls, deadline_s=max_seconds)
+        if progress.plain and progress.enabled:  # the data is read and checked; the model is not loaded yet
+            log_line(f"deliberate: {team.mode.name} mode over {data}")
         if team.data.skipped and not as_json:
             for s in team.data.skipped[:8]:
                 stderr.print(f"[yellow]skipped[/] {escape(s.file)}{f':{s.line}' if s.line else ''}: {escape(s.reason)}")

@@ -17,7 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from moot.cli._options import BudgetChoice, mcp_option, mcp_servers, model_option, parse_budget, parse_models, team_model_kwargs
-from moot.cli._progress import RunProgress, log_line, report_stop
+from moot.cli._progress import RunProgress, report_stop
 from moot.cli._output import exit_for_status, print_json, stderr, stdout, usage_dict, usage_line
 from moot.errors import MootError, UsageError
 
@@ -62,13 +62,11 @@ def graph_command(
                           max_calls=max_calls, deadline_s=max_seconds)
     models = team_model_kwargs(GraphTeam, parse_models(model), command="graph")
     progress = RunProgress("graph", enabled=not as_json, view=_Board(limit=config.iterations), describe=_plain_event)
-    if progress.plain and progress.enabled:
-        log_line(f"graph: reading {len(source or [])} source(s){f' and knowledge base {kb}' if kb else ''}")
     team = GraphTeam(source or [], kb=kb, store=RunStore(), config=config, tools=mcp_servers(mcp), **models)
     try:
         with _progress(enabled=not as_json and not progress.plain) as on_progress:
             index = team.index(progress=on_progress)
-        if not as_json:
+        if not as_json:  # the first line once the sources are read and checked, before the model loads
             progress.say(f"{index.count()} passages from {len(index.sources)} source(s)")
             if not progress.plain:
                 stderr.print(f"[dim]{index.count()} passages from {len(index.sources)} source(s)[/]")
