@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 import typer
+from typer.core import TyperGroup
 from rich.markup import escape
 from rich.table import Table
 
@@ -23,14 +24,35 @@ from moot.cli._progress import RunProgress, log_line, report_stop, task_status
 from moot.errors import MootError, UsageError
 
 
+class _RequestOrSubcommand(TyperGroup):
+    """``moot deliberate "REQUEST" …`` runs a deliberation; ``moot deliberate feedback …`` is its
+    own subcommand. A first word that is no subcommand is the request (the hidden ``run``)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if not args or args[0] not in self.commands:
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        name, command, rest = super().resolve_command(ctx, args)
+        # the hidden default: its usage line reads `moot deliberate [OPTIONS] REQUEST`
+        return ("" if name == "run" else name), command, rest
+
+
+deliberate_app = typer.Typer(
+    cls=_RequestOrSubcommand,
+    help="Deliberate over your data (moot deliberate \"REQUEST\" --data DIR), or record what you did with "
+         "a deliberation's advice (moot deliberate feedback RUN_ID --accept|--reject).",
+)
+
+
 def register(app: typer.Typer) -> None:
-    app.command("deliberate")(deliberate_command)
+    app.add_typer(deliberate_app, name="deliberate")
 
 
+@deliberate_app.command("run", hidden=True)
 def deliberate_command(
-    request: str = typer.Argument(..., help='What you want advice on, e.g. "Should I keep working tonight?" '
-                                            '(or `feedback RUN_ID [INSIGHT] --accept|--reject`).'),
-    extra: Optional[list[str]] = typer.Argument(None, hidden=True),
+    request: str = typer.Argument(..., help='What you want advice on, e.g. "Should I keep working tonight?"'),
     data: Optional[Path] = typer.Option(None, "--data", "-d", help="Folder of exports: .csv metrics, .ics calendars, .jsonl messages, .md notes."),
     mode: str = typer.Option("standard", "--mode", help="quick (1 coordinator, 4 calls, 15 s), standard (2, debate, 10 calls, 30 s) or deep (3, 20 calls, 60 s)."),
     now: Optional[str] = typer.Option(None, "--now", help="The moment of the request, ISO (default: now), so old exports give reproducible runs."),
@@ -43,21 +65,14 @@ def deliberate_command(
     max_calls: Optional[int] = typer.Option(None, "--max-calls", help="The same as --budget calls=N."),
     max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="The same as --budget seconds=X (what is done by then is kept)."),
     no_memory: bool = typer.Option(False, "--no-memory", help="Neither use nor store past decisions."),
-    accept: bool = typer.Option(False, "--accept", help="With `feedback`: you followed the resolution(s)."),
-    reject: bool = typer.Option(False, "--reject", help="With `feedback`: you did not."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object: coordinators, insights, conflicts, debates, votes, usage."),
     record_content: bool = typer.Option(
         False, "--record-content", help="Also record prompts and responses in the run store (shown on the run's web page)."
     ),
 ) -> None:
-    """Deliberate over your data: coordinators' specialists, conflict detection, a four-round debate, consensus votes."""
-    if request == "feedback":
-        _feedback(extra or [], accept, reject, as_json)
-        return
-    if extra:
-        raise MootError(f"unexpected argument {extra[0]!r}", fix='quote the request: moot deliberate "Should I …?" --data DIR')
-    if accept or reject:
-        raise MootError("--accept/--reject belong to feedback", fix="moot deliberate feedback RUN_ID --accept [INSIGHT]")
+    """Deliberate over your data: coordinators' specialists, conflict detection, a four-round debate, consensus votes.
+
+    Then `moot deliberate feedback RUN_ID --accept|--reject [INSIGHT]` records what you did."""
     if data is None:
         raise MootError("no data folder given", fix="pass --data DIR, a folder of .csv, .ics, .jsonl or .md exports")
     from moot.runtime import EventBus, RunStore
@@ -136,16 +151,22 @@ def _print_result(result: Any) -> None:
                  f"(moot runs show {result.run_id[:12]}; moot deliberate feedback {result.run_id[:12]} --accept|--reject)[/]")
 
 
-def _feedback(args: list[str], accept: bool, reject: bool, as_json: bool) -> None:
+@deliberate_app.command("feedback")
+def feedback_command(
+    run_id: str = typer.Argument(..., help="The deliberation's run id (or a unique prefix)."),
+    insight: Optional[str] = typer.Argument(None, help="One insight or resolution of it (default: its debate resolutions)."),
+    accept: bool = typer.Option(False, "--accept", help="You followed the resolution(s)."),
+    reject: bool = typer.Option(False, "--reject", help="You did not."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object: run id, decision, insights."),
+) -> None:
+    """Record whether you followed a deliberation's advice, so later debates of similar conflicts see it."""
     from moot.teams.deliberation import FeedbackMemory
 
     if accept == reject:
         raise MootError("say what you did", fix="add --accept or --reject: moot deliberate feedback RUN_ID --accept [INSIGHT]")
-    if not args or len(args) > 2:
-        raise MootError("feedback needs a run id", fix="moot deliberate feedback RUN_ID --accept|--reject [INSIGHT]")
     memory = FeedbackMemory()
     try:
-        run_id, targets = memory.record(args[0], "accepted" if accept else "rejected", args[1] if len(args) == 2 else None)
+        run_id, targets = memory.record(run_id, "accepted" if accept else "rejected", insight)
     finally:
         memory.close()
     decision = "accepted" if accept else "rejected"

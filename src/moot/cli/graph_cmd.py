@@ -30,7 +30,7 @@ def graph_command(
     question: str = typer.Argument(..., help="What to reason about, e.g. \"How does the mill affect the lake?\""),
     source: Optional[list[Path]] = typer.Option(None, "--source", "-s", help="A text or Markdown file (repeat for several)."),
     kb: Optional[str] = typer.Option(None, "--kb", help="Also read the sources of a knowledge base made by `moot learn`."),
-    iterations: Optional[int] = typer.Option(None, "--iterations", "-n", help="Iteration limit (default from --budget)."),
+    iterations: Optional[int] = typer.Option(None, "--iterations", help="Iteration limit (default from --budget)."),
     noise_budget: float = typer.Option(0.25, "--noise-budget", help="Share of the graph that must stay low-confidence."),
     budget: str = typer.Option("standard", "--budget", "-b", help="The run's limits: quick (2 iterations, 12 calls), standard (3, 24) "
                                "or deep (5, 48), and/or calls=N, tokens=N, seconds=X, comma-separated."),

@@ -66,8 +66,6 @@ def learn_command(
 
         file_budget = Budget(**chosen.limits())
     model_kwargs = team_model_kwargs(learn, parse_models(model), command="learn")
-    if not as_json and not stderr.is_terminal:
-        _log(f"learn: reading {len(paths)} path(s) into knowledge base {kb}")  # at once, before any file or model
     files = collect_files(list(paths), include=include, exclude=exclude)
     for path in files:
         read_document(path)  # refuse bad files before any model work
@@ -190,6 +188,8 @@ async def _learn_all(kb: Any, files: list[Path], model_kwargs: dict[str, Any], *
 
     if log is None:
         log = not stderr.is_terminal
+    if log and show_progress:  # the first line: the files are checked, the model not yet loaded
+        _log(f"learn: {len(files)} file(s) into {Path(kb.path).name}, {parallel or 'the model slots'} at a time")
     llm = infer_model(model_kwargs.get("model"))
     extra = {k: v for k, v in model_kwargs.items() if k != "model"}
     width = parallel or default_parallel(llm)
