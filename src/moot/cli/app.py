@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from typing import Any
@@ -98,9 +99,34 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else list(argv)
     wants_json = "--json" in args
     try:
+        _run(args, wants_json)
+    finally:
+        _flush_spans()
+
+
+_close_export: list[Any] = []
+
+
+def _flush_spans() -> None:
+    """Send the spans still buffered before the process exits (MOOT_OTEL=1)."""
+    while _close_export:
+        try:
+            _close_export.pop()()
+        except Exception:  # an unreachable collector must not turn a finished command into a failure
+            pass
+
+
+def _run(args: list[str], wants_json: bool) -> None:
+    try:
         from moot import config
 
         config.apply_file_settings()
+        if os.environ.get("MOOT_OTEL", "").strip():  # the runtime is not imported for nothing
+            from moot.runtime.otel import configure_otlp_export
+
+            close = configure_otlp_export()
+            if close is not None:
+                _close_export.append(close)
         _refuse_old_options(args)
         args = spread_multi_values(args)
         code = app(args=args, prog_name="moot", standalone_mode=False)
