@@ -32,6 +32,25 @@ def moot(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*MOOT, *args], capture_output=True, text=True, env=env_for(home), timeout=120)
 
 
+def interrupt_after(args: list[str], marker: str, env: dict[str, str], release: threading.Event) -> tuple[int, str]:
+    """Start `moot ARGS`, press Ctrl-C once a stderr line holds ``marker``; the exit status and all of stderr."""
+    proc = subprocess.Popen([*MOOT, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    seen: list[str] = []
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            seen.append(line)
+            if marker in line:
+                break
+        proc.send_signal(signal.SIGINT)
+        _, rest = proc.communicate(timeout=60)
+    finally:
+        release.set()
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode, "".join(seen) + rest
+
+
 def test_piped_research_prints_timestamped_lines_from_the_first_one(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     with fake_openai_server() as model:
@@ -58,24 +77,9 @@ def test_ctrl_c_prints_the_run_id_reason_and_partial_answer_and_exits_130(tmp_pa
         return fake_answer(body)
 
     with openai_compatible_server(answer) as model:
-        proc = subprocess.Popen([*MOOT, "research", "How does a request flow end-to-end?", "--repo", str(repo),
-                                 "--mode", "multi", "--model", model],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env_for(tmp_path / "home"))
-        seen: list[str] = []
-        try:
-            assert proc.stderr is not None
-            for line in proc.stderr:
-                seen.append(line)
-                if "researcher-2: started" in line or "researcher-1: started" in line:
-                    break
-            proc.send_signal(signal.SIGINT)
-            rest_out, rest_err = proc.communicate(timeout=60)
-        finally:
-            release.set()
-            if proc.poll() is None:
-                proc.kill()
-    err = "".join(seen) + rest_err
-    assert proc.returncode == 130, err
+        code, err = interrupt_after(["research", "How does a request flow end-to-end?", "--repo", str(repo), "--mode", "multi",
+                                     "--model", model], "researcher-1: started", env_for(tmp_path / "home"), release)
+    assert code == 130, err
     match = re.search(r"interrupted: run ([0-9a-f]{12}) cancelled", err)
     assert match, err
     assert "partial answer" in err and "planner:" in err  # the plan was finished before Ctrl-C
@@ -94,3 +98,25 @@ def test_a_budget_stop_prints_the_run_id_and_what_it_kept_and_exits_1(tmp_path: 
     assert re.search(r"stopped: run [0-9a-f]{12}: ", out.stderr), out.stderr
     assert "fix: pass a larger --budget" in out.stderr
     assert "partial answer" in out.stderr or "no task had finished" in out.stderr
+
+
+def test_ctrl_c_during_learn_says_what_was_kept_and_exits_130(tmp_path: Path) -> None:
+    release = threading.Event()
+    files = []
+    for name in ("a.md", "b.md"):
+        path = tmp_path / name
+        path.write_text(f"# {name}\n\nThe Ashby Pier has 40 berths.\n")
+        files.append(str(path))
+
+    def answer(body: dict[str, Any]) -> str:
+        release.wait(60)  # every file is still being learned when the user presses Ctrl-C
+        return "{}"
+
+    home = tmp_path / "home"
+    with openai_compatible_server(answer) as model:  # Ctrl-C once a file is at its first chunk: the model was asked
+        code, err = interrupt_after(["learn", *files, "--kb", "pier", "--model", model], "chunk 0/", env_for(home), release)
+    assert code == 130, err
+    match = re.search(r"interrupted: run ([0-9a-f]{12}) cancelled: 0 of 2 file\(s\) learned and kept", err)
+    assert match, err
+    assert "Traceback" not in err and f"moot runs show {match.group(1)}" in err
+    assert not (home / "kb" / "pier.sqlite3").exists()  # a knowledge base that learned nothing is not left behind

@@ -120,12 +120,26 @@ class RunProgress:
             if self._live is not None:
                 self._live.update(self.view.render())
         if not (self.enabled and self.plain):
-            if self._status is not None and kind == "task_started" and event.task_id:
-                self._status.update(f"[dim]{escape(event.task_id)}…[/]")
+            if self._status is not None:
+                self._spin(kind, event)
             return
         text = self._plain_text(kind, event, payload)
         if text:
             log_line(text)
+
+    def _spin(self, kind: str, event: Any) -> None:
+        """The spinner's line (no view): the tasks running now, or the tool just called."""
+        if kind == "task_started" and event.task_id:
+            self._task_started[event.task_id] = event.ts
+        elif kind in ("task_finished", "task_failed", "task_skipped") and event.task_id:
+            self._task_started.pop(event.task_id, None)
+        elif kind == "tool_call":
+            self._status.update(f"[dim]{escape(str(event.agent))}: {escape(str(event.payload.get('tool')))}…[/]")
+            return
+        else:
+            return
+        if self._task_started:
+            self._status.update("[dim]running: " + escape(", ".join(self._task_started)) + "…[/]")
 
     def _plain_text(self, kind: str, event: Any, payload: dict[str, Any]) -> str | None:
         task = event.task_id

@@ -66,7 +66,7 @@ def graph_command(
     try:
         with _progress(enabled=not as_json and not progress.plain) as on_progress:
             index = team.index(progress=on_progress)
-        if not as_json:  # the first line once the sources are read and checked, before the model loads
+        if not as_json:  # the first line once the sources are read and checked (a bad one is one error line)
             progress.say(f"{index.count()} passages from {len(index.sources)} source(s)")
             if not progress.plain:
                 stderr.print(f"[dim]{index.count()} passages from {len(index.sources)} source(s)[/]")

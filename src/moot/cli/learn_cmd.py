@@ -70,13 +70,25 @@ def learn_command(
     for path in files:
         read_document(path)  # refuse bad files before any model work
     started = time.perf_counter()
+    held_run: dict[str, str] = {}
     kb_path = resolve_path(kb)
     created = not kb_path.exists()
     try:
         with KnowledgeBase.open(kb_path) as knowledge_base:
-            outcomes = asyncio.run(_learn_all(
-                knowledge_base, files, model_kwargs, budget=file_budget, parallel=parallel, extraction=extraction,
-                show_progress=not as_json, on_outcome=None if as_json else _print_outcome))
+            finished: list[Any] = []
+
+            def on_outcome(outcome: Any) -> None:
+                finished.append(outcome)
+                if not as_json:
+                    _print_outcome(outcome)
+
+            try:
+                outcomes = asyncio.run(_learn_all(
+                    knowledge_base, files, model_kwargs, budget=file_budget, parallel=parallel, extraction=extraction,
+                    show_progress=not as_json, on_outcome=on_outcome, held=held_run))
+            except KeyboardInterrupt:
+                _report_interrupt(held_run, finished, len(files))
+                raise typer.Exit(130) from None
             summary = knowledge_base.summary()
     except BaseException:
         # A knowledge base this command created and then learned nothing into (the model was
@@ -124,6 +136,21 @@ def learn_command(
         first = failures[0].error
         assert first is not None
         raise typer.Exit(code=getattr(first, "exit_code", 1) or 1)
+
+
+def _report_interrupt(held: dict[str, str], finished: list[Any], total: int) -> None:
+    """Ctrl-C: the run id, what was kept (each file is learned all or nothing) and what was not."""
+    from moot.cli import _progress
+
+    _progress.interrupt_reported = True
+    learned = [o for o in finished if o.error is None]
+    where = f"run {held['run_id'][:12]} cancelled" if "run_id" in held else "learning cancelled"
+    stderr.print(f"[yellow]interrupted[/]: {where}: {len(learned)} of {total} file(s) learned and kept; "
+                 "a file cut short stored nothing (learn it again: unchanged files cost nothing)", soft_wrap=True)
+    for outcome in learned:
+        stderr.print(f"  kept: {escape(outcome.report.source)} ({outcome.report.facts_stored} new facts)")
+    if "run_id" in held:
+        stderr.print(f"[dim]the whole run: moot runs show {held['run_id'][:12]}[/]")
 
 
 def _print_outcome(outcome: Any) -> None:
@@ -174,7 +201,8 @@ def default_parallel(model: Any) -> int:
 
 async def _learn_all(kb: Any, files: list[Path], model_kwargs: dict[str, Any], *, budget: Any = None,
                      parallel: int | None = None, extraction: str = "select", show_progress: bool,
-                     on_outcome: Callable[[Any], None] | None = None, log: bool | None = None) -> list[Any]:
+                     on_outcome: Callable[[Any], None] | None = None, log: bool | None = None,
+                     held: dict[str, str] | None = None) -> list[Any]:
     """Learn the files side by side; ``on_outcome`` gets each file's outcome as it finishes.
 
     With ``log`` (default: stderr is not a terminal) plain lines say which file and phase each is
@@ -209,9 +237,11 @@ async def _learn_all(kb: Any, files: list[Path], model_kwargs: dict[str, Any], *
     rows: dict[Path, Any] = {}
     last_logged: dict[Path, tuple[str, int]] = {}
     # Several files: one parent run holds each file's run, so `moot runs` shows the command once.
-    held = parent_run(f"learn {total} files into {Path(kb.path).name}") if total > 1 else nullcontext(None)
+    held_run = parent_run(f"learn {total} files into {Path(kb.path).name}") if total > 1 else nullcontext(None)
     try:
-        with held as parent_run_id, progress:
+        with held_run as parent_run_id, progress:
+            if parent_run_id is not None and held is not None:
+                held["run_id"] = parent_run_id
             files_bar = progress.add_task(f"files ({width} at a time)", total=total)
 
             def on_progress(path: Path, event: LearnProgress) -> None:
