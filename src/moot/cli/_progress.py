@@ -37,6 +37,19 @@ def log_line(text: str) -> None:
     sys.stderr.flush()
 
 
+_announced: set[str] = set()
+
+
+def announce(command: str, *, enabled: bool = True) -> None:
+    """The command's first plain line, ``COMMAND: started``, once, when stderr is no terminal:
+    called first thing by a command whose team takes a while to import and read its input, so a
+    pipe hears from it at once. A mistake found later is still its one ``error:`` line (progress
+    lines are told apart by their timestamp)."""
+    if enabled and command not in _announced and not stderr.is_terminal:
+        _announced.add(command)
+        log_line(f"{command}: started")
+
+
 def task_status(event: Any) -> str:
     """What became of a task, from its ``task_finished``/``task_failed`` event: a task a
     Ctrl-C or a deadline cut short is ``cancelled``, not ``failed``."""
@@ -86,7 +99,9 @@ class RunProgress:
         if not self.enabled:
             return self
         if self.plain:
-            log_line(f"{self.command}: started")
+            if self.command not in _announced:
+                _announced.add(self.command)
+                log_line(f"{self.command}: started")
         elif self.view is not None:
             from rich.live import Live
 
@@ -236,4 +251,4 @@ def report_stop(status: str, run_id: str, reason: str, *, fix: str = "pass a lar
     show_partial(run_id)
 
 
-__all__ = ["RunProgress", "log_line", "partial_outputs", "report_stop", "show_partial", "task_status"]
+__all__ = ["RunProgress", "announce", "log_line", "partial_outputs", "report_stop", "show_partial", "task_status"]

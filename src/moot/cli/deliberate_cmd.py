@@ -20,7 +20,7 @@ from rich.table import Table
 
 from moot.cli._options import model_option, parse_budget, parse_models, team_model_kwargs
 from moot.cli._output import exit_for_status, print_json, stderr, stdout, usage_dict, usage_line
-from moot.cli._progress import RunProgress, log_line, report_stop, task_status
+from moot.cli._progress import RunProgress, announce, report_stop, task_status
 from moot.errors import MootError, UsageError
 
 
@@ -73,6 +73,7 @@ def deliberate_command(
     """Deliberate over your data: coordinators' specialists, conflict detection, a four-round debate, consensus votes.
 
     Then `moot deliberate feedback RUN_ID --accept|--reject [INSIGHT]` records what you did."""
+    announce("deliberate", enabled=not as_json)  # before the team is imported and the data read
     if data is None:
         raise MootError("no data folder given", fix="pass --data DIR, a folder of .csv, .ics, .jsonl or .md exports")
     from moot.runtime import EventBus, RunStore
@@ -96,8 +97,7 @@ def deliberate_command(
     try:
         team = DeliberationTeam(data, **models, mode=mode, roster=roster, store=RunStore(), memory=memory,
                                 max_calls=max_calls, deadline_s=max_seconds)
-        if progress.plain and progress.enabled:  # the data is read and checked; the model is not loaded yet
-            log_line(f"deliberate: {team.mode.name} mode over {data}")
+        progress.say(f"{team.mode.name} mode over {data}")
         if team.data.skipped and not as_json:
             for s in team.data.skipped[:8]:
                 stderr.print(f"[yellow]skipped[/] {escape(s.file)}{f':{s.line}' if s.line else ''}: {escape(s.reason)}")

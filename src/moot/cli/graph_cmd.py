@@ -17,7 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from moot.cli._options import BudgetChoice, mcp_option, mcp_servers, model_option, parse_budget, parse_models, team_model_kwargs
-from moot.cli._progress import RunProgress, report_stop
+from moot.cli._progress import RunProgress, announce, report_stop
 from moot.cli._output import exit_for_status, print_json, stderr, stdout, usage_dict, usage_line
 from moot.errors import MootError, UsageError
 
@@ -46,6 +46,7 @@ def graph_command(
     ),
 ) -> None:
     """Grow a graph over your sources: mapper, skeptic, placeholder, quantifier and hypothesizer agents."""
+    announce("graph", enabled=not as_json)  # before the team is imported and the sources read
     from moot.runtime import EventBus, RunStore
     from moot.teams.graph import GraphTeam, write_graph
     from moot.teams.graph.export import FORMATS
