@@ -46,6 +46,8 @@ def graph_command(
     ),
 ) -> None:
     """Grow a graph over your sources: mapper, skeptic, placeholder, quantifier and hypothesizer agents."""
+    tools = mcp_servers(mcp)  # the options that need no team are checked first: a mistake is one line
+    chosen_budget = parse_budget(budget)
     announce("graph", enabled=not as_json)  # before the team is imported and the sources read
     from moot.runtime import EventBus, RunStore
     from moot.teams.graph import GraphTeam, write_graph
@@ -59,11 +61,11 @@ def graph_command(
         raise MootError(f"noise budget {noise_budget} is not a share", fix="use --noise-budget between 0 and 1, e.g. 0.25")
     if iterations is not None and iterations < 1:
         raise MootError("the iteration limit must be at least 1", fix="use --iterations 1 or more")
-    config = graph_config(parse_budget(budget), iterations=iterations, noise_budget=noise_budget,
+    config = graph_config(chosen_budget, iterations=iterations, noise_budget=noise_budget,
                           max_calls=max_calls, deadline_s=max_seconds)
     models = team_model_kwargs(GraphTeam, parse_models(model), command="graph")
     progress = RunProgress("graph", enabled=not as_json, view=_Board(limit=config.iterations), describe=_plain_event)
-    team = GraphTeam(source or [], kb=kb, store=RunStore(), config=config, tools=mcp_servers(mcp), **models)
+    team = GraphTeam(source or [], kb=kb, store=RunStore(), config=config, tools=tools, **models)
     try:
         with _progress(enabled=not as_json and not progress.plain) as on_progress:
             index = team.index(progress=on_progress)

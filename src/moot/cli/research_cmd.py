@@ -65,10 +65,11 @@ def research_command(
         raise UsageError(f"{repo} is not a folder", fix="pass --repo with the path of a source folder")
     options = research_options(parse_budget(budget), parallel=not sequential)
     models = team_model_kwargs(ResearchTeam, parse_models(model), command="research")
+    tools = mcp_servers(mcp)
     progress = RunProgress("research", enabled=not as_json, view=_Board())
-    if progress.plain and progress.enabled:
-        log_line(f"research: indexing {repo}")  # the first line at once, before the index or the model
-    team = ResearchTeam(repo, store=RunStore(), db_path=db, tools=mcp_servers(mcp), **models, **options)
+    if progress.plain and progress.enabled:  # the options are checked: the first line, before the index or the model
+        log_line(f"research: indexing {repo}")
+    team = ResearchTeam(repo, store=RunStore(), db_path=db, tools=tools, **models, **options)
     with _progress_bar(enabled=not as_json and not progress.plain) as on_progress:
         team.index(progress=on_progress)
     bus = EventBus(record_content=record_content)
