@@ -100,3 +100,84 @@ def test_runs_show_json_and_unknown_ids(runs_db, app) -> None:  # type: ignore[n
 def test_runs_with_no_runs_yet(runs_db, app) -> None:  # type: ignore[no-untyped-def]
     result = CliRunner().invoke(app, ["runs"])
     assert result.exit_code == 0 and "no runs recorded yet" in result.output
+
+
+# --------------------------------------------------------------------------- scripting (issue #35)
+
+
+def _moot(*args: str, db: object) -> "subprocess.CompletedProcess[str]":
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MOOT_")}
+    env.update({"MOOT_RUNS_DB": str(db), "MOOT_HOME": str(db) + ".home", "MOOT_CONFIG": "", "COLUMNS": "60"})
+    return subprocess.run([sys.executable, "-m", "moot", *args], capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_piped_runs_are_tab_separated_whole_rows(runs_db) -> None:  # type: ignore[no-untyped-def]
+    done_id, stopped_id = record_runs()
+    out = _moot("runs", db=runs_db)
+    assert out.returncode == 0, out.stderr
+    rows = [line.split("\t") for line in out.stdout.splitlines()]
+    assert [r[0] for r in rows] == [stopped_id, done_id]  # whole ids, newest first, no header, no title
+    assert all(len(r) == 8 for r in rows)
+    assert rows[1][1] == "demo run" and rows[1][2] == "completed" and rows[0][2] == "stopped"
+    assert "…" not in out.stdout and rows[1][7].startswith("$")  # nothing cut, even at 60 columns
+    assert len(rows[1][3]) == len("2026-11-27 19:30:00")  # the date on one line
+
+
+def test_runs_filter_by_status_team_and_since(runs_db, app) -> None:  # type: ignore[no-untyped-def]
+    done_id, stopped_id = record_runs()
+    runner = CliRunner()
+    stopped = json.loads(runner.invoke(app, ["runs", "--status", "stopped", "--json"]).output)
+    assert [r["id"] for r in stopped["runs"]] == [stopped_id]
+    recent = json.loads(runner.invoke(app, ["runs", "--since", "1h", "--json"]).output)
+    assert {r["id"] for r in recent["runs"]} == {done_id, stopped_id}
+    future = json.loads(runner.invoke(app, ["runs", "--since", "2999-01-01", "--json"]).output)
+    assert future["runs"] == []
+    assert json.loads(runner.invoke(app, ["runs", "--team", "research", "--json"]).output)["runs"] == []
+    others = json.loads(runner.invoke(app, ["runs", "--team", "other", "--json"]).output)
+    assert {r["id"] for r in others["runs"]} == {done_id, stopped_id}  # "demo run" is no team's name
+    for bad in (["--status", "done"], ["--team", "chess"], ["--since", "yesterday"]):
+        result = runner.invoke(app, ["runs", *bad])
+        assert isinstance(result.exception, MootError) and result.exception.exit_code == 2, bad
+
+
+def test_runs_delete_removes_a_run_and_what_it_holds_and_refuses_unknown_ids(runs_db, app) -> None:  # type: ignore[no-untyped-def]
+    done_id, stopped_id = record_runs()
+    with RunStore() as store:
+        store.start_run("parent-1", "learn 2 files into kb")
+        store.start_run("child-1", "learn a.md", parent_run_id="parent-1")
+    runner = CliRunner()
+    running = runner.invoke(app, ["runs", "delete", "parent-1"])
+    assert isinstance(running.exception, MootError) and "--force" in running.exception.fix  # its child still runs
+    with RunStore() as store:
+        store.close_parent("child-1", "completed", "done")
+        store.close_parent("parent-1", "completed", "done")
+    refused = runner.invoke(app, ["runs", "delete", done_id[:10], "nosuchrun"])
+    assert isinstance(refused.exception, MootError)
+    with RunStore() as store:
+        assert store.get_run(done_id).id == done_id  # nothing deleted: all or none
+    deleted = json.loads(runner.invoke(app, ["runs", "delete", done_id[:10], "parent-1", "--json"]).output)
+    assert set(deleted["deleted"]) == {done_id, "parent-1", "child-1"}
+    with RunStore() as store:
+        assert [r.id for r in store.list_runs(10)] == [stopped_id]
+        assert store.events(stopped_id)  # the other run's events are untouched
+        with pytest.raises(MootError):
+            store.events(done_id)
+
+
+def test_runs_prune_keeps_the_newest_and_never_a_running_run(runs_db, app) -> None:  # type: ignore[no-untyped-def]
+    done_id, stopped_id = record_runs()
+    with RunStore() as store:
+        store.start_run("still-going", "research: long", started=1.0)  # oldest, but running
+    runner = CliRunner()
+    dry = json.loads(runner.invoke(app, ["runs", "prune", "--keep", "1", "--dry-run", "--json"]).output)
+    assert dry["would_delete"] == [done_id]
+    result = json.loads(runner.invoke(app, ["runs", "prune", "--older-than", "0s", "--json"]).output)
+    assert set(result["deleted"]) == {done_id, stopped_id}
+    with RunStore() as store:
+        assert [r.id for r in store.list_runs(10)] == ["still-going"]
+    refused = runner.invoke(app, ["runs", "prune"])
+    assert isinstance(refused.exception, MootError) and "--older-than" in refused.exception.fix

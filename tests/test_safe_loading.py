@@ -5,6 +5,7 @@ home folder. Real processes, real FIFOs, a real server on loopback."""
 from __future__ import annotations
 
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -41,7 +42,8 @@ def moot(*args: str, home: Path, timeout: float = 120, env: dict[str, str] | Non
 
 
 def one_line_error(result: subprocess.CompletedProcess[str], *expected: str) -> str:
-    lines = result.stderr.strip().splitlines()
+    # a piped team command's progress lines are timestamped; the error is the one line besides them
+    lines = [line for line in result.stderr.strip().splitlines() if not re.match(r"\[\d\d:\d\d:\d\d\] ", line)]
     assert result.returncode == 2, result.stdout + result.stderr
     assert len(lines) == 1 and lines[0].startswith("error:") and "fix:" in lines[0], result.stderr
     assert "Traceback" not in result.stderr

@@ -56,10 +56,10 @@ class BudgetChoice:
         """A :class:`moot.runtime.Budget`: the runtime's preset, its deadline fitted to ``model``
         (a model string, a model, or ``None`` for the default: a model running on this machine
         gets longer), then the limits that were given, which always win."""
-        from moot import config
+        from moot.models.registry import default_model
         from moot.runtime import Budget
 
-        fitted = Budget.preset(self.preset, model=model if model is not None else config.default_model_string())
+        fitted = Budget.preset(self.preset, model=model if model is not None else default_model())
         return fitted.override(**self.limits())
 
     def scaled(self, standard: dict[str, Any]) -> dict[str, Any]:

@@ -23,6 +23,39 @@ def print_json(payload: Any) -> None:
     sys.stdout.flush()
 
 
+def _plain_cell(cell: Any) -> str:
+    from rich.text import Text
+
+    if isinstance(cell, Text):
+        text = cell.plain
+    elif isinstance(cell, str):
+        try:
+            text = Text.from_markup(cell).plain
+        except Exception:  # not markup after all: the text as it is
+            text = cell
+    else:
+        text = str(cell)
+    return " ".join(text.split())  # one row per line, one cell per tab
+
+
+def table_rows(table: Any) -> list[list[str]]:
+    """A rich table's cells as plain text, row by row (no header, no title)."""
+    columns = [[_plain_cell(c) for c in column._cells] for column in table.columns]
+    return [list(row) for row in zip(*columns)] if columns else []
+
+
+def print_table(table: Any) -> None:
+    """A table on stdout: drawn on a terminal; without one (a pipe, a script) one line per row,
+    cells separated by tabs, nothing cut to the width and no header or title, as ``gh`` does,
+    so ``moot runs | cut -f1`` gives the ids."""
+    if stdout.is_terminal:
+        stdout.print(table)
+        return
+    for row in table_rows(table):
+        sys.stdout.write("\t".join(row) + "\n")
+    sys.stdout.flush()
+
+
 def usage_dict(usage: Usage) -> dict[str, Any]:
     return {
         "input_tokens": usage.input_tokens,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 import sys
 from typing import Any
 
@@ -32,6 +34,21 @@ from moot.cli import (
     ui_cmd,
 )
 from moot.errors import EXIT_FAILURE, EXIT_USAGE, MootError
+
+def _no_type_after_flags() -> None:
+    """A flag takes no value, so its help shows none: without this the help prints ``--json <bool>``
+    and a user types ``--json true``."""
+    from typer.core import TyperOption
+
+    shown = TyperOption.display_type_rich
+
+    def display_type_rich(self: TyperOption, ctx: Any) -> str | None:
+        return None if self.is_flag or self.count else shown(self, ctx)
+
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+_no_type_after_flags()
 
 app = typer.Typer(
     name="moot",
@@ -82,10 +99,36 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else list(argv)
     wants_json = "--json" in args
     try:
+        _run(args, wants_json)
+    finally:
+        _flush_spans()
+
+
+_close_export: list[Any] = []
+
+
+def _flush_spans() -> None:
+    """Send the spans still buffered before the process exits (MOOT_OTEL=1)."""
+    while _close_export:
+        try:
+            _close_export.pop()()
+        except Exception:  # an unreachable collector must not turn a finished command into a failure
+            pass
+
+
+def _run(args: list[str], wants_json: bool) -> None:
+    try:
         from moot import config
 
         config.apply_file_settings()
+        if os.environ.get("MOOT_OTEL", "").strip():  # the runtime is not imported for nothing
+            from moot.runtime.otel import configure_otlp_export
+
+            close = configure_otlp_export()
+            if close is not None:
+                _close_export.append(close)
         _refuse_old_options(args)
+        args = spread_multi_values(args)
         code = app(args=args, prog_name="moot", standalone_mode=False)
     except MootError as exc:
         _fail(exc.one_line(), exc.message, exc.fix, exc.exit_code, wants_json)
@@ -101,7 +144,10 @@ def main(argv: list[str] | None = None) -> None:
         Console(stderr=True).print("[yellow]interrupted[/]")
         sys.exit(130)
     if code == 130:
-        Console(stderr=True).print("[yellow]interrupted[/]")
+        from moot.cli import _progress
+
+        if not _progress.interrupt_reported:  # a reporter already said what the run kept
+            Console(stderr=True).print("[yellow]interrupted[/]")
     sys.exit(code if isinstance(code, int) else 0)
 
 
@@ -149,8 +195,48 @@ def _show_click_error(exc: Any) -> None:
 _OLD_JSON_FILE = ("progressive", "research", "graph", "deliberation")
 
 
+# Options that take several values after one flag (`--source a.md b.md`), by command.
+MULTI_VALUE_OPTIONS: dict[str, tuple[str, ...]] = {"graph": ("--source", "-s")}
+_FILE_NAME = re.compile(r"[^\s=]+\.[A-Za-z0-9]{1,8}")
+
+
+def spread_multi_values(args: list[str]) -> list[str]:
+    """``--source a.md b.md`` → ``--source a.md --source b.md`` for the options of
+    :data:`MULTI_VALUE_OPTIONS`, as the README writes it. A value after the first is taken when it
+    is a path that exists or has the form of a file name; anything else (the question) stays put."""
+    if not args or args[0] not in MULTI_VALUE_OPTIONS:
+        return args
+    flags = MULTI_VALUE_OPTIONS[args[0]]
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        out.append(args[i])
+        if args[i] in flags and i + 1 < len(args):
+            out.append(args[i + 1])
+            i += 2
+            while i < len(args) and not args[i].startswith("-") and _looks_like_a_file(args[i]):
+                out += [flags[0], args[i]]
+                i += 1
+            continue
+        i += 1
+    return out
+
+
+def _looks_like_a_file(value: str) -> bool:
+    from pathlib import Path
+
+    return Path(value).exists() or bool(_FILE_NAME.fullmatch(value))
+
+
 def _refuse_old_options(args: list[str]) -> None:
     from moot.errors import UsageError
+
+    if "--json" in args:
+        at = args.index("--json")
+        following = args[at + 1].lower() if at + 1 < len(args) else ""
+        if following in ("true", "false", "yes", "no", "1", "0"):
+            raise UsageError(f"--json is a flag and takes no value (got {args[at + 1]!r})",
+                             fix="write --json alone (leave it out for text)")
 
     if len(args) >= 2 and args[0] == "eval" and args[1] in _OLD_JSON_FILE and "--json" in args:
         at = args.index("--json")

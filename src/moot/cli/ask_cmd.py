@@ -7,13 +7,13 @@ with the answer, the mode used, the sub-agents, the facts used, confidence, usag
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, Optional
 
 import typer
 from rich.markup import escape
 
 from moot.cli._options import budget_option, model_option, parse_budget, parse_models, team_model_kwargs
+from moot.cli._progress import RunProgress
 from moot.cli._output import print_json, stderr, stdout, usage_line
 from moot.errors import UsageError
 
@@ -62,8 +62,9 @@ def ask(
     path = resolve_path(kb)
     if not path.exists():
         raise UsageError(f"no knowledge base at {path}", fix="learn something first: moot learn FILE --kb NAME")
+    progress = RunProgress("ask", enabled=not as_json)
     team = LearningTeam(path, budget=chosen_budget, **models)
-    answer = asyncio.run(_run(team, question, mode, live=not as_json, record_content=record_content))
+    answer = progress.run(lambda: _run(team, question, mode, progress=progress, record_content=record_content))
     if as_json:
         print_json(answer.to_json())
         if not answer.answered:
@@ -77,39 +78,17 @@ def ask(
     stderr.print(f"[dim]{answer.mode} · {usage_line(answer.usage, answer.seconds)} · "
                  f"moot runs show {answer.run_id[:8]}[/]", highlight=False)
     if not answer.answered:
-        stderr.print("[yellow]no complete answer[/] (fix: pass a larger --budget, e.g. --budget deep, "
-                     "or check the model with `moot models -m MODEL`)", highlight=False)
+        stderr.print(f"[yellow]no complete answer[/]: run {answer.run_id[:12]} (fix: pass a larger --budget, e.g. "
+                     "--budget deep, or check the model with `moot models -m MODEL`)", highlight=False)
         raise typer.Exit(1)
 
 
-async def _run(team: Any, question: str, mode: str, *, live: bool, record_content: bool = False) -> Any:
+async def _run(team: Any, question: str, mode: str, *, progress: RunProgress, record_content: bool = False) -> Any:
     from moot.runtime import EventBus
 
     bus = EventBus(record_content=record_content)
+    progress.attach(bus)
     try:
-        if not live:
-            return await team.ask(question, mode=mode, bus=bus)
-        running: dict[str, str] = {}
-        with stderr.status("[dim]starting…[/]") as status:
-
-            def show(text: str) -> None:
-                status.update(f"[dim]{text}…[/]")
-
-            def on_event(event: Any) -> None:
-                kind = str(event.type)
-                if kind == "task_started" and event.task_id:
-                    running[event.task_id] = "synthesizing" if event.task_id == "synthesize" else event.task_id
-                elif kind in ("task_finished", "task_failed", "task_skipped") and event.task_id:
-                    running.pop(event.task_id, None)
-                elif kind == "tool_call":
-                    show(f"{event.agent}: {event.payload.get('tool')}")
-                    return
-                else:
-                    return
-                if running:
-                    show("running: " + ", ".join(running.values()))
-
-            bus.subscribe(on_event)
-            return await team.ask(question, mode=mode, bus=bus, on_phase=lambda p: show(_PHASE_TEXT.get(p, p)))
+        return await team.ask(question, mode=mode, bus=bus, on_phase=lambda p: progress.say(_PHASE_TEXT.get(p, p)))
     finally:
         await team.aclose()

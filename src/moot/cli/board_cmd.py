@@ -83,7 +83,7 @@ def submit(
     file: Optional[Path] = typer.Option(None, "--file", "-f", help="A task as JSON (the seed's format)."),
     task_type: str = typer.Option("general", "--type", "-t", help="The task type: goal (the breakdown agent plans it), "
                                   "an agent type (file, search …: that agent takes it), or general (ranked by fitness)."),
-    requires: list[str] = typer.Option([], "--requires", "-r", help="A capability the agent needs (repeatable)."),
+    requires: list[str] = typer.Option([], "--requires", help="A capability the agent needs (repeatable)."),
     parent: Optional[str] = typer.Option(None, "--parent", help="The parent task id."),
     task_id: Optional[str] = typer.Option(None, "--id", help="Choose the id (letters, digits, _ . -)."),
     priority: int = typer.Option(0, "--priority", help="Higher is claimed first."),
@@ -237,7 +237,7 @@ def _build_agent(agent_type: str, model: Optional[list[str]], board: BoardBacken
 
 @board_app.command("worker")
 def worker(directory: Optional[Path] = typer.Argument(None, help=_DIR_HELP),
-           agent: str = typer.Option(..., "--agent", "-a", help="The agent type (echo is built in)."),
+           agent: str = typer.Option(..., "--agent", help="The agent type (echo is built in)."),
            db: Optional[str] = typer.Option(None, "--postgres", help=_DB_HELP),
     old_db: Optional[str] = typer.Option(None, "--db", hidden=True),
            concurrency: int = typer.Option(1, "--concurrency", "-c", min=1, help="Tasks worked on at once."),

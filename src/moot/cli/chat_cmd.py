@@ -21,10 +21,10 @@ def chat(
     model: Optional[str] = typer.Option(
         None, "--model", "-m", help="Model string (default: $MOOT_MODEL, else the embedded model)."
     ),
-    system: Optional[str] = typer.Option(None, "--system", "-s", help="A system prompt."),
+    system: Optional[str] = typer.Option(None, "--system", help="A system prompt."),
     max_tokens: int = typer.Option(512, "--max-tokens", help="Longest answer, in tokens.", min=1),
     temperature: Optional[float] = typer.Option(
-        None, "--temperature", "-t", help="Sampling temperature (default: the model's; 0 for the embedded model)."
+        None, "--temperature", help="Sampling temperature (default: the model's; 0 for the embedded model)."
     ),
     as_json: bool = typer.Option(
         False, "--json", help='Print one JSON object: {"text", "model", "usage", "seconds"}.'

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from moot.cli._options import json_option
 from moot.cli._output import print_json, stdout
+from moot.cli._output import print_table
 
 
 def register(app: typer.Typer) -> None:
@@ -32,7 +33,7 @@ def config_command(as_json: bool = json_option('Print one JSON object: {"file", 
     for r in rows:
         value = "" if r.value is None else str(_plain(r.value))
         table.add_row(r.name, r.env, value or "[dim]-[/]", r.source if r.source != "default" else "[dim]default[/]")
-    stdout.print(table)
+    print_table(table)
 
 
 def _plain(value: Any) -> Any:

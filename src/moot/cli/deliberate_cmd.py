@@ -8,30 +8,51 @@ a deliberation's resolutions, so later debates of similar conflicts see it.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
-from rich.live import Live
+from typer.core import TyperGroup
 from rich.markup import escape
 from rich.table import Table
 
 from moot.cli._options import model_option, parse_budget, parse_models, team_model_kwargs
 from moot.cli._output import exit_for_status, print_json, stderr, stdout, usage_dict, usage_line
+from moot.cli._progress import RunProgress, announce, report_stop, task_status
 from moot.errors import MootError, UsageError
 
 
+class _RequestOrSubcommand(TyperGroup):
+    """``moot deliberate "REQUEST" …`` runs a deliberation; ``moot deliberate feedback …`` is its
+    own subcommand. A first word that is no subcommand is the request (the hidden ``run``)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if not args or args[0] not in self.commands:
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        name, command, rest = super().resolve_command(ctx, args)
+        # the hidden default: its usage line reads `moot deliberate [OPTIONS] REQUEST`
+        return ("" if name == "run" else name), command, rest
+
+
+deliberate_app = typer.Typer(
+    cls=_RequestOrSubcommand,
+    help="Deliberate over your data (moot deliberate \"REQUEST\" --data DIR), or record what you did with "
+         "a deliberation's advice (moot deliberate feedback RUN_ID --accept|--reject).",
+)
+
+
 def register(app: typer.Typer) -> None:
-    app.command("deliberate")(deliberate_command)
+    app.add_typer(deliberate_app, name="deliberate")
 
 
+@deliberate_app.command("run", hidden=True)
 def deliberate_command(
-    request: str = typer.Argument(..., help='What you want advice on, e.g. "Should I keep working tonight?" '
-                                            '(or `feedback RUN_ID [INSIGHT] --accept|--reject`).'),
-    extra: Optional[list[str]] = typer.Argument(None, hidden=True),
+    request: str = typer.Argument(..., help='What you want advice on, e.g. "Should I keep working tonight?"'),
     data: Optional[Path] = typer.Option(None, "--data", "-d", help="Folder of exports: .csv metrics, .ics calendars, .jsonl messages, .md notes."),
     mode: str = typer.Option("standard", "--mode", help="quick (1 coordinator, 4 calls, 15 s), standard (2, debate, 10 calls, 30 s) or deep (3, 20 calls, 60 s)."),
     now: Optional[str] = typer.Option(None, "--now", help="The moment of the request, ISO (default: now), so old exports give reproducible runs."),
@@ -46,25 +67,22 @@ def deliberate_command(
     no_memory: bool = typer.Option(False, "--no-memory", help="Neither use nor store past decisions."),
     polish: bool = typer.Option(False, "--polish", help="Let the model reword the answer's first line when a call is left "
                                                         "(refused if it changes a number, a time or an option's name)."),
-    accept: bool = typer.Option(False, "--accept", help="With `feedback`: you followed the resolution(s)."),
-    reject: bool = typer.Option(False, "--reject", help="With `feedback`: you did not."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object: reading, evidence, decision, coordinators, insights, conflicts, debates, votes, usage."),
     record_content: bool = typer.Option(
         False, "--record-content", help="Also record prompts and responses in the run store (shown on the run's web page)."
     ),
 ) -> None:
-    """Decide between the options your request names, from your data: typed positions, real conflicts, a debate, votes; the decision first."""
-    if request == "feedback":
-        _feedback(extra or [], accept, reject, as_json)
-        return
-    if extra:
-        raise MootError(f"unexpected argument {extra[0]!r}", fix='quote the request: moot deliberate "Should I …?" --data DIR')
-    if accept or reject:
-        raise MootError("--accept/--reject belong to feedback", fix="moot deliberate feedback RUN_ID --accept [INSIGHT]")
+    """Decide between the options your request names, from your data: typed positions, real conflicts, a debate, votes; the decision first.
+
+    Then `moot deliberate feedback RUN_ID --accept|--reject [INSIGHT]` records what you did."""
+    announce("deliberate", enabled=not as_json)  # before the team is imported and the data read
     if data is None:
         raise MootError("no data folder given", fix="pass --data DIR, a folder of .csv, .ics, .jsonl or .md exports")
     from moot.runtime import EventBus, RunStore
     from moot.teams.deliberation import DeliberationTeam, FeedbackMemory
+    from moot.teams.deliberation.team import parse_now
+
+    parse_now(now)  # a bad --now is one line before anything starts
 
     if budget is not None:
         chosen = parse_budget(budget)
@@ -76,24 +94,21 @@ def deliberate_command(
         max_seconds = max_seconds if max_seconds is not None else (
             limits.deadline_s if (chosen.preset != "standard" or "deadline_s" in chosen.limits()) else None)
     models = team_model_kwargs(DeliberationTeam, parse_models(model), command="deliberate")
+    progress = RunProgress("deliberate", enabled=not as_json, describe=_plain_event, transient=True)
     memory = None if no_memory else FeedbackMemory()
     try:
         team = DeliberationTeam(data, **models, mode=mode, roster=roster, store=RunStore(), memory=memory,
                                 max_calls=max_calls, deadline_s=max_seconds, polish=polish)
+        progress.say(f"{team.mode.name} mode over {data}")
         if team.data.skipped and not as_json:
             for s in team.data.skipped[:8]:
                 stderr.print(f"[yellow]skipped[/] {escape(s.file)}{f':{s.line}' if s.line else ''}: {escape(s.reason)}")
             if len(team.data.skipped) > 8:
                 stderr.print(f"[yellow]… and {len(team.data.skipped) - 8} more skipped[/]")
         bus = EventBus(record_content=record_content)
-        panel = _Panel(mode=team.mode.name)
-        bus.subscribe(panel.on_event)
-        if as_json:
-            result = asyncio.run(team.deliberate(request, now=now, bus=bus))
-        else:
-            with Live(panel.render(), console=stderr, refresh_per_second=4, transient=True) as live:
-                panel.live = live
-                result = asyncio.run(team.deliberate(request, now=now, bus=bus))
+        progress.view = _Panel(mode=team.mode.name)
+        progress.attach(bus)
+        result = progress.run(lambda: team.deliberate(request, now=now, bus=bus))
     finally:
         if memory is not None:
             memory.close()
@@ -104,6 +119,7 @@ def deliberate_command(
         exit_for_status(result.status)
         return
     _print_result(result)
+    report_stop(result.status, result.run_id, result.stop_reason)
     exit_for_status(result.status)
 
 
@@ -137,16 +153,22 @@ def _print_result(result: Any) -> None:
                  f"(moot runs show {result.run_id[:12]}; moot deliberate feedback {result.run_id[:12]} --accept|--reject)[/]")
 
 
-def _feedback(args: list[str], accept: bool, reject: bool, as_json: bool) -> None:
+@deliberate_app.command("feedback")
+def feedback_command(
+    run_id: str = typer.Argument(..., help="The deliberation's run id (or a unique prefix)."),
+    insight: Optional[str] = typer.Argument(None, help="One insight or resolution of it (default: its debate resolutions)."),
+    accept: bool = typer.Option(False, "--accept", help="You followed the resolution(s)."),
+    reject: bool = typer.Option(False, "--reject", help="You did not."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object: run id, decision, insights."),
+) -> None:
+    """Record whether you followed a deliberation's advice, so later debates of similar conflicts see it."""
     from moot.teams.deliberation import FeedbackMemory
 
     if accept == reject:
         raise MootError("say what you did", fix="add --accept or --reject: moot deliberate feedback RUN_ID --accept [INSIGHT]")
-    if not args or len(args) > 2:
-        raise MootError("feedback needs a run id", fix="moot deliberate feedback RUN_ID --accept|--reject [INSIGHT]")
     memory = FeedbackMemory()
     try:
-        run_id, targets = memory.record(args[0], "accepted" if accept else "rejected", args[1] if len(args) == 2 else None)
+        run_id, targets = memory.record(run_id, "accepted" if accept else "rejected", insight)
     finally:
         memory.close()
     decision = "accepted" if accept else "rejected"
@@ -154,6 +176,20 @@ def _feedback(args: list[str], accept: bool, reject: bool, as_json: bool) -> Non
         print_json({"run_id": run_id, "decision": decision, "insights": targets})
         return
     stdout.print(f"recorded: {decision} {', '.join(targets)} of run {run_id[:12]}")
+
+
+def _plain_event(event: Any) -> str | None:
+    """The deliberation's milestones as plain lines (no terminal)."""
+    kind, p = str(event.type), event.payload
+    if kind == "deliberation.coordinator":
+        return f"{p['domain']}: " + (("active: " + ", ".join(p.get("specialists", []))) if p["activated"] else f"off ({p['reason']})")
+    if kind == "deliberation.conflict_detected":
+        return f"conflict {p['conflict_id']}: {p['conflict_type']} ({p['severity']}) {p['a']} vs {p['b']}"
+    if kind == "deliberation.debate_round":
+        return f"debate {p['conflict_id']} round {p['round_number']}: {p['round_type']}"
+    if kind == "deliberation.resolution":
+        return f"debate {p['conflict_id']}: {'agreed' if p['accepted'] else 'unresolved'}"
+    return None
 
 
 @dataclass
@@ -164,7 +200,6 @@ class _Panel:
     rows: dict[str, str] = field(default_factory=dict)
     lines: list[str] = field(default_factory=list)
     started: float = field(default_factory=time.time)
-    live: Any = None
 
     def on_event(self, event: Any) -> None:
         kind, p = event.type.value, event.payload
@@ -174,7 +209,8 @@ class _Panel:
         elif kind == "task_started" and event.task_id:
             self.lines.append(f"[cyan]…[/] {escape(event.task_id)}")
         elif kind in ("task_finished", "task_failed") and event.task_id:
-            mark = "[green]✓[/]" if kind == "task_finished" else "[red]✗[/]"
+            status = task_status(event)
+            mark = {"completed": "[green]✓[/]", "cancelled": "[yellow]cancelled[/]", "stopped": "[yellow]stopped[/]"}.get(status, "[red]✗[/]")
             self.lines = [f"{mark} {escape(event.task_id)}" if line.endswith(f" {escape(event.task_id)}") else line
                           for line in self.lines]
         elif kind == "deliberation.conflict_detected":
@@ -183,10 +219,7 @@ class _Panel:
             self.lines.append(f"  debate {p['conflict_id']} round {p['round_number']}: {p['round_type']}")
         elif kind == "deliberation.resolution":
             self.lines.append(f"  debate {p['conflict_id']}: {'agreed' if p['accepted'] else 'unresolved'}")
-        else:
-            return
-        if self.live is not None:
-            self.live.update(self.render())
+
 
     def render(self) -> Table:
         table = Table(title=f"deliberate ({self.mode}) · {time.time() - self.started:.0f}s", show_header=False, show_edge=False)

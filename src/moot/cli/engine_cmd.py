@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from moot.cli._output import print_json, stderr, stdout
+from moot.cli._output import print_table
 from moot.errors import ConfigError
 
 engine_app = typer.Typer(
@@ -128,7 +129,7 @@ def status(as_json: bool = typer.Option(False, "--json", help="Print one JSON ob
             f"{cached}/{prompt}" + (f" ({100 * cached / prompt:.0f}%)" if prompt else ""),
             clients,
         )
-    stdout.print(table)
+    print_table(table)
     for e in engines:
         for c in e.get("clients", ()):
             busy = f", {c['active']} in flight" if c.get("active") else ""

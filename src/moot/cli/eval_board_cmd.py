@@ -66,7 +66,7 @@ class BoardSystem:
 
 
 def board_eval(
-    goals: int = typer.Option(24, "--goals", "-n", help="How many seeded goals (kinds round-robin: summary, pair, change, "
+    goals: int = typer.Option(24, "--goals", help="How many seeded goals (kinds round-robin: summary, pair, change, "
                               "contrast, missing)."),
     seed: int = typer.Option(1, "--seed", help="The generator's seed."),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="Model string (default: $MOOT_MODEL, else the embedded model)."),

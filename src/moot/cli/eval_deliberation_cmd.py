@@ -21,7 +21,7 @@ def register(eval_app: typer.Typer) -> None:
 
 
 def deliberation_eval(
-    questions: int = typer.Option(6, "--questions", "-n", help="How many questions (round-robin over the datasets)."),
+    questions: int = typer.Option(6, "--questions", help="How many questions (round-robin over the datasets)."),
     seed: int = typer.Option(1, "--seed", help="reasoning-gym's generator seed."),
     datasets: str = typer.Option("syllogism,family_relationships,basic_arithmetic", "--datasets",
                                  help="reasoning-gym datasets, comma-separated."),

@@ -60,7 +60,7 @@ class TeamSystem:
 
 
 def graph_eval(
-    cases: int = typer.Option(3, "--cases", "-n", help="How many seeded worlds (each: 3 documents, 7 entities, 8 edges)."),
+    cases: int = typer.Option(3, "--cases", help="How many seeded worlds (each: 3 documents, 7 entities, 8 edges)."),
     seed: int = typer.Option(1, "--seed", help="The first seed; cases use seed, seed+1, …"),
     model: Optional[list[str]] = model_option(),
     budget: str = typer.Option("quick", "--budget", "-b", help="The team's limits: quick, standard or deep, and/or "

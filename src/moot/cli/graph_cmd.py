@@ -7,18 +7,17 @@ from the run's ``nlr.reasoning.iteration_complete`` events. ``--json`` prints on
 
 from __future__ import annotations
 
-import asyncio
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
-from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
 
 from moot.cli._options import BudgetChoice, mcp_option, mcp_servers, model_option, parse_budget, parse_models, team_model_kwargs
+from moot.cli._progress import RunProgress, announce, report_stop
 from moot.cli._output import exit_for_status, print_json, stderr, stdout, usage_dict, usage_line
 from moot.errors import MootError, UsageError
 
@@ -31,7 +30,7 @@ def graph_command(
     question: str = typer.Argument(..., help="What to reason about, e.g. \"How does the mill affect the lake?\""),
     source: Optional[list[Path]] = typer.Option(None, "--source", "-s", help="A text or Markdown file (repeat for several)."),
     kb: Optional[str] = typer.Option(None, "--kb", help="Also read the sources of a knowledge base made by `moot learn`."),
-    iterations: Optional[int] = typer.Option(None, "--iterations", "-n", help="Iteration limit (default from --budget)."),
+    iterations: Optional[int] = typer.Option(None, "--iterations", help="Iteration limit (default from --budget)."),
     noise_budget: float = typer.Option(0.25, "--noise-budget", help="Share of the graph that must stay low-confidence."),
     budget: str = typer.Option("standard", "--budget", "-b", help="The run's limits: quick (2 iterations, 12 calls), standard (3, 24) "
                                "or deep (5, 48), and/or calls=N, tokens=N, seconds=X, comma-separated."),
@@ -47,6 +46,9 @@ def graph_command(
     ),
 ) -> None:
     """Grow a graph over your sources: mapper, skeptic, placeholder, quantifier and hypothesizer agents."""
+    tools = mcp_servers(mcp)  # the options that need no team are checked first: a mistake is one line
+    chosen_budget = parse_budget(budget)
+    announce("graph", enabled=not as_json)  # before the team is imported and the sources read
     from moot.runtime import EventBus, RunStore
     from moot.teams.graph import GraphTeam, write_graph
     from moot.teams.graph.export import FORMATS
@@ -59,25 +61,21 @@ def graph_command(
         raise MootError(f"noise budget {noise_budget} is not a share", fix="use --noise-budget between 0 and 1, e.g. 0.25")
     if iterations is not None and iterations < 1:
         raise MootError("the iteration limit must be at least 1", fix="use --iterations 1 or more")
-    config = graph_config(parse_budget(budget), iterations=iterations, noise_budget=noise_budget,
+    config = graph_config(chosen_budget, iterations=iterations, noise_budget=noise_budget,
                           max_calls=max_calls, deadline_s=max_seconds)
     models = team_model_kwargs(GraphTeam, parse_models(model), command="graph")
-    team = GraphTeam(source or [], kb=kb, store=RunStore(), config=config, tools=mcp_servers(mcp), **models)
+    progress = RunProgress("graph", enabled=not as_json, view=_Board(limit=config.iterations), describe=_plain_event)
+    team = GraphTeam(source or [], kb=kb, store=RunStore(), config=config, tools=tools, **models)
     try:
-        with _progress(enabled=not as_json) as on_progress:
+        with _progress(enabled=not as_json and not progress.plain) as on_progress:
             index = team.index(progress=on_progress)
-        if not as_json:
-            stderr.print(f"[dim]{index.count()} passages from {len(index.sources)} source(s)[/]")
+        if not as_json:  # the first line once the sources are read and checked (a bad one is one error line)
+            progress.say(f"{index.count()} passages from {len(index.sources)} source(s)")
+            if not progress.plain:
+                stderr.print(f"[dim]{index.count()} passages from {len(index.sources)} source(s)[/]")
         bus = EventBus(record_content=record_content)
-        board = _Board(limit=config.iterations)
-        bus.subscribe(board.on_event)
-        if as_json:
-            result = asyncio.run(team.ask(question, bus=bus))
-        else:
-            with Live(board.render(), console=stderr, refresh_per_second=4, transient=False) as live:
-                board.live = live
-                result = asyncio.run(team.ask(question, bus=bus))
-                live.update(board.render())
+        progress.attach(bus)
+        result = progress.run(lambda: team.ask(question, bus=bus))
     finally:
         team.close()
     payload = result.to_json()
@@ -100,6 +98,7 @@ def graph_command(
         stdout.print(f"[dim]graph written to {escape(str(out))}[/]")
     stdout.print(f"[dim]{usage_line(result.usage, result.seconds)} · run {result.run_id[:12]} "
                  f"(moot runs show {result.run_id[:12]})[/]")
+    report_stop(status, result.run_id, result.stop_reason)
     exit_for_status(status)
 
 
@@ -133,6 +132,15 @@ class _progress:
             self.status.__exit__(*exc)
 
 
+def _plain_event(event: Any) -> str | None:
+    """One line per finished iteration (no terminal)."""
+    if str(event.type) != "nlr.reasoning.iteration_complete":
+        return None
+    p = event.payload
+    return (f"iteration {p['iteration']}: {p['nodes']} nodes, {p['edges']} edges, {p['gaps']} gaps, "
+            f"noise {p['noise']:.2f}, {p.get('calls', '?')} calls")
+
+
 @dataclass
 class _Board:
     """The live table: one row per finished iteration, plus what is running now."""
@@ -141,7 +149,6 @@ class _Board:
     rows: list[dict[str, Any]] = field(default_factory=list)
     running: dict[str, float] = field(default_factory=dict)
     started: float = field(default_factory=time.time)
-    live: Any = None
 
     def on_event(self, event: Any) -> None:
         kind = event.type.value
@@ -151,10 +158,6 @@ class _Board:
             self.running[event.task_id] = event.ts
         elif kind in ("task_finished", "task_failed") and event.task_id:
             self.running.pop(event.task_id, None)
-        else:
-            return
-        if self.live is not None:
-            self.live.update(self.render())
 
     def render(self) -> Table:
         table = Table(title=f"graph · {time.time() - self.started:.0f}s", expand=False, show_edge=False)

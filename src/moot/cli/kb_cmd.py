@@ -8,6 +8,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from moot.cli._output import print_json, stdout
+from moot.cli._output import print_table
 
 kb_app = typer.Typer(help="Knowledge bases: list them, inspect one (stats, facts) and tidy it (consolidate).", no_args_is_help=True)
 
@@ -70,7 +71,7 @@ def list_command(
         dates = f"{row['earliest']} … {row['latest']}" if row["earliest"] else "-"
         table.add_row(str(row["name"]), str(row["facts"]), str(row["current_facts"]), str(row["sources"]), dates,
                       f"{int(row['bytes']) // 1024} KiB")  # type: ignore[call-overload]
-    stdout.print(table)
+    print_table(table)
 
 
 @kb_app.command("stats")
@@ -114,7 +115,7 @@ def stats(
     for s in sources:
         table.add_row(Text(s.source), str(s.last_date or s.first_date or "-"), str(s.facts), Text(s.summary or ""))
     if sources:
-        stdout.print(table)
+        print_table(table)
 
 
 @kb_app.command("facts")
@@ -150,7 +151,7 @@ def facts(
             Text(f.content, style=style),
             Text(f.source),
         )
-    stdout.print(table)
+    print_table(table)
 
 
 @kb_app.command("consolidate")

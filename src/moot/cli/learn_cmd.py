@@ -11,7 +11,6 @@ so plain timestamped lines on stderr say which file, phase and chunk each is on.
 from __future__ import annotations
 
 import asyncio
-import datetime as _dt
 import sys
 import time
 from contextlib import nullcontext
@@ -22,6 +21,7 @@ import typer
 from rich.markup import escape
 
 from moot.cli._options import model_option, parse_budget, parse_models, team_model_kwargs
+from moot.cli._progress import log_line
 from moot.cli._output import print_json, stderr, stdout, usage_dict, usage_line
 from moot.errors import MootError, UsageError
 from moot.models.base import Usage
@@ -70,13 +70,25 @@ def learn_command(
     for path in files:
         read_document(path)  # refuse bad files before any model work
     started = time.perf_counter()
+    held_run: dict[str, str] = {}
     kb_path = resolve_path(kb)
     created = not kb_path.exists()
     try:
         with KnowledgeBase.open(kb_path) as knowledge_base:
-            outcomes = asyncio.run(_learn_all(
-                knowledge_base, files, model_kwargs, budget=file_budget, parallel=parallel, extraction=extraction,
-                show_progress=not as_json, on_outcome=None if as_json else _print_outcome))
+            finished: list[Any] = []
+
+            def on_outcome(outcome: Any) -> None:
+                finished.append(outcome)
+                if not as_json:
+                    _print_outcome(outcome)
+
+            try:
+                outcomes = asyncio.run(_learn_all(
+                    knowledge_base, files, model_kwargs, budget=file_budget, parallel=parallel, extraction=extraction,
+                    show_progress=not as_json, on_outcome=on_outcome, held=held_run))
+            except KeyboardInterrupt:
+                _report_interrupt(held_run, finished, len(files))
+                raise typer.Exit(130) from None
             summary = knowledge_base.summary()
     except BaseException:
         # A knowledge base this command created and then learned nothing into (the model was
@@ -126,6 +138,21 @@ def learn_command(
         raise typer.Exit(code=getattr(first, "exit_code", 1) or 1)
 
 
+def _report_interrupt(held: dict[str, str], finished: list[Any], total: int) -> None:
+    """Ctrl-C: the run id, what was kept (each file is learned all or nothing) and what was not."""
+    from moot.cli import _progress
+
+    _progress.interrupt_reported = True
+    learned = [o for o in finished if o.error is None]
+    where = f"run {held['run_id'][:12]} cancelled" if "run_id" in held else "learning cancelled"
+    stderr.print(f"[yellow]interrupted[/]: {where}: {len(learned)} of {total} file(s) learned and kept; "
+                 "a file cut short stored nothing (learn it again: unchanged files cost nothing)", soft_wrap=True)
+    for outcome in learned:
+        stderr.print(f"  kept: {escape(outcome.report.source)} ({outcome.report.facts_stored} new facts)")
+    if "run_id" in held:
+        stderr.print(f"[dim]the whole run: moot runs show {held['run_id'][:12]}[/]")
+
+
 def _print_outcome(outcome: Any) -> None:
     """One file's result, printed as soon as the file is learned (or failed)."""
     if outcome.error is not None:
@@ -146,10 +173,7 @@ def _print_outcome(outcome: Any) -> None:
         stdout.print(f"  [dim]{escape(report.summary)}[/]")  # the source's words: text, not markup
 
 
-def _log(text: str) -> None:
-    """A plain progress line on stderr, for a pipe or CI where no display can redraw."""
-    sys.stderr.write(f"[{_dt.datetime.now():%H:%M:%S}] {text}\n")
-    sys.stderr.flush()
+_log = log_line
 
 
 def _remove_if_empty(path: Path) -> None:
@@ -177,7 +201,8 @@ def default_parallel(model: Any) -> int:
 
 async def _learn_all(kb: Any, files: list[Path], model_kwargs: dict[str, Any], *, budget: Any = None,
                      parallel: int | None = None, extraction: str = "select", show_progress: bool,
-                     on_outcome: Callable[[Any], None] | None = None, log: bool | None = None) -> list[Any]:
+                     on_outcome: Callable[[Any], None] | None = None, log: bool | None = None,
+                     held: dict[str, str] | None = None) -> list[Any]:
     """Learn the files side by side; ``on_outcome`` gets each file's outcome as it finishes.
 
     With ``log`` (default: stderr is not a terminal) plain lines say which file and phase each is
@@ -191,6 +216,8 @@ async def _learn_all(kb: Any, files: list[Path], model_kwargs: dict[str, Any], *
 
     if log is None:
         log = not stderr.is_terminal
+    if log and show_progress:  # the first line: the files are checked, the model not yet loaded
+        _log(f"learn: {len(files)} file(s) into {Path(kb.path).name}, {parallel or 'the model slots'} at a time")
     llm = infer_model(model_kwargs.get("model"))
     extra = {k: v for k, v in model_kwargs.items() if k != "model"}
     width = parallel or default_parallel(llm)
@@ -210,9 +237,11 @@ async def _learn_all(kb: Any, files: list[Path], model_kwargs: dict[str, Any], *
     rows: dict[Path, Any] = {}
     last_logged: dict[Path, tuple[str, int]] = {}
     # Several files: one parent run holds each file's run, so `moot runs` shows the command once.
-    held = parent_run(f"learn {total} files into {Path(kb.path).name}") if total > 1 else nullcontext(None)
+    held_run = parent_run(f"learn {total} files into {Path(kb.path).name}") if total > 1 else nullcontext(None)
     try:
-        with held as parent_run_id, progress:
+        with held_run as parent_run_id, progress:
+            if parent_run_id is not None and held is not None:
+                held["run_id"] = parent_run_id
             files_bar = progress.add_task(f"files ({width} at a time)", total=total)
 
             def on_progress(path: Path, event: LearnProgress) -> None:

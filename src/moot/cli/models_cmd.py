@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from moot.cli._output import print_json, stdout
+from moot.cli._output import print_table
 from moot.errors import MootError
 from moot.models.base import ModelRequest, ModelSettings, UserMessage
 
@@ -60,7 +61,7 @@ def models(
             row["status"] if row["ok"] else f"[red]{row['status']}[/]",
             f"{row['seconds']:.2f}" if row.get("seconds") is not None else "",
         )
-    stdout.print(table)
+    print_table(table)
     if failed:
         # a script (or CI) checking its models must see the failure in the exit status
         raise typer.Exit(1)

@@ -8,14 +8,12 @@ hung. ``--json`` prints one object instead.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
-from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
 
@@ -30,6 +28,7 @@ from moot.cli._options import (
     team_model_kwargs,
 )
 from moot.cli._output import exit_for_status, print_json, stderr, stdout, usage_line
+from moot.cli._progress import RunProgress, log_line, report_stop, task_status
 from moot.errors import UsageError
 
 
@@ -66,20 +65,17 @@ def research_command(
         raise UsageError(f"{repo} is not a folder", fix="pass --repo with the path of a source folder")
     options = research_options(parse_budget(budget), parallel=not sequential)
     models = team_model_kwargs(ResearchTeam, parse_models(model), command="research")
-    team = ResearchTeam(repo, store=RunStore(), db_path=db, tools=mcp_servers(mcp), **models, **options)
-    with _progress_bar(enabled=not as_json) as on_progress:
+    tools = mcp_servers(mcp)
+    progress = RunProgress("research", enabled=not as_json, view=_Board())
+    if progress.plain and progress.enabled:  # the options are checked: the first line, before the index or the model
+        log_line(f"research: indexing {repo}")
+    team = ResearchTeam(repo, store=RunStore(), db_path=db, tools=tools, **models, **options)
+    with _progress_bar(enabled=not as_json and not progress.plain) as on_progress:
         team.index(progress=on_progress)
     bus = EventBus(record_content=record_content)
-    board = _Board()
-    bus.subscribe(board.on_event)
+    progress.attach(bus)
     try:
-        if as_json:
-            result = asyncio.run(team.ask(question, mode=mode, bus=bus))  # type: ignore[arg-type]
-        else:
-            with Live(board.render(), console=stderr, refresh_per_second=4, transient=False) as live:
-                board.live = live
-                result = asyncio.run(team.ask(question, mode=mode, bus=bus))  # type: ignore[arg-type]
-                live.update(board.render())
+        result = progress.run(lambda: team.ask(question, mode=mode, bus=bus))  # type: ignore[arg-type]
     finally:
         team.close()
     if as_json:
@@ -104,9 +100,7 @@ def research_command(
                 stdout.print(f"[yellow]corrected:[/] {escape(v.correction)}")
     stdout.print(f"[dim]{usage_line(result.usage, result.seconds)} · run {result.run_id[:12]} "
                  f"(moot runs show {result.run_id[:12]})[/]")
-    if result.status == "stopped":
-        stderr.print(f"[yellow]stopped:[/] {escape(result.stop_reason)} (fix: pass a larger --budget, e.g. --budget deep)",
-                     soft_wrap=True)
+    report_stop(result.status, result.run_id, result.stop_reason)
     exit_for_status(result.status)
 
 
@@ -139,7 +133,6 @@ class _Board:
     """The live table: one row per phase or researcher, updated from events."""
 
     rows: dict[str, _Row] = field(default_factory=dict)
-    live: Any = None
 
     def on_event(self, event: Any) -> None:
         kind = event.type.value
@@ -156,10 +149,8 @@ class _Board:
             row.tools += 1
             row.last = f"{p.get('tool')}({p.get('arguments', '')[:40]})"
         elif kind in ("task_finished", "task_failed"):
-            row.status = p.get("status") or ("failed" if kind == "task_failed" else "done")
+            row.status = task_status(event)
             row.finished = event.ts
-        if self.live is not None:
-            self.live.update(self.render())
 
     def render(self) -> Table:
         table = Table(title="research", expand=False, show_edge=False)
@@ -168,7 +159,7 @@ class _Board:
         now = time.time()
         for name, row in self.rows.items():
             secs = ((row.finished or now) - row.started) if row.started else 0.0
-            colour = {"running": "cyan", "completed": "green", "stopped": "yellow", "failed": "red"}.get(row.status, "")
+            colour = {"running": "cyan", "completed": "green", "stopped": "yellow", "cancelled": "yellow", "failed": "red"}.get(row.status, "")
             table.add_row(name, f"[{colour}]{row.status}[/]" if colour else row.status, str(row.turns), str(row.tools),
                           str(row.tokens), f"{secs:.1f}s", escape(row.last))
         return table

@@ -7,13 +7,16 @@ overlapping bars; tool calls are listed under their task, marked where they happ
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+import re
+import time
+from typing import Any, Optional
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
-from moot.cli._output import print_json, stdout, usage_dict
+from moot.cli._output import print_json, print_table, stderr, stdout, usage_dict
+from moot.errors import UsageError
 from moot.models.base import Usage
 from moot.runtime.events import Event, EventType
 from moot.runtime.store import RunRecord, RunStore
@@ -43,31 +46,37 @@ def register(app: typer.Typer) -> None:
     app.add_typer(runs_app, name="runs")
 
 
+STATUSES = ("running", "completed", "stopped", "failed", "cancelled")
+
+
 @runs_app.callback()
 def runs(
     ctx: typer.Context,
     limit: int = typer.Option(20, "--limit", "-n", help="How many recent runs to list."),
     every: bool = typer.Option(False, "--all", "-a", help="Also list the runs that another run holds (each file of a `moot learn`, each call of a board goal)."),
+    team: Optional[str] = typer.Option(None, "--team", help="Only one team's runs: research, learning, graph, deliberation, board or other."),
+    status: Optional[str] = typer.Option(None, "--status", help="Only runs with this status: running, completed, stopped, failed or cancelled."),
+    since: Optional[str] = typer.Option(None, "--since", help="Only runs started since: a duration ago (30m, 2h, 7d) or a date (2026-11-27)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """List recent runs, newest first (`moot runs show ID` for one run's timeline).
 
     A command that made several runs is listed once, as the run that holds them; `--all`
-    lists every run."""
+    lists every run. Piped, each run is one tab-separated line: id, name, status, started,
+    seconds, calls, tokens, cost."""
     if ctx.invoked_subcommand is not None:
         return
     if limit < 1:
-        from moot.errors import UsageError
-
         raise UsageError(f"--limit {limit} lists nothing", fix="pass --limit 1 or more (-n 20 is the default)")
+    records = _matching_runs(limit=limit, every=every, team=team, status=status, since=since)
     store = RunStore()
-    records = store.list_runs(limit, top_level=not every)
     held = {r.id: len(store.children(r.id)) for r in records}
     if as_json:
         print_json({"runs": [{**_summary(r), "runs_held": held[r.id]} for r in records]})
         return
     if not records:
-        stdout.print("no runs recorded yet — run a team or `python examples/three_agents.py`")
+        filtered = any(v is not None for v in (team, status, since))
+        stdout.print("no runs match" if filtered else "no runs recorded yet — run a team or `python examples/three_agents.py`")
         return
     table = Table(title="runs", title_justify="left")
     for column in ("id", "name", "status", "started", "duration", "calls", "tokens", "cost"):
@@ -76,10 +85,11 @@ def runs(
             justify="right" if column in ("duration", "calls", "tokens", "cost") else "left",
             no_wrap=column in ("id", "started"),
         )
+    piped = not stdout.is_terminal
     for r in records:
         table.add_row(
-            r.id[:8],
-            Text(r.name) + Text(f" ({held[r.id]} runs)" if held[r.id] else "", style="dim"),
+            r.id if piped else r.id[:8],  # a script gets the whole id
+            Text(r.name) + Text(f" ({held[r.id]} runs)" if held[r.id] and not piped else "", style="dim"),
             Text(r.status, style=_STATUS_STYLE.get(r.status, "")),
             _clock(r.started, with_date=True),
             _seconds(r.duration_s),
@@ -87,7 +97,86 @@ def runs(
             str(r.usage.total_tokens),
             f"${r.usage.cost_usd:.4f}",
         )
-    stdout.print(table)
+    print_table(table)
+
+
+def parse_since(text: str, *, now: float | None = None) -> float:
+    """``--since``: ``30m``, ``2h``, ``7d``, ``1w`` ago, or an ISO date or date-time."""
+    now = time.time() if now is None else now
+    value = text.strip()
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([smhdw])", value)
+    if match:
+        return now - float(match.group(1)) * {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}[match.group(2)]
+    try:
+        when = dt.datetime.fromisoformat(value)
+    except ValueError:
+        raise UsageError(f"--since {text!r} is neither a duration nor a date",
+                         fix="use e.g. --since 2h, --since 7d or --since 2026-11-27") from None
+    return when.timestamp()
+
+
+def _matching_runs(*, limit: int, every: bool, team: str | None, status: str | None, since: str | None) -> list[RunRecord]:
+    from moot.server.history import TEAM_PREFIXES, team_of
+
+    if team is not None and team not in (*TEAM_PREFIXES, "other"):
+        raise UsageError(f"unknown team {team!r}", fix=f"use --team {', '.join((*TEAM_PREFIXES, 'other'))}")
+    if status is not None and status not in STATUSES:
+        raise UsageError(f"unknown status {status!r}", fix=f"use --status {', '.join(STATUSES)}")
+    started_after = parse_since(since) if since is not None else None
+    store = RunStore()
+    if team == "other":
+        records, _ = store.query_runs(status=status, since=started_after, limit=100_000, top_level=not every)
+        return [r for r in records if team_of(r.name) == "other"][:limit]
+    prefixes = list(TEAM_PREFIXES[team]) if team else None
+    records, _ = store.query_runs(name_prefixes=prefixes, status=status, since=started_after, limit=limit,
+                                  top_level=not every)
+    return records
+
+
+@runs_app.command("delete")
+def delete(
+    run_ids: list[str] = typer.Argument(..., help="Run ids, or unique prefixes of them."),
+    force: bool = typer.Option(False, "--force", help="Also delete a run still marked running (its process died)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object: the ids deleted."),
+) -> None:
+    """Delete runs, with the runs they hold, their events and results (all of them or none)."""
+    store = RunStore()
+    ids = [store.resolve_id(r) for r in run_ids]  # an unknown id: one line, nothing deleted
+    deleted = store.delete_runs(ids, force=force)
+    _print_deleted(deleted, as_json)
+
+
+@runs_app.command("prune")
+def prune(
+    older_than: Optional[str] = typer.Option(None, "--older-than", help="Delete runs started longer ago than this: 30m, 2h, 7d, 1w, or a date."),
+    keep: Optional[int] = typer.Option(None, "--keep", min=0, help="Keep the newest N runs (commands), delete the rest."),
+    status: Optional[str] = typer.Option(None, "--status", help="Only runs with this status (e.g. failed)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="List what would be deleted, delete nothing."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object: the ids deleted (or that would be)."),
+) -> None:
+    """Delete old finished runs in one transaction (a running run is never pruned)."""
+    if older_than is None and keep is None:
+        raise UsageError("prune needs a limit", fix="pass --older-than 7d and/or --keep 100")
+    if status is not None and status not in STATUSES:
+        raise UsageError(f"unknown status {status!r}", fix=f"use --status {', '.join(STATUSES)}")
+    store = RunStore()
+    ids = store.prunable_runs(before=parse_since(older_than) if older_than else None, keep=keep, status=status)
+    if dry_run:
+        if as_json:
+            print_json({"would_delete": ids, "dry_run": True})
+        else:
+            for run_id in ids:
+                stdout.print(run_id)
+            stderr.print(f"[dim]{len(ids)} run(s) would be deleted (with the runs they hold)[/]")
+        return
+    _print_deleted(store.delete_runs(ids), as_json)
+
+
+def _print_deleted(deleted: list[str], as_json: bool) -> None:
+    if as_json:
+        print_json({"deleted": deleted})
+        return
+    stdout.print(f"deleted {len(deleted)} run(s)")
 
 
 @runs_app.command("show")

@@ -28,7 +28,7 @@ def register(app: typer.Typer) -> None:
 def teach(
     topic: str = typer.Argument(..., help="What to teach, in a few words (searched in the knowledge base)."),
     kb: str = typer.Option(..., "--kb", help="The knowledge base: a name (from `moot learn`) or a file path."),
-    rounds: int = typer.Option(4, "--rounds", "-r", min=1, max=20, help="Teaching rounds (one teacher turn each)."),
+    rounds: int = typer.Option(4, "--rounds", min=1, max=20, help="Teaching rounds (one teacher turn each)."),
     quiz: int = typer.Option(5, "--quiz", "-q", min=1, max=30, help="Quiz questions, built from the facts before teaching."),
     model: Optional[list[str]] = model_option(
         "Model string for both agents (default: $MOOT_MODEL, else the embedded model); "

@@ -148,6 +148,15 @@ def wrap_model(model: Model) -> Model:
     return PricedModel(RetryModel(ConcurrencyLimitedModel(model)))
 
 
+_default_override: list[Model] = []
+"""Models put in place of the default by :func:`moot.models.testing.use_default_model` (innermost last)."""
+
+
+def default_model() -> Model | str:
+    """What ``model=None`` means: a model put in place by a test, else the configured string."""
+    return _default_override[-1] if _default_override else config.default_model_string()
+
+
 def infer_model(spec: str | Model | None = None, *, wrap: bool = True) -> Model:
     """The model for ``spec``: a model string, a :class:`Model` (returned unchanged), or
     ``None`` for the default (``MOOT_MODEL``, else the embedded model).
@@ -157,7 +166,9 @@ def infer_model(spec: str | Model | None = None, *, wrap: bool = True) -> Model:
     if isinstance(spec, Model):
         return spec
     if spec is None:
-        spec = config.default_model_string()
+        spec = default_model()
+        if isinstance(spec, Model):
+            return spec
     if not isinstance(spec, str) or not spec.strip():
         raise ConfigError(f"model string is empty or not a string: {spec!r}", fix=f"use one of: {VALID_FORMS}")
     model = provider_model(spec)

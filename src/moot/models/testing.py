@@ -242,7 +242,22 @@ def allow_real_requests() -> contextlib.AbstractContextManager[None]:
     return _set_blocked(False)
 
 
+@contextlib.contextmanager
+def use_default_model(model: Model) -> Iterator[Model]:
+    """Make ``model`` the default for everything inside the block that names no model (agents,
+    teams, ``infer_model(None)``), as if ``MOOT_MODEL`` named it: for running code written for
+    the default model, such as the README's examples, unchanged on a test model."""
+    from moot.models.registry import _default_override
+
+    _default_override.append(model)
+    try:
+        yield model
+    finally:
+        _default_override.remove(model)
+
+
 __all__ = [
+    "use_default_model",
     "FunctionModel",
     "by_agent",
     "ScriptedModel",

@@ -47,9 +47,9 @@ def runs_locally(model: Any) -> bool:
     """Whether ``model`` (a :class:`Model`, a model string, or ``None`` for the default) runs on
     this machine: the embedded model or a ``local:`` file (wrappers are looked through)."""
     if model is None:
-        from moot import config
+        from moot.models.registry import default_model
 
-        model = config.default_model_string()
+        model = default_model()
     name = model if isinstance(model, str) else str(getattr(getattr(model, "innermost", model), "name", ""))
     return name == "local" or name.startswith(("local-", "local:"))
 
@@ -85,13 +85,18 @@ class Budget:
     """Extra limits for single agents, by agent name."""
     warn_at: float = 0.8
     """Fraction of a limit at which a ``budget_warning`` event is emitted once."""
+    fits_model: bool = False
+    """A preset whose deadline is still to fit the model: the run that uses it fits it
+    (:meth:`fit_to`) to the model its agents run on, so ``Budget.preset("standard")`` gives the
+    embedded model its longer deadline in Python as on the command line."""
 
     @classmethod
     def preset(cls, name: str, *, model: Any = None) -> Budget:
         """``quick`` (4 calls, 15 s), ``standard`` (10 calls, 30 s) or ``deep`` (20 calls, 60 s).
 
-        With ``model``, the deadline fits that model (:meth:`fit_to`): a model running on this
-        machine gets :data:`LOCAL_DEADLINE_FACTOR` times the seconds.
+        The deadline fits the model (:meth:`fit_to`): a model running on this machine gets
+        :data:`LOCAL_DEADLINE_FACTOR` times the seconds. Without ``model`` the run fits it to the
+        model its agents use (the embedded model by default) when it starts.
         """
         try:
             budget = cls(**PRESETS[name])
@@ -99,19 +104,34 @@ class Budget:
             raise ConfigError(
                 f"unknown budget preset {name!r}", fix=f"use one of: {', '.join(PRESETS)}"
             ) from None
-        return budget.fit_to(model) if model is not None else budget
+        return budget.fit_to(model) if model is not None else replace(budget, fits_model=True)
 
     def fit_to(self, model: Any) -> Budget:
         """This budget with its deadlines (the run's and each agent's) made
-        :data:`LOCAL_DEADLINE_FACTOR` times longer when ``model`` runs on this machine."""
+        :data:`LOCAL_DEADLINE_FACTOR` times longer when ``model`` (a model, a model string, or
+        ``None`` for the default) runs on this machine. The one place a deadline is fitted: the
+        command line, the teams and a run given a preset all come here."""
         if not runs_locally(model):
-            return self
+            return replace(self, fits_model=False) if self.fits_model else self
         per_agent = {k: b.fit_to(model) for k, b in self.per_agent.items()} if self.per_agent else self.per_agent
         deadline = None if self.deadline_s is None else self.deadline_s * LOCAL_DEADLINE_FACTOR
-        return replace(self, deadline_s=deadline, per_agent=per_agent)
+        return replace(self, deadline_s=deadline, per_agent=per_agent, fits_model=False)
+
+    def fit_to_any(self, models: Any) -> Budget:
+        """:meth:`fit_to` for a run of several models: the deadline fits the slowest, so one
+        agent on the embedded model gives the run the local deadline. Only a preset that still
+        :attr:`fits_model` changes; limits the caller set stay as they are."""
+        if not self.fits_model:
+            return self
+        chosen = list(models) or [None]
+        local = [m for m in chosen if runs_locally(m)]
+        return self.fit_to(local[0] if local else chosen[0])
 
     def override(self, **changes: Any) -> Budget:
-        """A copy with some fields changed: ``Budget.preset("quick").override(max_calls=8)``."""
+        """A copy with some fields changed: ``Budget.preset("quick").override(max_calls=8)``.
+        A deadline given here is kept as it is (it is no longer fitted to the model)."""
+        if "deadline_s" in changes and self.fits_model:
+            changes.setdefault("fits_model", False)
         return replace(self, **changes)
 
     def is_unlimited(self) -> bool:

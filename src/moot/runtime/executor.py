@@ -279,7 +279,8 @@ class Execution:
             result.status = "cancelled"  # type: ignore[assignment]
             result.finished_at = time.time()
             result.stop_reason = status
-            self.emit.emit(EventType.TASK_FAILED, task_id=tid, agent=result.agent, error=status, policy="none")
+            self.emit.emit(EventType.TASK_FAILED, task_id=tid, agent=result.agent, error=status, policy="none",
+                           status="cancelled")
 
     # ------------------------------------------------------------------ the end
 

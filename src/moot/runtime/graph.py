@@ -264,8 +264,14 @@ class TaskGraph:
         run_id: str | None = None,
         max_parallel: int | None = None,
         parent_run_id: str | None = None,
+        model: Any = None,
     ) -> RunResult:
         """Run the graph as one :class:`~moot.runtime.run.Run` (record, events, spans, budget).
+
+        ``model`` (a model string or a :class:`~moot.models.base.Model`) is the model of every
+        agent created without one (``None``: ``MOOT_MODEL``, else the embedded model); the
+        agents themselves are not changed. A preset budget (``Budget.preset("standard")``)
+        gets the deadline that fits the slowest model the agents run on.
 
         Cancelling this coroutine raises :class:`RunCancelled` (a ``CancelledError`` carrying
         the partial :class:`RunResult`) after recording it. ``max_parallel`` caps the tasks in
@@ -279,13 +285,31 @@ class TaskGraph:
 
         if max_parallel is not None and max_parallel < 1:
             raise ConfigError(f"max_parallel={max_parallel} would run nothing", fix="use max_parallel=1 or more")
+        graph = self.with_default_model(model) if model is not None else self
+        if isinstance(budget, Budget):
+            budget = budget.fit_to_any(graph.models())
         run = Run(name or "graph " + "+".join(self.tasks), budget or Budget(), bus, store, run_id,
                   parent_run_id=parent_run_id)
-        return await Execution(self, run, max_parallel=max_parallel).run_to_end()
+        return await Execution(graph, run, max_parallel=max_parallel).run_to_end()
+
+    def models(self) -> list[Any]:
+        """The model (object or string; ``None``: the default) of each agent."""
+        return [agent._model or agent.model for agent in self.agents.values()]
+
+    def with_default_model(self, model: Any) -> TaskGraph:
+        """This graph with ``model`` given to every agent that names none (copies; the graph's
+        own agents keep theirs)."""
+        graph = copy.copy(self)
+        graph.agents = {
+            name: (agent if agent.model is not None or agent._model is not None else _with_model(agent, model))
+            for name, agent in self.agents.items()
+        }
+        return graph
 
     def run_sync(self, **kwargs: Any) -> RunResult:
-        """Run from synchronous code. Ctrl-C cancels the sub-agents and returns the partial
-        result with status ``cancelled`` (also recorded in the store)."""
+        """Run from synchronous code (the keyword arguments of :meth:`run`, ``model=`` included).
+        Ctrl-C cancels the sub-agents and returns the partial result with status ``cancelled``
+        (also recorded in the store)."""
 
         async def main() -> RunResult:
             try:
@@ -315,6 +339,10 @@ def generic_fallback_agent(original: SubAgent) -> SubAgent:
         max_turns=max(2, min(original.max_turns, 3)),
         settings=original.settings,
     )
+
+
+def _with_model(agent: SubAgent, model: Any) -> SubAgent:
+    return replace(agent, model=model)
 
 
 def isolated(value: Any) -> Any:

@@ -1,9 +1,12 @@
 """Optional OpenTelemetry export: every run's events become spans.
 
-Off by default, and nothing leaves the machine unless you configure it: call
-:func:`enable_otel` (or set ``MOOT_OTEL=1`` so every run does, whatever team made it) *and*
-configure an OpenTelemetry tracer provider with an exporter, as you would for any other
-library. Needs the ``opentelemetry-sdk`` package: ``pip install 'moot[otel]'``.
+Off by default, and nothing leaves the machine unless you ask: set ``MOOT_OTEL=1`` and every
+``moot`` command sends its runs' spans over OTLP/HTTP to the collector that the standard
+``OTEL_EXPORTER_OTLP_*`` variables name (:func:`configure_otlp_export`; Phoenix, Jaeger, the
+OpenTelemetry Collector…). From Python, call :func:`configure_otlp_export` too, or configure
+your own tracer provider as for any other library and call :func:`enable_otel` (or set
+``MOOT_OTEL=1``) for the runs to use it. Needs ``pip install 'moot[otel]'``; see
+docs/observability.md.
 
 Spans nest run → task → agent → model call / tool call, and carry the OpenTelemetry GenAI
 semantic-convention attributes: ``gen_ai.operation.name`` (``invoke_agent``, ``chat``,
@@ -68,6 +71,8 @@ def _provider_and_model(model: str) -> tuple[str, str]:
     provider, sep, name = model.partition(":")
     if provider == "local" or provider.startswith("local-"):
         return "moot", model
+    if provider == "openai-compatible" and "#" in name:  # URL#MODEL: the model is what the server was asked for
+        return provider, name.rsplit("#", 1)[1]
     return (provider, name) if sep else ("unknown", model)
 
 
@@ -141,6 +146,8 @@ class OtelSubscriber:
     def __call__(self, event: Event) -> None:
         if event.type in _OPENS:
             level = _OPENS[event.type]
+            if level == "chat":  # a call still open got no answer it could use (not in the schema): the retry is a new call
+                self._end(self._key("chat", event), event, error="the answer was not usable; the call was retried")
             parent = self._parent(event, level)
             context = self._trace.set_span_in_context(parent) if parent is not None else None
             span = self.tracer.start_span(self._name(level, event), context=context, attributes=_attributes(event),
@@ -183,6 +190,74 @@ def enable_otel(bus: EventBus, *, tracer: Any | None = None) -> Callable[[], Non
     return bus.subscribe(OtelSubscriber(tracer))
 
 
+DEFAULT_SERVICE_NAME = "moot"
+
+
+def configure_otlp_export() -> Callable[[], None] | None:
+    """With ``MOOT_OTEL`` set, send spans over OTLP/HTTP to the collector the standard variables
+    name: ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` or ``OTEL_EXPORTER_OTLP_ENDPOINT`` (default
+    ``http://localhost:4318``), ``OTEL_EXPORTER_OTLP_HEADERS``, ``OTEL_SERVICE_NAME`` (default
+    ``moot``)… — the exporter reads them itself. Every ``moot`` command calls this first; a
+    Python program may too, or set its own tracer provider, which is then left alone.
+
+    Returns the function that sends what is still buffered and closes the exporter (call it at
+    exit), or ``None`` when ``MOOT_OTEL`` is not set or the application has its own provider.
+    """
+    if not otel_requested():
+        return None
+    trace = _trace_module()
+    try:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    except ImportError:
+        raise ConfigError("MOOT_OTEL=1 sends spans over OTLP, which needs the OpenTelemetry exporter",
+                          fix="pip install 'moot[otel]' (or unset MOOT_OTEL)") from None
+    if isinstance(trace.get_tracer_provider(), TracerProvider):
+        return None  # the application configured OpenTelemetry itself
+    protocol = (os.environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") or os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL")
+                or "http/protobuf").strip()
+    if protocol != "http/protobuf":
+        raise ConfigError(f"OTEL_EXPORTER_OTLP_PROTOCOL={protocol} is not one moot sends",
+                          fix="use http/protobuf (port 4318), which Phoenix, Jaeger and the OpenTelemetry Collector accept")
+    attributes = {} if os.environ.get("OTEL_SERVICE_NAME", "").strip() else {"service.name": DEFAULT_SERVICE_NAME}
+    _one_line_export_errors()
+    provider = TracerProvider(resource=Resource.create(attributes), shutdown_on_exit=False)
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    trace.set_tracer_provider(provider)
+
+    def flush_and_close() -> None:
+        provider.force_flush(timeout_millis=10_000)
+        provider.shutdown()
+
+    return flush_and_close
+
+
+def _one_line_export_errors() -> None:
+    """An unreachable collector is said once, in one line naming the fix, instead of the
+    exporter's retry messages (the command itself goes on and keeps its exit status)."""
+    import logging
+    import sys
+
+    class OneLine(logging.Handler):
+        said = False
+
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.levelno < logging.WARNING or OneLine.said:
+                return
+            OneLine.said = True
+            where = (os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+                     or "http://localhost:4318")
+            sys.stderr.write(f"warning: could not send OpenTelemetry spans to {where} (fix: start the collector, "
+                             "set OTEL_EXPORTER_OTLP_ENDPOINT, or unset MOOT_OTEL)\n")
+
+    exporter_log = logging.getLogger("opentelemetry.exporter")
+    if not any(type(h).__name__ == "OneLine" for h in exporter_log.handlers):
+        exporter_log.addHandler(OneLine())
+        exporter_log.propagate = False
+
+
 _ATTACHED = "_moot_otel_attached"
 
 
@@ -203,4 +278,4 @@ def attach_if_requested(bus: EventBus) -> Callable[[], None] | None:
     return detach
 
 
-__all__ = ["OtelSubscriber", "attach_if_requested", "enable_otel", "otel_requested"]
+__all__ = ["OtelSubscriber", "attach_if_requested", "configure_otlp_export", "enable_otel", "otel_requested"]

@@ -69,6 +69,8 @@ class Run:
             self.tracker = budget
             self.tracker.add_warning_listener(self._warn)
         else:
+            if budget is not None and budget.fits_model:  # a preset no model was known for: the default's
+                budget = budget.fit_to(None)
             self.tracker = BudgetTracker(budget, on_warning=self._warn)
         self.budget = self.tracker.budget
         self.results: dict[str, TaskResult] = {}
@@ -182,7 +184,7 @@ class Run:
         except asyncio.CancelledError:
             result.status, result.finished_at, result.stop_reason = "cancelled", time.time(), "cancelled"  # type: ignore[assignment]
             self.bus.emit(EventType.TASK_FAILED, run_id=self.run_id, task_id=task_id, agent=agent.name,
-                          error="cancelled", policy="none")
+                          error="cancelled", policy="none", status="cancelled")
             raise
         self.settle(result, outcome)
         self.step_seconds[task_id] = time.perf_counter() - started

@@ -114,6 +114,15 @@ class RunRecord:
         }
 
 
+def _chunks(ids: list[str], size: int = 500) -> list[list[str]]:
+    """``ids`` in pieces small enough for one SQL ``IN (…)``."""
+    return [ids[i:i + size] for i in range(0, len(ids), size)]
+
+
+def _marks(ids: list[str]) -> str:
+    return ",".join("?" * len(ids))
+
+
 def _like_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
@@ -452,6 +461,67 @@ class RunStore:
             )
             for r in rows
         ]
+
+    # ------------------------------------------------------------------ deleting (`moot runs delete|prune`)
+
+    def _with_held(self, ids: list[str]) -> list[str]:
+        """``ids`` and every run they hold, at any depth (caller holds the lock)."""
+        found = list(dict.fromkeys(ids))
+        seen = set(found)
+        frontier = list(found)
+        while frontier:
+            held: list[str] = []
+            for chunk in _chunks(frontier):
+                rows = self._db.execute(f"SELECT id FROM runs WHERE parent_run_id IN ({_marks(chunk)})", chunk).fetchall()
+                held += [str(r["id"]) for r in rows if str(r["id"]) not in seen]
+            seen.update(held)
+            found += held
+            frontier = held
+        return found
+
+    def delete_runs(self, ids: list[str], *, force: bool = False) -> list[str]:
+        """Delete runs (full ids) with the runs they hold, their events, usage and outputs, in one
+        transaction: all of them or, on any error, none. A run still ``running`` is refused
+        unless ``force`` (a run whose process died stays ``running``). Returns the ids deleted."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                doomed = self._with_held(ids)
+                for chunk in _chunks(doomed):
+                    row = self._db.execute(f"SELECT id FROM runs WHERE status = 'running' AND id IN ({_marks(chunk)})",
+                                           chunk).fetchone()
+                    if row is not None and not force:
+                        raise MootError(f"run {str(row['id'])[:12]} is still running",
+                                        fix="wait for it to end, or pass --force if its process died")
+                for chunk in _chunks(doomed):
+                    for table in ("events", "agent_usage", "run_outputs"):
+                        self._db.execute(f"DELETE FROM {table} WHERE run_id IN ({_marks(chunk)})", chunk)
+                    self._db.execute(f"DELETE FROM runs WHERE id IN ({_marks(chunk)})", chunk)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return doomed
+
+    def prunable_runs(self, *, before: float | None = None, keep: int | None = None,
+                      status: str | None = None) -> list[str]:
+        """Ids of finished top-level runs to prune: started before ``before``, and/or all but the
+        newest ``keep``, optionally only those with ``status``. Running runs are never listed."""
+        where = ["parent_run_id IS NULL", "status != 'running'"]
+        args: list[Any] = []
+        if status:
+            where.append("status = ?")
+            args.append(status)
+        with self._lock:
+            rows = self._db.execute(f"SELECT id, started FROM runs WHERE {' AND '.join(where)} ORDER BY started DESC",
+                                    args).fetchall()
+        ids = [(str(r["id"]), float(r["started"])) for r in rows]
+        chosen = ids[keep:] if keep is not None else ids
+        if before is not None:
+            chosen = [(i, t) for i, t in chosen if t < before]
+        elif keep is None:
+            chosen = []
+        return [i for i, _ in chosen]
 
     @staticmethod
     def _event(r: sqlite3.Row) -> Event:
