@@ -6,6 +6,7 @@ structured decision by its schema name and records which decisions were asked fo
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -24,7 +25,7 @@ from moot.teams.board.builtin_agents import SearchAgent
 from moot.teams.board.extension import InvalidSpecError, validate_spec
 from moot.teams.board.folder import FolderBoard
 from moot.teams.board.goal_budget import GoalBudgetExceeded, read_budget
-from moot.teams.board.protocol import AWAITING_SUBTASKS, BoardAgent
+from moot.teams.board.protocol import AWAITING_SUBTASKS, BoardAgent, Defer
 
 
 class Router:
@@ -70,9 +71,6 @@ def child(board: FolderBoard, root: BoardTask, description: str, *, depth: int =
     )
 
 
-YES = {"proceed": True, "reason": "fine"}
-
-
 # --------------------------------------------------------------------------- should_handle
 
 
@@ -81,23 +79,33 @@ async def test_agents_satisfy_the_worker_protocol(board: FolderBoard) -> None:
         assert isinstance(build_agent(kind, board=board, model=Router().model), BoardAgent)
 
 
-async def test_metacognition_step_back_stops_before_capability_and_fitness(board: FolderBoard) -> None:
-    router = Router(MetacognitiveDecision={"proceed": False, "reason": "I just did this"})
-    agent = SearchAgent(model=router.model)
-    task = child(board, submit_root(board), "Find notes about cat food", requirements=["research"])
-    assert await agent.should_handle(task, board) is False
-    assert router.calls == ["MetacognitiveDecision"]
+async def test_rules_route_with_no_model_call(board: FolderBoard) -> None:
+    router = Router()  # any model call would fail the test: there is no answer to give
+    breakdown, search = TaskBreakdownAgent(model=router.model), SearchAgent(model=router.model)
+    goal = board.submit(BoardTask(description="Summarise the notes, then compare them", type="goal"))
+    assert await breakdown.should_handle(goal, board) is True
+    assert await search.should_handle(goal, board) is False
+    file_step = child(board, goal, "Summarise context/a.md", requirements=["file_operations"])
+    file_step = board.update(file_step.model_copy(update={"type": "file"}))
+    assert await search.should_handle(file_step, board) is False
+    assert await breakdown.should_handle(file_step, board) is False
+    assert router.calls == []
 
 
-async def test_fitness_threshold_decides(board: FolderBoard) -> None:
-    root = submit_root(board)
-    task = child(board, root, "Find notes about cat food", requirements=["research"])
-    low = Router(MetacognitiveDecision=YES, Fitness={"score": 5, "reason": "meh"})
-    assert await SearchAgent(model=low.model).should_handle(task, board) is False
-    high = Router(MetacognitiveDecision=YES, Fitness={"score": 6, "reason": "my job"})
-    assert await SearchAgent(model=high.model).should_handle(task, board) is True
-    # stated requirements already decided capability: no capability call was spent
-    assert high.calls == ["MetacognitiveDecision", "Fitness"]
+async def test_fitness_only_ranks_and_never_leaves_a_task_untaken(board: FolderBoard) -> None:
+    root = submit_root(board)  # a general task: breakdown, search and file may all take it
+    low = Router(Fitness={"score": 2, "reason": "not my job"})
+    agent = SearchAgent(model=low.model, rank_step_s=0.0, doubt_wait_s=0.2)
+    first = await agent.should_handle(root, board)
+    assert isinstance(first, Defer) and not first and not first.waiting_on_others
+    await asyncio.sleep(0.25)
+    assert await agent.should_handle(root, board) is True  # no better agent took it: it takes it anyway
+    assert low.calls == ["Fitness"]  # scored once, however often it was asked
+    assert "under this agent's threshold 6" in agent._doubts[root.id]
+    high = Router(Fitness={"score": 10, "reason": "exactly my job"})
+    assert await SearchAgent(model=high.model, rank_step_s=5.0).should_handle(root, board) is True  # no wait at 10
+    nine = await SearchAgent(model=Router(Fitness={"score": 9, "reason": "x"}).model, rank_step_s=5.0).should_handle(root, board)
+    assert isinstance(nine, Defer) and 4.0 < nine.seconds <= 5.0  # a 9 leaves one step to a 10
 
 
 async def test_capability_precheck_avoids_model_calls(board: FolderBoard) -> None:
@@ -107,16 +115,14 @@ async def test_capability_precheck_avoids_model_calls(board: FolderBoard) -> Non
     assert router.calls == []
 
 
-async def test_capability_model_check_runs_only_without_requirements(board: FolderBoard) -> None:
-    router = Router(MetacognitiveDecision=YES, CapabilityDecision={"can_handle": False, "reason": "no tool"})
+async def test_a_general_task_is_scored_once_and_the_decision_cached(board: FolderBoard) -> None:
+    router = Router(Fitness={"score": 10, "reason": "mine"})
     task = submit_root(board, "Paint the fence")
     agent = SearchAgent(model=router.model)
-    assert await agent.should_handle(task, board) is False
-    assert router.calls == ["MetacognitiveDecision", "CapabilityDecision"]
-    # asked again (a worker polling), the decision is cached: no more calls
-    assert await agent.should_handle(task, board) is False
-    assert len(router.calls) == 2
-    assert read_budget(board, task).model_calls == 2
+    assert await agent.should_handle(task, board) is True
+    assert await agent.should_handle(task, board) is True
+    assert router.calls == ["Fitness"]
+    assert read_budget(board, task).model_calls == 1
 
 
 async def test_process_validates_the_result_against_the_original_goal(board: FolderBoard) -> None:
@@ -133,15 +139,17 @@ async def test_process_validates_the_result_against_the_original_goal(board: Fol
 # --------------------------------------------------------------------------- breakdown
 
 
-def plan(*items: tuple[str, str]) -> dict[str, Any]:
-    return {"subtasks": [{"description": d, "capability": c} for d, c in items]}
+def plan(*items: tuple[str, str], kind: str = "other", **extra: Any) -> dict[str, Any]:
+    """A typed plan: (description, agent) steps; ``extra`` maps a step number to more fields."""
+    steps = [{"description": d, "agent": a, "after": [], "output": "answer", **extra.get(f"s{n}", {})}
+             for n, (d, a) in enumerate(items, 1)]
+    return {"kind": kind, "steps": steps}
 
 
-async def test_breakdown_creates_subtasks_linked_to_the_goal(board: FolderBoard) -> None:
+async def test_breakdown_creates_typed_subtasks_linked_to_the_goal(board: FolderBoard) -> None:
     root = submit_root(board)
-    router = Router(
-        Breakdown=plan(("Find notes on cat food", "research"), ("Write the guide to results/guide.md", "file_operations"))
-    )
+    router = Router(Plan=plan(("Find notes on cat food", "search"), ("Write the guide to results/guide.md", "file"),
+                              s2={"after": [1]}))
     outcome = await TaskBreakdownAgent(model=router.model).process(root, board)
     assert outcome is AWAITING_SUBTASKS
     parent = board.get(root.id)
@@ -151,37 +159,53 @@ async def test_breakdown_creates_subtasks_linked_to_the_goal(board: FolderBoard)
         assert (sub.parent_id, sub.root_id, sub.depth) == (root.id, root.id, 1)
         assert sub.context["original_goal"] == root.description
         assert sub.status is TaskStatus.PENDING
-    assert [s.requirements for s in subs] == [["research"], ["file_operations"]]
+    assert [s.type for s in subs] == ["search", "file"]  # each step's agent type: routing by rule
+    assert subs[1].context["step"]["after"] == [subs[0].id]  # the guide is written from the notes found
+    assert parent.context["final_step"] == subs[1].id
+    assert [p["agent"] for p in parent.context["plan"]] == ["search", "file"]
     assert read_budget(board, root).tasks == 2
+    assert router.calls == ["Plan"]  # the goal was claimed and split with one model call
 
 
-async def test_lexical_duplicates_are_dropped_without_a_model_call(board: FolderBoard) -> None:
+async def test_repeated_work_on_the_same_inputs_is_reused_not_redone(board: FolderBoard) -> None:
     root = submit_root(board)
-    child(board, root, "Search the documents for cat food facts", requirements=["research"])
-    router = Router(
-        Breakdown=plan(
-            ("Search documents for cat food facts", "research"),
-            ("Write the final guide file", "file_operations"),
-            ("Write the final guide files", "file_operations"),
-        )
-    )
+    earlier = board.submit(BoardTask(description="Search the documents for cat food facts", type="search",
+                                     context={"original_goal": root.description, "step": {"number": 1, "files": [], "digests": {}}},
+                                     parent_id=root.id, root_id=root.id, depth=1))
+    router = Router(Plan=plan(
+        ("Search documents for cat food facts", "search"),
+        ("Write the final guide file", "file"),
+        ("Write the final guide files", "file"),
+    ))
     await TaskBreakdownAgent(model=router.model).process(root, board)
-    subs = [board.get(i).description for i in board.get(root.id).subtasks]
-    assert subs == ["Write the final guide file"]
+    subs = [board.get(i) for i in board.get(root.id).subtasks]
+    assert [s.description for s in subs] == ["Search documents for cat food facts", "Write the final guide file"]
+    assert subs[0].context["duplicate_of"] == earlier.id  # same agent, same inputs, same words: reused
+    assert "duplicate_of" not in subs[1].context
     assert "DuplicateCheck" not in router.calls
     assert similarity("Search the documents for cat food facts", "Search documents for cat food facts") >= 0.8
+    # the duplicate's agent answers with the earlier result once it is there, with no model call
+    board.claim(earlier.id, "w", lease_s=60)
+    board.complete(earlier.id, "w", {"agent": "search", "output": "Cats eat meat twice a day."})
+    search = SearchAgent(model=Router().model)
+    assert await search.should_handle(subs[0], board) is True
+    assert await search.process(subs[0], board) == {"agent": "search", "output": "Cats eat meat twice a day.",
+                                                     "duplicate_of": earlier.id}
 
 
 async def test_borderline_pairs_ask_the_model(board: FolderBoard) -> None:
     root = submit_root(board)
-    child(board, root, "Collect feeding advice for kittens", requirements=["research"])
+    earlier = board.submit(BoardTask(description="Collect feeding advice for kittens", type="search",
+                                     context={"step": {"number": 1, "files": [], "digests": {}}},
+                                     parent_id=root.id, root_id=root.id, depth=1))
     router = Router(
-        Breakdown=plan(("Gather feeding advice for young kittens", "research"), ("Collect grooming advice for kittens", "research")),
+        Plan=plan(("Gather feeding advice for young kittens", "search"), ("Collect grooming advice for kittens", "search"),
+                  ("Write the kitten guide from both", "file"), s3={"after": [1, 2]}),
         DuplicateCheck=[{"duplicate": True, "reason": "same work"}, {"duplicate": False, "reason": "different"}],
     )
     await TaskBreakdownAgent(model=router.model).process(root, board)
-    subs = [board.get(i).description for i in board.get(root.id).subtasks]
-    assert subs == ["Collect grooming advice for kittens"]
+    subs = [board.get(i) for i in board.get(root.id).subtasks]
+    assert [s.context.get("duplicate_of") for s in subs] == [earlier.id, None, None]
     assert router.calls.count("DuplicateCheck") == 2  # both were borderline: the model judged each
 
 
@@ -193,7 +217,7 @@ async def test_a_task_at_the_depth_limit_is_never_broken_down(board: FolderBoard
     result = await agent.process(deep, board)
     assert "depth limit 5 reached" in result["note"]
     assert result["output"] == "Chapters: food, play, health."
-    assert "Breakdown" not in router.calls
+    assert "Plan" not in router.calls
     assert board.get(deep.id).subtasks == []
     assert len(board.list()) == 2  # nothing was created
     # a depth-5 task without requirements is left to specialists, with no model call
@@ -211,7 +235,7 @@ async def test_equilibrium_executes_directly_when_pending_work_keeps_growing(boa
     router = Router(text="done directly")
     result = await TaskBreakdownAgent(model=router.model).process(root, board)
     assert result["note"].startswith("equilibrium:")
-    assert "Breakdown" not in router.calls
+    assert "Plan" not in router.calls
 
 
 # --------------------------------------------------------------------------- self-extension
@@ -229,7 +253,7 @@ SPEC = {
 async def test_self_extension_registers_a_validated_spec(board: FolderBoard) -> None:
     root = submit_root(board, "Make a cat-themed greeting card")
     router = Router(
-        Breakdown=plan(("Write a four-line cat poem", "new_capability"), ("Find cat facts for the card", "research")),
+        Plan=plan(("Write a four-line cat poem", "new_agent"), ("Find cat facts for the card", "search")),
         SpecDraft=SPEC,
     )
     await TaskBreakdownAgent(model=router.model).process(root, board)
@@ -237,24 +261,25 @@ async def test_self_extension_registers_a_validated_spec(board: FolderBoard) -> 
     assert registered["poem_writer"].capabilities == ["poetry"]
     assert registered["poem_writer"].tools == ["write_file"]
     poem = board.get(board.get(root.id).subtasks[0])
-    assert poem.requirements == ["poetry"]
+    assert (poem.type, poem.requirements) == ("poem_writer", ["poetry"])
     assert poem.context["self_extension"] == {"registered": "poem_writer"}
     worker_agent = build_agent("poem_writer", board=board, model=router.model)
     assert worker_agent.capabilities == ["poetry"]
-    assert worker_agent.precheck(poem)
+    assert await worker_agent.should_handle(poem, board) is True  # the only type that may: no model call
+    assert await SearchAgent(model=router.model).should_handle(poem, board) is False
 
 
 async def test_self_extension_rejects_a_tool_off_the_allow_list(board: FolderBoard) -> None:
     root = submit_root(board, "Make a cat-themed greeting card")
     router = Router(
-        Breakdown=plan(("Render the card as a PNG", "new_capability"), ("Find cat facts for the card", "research")),
+        Plan=plan(("Render the card as a PNG", "new_agent"), ("Find cat facts for the card", "search")),
         SpecDraft={**SPEC, "name": "renderer", "capability": "rendering", "tools": ["exec_python"]},
     )
     await TaskBreakdownAgent(model=router.model).process(root, board)
     assert "renderer" not in {s.name for s in board.agents()}
     card = board.get(board.get(root.id).subtasks[0])
     assert "rejected" in card.context["self_extension"]
-    assert card.requirements == []
+    assert (card.type, card.requirements) == ("general", [])
 
 
 def test_validate_spec_rules() -> None:
@@ -277,7 +302,7 @@ def test_validate_spec_rules() -> None:
 
 async def test_goal_budget_refuses_new_subtasks_with_a_readable_reason(board: FolderBoard) -> None:
     root = submit_root(board, budget={"max_tasks": 2})
-    router = Router(Breakdown=plan(("Step one about food", "research"), ("Step two about play", "research"), ("Step three about vets", "research")))
+    router = Router(Plan=plan(("Step one about food", "search"), ("Step two about play", "search"), ("Step three about vets", "search")))
     with pytest.raises(GoalBudgetExceeded, match="budget of 2 tasks would be exceeded"):
         await TaskBreakdownAgent(model=router.model).process(root, board)
     assert len(board.list()) == 1
@@ -285,16 +310,16 @@ async def test_goal_budget_refuses_new_subtasks_with_a_readable_reason(board: Fo
 
 async def test_spent_call_budget_stops_model_calls(board: FolderBoard) -> None:
     root = submit_root(board, budget={"max_model_calls": 1})
-    router = Router(MetacognitiveDecision=YES, CapabilityDecision={"can_handle": True, "reason": "ok"}, Fitness={"score": 9, "reason": "x"})
-    agent = TaskBreakdownAgent(model=router.model)
-    # the first call spends the budget, the second is refused: the task is taken only to be failed
+    router = Router(Fitness={"score": 9, "reason": "x"}, text="an answer")
+    agent = TaskBreakdownAgent(model=router.model, rank_step_s=0.0)
+    # the fitness call spends the budget; the task is then taken only to be failed
     assert await agent.should_handle(root, board) is True
-    assert router.calls == ["MetacognitiveDecision"]
+    assert router.calls == ["Fitness"]
     fresh = board.get(root.id)
     assert await TaskBreakdownAgent(model=router.model).should_handle(fresh, board) is True
     with pytest.raises(GoalBudgetExceeded, match="budget of 1 model calls is spent"):
         await agent.process(fresh, board)
-    assert router.calls == ["MetacognitiveDecision"]
+    assert router.calls == ["Fitness"]
 
 
 # --------------------------------------------------------------------------- built-in agents and tools
@@ -385,12 +410,12 @@ async def test_budget_counts_while_the_root_is_claimed(board: FolderBoard) -> No
 async def test_siblings_of_one_plan_are_not_sent_to_the_model_as_duplicates(board: FolderBoard) -> None:
     root = submit_root(board)
     router = Router(
-        Breakdown=plan(("Summarise solar.md", "research"), ("Summarise wind.md", "research")),
+        Plan=plan(("Summarise solar notes", "search"), ("Summarise wind notes", "search")),
         DuplicateCheck=[{"duplicate": True, "reason": "both are summaries"}],
     )
     await TaskBreakdownAgent(model=router.model).process(root, board)
     subs = [board.get(i).description for i in board.get(root.id).subtasks]
-    assert subs == ["Summarise solar.md", "Summarise wind.md"]
+    assert subs == ["Summarise solar notes", "Summarise wind notes"]
     assert "DuplicateCheck" not in router.calls
 
 
@@ -405,13 +430,12 @@ async def test_board_agent_calls_are_recorded_runs_under_the_goals_parent_run(bo
     seen: list[str] = []
     bus.subscribe(lambda e: seen.append(f"{e.type.value}:{e.agent or ''}"))
     root = submit_root(board, budget={"max_model_calls": 10})
-    router = Router(MetacognitiveDecision=YES, CapabilityDecision={"can_handle": True, "reason": "ok"},
-                    Fitness={"score": 9, "reason": "x"})
+    router = Router(Fitness={"score": 10, "reason": "x"}, GoalCheck={"advances_goal": True, "reason": "ok"})
     agent = SearchAgent(model=router.model, workspace=board.root, store=store, bus=bus)
     assert await agent.should_handle(root, board) is True
+    await agent.validate_goal_progress(root.model_copy(update={"context": {"original_goal": "Care for cats"}}), "Cats eat meat.", board)
     runs = store.children(goal_run_id(root.id))
-    assert [r.name.split(":")[0] for r in runs] == ["board search-metacognition", "board search-evaluator",
-                                                    "board search-evaluator"]
+    assert [r.name.split(":")[0] for r in runs] == ["board search-evaluator", "board search-metacognition"]
     assert all(r.status == "completed" and r.usage.requests == 1 for r in runs)
     assert store.get_run(goal_run_id(root.id)).name.startswith("board goal: Write a short guide")
     assert "model_request:search-metacognition" in seen and "run_finished:" in seen
@@ -420,7 +444,7 @@ async def test_board_agent_calls_are_recorded_runs_under_the_goals_parent_run(bo
     done = board.get(root.id).model_copy(update={"status": TaskStatus.COMPLETED})
     agent.goal_settled(done)
     goal = store.get_run(goal_run_id(root.id))
-    assert goal.status == "completed" and goal.usage.requests == 3
+    assert goal.status == "completed" and goal.usage.requests == 2
 
 
 async def test_a_multi_turn_executor_cannot_take_the_goal_past_its_call_budget(board: FolderBoard, tmp_path: Path) -> None:
@@ -443,10 +467,11 @@ async def test_a_multi_turn_executor_cannot_take_the_goal_past_its_call_budget(b
 
 async def test_a_board_role_can_have_its_own_model(board: FolderBoard) -> None:
     root = submit_root(board)
-    cheap = Router(MetacognitiveDecision=YES)
-    judge = Router(CapabilityDecision={"can_handle": True, "reason": "ok"}, Fitness={"score": 9, "reason": "x"})
+    cheap = Router(GoalCheck={"advances_goal": True, "reason": "ok"})
+    judge = Router(Fitness={"score": 10, "reason": "x"})
     agent = SearchAgent(model=cheap.model, models={"evaluator": judge.model}, workspace=board.root, record=False)
     assert await agent.should_handle(root, board) is True
-    assert cheap.calls == ["MetacognitiveDecision"] and judge.calls == ["CapabilityDecision", "Fitness"]
+    await agent.validate_goal_progress(root.model_copy(update={"context": {"original_goal": "Care for cats"}}), "Cats eat meat.", board)
+    assert cheap.calls == ["GoalCheck"] and judge.calls == ["Fitness"]
     with pytest.raises(ConfigError, match="the board team has no role 'boss'"):
         SearchAgent(model=cheap.model, models={"boss": judge.model})

@@ -24,7 +24,9 @@ from moot.teams.board.folder import FolderBoard
 from moot.teams.board.goal_budget import read_budget
 from moot.teams.board.protocol import AWAITING_SUBTASKS
 from moot.teams.board.result_check import failure_reason
-from moot.teams.board.steps import covers, explicit_steps, missing_steps
+from moot.teams.board.plan import propose_steps
+from moot.teams.board.specs import FILE_SPEC, SEARCH_SPEC
+from moot.teams.board.steps import explicit_steps
 from moot.teams.board.worker import Worker
 from test_board_agents import Router
 
@@ -45,9 +47,6 @@ def subtask_of(board: FolderBoard, description: str, requirements: list[str], go
         BoardTask(description=description, requirements=requirements, context={"original_goal": goal},
                   parent_id=root.id, root_id=root.id, depth=1)
     )
-
-
-YES = {"proceed": True, "reason": "mine"}
 
 
 # --------------------------------------------------------------------------- 1. failure-reporting results
@@ -98,8 +97,8 @@ async def test_a_no_file_result_is_rejected_without_asking_the_model(board: Fold
 
 async def test_a_rejected_result_is_retried_with_the_reason_then_failed(board: FolderBoard) -> None:
     task = subtask_of(board, "Summarise wind.md", ["file_operations"])
-    router = Router(MetacognitiveDecision=YES, Fitness={"score": 9, "reason": "files"}, text="Error: cannot open wind.md")
-    agent = BaseAgent(AgentSpec(name="reader", capabilities=["file_operations"]), model=router.model)
+    router = Router(Fitness={"score": 9, "reason": "files"}, text="Error: cannot open wind.md")
+    agent = BaseAgent(AgentSpec(name="reader", capabilities=["file_operations"]), model=router.model, rank_step_s=0.0)
     worker = Worker(board, agent, poll_s=0.01, stop_when_idle=True, idle_grace_s=0.1)
     await worker.run()
     final = board.get(task.id)
@@ -117,12 +116,11 @@ async def test_a_rejected_result_is_retried_with_the_reason_then_failed(board: F
 async def test_a_retry_that_succeeds_completes_the_task(board: FolderBoard) -> None:
     task = subtask_of(board, "Summarise wind.md", ["file_operations"])
     router = Router(
-        MetacognitiveDecision=YES,
         Fitness={"score": 9, "reason": "files"},
         text=["not found", "Wind turbines last about 20 to 25 years."],
         GoalCheck={"advances_goal": True, "reason": "answers it"},
     )
-    agent = BaseAgent(AgentSpec(name="reader", capabilities=["file_operations"]), model=router.model)
+    agent = BaseAgent(AgentSpec(name="reader", capabilities=["file_operations"]), model=router.model, rank_step_s=0.0)
     await Worker(board, agent, poll_s=0.01, stop_when_idle=True, idle_grace_s=0.1).run()
     done = board.get(task.id)
     assert done.status is TaskStatus.COMPLETED and done.attempts == 2
@@ -177,48 +175,43 @@ def test_explicit_steps_are_found_only_where_the_goal_lists_actions() -> None:
     assert explicit_steps("Write a short care guide for a cat: food, water and vet visits") == []
 
 
-def test_a_step_is_covered_by_a_differently_worded_subtask() -> None:
-    assert covers("summarise wind.md", "Read wind.md and write a short summary")
-    assert covers("compare the lifetimes of solar panels and wind turbines", "Compare panel and turbine lifetimes")
-    assert covers("Summarise the two documents", "Summarize solar.md")
-    assert not covers("compare the lifetimes of solar panels and wind turbines", "Summarize solar.md")
-    assert missing_steps(GOAL, ["Summarize solar.md", "Summarize wind.md"]) == [
-        "compare the lifetimes of solar panels and wind turbines"]
+def write_notes(board: FolderBoard) -> None:
+    (board.root / "context" / "solar.md").write_text("Solar panels last 25 to 30 years.\n")
+    (board.root / "context" / "wind.md").write_text(WIND)
 
 
-def plan(*items: tuple[str, str]) -> dict[str, Any]:
-    return {"subtasks": [{"description": d, "capability": c} for d, c in items]}
-
-
-async def test_a_step_the_planner_dropped_is_added_as_a_subtask(board: FolderBoard) -> None:
-    root = board.submit(BoardTask(description=GOAL))
-    # the embedded model's plan: two summaries, no comparison
-    router = Router(Breakdown=plan(("Summarize solar.md", "document_search"), ("Summarize wind.md", "file_operations")))
+async def test_a_goal_that_spells_out_its_steps_gets_every_one_with_no_planner(board: FolderBoard) -> None:
+    write_notes(board)
+    root = board.submit(BoardTask(description=GOAL, type="goal"))
+    # the embedded planner dropped the comparison and copied agent descriptions: it is not asked
+    router = Router(GoalKind={"kind": "comparison"})
     assert await TaskBreakdownAgent(model=router.model).process(root, board) is AWAITING_SUBTASKS
     subs = [board.get(i) for i in board.get(root.id).subtasks]
     assert [s.description for s in subs] == [
-        "Summarize solar.md",
-        "Summarize wind.md",
+        "Summarise solar.md.",
+        "Summarise wind.md.",
         "Compare the lifetimes of solar panels and wind turbines.",
     ]
-    added = subs[2]
-    assert added.requirements == ["document_search"]  # where the most similar planned step went
-    assert "missed this explicit step" in added.context["added_by"]
-    assert "added_by" not in subs[0].context and added.context["original_goal"] == GOAL
+    assert [(s.type, s.context["step"]["files"]) for s in subs] == [
+        ("file", ["context/solar.md"]), ("file", ["context/wind.md"]), ("search", [])]
+    compare = subs[2]
+    assert compare.context["step"]["after"] == [subs[0].id, subs[1].id]  # it receives both summaries
+    assert compare.context["step"]["output"] == "comparison" and compare.context["step"]["final"] is True
+    assert board.get(root.id).context["final_step"] == compare.id
     assert read_budget(board, root).tasks == 3
-    assert router.calls == ["Breakdown"]  # the check itself costs no model call
+    assert router.calls == ["GoalKind"]  # one short choice; the plan itself costs no model call
 
 
-async def test_a_complete_plan_gets_nothing_added(board: FolderBoard) -> None:
-    root = board.submit(BoardTask(description=GOAL))
-    router = Router(Breakdown=plan(
-        ("Summarize solar.md", "document_search"),
-        ("Write a summary of wind.md", "file_operations"),
-        ("Compare how long panels and turbines last: lifetimes side by side", "document_search"),
-    ))
-    await TaskBreakdownAgent(model=router.model).process(root, board)
-    subs = [board.get(i) for i in board.get(root.id).subtasks]
-    assert len(subs) == 3 and not any("added_by" in s.context for s in subs)
+def test_steps_spelled_out_without_files_are_proposed_independent_then_gathered() -> None:
+    goal = "Summarise the solar notes, summarise the wind notes, then compare the lifetimes of panels and turbines"
+    steps = propose_steps(goal, ["context/solar.md", "context/wind.md"], {s.name: s for s in (SEARCH_SPEC, FILE_SPEC)})
+    assert steps is not None
+    assert [s.description for s in steps] == ["Summarise the solar notes.", "Summarise the wind notes.",
+                                              "Compare the lifetimes of panels and turbines."]
+    assert [s.after for s in steps[:2]] == [[], []]  # the two summaries do not wait for each other
+    assert steps[2].after == steps[:2]  # the last one gathers them
+    # a goal that names no file and spells out no steps is the planner's
+    assert propose_steps("Write a short care guide for a cat", [], {s.name: s for s in (SEARCH_SPEC, FILE_SPEC)}) is None
 
 
 # --------------------------------------------------------------------------- 4. --until-idle waits for a split

@@ -53,10 +53,6 @@ def board_answers(rng: random.Random) -> Any:
 
     def answer(request: ModelRequest) -> Any:
         name = request.output.name if request.output is not None else "text"
-        if name == "MetacognitiveDecision":
-            return {"proceed": True, "reason": "fine"}
-        if name == "CapabilityDecision":
-            return {"can_handle": True, "reason": "ok"}
         if name == "Fitness":
             return {"score": 9, "reason": "fits"}
         if name == "GoalCheck":
@@ -90,7 +86,7 @@ def test_a_board_goal_never_makes_more_calls_than_its_budget(tmp_path: Path, kin
         root = board.submit(BoardTask(description="Find how long the bridge is in the notes",
                                       context={"budget": {"max_model_calls": max_calls}}, max_attempts=rng.randint(1, 3)))
         model = provider(board_answers(rng), kind, rng, Price(1.0, 4.0))
-        agent = SearchAgent(model=model, workspace=board.root, store=store)
+        agent = SearchAgent(model=model, workspace=board.root, store=store, rank_step_s=0.0)
         agent.max_turns = rng.randint(1, 5)
         worker = Worker(board, agent, poll_s=0.01, stop_when_idle=True, idle_grace_s=0.0, lease_s=30)
         asyncio.run(worker.run())

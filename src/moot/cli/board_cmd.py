@@ -22,6 +22,7 @@ from moot.cli._output import print_json, stdout
 from moot.errors import MootError, UsageError
 from moot.teams.board.backend import BoardBackend, open_board
 from moot.teams.board.folder import read_regular
+from moot.teams.board.protocol import result_text
 from moot.teams.board.task import BoardTask, load_task_json, parse_task
 
 board_app = typer.Typer(help="A shared task board: peer agents claim tasks atomically from a folder or PostgreSQL.",
@@ -80,7 +81,8 @@ def submit(
     directory: Optional[Path] = typer.Argument(None, help=_DIR_HELP),
     description: Optional[str] = typer.Argument(None, help="What to do (or --file task.json)."),
     file: Optional[Path] = typer.Option(None, "--file", "-f", help="A task as JSON (the seed's format)."),
-    task_type: str = typer.Option("general", "--type", "-t", help="The task type."),
+    task_type: str = typer.Option("general", "--type", "-t", help="The task type: goal (the breakdown agent plans it), "
+                                  "an agent type (file, search …: that agent takes it), or general (ranked by fitness)."),
     requires: list[str] = typer.Option([], "--requires", "-r", help="A capability the agent needs (repeatable)."),
     parent: Optional[str] = typer.Option(None, "--parent", help="The parent task id."),
     task_id: Optional[str] = typer.Option(None, "--id", help="Choose the id (letters, digits, _ . -)."),
@@ -160,7 +162,8 @@ def _render(board: BoardBackend, limit: int) -> list[Any]:
     for column in ("id", "type", "status", "worker", "attempts", "updated", "description / result"):
         table.add_column(column, no_wrap=column in ("id", "status"))
     for t in payload["tasks"]:
-        detail = t["error"] if t["status"] == "failed" else (t["result"] if t["status"] == "completed" else t["description"])
+        # a finished task shows its answer (a goal's final answer, an agent's output), not its JSON
+        detail = t["error"] if t["status"] == "failed" else (result_text(t["result"]) if t["status"] == "completed" else t["description"])
         table.add_row(t["id"], t["type"], Text(t["status"], style=_STYLE[t["status"]]), t["claimed_by"] or "-",
                       str(t["attempts"]), _clock(t["finished_at"] or t["claimed_at"] or t["created_at"]),
                       _clip(json.dumps(detail) if not isinstance(detail, str) else detail))

@@ -1,56 +1,63 @@
 """The board's agents (the task-board design's BaseAgent): executor, evaluator and metacognition roles.
 
-Each role is a short model call with its own instructions (``prompts/*.md``) and every
-decision is **structured output** validated against a schema — the seed parsed ``YES``/``NO``
-out of free text, which a small model gets wrong and a large one gets wrong sometimes.
+Each role is a short model call with its own instructions (``prompts/*.md``) and every decision
+is **structured output** validated against a schema. What a small model decides badly is not
+asked of it at all: routing is rules (:mod:`moot.teams.board.routing`), inputs are gathered by
+Python (:mod:`moot.teams.board.inputs`), results are checked by Python first
+(:mod:`moot.teams.board.result_check`, :mod:`moot.teams.board.answer_check`).
 
-``should_handle`` runs, in order, and stops at the first "no":
+``should_handle`` (no model call unless several agent types may take the task):
 
-1. the goal's budget (no model call): a spent goal is taken only to be failed with the reason;
-2. the deterministic capability pre-check (no model call): ``task.requirements`` must be a
-   subset of the agent's capabilities — most "no"s end here, for free;
-3. metacognition: step back from redundant or goal-less work (``MetacognitiveDecision``);
-4. the evaluator's capability check (``CapabilityDecision``), only when the task states no
-   requirements (when it does, step 2 already decided);
-5. the evaluator's fitness score (``Fitness``) at or above the spec's threshold.
+1. the goal's budget: a spent goal is taken only so that ``process`` fails it with the reason;
+2. the rule (:func:`moot.teams.board.routing.may_take`): type and requirements decide who may
+   take the task; most "no"s end here, for free;
+3. evidence-based metacognition: a task whose dependencies are still running is deferred
+   (:class:`~moot.teams.board.protocol.Defer`), one whose dependency failed is taken to be
+   failed with that reason, one that duplicates finished work (``context.duplicate_of``) is taken
+   and answered with that work's result, with no model call;
+4. when more than one agent type may take it, the evaluator's ``Fitness`` (1-10) ranks: the
+   agent claims after a delay that shrinks with its score; under its threshold it still claims
+   after :data:`~moot.teams.board.routing.DOUBT_WAIT_S` and records its doubt on the result.
 
-Decisions are cached per task and attempt, so a worker that polls the same pending task again
-does not spend the goal's model calls twice.
-
-``process`` runs the executor (with the spec's allow-listed tools), then validates the result
-against the task's original goal in two steps: first deterministically
-(:func:`moot.teams.board.result_check.failure_reason`: an empty result, or one that reports a
-failure such as ``no file …`` / ``not found`` / ``cannot …``, is rejected without a model call),
-then with metacognition's ``GoalCheck``. A rejected result raises :class:`ResultRejected`, which
-is retryable: the worker puts the task back to pending with the reason in ``error`` until its
-``max_attempts`` are spent, then fails it with that reason. The retry's executor is told why the
-previous attempt was rejected, and agents with file or search tools see the workspace's
-``context/`` and ``results/`` files, so a retry can do better than repeat the mistake.
+``process`` gathers the step's inputs (files read through ``read_file``, the dependencies'
+results). A step asked only for its files' facts is answered by Python with their own sentences.
+Otherwise the executor runs (a comparison step chooses among rows of values Python proposed;
+Python computes the change), then the result is checked: failure reports
+(:func:`~moot.teams.board.result_check.failure_reason`), restatements and results that carry
+nothing from their inputs (:func:`~moot.teams.board.answer_check.answer_problem`), figures a
+summary leaves out (:func:`~moot.teams.board.answer_check.coverage_problem`), and last the
+model's ``GoalCheck`` against the original goal. A rejected
+result raises :class:`ResultRejected`, which is retryable: the task goes back to pending with the
+reason, and the next attempt's executor is told the reason. On the last attempt a step with
+inputs hands on their fact sentences, with the reason, instead of failing.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import time
 import uuid
-from collections import deque
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
-from moot.errors import ConfigError, MootError
+from moot.errors import MootError
 from moot.models.base import Model, ModelSettings
 from moot.models.registry import RoleModels, check_roles, model_for, resolve_models
 from moot.runtime.agent import AgentResult, SubAgent
 from moot.runtime.budget import Budget
-from moot.runtime.events import EventBus
+from moot.runtime.events import EventBus, EventType, summarize
 from moot.runtime.run import Run
 from moot.runtime.store import RunStore
 from moot.runtime.prompts import load_prompt
 from moot.teams.board.agent_tools import PATH_TOOLS, build_tools, terminal_enabled, workspace_listing
+from moot.teams.board.answer_check import Source, answer_problem, coverage_problem
 from moot.teams.board.backend import AgentSpec, BoardBackend
+from moot.teams.board.compare import choice_type, comparison_line, propose_rows, row_for
 from moot.teams.board.goal_budget import (
     GoalBudgetExceeded,
     check_budget,
@@ -59,8 +66,23 @@ from moot.teams.board.goal_budget import (
     reserve_calls,
     root_of,
 )
+from moot.teams.board.facts import fact_sentences
+from moot.teams.board.inputs import StepInputs, fallback_text, gather_inputs
+from moot.teams.board.protocol import Defer, result_text
 from moot.teams.board.result_check import failure_reason
-from moot.teams.board.specs import BREAKDOWN_SPEC, BUILTIN_SPECS, FILE_SPEC, SEARCH_SPEC, TERMINAL_SPEC
+from moot.teams.board.routing import (
+    DEPENDENCY_POLL_S,
+    DOUBT_WAIT_S,
+    RANK_STEP_S,
+    capable_types,
+    claim_delay,
+    dependency_state,
+    duplicate_state,
+    may_take,
+    step_of,
+)
+from moot.teams.board.agent_types import build_agent, builtin_specs, known_specs
+from moot.teams.board.specs import BUILTIN_SPECS
 from moot.teams.board.task import BoardTask, TaskStatus
 
 log = logging.getLogger("moot.teams.board.agents")
@@ -81,22 +103,8 @@ WORKSPACE_ENV = "MOOT_BOARD_WORKSPACE"
 # --------------------------------------------------------------------------- decisions
 
 
-class MetacognitiveDecision(BaseModel):
-    """Metacognition's verdict: take the task, or step back and leave it to others."""
-
-    proceed: bool
-    reason: str = ""
-
-
-class CapabilityDecision(BaseModel):
-    """Whether the agent can technically do the task."""
-
-    can_handle: bool
-    reason: str = ""
-
-
 class Fitness(BaseModel):
-    """How well the task fits the agent (1-10); compared with the spec's threshold."""
+    """How well the task fits the agent (1-10): ranks the agents that may take it."""
 
     score: int = Field(ge=1, le=10)
     reason: str = ""
@@ -110,13 +118,27 @@ class GoalCheck(BaseModel):
 
 
 class ResultRejected(MootError):
-    """The executor's result did not advance the original goal (or the executor failed).
+    """The executor's result did not answer its task (or the executor failed).
 
     Retryable: the worker returns the task to pending (reason in ``error``) while attempts are left.
     """
 
     fix = "reword the goal more concretely, or run a larger model with --model"
     retryable = True
+
+
+class DependencyFailed(MootError):
+    """A step this task needs failed; the task cannot be done. Not retryable."""
+
+    fix = "fix what the failed step reports and submit the goal again"
+
+
+@dataclass
+class Execution:
+    """What the executor produced and what it was given (the inputs its result is checked against)."""
+
+    text: str
+    sources: list[Source]
 
 
 def workspace_for(board: BoardBackend, workspace: str | Path | None = None) -> Path:
@@ -162,10 +184,13 @@ class BaseAgent:
         record: bool = True,
         bus: EventBus | None = None,
         tools: Sequence[Any] = (),
+        rank_step_s: float = RANK_STEP_S,
+        doubt_wait_s: float = DOUBT_WAIT_S,
     ) -> None:
         """``models`` gives single roles their own model (roles: :data:`ROLES`); every call
         is a recorded run in ``store`` (default: the user's run store; ``record=False``: none).
-        ``tools`` (MCP tool servers, or tools) are given to the executor beside the spec's tools."""
+        ``tools`` (MCP tool servers, or tools) are given to the executor beside the spec's tools;
+        ``rank_step_s`` and ``doubt_wait_s`` time the fitness ranking (:func:`claim_delay`)."""
         check_roles(models, ROLES, team="board")
         self.spec = spec
         self.agent_type = spec.name
@@ -175,9 +200,13 @@ class BaseAgent:
         self.workspace = Path(workspace) if workspace is not None else None
         self.allow_terminal = terminal_enabled(allow_terminal)
         self.max_turns = max_turns
-        self.recent_actions: deque[str] = deque(maxlen=5)
-        """Descriptions of the tasks this agent took lately, shown to metacognition."""
+        self.rank_step_s = rank_step_s
+        self.doubt_wait_s = doubt_wait_s
         self._decisions: dict[tuple[str, int], bool] = {}
+        self._ready_at: dict[tuple[str, int], float] = {}
+        """When a ranked (fitness-scored) task may be claimed, by task and attempt."""
+        self._doubts: dict[str, str] = {}
+        """Why this agent took a task it scored under its threshold (recorded on the result)."""
         self._model_obj: Model | None = model if isinstance(model, Model) else None
         self.models = dict(models or {})
         self._role_models: dict[str, Model] | None = None
@@ -212,13 +241,15 @@ class BaseAgent:
     # ------------------------------------------------------------------ model calls
 
     async def call(self, role: str, agent: SubAgent, text: str, task: BoardTask, board: BoardBackend,
-                   context: dict[str, Any] | None = None) -> AgentResult:
+                   context: dict[str, Any] | None = None, *, reads: dict[str, str] | None = None) -> AgentResult:
         """One agent call for ``task``, through the runtime's run lifecycle.
 
         The goal's model calls are reserved first (as many as the call may make, at most what
         the goal has left; none left raises :class:`GoalBudgetExceeded`), the call runs as one
         recorded run (events, spans, ``moot runs``) under the goal's parent run with a budget of
-        exactly the calls granted, and the calls it did not make are handed back.
+        exactly the calls granted, and the calls it did not make are handed back. ``reads``
+        (path → text) are the files Python read for the step through ``read_file``; they are
+        recorded as the run's tool calls.
         """
         granted = reserve_calls(board, task, agent.max_turns)
         store = self.run_store()
@@ -228,6 +259,10 @@ class BaseAgent:
         made = granted  # a cancelled call keeps its whole reservation: it may have spent it
         try:
             async with run:
+                for path, content in (reads or {}).items():
+                    self.bus.emit(EventType.TOOL_CALL, run_id=run.run_id, task_id=role, agent=agent.name, tool="read_file",
+                                  arguments=summarize(path), result=summarize(content), ok=True, seconds=0.0,
+                                  caller="step inputs")
                 outcome = await run.step(role, agent, text, context=context)
             made = min(granted, max(1, run.usage.requests))
         finally:
@@ -297,100 +332,216 @@ class BaseAgent:
     # ------------------------------------------------------------------ should_handle
 
     def precheck(self, task: BoardTask) -> bool:
-        """The deterministic capability check: every stated requirement is one of my capabilities."""
-        return set(task.requirements) <= set(self.capabilities)
+        """This agent type's own rule on top of :func:`may_take` (none for a plain agent)."""
+        return True
 
-    async def should_handle(self, task: BoardTask, board: BoardBackend) -> bool:
+    def may_take(self, task: BoardTask, specs: dict[str, AgentSpec]) -> bool:
+        """Whether the rules let this agent take ``task`` (no model call)."""
+        return may_take(self.spec, task, specs) and self.precheck(task)
+
+    def known_specs(self, board: BoardBackend) -> dict[str, AgentSpec]:
+        specs = known_specs(board, allow_terminal=self.allow_terminal)
+        specs.setdefault(self.agent_type, self.spec)  # an agent built from a spec the registry lacks
+        return specs
+
+    async def should_handle(self, task: BoardTask, board: BoardBackend) -> bool | Defer:
         key = (task.id, task.attempts)
         if key in self._decisions:
             return self._decisions[key]
         if any(self._decisions.get((task.id, n)) for n in range(task.attempts)):
             # A retry of a task I took before (its result was rejected, or its lease expired):
-            # the fit has not changed, so the goal's model calls are not spent deciding again.
+            # the fit has not changed, so nothing is decided again.
             self._decisions[key] = True
             return True
         try:
             decision = await self._should_handle(task, board)
         except GoalBudgetExceeded:
             decision = True  # spent while deciding: taken only so that process() fails it with the reason
-        except MootError:
-            decision = False  # no valid decision (model error, invalid output twice): leave it to others
-        self._decisions[key] = decision
+        if isinstance(decision, bool):
+            self._decisions[key] = decision
         return decision
 
-    async def _should_handle(self, task: BoardTask, board: BoardBackend) -> bool:
+    async def _should_handle(self, task: BoardTask, board: BoardBackend) -> bool | Defer:
         if read_budget(board, task).exceeded():
             return True  # taken only so that process() fails it with the budget's reason
-        if not self.precheck(task):
+        specs = self.known_specs(board)
+        if not self.may_take(task, specs):
             return False
-        described = describe_task(task)
-        stats = board.stats()
-        recent = "; ".join(self.recent_actions) or "none"
-        reflection = await self._decide(
-            "metacognition",
-            "metacognition",
-            MetacognitiveDecision,
-            f"{described}\n\n{self._profile()}\nMy recent tasks: {recent}\n"
-            f"Board: {stats.pending} pending, {stats.active} active, {stats.completed} completed",
-            task,
-            board,
-        )
-        if not reflection.proceed:
-            return False
-        if not task.requirements:
-            capable = await self._decide(
-                "evaluator", "capability", CapabilityDecision, f"{described}\n\n{self._profile()}", task, board
-            )
-            if not capable.can_handle:
-                return False
-        fitness = await self._decide("evaluator", "fitness", Fitness, f"{described}\n\n{self._profile()}", task, board)
-        return fitness.score >= self.threshold
+        dependencies = dependency_state(task, board)
+        if dependencies.failed:
+            return True  # taken only so that process() fails it with the dependency's error
+        if dependencies.waiting:
+            return Defer(DEPENDENCY_POLL_S, f"waiting for {', '.join(dependencies.waiting)}", waiting_on_others=True)
+        state, original = duplicate_state(task, board)
+        if state == "open" and original is not None:
+            return Defer(DEPENDENCY_POLL_S, f"the same work is under way as {original.id}", waiting_on_others=True)
+        if state == "done" or len(capable_types(task, specs)) <= 1:
+            return True
+        return await self._ranked(task, board)
+
+    async def _ranked(self, task: BoardTask, board: BoardBackend) -> bool | Defer:
+        """Several agent types may take the task: the model's fitness decides how soon this one claims."""
+        key = (task.id, task.attempts)
+        if key not in self._ready_at:
+            described = f"{describe_task(task)}\n\n{self._profile()}"
+            try:
+                score = (await self._decide("evaluator", "fitness", Fitness, described, task, board)).score
+            except GoalBudgetExceeded:
+                raise
+            except MootError as exc:
+                log.info("no fitness score for %s: %s", task.id, exc.one_line())
+                score = 0  # no valid score: this agent waits as long as a doubtful one
+            delay, doubt = claim_delay(score, self.threshold, rank_step_s=self.rank_step_s, doubt_wait_s=self.doubt_wait_s)
+            self._ready_at[key] = time.monotonic() + delay
+            if doubt:
+                self._doubts[task.id] = doubt
+        left = self._ready_at[key] - time.monotonic()
+        if left > 0:
+            return Defer(left, "the first chance goes to better-fitting agents")
+        return True
 
     # ------------------------------------------------------------------ process
 
     async def process(self, task: BoardTask, board: BoardBackend) -> Any:
         check_budget(board, task)
-        self.recent_actions.append(task.description[:120])
+        dependencies = dependency_state(task, board)
+        if dependencies.failed:
+            dep_id, error = dependencies.failed[0]
+            raise DependencyFailed(f"step {dep_id}, whose result this task needs, failed: {error}")
+        state, original = duplicate_state(task, board)
+        if state == "done" and original is not None:
+            # Evidence, not a model's mood: the same work on the same inputs is finished. Reuse it.
+            return {"agent": self.agent_type, "output": result_text(original.result), "duplicate_of": original.id}
+        inputs = gather_inputs(task, board, self.workspace or workspace_for(board))
+        result: dict[str, Any] = {"agent": self.agent_type}
+        if inputs.files:
+            result["read"] = list(inputs.files)
+        if inputs.results:
+            result["used"] = [dep_id for dep_id, _, _ in inputs.results]
+        if task.id in self._doubts:
+            result["doubt"] = self._doubts[task.id]
+        extracted = self.extract(task, inputs)
+        if extracted:
+            # A step that reports its files' facts is done by Python: their own sentences, exactly.
+            return {**result, "output": extracted, "extracted": True}
         note = f"a previous attempt ended with: {task.error}" if task.attempts > 1 and task.error else None
-        output = await self.execute(task, board, note=note)
-        failed = failure_reason(output)
+        try:
+            done = await self.run_executor(task, board, note=note, inputs=inputs)
+            self.check_result(task, done, inputs)
+            verdict = await self.validate_goal_progress(task, done.text, board)
+            if verdict is not None and not verdict.advances_goal:
+                raise ResultRejected(f"the result does not advance the original goal: {verdict.reason or 'no reason given'}")
+        except ResultRejected as exc:
+            fallback = fallback_text(inputs) if task.attempts >= task.max_attempts else ""
+            if not fallback:
+                raise
+            # The last attempt failed a check too: hand on the inputs' own sentences with their
+            # facts, and say so, rather than fail the goal or keep a result that failed.
+            return {**result, "output": fallback,
+                    "fallback": f"{exc.message}; the result is its inputs' own sentences with their facts"}
+        result["output"] = done.text
+        return result
+
+    def extract(self, task: BoardTask, inputs: StepInputs) -> str:
+        """The result of a step asked only for its files' facts (``output: facts``): the sentences
+        that hold them, by format, no model call; "" when the step is not one or they hold none."""
+        if step_of(task).get("output") != "facts" or not inputs.files or inputs.results:
+            return ""
+        parts = [(path, fact_sentences(text)) for path, text in inputs.files.items()]
+        if not all(text for _, text in parts):
+            return ""
+        return parts[0][1] if len(parts) == 1 else "\n".join(f"{path}: {text}" for path, text in parts)
+
+    def check_result(self, task: BoardTask, done: Execution, inputs: StepInputs) -> None:
+        """The Python checks, cheapest first; raises :class:`ResultRejected` with the reason."""
+        failed = failure_reason(done.text)
         if failed is not None:
             # Deterministic and free: a result that reports its own failure never reaches the model check.
             raise ResultRejected(f"{failed}; it does not advance the original goal")
-        verdict = await self.validate_goal_progress(task, output, board)
-        if verdict is not None and not verdict.advances_goal:
-            raise ResultRejected(f"the result does not advance the original goal: {verdict.reason or 'no reason given'}")
-        return {"agent": self.agent_type, "output": output}
+        task_text = f"{task.description}\n{task.original_goal}"
+        output = step_of(task).get("output")
+        problem = answer_problem(done.text, task_text=task_text, sources=done.sources, use_each=bool(inputs.results),
+                                 comparison=output == "comparison")
+        if problem is None and output in ("summary", "facts"):
+            problem = coverage_problem(done.text, task_text=task_text, sources=done.sources)
+        if problem is not None:
+            raise ResultRejected(problem)
 
     async def execute(self, task: BoardTask, board: BoardBackend, *, note: str | None = None) -> str:
         """Run the executor role with the spec's tools; its text answer is the result."""
-        instructions = load_prompt("executor", __package__).format(agent_type=self.agent_type)
-        if self.spec.instructions:
-            instructions = f"{instructions}\n\n{self.spec.instructions}"
-        executor = SubAgent(
-            name=f"{self.agent_type}-executor",
-            role="executor",
-            system_prompt=instructions,
-            tools=self._tools(task, board),
-            model=self.resolved_model("executor"),
-            max_turns=self.max_turns,
-            settings=ModelSettings(max_tokens=400, temperature=0.0),
-        )
-        context: dict[str, Any] = {}
-        if PATH_TOOLS & set(self.spec.tools):
-            # Real paths in front of the model: it asked for results/wind.md when the file was context/wind.md.
-            context["workspace files"] = workspace_listing(self.workspace or workspace_for(board))
+        return (await self.run_executor(task, board, note=note)).text
+
+    async def run_executor(self, task: BoardTask, board: BoardBackend, *, note: str | None = None,
+                           inputs: StepInputs | None = None) -> Execution:
+        """The executor on ``task``: given inputs are in its context (and it gets no tools, it
+        needs none); without them it works with the spec's tools. A comparison step with
+        numbers in two or more inputs goes through :meth:`compare`."""
+        inputs = inputs or StepInputs()
+        context: dict[str, Any] = dict(inputs.context())
         if task.original_goal != task.description:
             context["original goal"] = task.original_goal
         if note:
             context["note"] = note
-        result = await self.call("executor", executor, task.description, task, board, context or None)
+        if step_of(task).get("output") == "comparison":
+            compared = await self.compare(task, board, inputs, context)
+            if compared is not None:
+                return compared
+        if inputs:
+            # Inputs given, no tools: the spec's instructions are about using its tools, so they stay out.
+            instructions = load_prompt("step", __package__).format(agent_type=self.agent_type)
+        else:
+            instructions = load_prompt("executor", __package__).format(agent_type=self.agent_type)
+            if self.spec.instructions:
+                instructions = f"{instructions}\n\n{self.spec.instructions}"
+        tools = [] if inputs else self._tools(task, board)
+        if not inputs and PATH_TOOLS & set(self.spec.tools):
+            # Real paths in front of the model: it asked for results/wind.md when the file was context/wind.md.
+            context["workspace files"] = workspace_listing(self.workspace or workspace_for(board))
+        executor = SubAgent(
+            name=f"{self.agent_type}-executor",
+            role="executor",
+            system_prompt=instructions,
+            tools=tools,
+            model=self.resolved_model("executor"),
+            max_turns=self.max_turns if tools else 1,
+            settings=ModelSettings(max_tokens=400, temperature=0.0),
+        )
+        result = await self.call("executor", executor, task.description, task, board, context or None, reads=inputs.reads())
         if not result.ok:
             raise ResultRejected(f"the {self.agent_type} executor stopped: {result.detail or result.stop_reason}")
         text = str(result.output or "").strip()
         if not text:
             raise ResultRejected(f"the {self.agent_type} executor gave an empty result")
-        return text
+        found = [Source(f"{getattr(m, 'name', '') or 'a tool'}'s answer", str(m.content)) for m in result.transcript
+                 if m.role == "tool" and m.content and not getattr(m, "is_error", False)]
+        return Execution(text, [*inputs.sources(), *found])
+
+    async def compare(self, task: BoardTask, board: BoardBackend, inputs: StepInputs,
+                      context: dict[str, Any]) -> Execution | None:
+        """A comparison: the model chooses among rows of values Python proposed; Python computes the change.
+
+        ``None`` when fewer than two inputs hold numbers (the step is then written as text)."""
+        topic = f"{task.description} {task.original_goal}"
+        rows = propose_rows(inputs.file_sources(), topic) or propose_rows(inputs.sources(), topic)
+        sources = inputs.sources()
+        if not rows:
+            return None
+        chooser = SubAgent(
+            name=f"{self.agent_type}-executor",
+            role="executor",
+            system_prompt=load_prompt("compare", __package__).format(agent_type=self.agent_type),
+            model=self.resolved_model("executor"),
+            output_type=choice_type(rows),
+            max_turns=2,
+            settings=ModelSettings(max_tokens=300, temperature=0.0),
+        )
+        result = await self.call("executor", chooser, task.description, task, board, context, reads=inputs.reads())
+        if not result.ok:
+            raise ResultRejected(f"the {self.agent_type} comparison stopped: {result.detail or result.stop_reason}")
+        row = row_for(result.output, rows)
+        answer = " ".join(str(getattr(result.output, "answer", "")).split())
+        text = f"{comparison_line(row)}." + (f" {answer}" if answer else "")
+        return Execution(text, sources)
 
     async def validate_goal_progress(self, task: BoardTask, output: str, board: BoardBackend) -> GoalCheck | None:
         """Metacognition's check against the original goal; ``None`` for a root goal (nothing to check against)."""
@@ -406,83 +557,16 @@ class BaseAgent:
         )
 
 
-# --------------------------------------------------------------------------- build_agent
-
-
-def builtin_specs(*, allow_terminal: bool | None = None) -> dict[str, AgentSpec]:
-    """The built-in agent types (``terminal`` only while the terminal is enabled)."""
-    specs = {s.name: s for s in (BREAKDOWN_SPEC, SEARCH_SPEC, FILE_SPEC)}
-    if terminal_enabled(allow_terminal):
-        specs[TERMINAL_SPEC.name] = TERMINAL_SPEC
-    return specs
-
-
-def known_specs(board: BoardBackend, *, allow_terminal: bool | None = None) -> dict[str, AgentSpec]:
-    """Built-in specs plus the board's registry (a registered spec never replaces a built-in)."""
-    specs = builtin_specs(allow_terminal=allow_terminal)
-    enabled = terminal_enabled(allow_terminal)
-    for spec in board.agents():
-        if spec.name == "echo" or (spec.name == "terminal" and not enabled):
-            continue  # echo takes anything (a test agent); a disabled terminal would strand its tasks
-        specs.setdefault(spec.name, spec)
-    return specs
-
-
-def build_agent(
-    spec_or_type: AgentSpec | str,
-    *,
-    board: BoardBackend,
-    model: Model | str | None = None,
-    workspace: str | Path | None = None,
-    allow_terminal: bool | None = None,
-    **agent_options: Any,
-) -> Any:
-    """The agent for a type name or a spec: a built-in, ``echo``, or any registered spec.
-
-    ``agent_options`` go to the model-driven agents: ``models`` (a model per role), ``store``
-    (where calls are recorded), ``record``, ``bus``.
-
-    Raises :class:`ConfigError` (one line, with the fix) for an unknown type, and for the
-    terminal agent while the terminal is off.
-    """
-    from moot.teams.board.breakdown import TaskBreakdownAgent
-    from moot.teams.board.builtin_agents import FileAgent, SearchAgent, TerminalAgent
-
-    options: dict[str, Any] = {"model": model, "workspace": workspace, "allow_terminal": allow_terminal, **agent_options}
-    if isinstance(spec_or_type, AgentSpec):
-        from moot.teams.board.extension import validate_spec
-
-        return BaseAgent(validate_spec(spec_or_type, allow_terminal=allow_terminal, allow_builtin_name=True), **options)
-    name = spec_or_type.strip().lower()
-    if name == "echo":
-        from moot.teams.board.echo import EchoAgent  # written alongside the worker
-
-        return EchoAgent()
-    builtin = {"breakdown": TaskBreakdownAgent, "search": SearchAgent, "file": FileAgent, "terminal": TerminalAgent}
-    if name in builtin:
-        return builtin[name](**options)
-    for spec in board.agents():
-        if spec.name == name:
-            from moot.teams.board.extension import validate_spec
-
-            return BaseAgent(validate_spec(spec, allow_terminal=allow_terminal), **options)
-    available = sorted({*builtin, "echo", *(s.name for s in board.agents())})
-    raise ConfigError(
-        f"no agent type {spec_or_type!r} on this board",
-        fix=f"use one of: {', '.join(available)}",
-    )
-
-
 __all__ = [
     "BUILTIN_SPECS",
     "ROLES",
     "goal_run_id",
     "BaseAgent",
-    "CapabilityDecision",
+    "DependencyFailed",
+    "Execution",
     "Fitness",
     "GoalBudgetExceeded",
     "GoalCheck",
-    "MetacognitiveDecision",
     "ResultRejected",
     "build_agent",
     "builtin_specs",

@@ -1,26 +1,35 @@
-"""TaskBreakdownAgent: splits a goal into subtasks, without duplicates, loops or runaway depth.
+"""TaskBreakdownAgent: splits a goal into a typed plan, without duplicates, loops or runaway depth.
 
-Loop prevention, from the seed, each with a stop reason a user can read on the task:
+A goal (type ``goal``) is the breakdown agent's by rule (:mod:`moot.teams.board.routing`); it
+claims it without a model call. Its ``process``:
 
-- **depth limit** (emergency stop): a task at ``MAX_DEPTH`` (5) is never broken down; the
-  breakdown agent executes it directly (``note`` on the result says so), and
-  :class:`BoardTask` itself refuses a deeper task.
-- **de-duplication**: each proposed subtask is compared with recent tasks on the board and
-  with its siblings — a lexical pre-filter (token Jaccard / ``difflib``) decides clear cases
-  without a model call; only borderline pairs get a structured ``DuplicateCheck`` call.
-- **equilibrium**: the root goal records its pending count at each breakdown; when it has not
-  shrunk over :data:`EQUILIBRIUM_WINDOW` breakdowns (specialists are not keeping up), or when
-  every proposed subtask was a duplicate, the task is executed directly instead of split.
-- **metacognition**: the inherited ``should_handle`` step-back.
-- **the goal's budget** (:mod:`moot.teams.board.goal_budget`): no subtask beyond the goal's
-  task limit, no model call beyond its call limit.
+1. **depth limit** (emergency stop): a task at ``MAX_DEPTH`` (5) is executed directly, never
+   split, and :class:`BoardTask` refuses a deeper task;
+2. **equilibrium**: the root goal records its pending count at each breakdown; when it has not
+   shrunk over :data:`EQUILIBRIUM_WINDOW` breakdowns the task is executed directly;
+3. **files the goal names** must exist, checked before any model call
+   (:class:`~moot.teams.board.plan.MissingInput` fails the goal with one line naming the file);
+4. **the typed plan**: each step names its agent type, the files it reads, the earlier steps whose
+   results it uses, and its output. When the goal names files or spells out its steps, Python
+   proposes the plan (:func:`~moot.teams.board.plan.propose_steps`: a file step per named file, the
+   goal's other steps after them) and the model only says what kind of task the final step is
+   (``GoalKind``, one short call, none without a final step: a comparison compares values).
+   Otherwise the planner writes the plan under a schema
+   (:func:`~moot.teams.board.plan.plan_type`: only existing files are offered),
+   steps that copy an agent's description are dropped, and :func:`~moot.teams.board.plan.repair`
+   makes it do what the goal says, with no model call;
+5. **de-duplication**: a step that does finished or running work again — the same agent on the
+   same files (same bytes) with nearly the same words, lexically (0.8) or by one
+   ``DuplicateCheck`` call when borderline — is still submitted, marked ``duplicate_of``: its
+   agent reuses that result instead of redoing the work, and the steps after it keep their input;
+6. **the goal's budget** (:mod:`moot.teams.board.goal_budget`) before submitting.
 
-Step coverage (:mod:`moot.teams.board.steps`): a goal that spells out its steps ("summarise
-a, summarise b, then compare them") gets every one of them: a step the planner dropped is added
-as a subtask, deterministically, before de-duplication (``context.added_by`` says so).
+Each step becomes a subtask of type = its agent type, with ``context.step`` = its number, files,
+file digests, dependencies (``after``, task ids) and output kind; the goal records its
+``context.plan`` and ``context.final_step``, and is parked until its steps are done.
 
-Self-extension: a subtask whose needed capability no agent has gets a drafted, validated,
-registered :class:`AgentSpec` (see :mod:`moot.teams.board.extension`).
+Self-extension: a step whose agent is ``new_agent`` gets a drafted, validated, registered
+:class:`AgentSpec` (see :mod:`moot.teams.board.extension`).
 """
 
 from __future__ import annotations
@@ -28,13 +37,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel
 
 from moot.errors import MootError
 from moot.models.base import Model, ModelSettings
 from moot.runtime.agent import SubAgent
 from moot.runtime.prompts import load_prompt
-from moot.teams.board.agents import BaseAgent, known_specs
+from moot.teams.board.agent_tools import document_files
+from moot.teams.board.agents import BaseAgent, workspace_for
 from moot.teams.board.backend import AgentSpec, BoardBackend
 from moot.teams.board.extension import (
     BUILTIN_TYPES,
@@ -43,41 +53,49 @@ from moot.teams.board.extension import (
     spec_from_draft,
     validate_spec,
 )
-from moot.teams.board.goal_budget import charge, check_budget, root_of
+from moot.teams.board.goal_budget import GoalBudgetExceeded, charge, check_budget, root_of
+from moot.teams.board.inputs import file_digest
+from moot.teams.board.plan import (
+    GOAL_KINDS,
+    NEW_AGENT,
+    PlanStep,
+    check_named_files,
+    describe_plan,
+    drop_echoes,
+    final_step,
+    mark_kind,
+    plan_type,
+    propose_steps,
+    repair,
+    steps_from_output,
+)
 from moot.teams.board.protocol import AWAITING_SUBTASKS
-from moot.teams.board.specs import BREAKDOWN_SPEC
+from moot.teams.board.routing import step_of
 from moot.teams.board.similarity import content_tokens, content_words, similarity
-from moot.teams.board.steps import MAX_STEPS, missing_steps, step_description
+from moot.teams.board.specs import BREAKDOWN_SPEC
 from moot.teams.board.task import MAX_DEPTH, BoardTask, TaskStatus
 
-
-NEW_CAPABILITY = "new_capability"
-"""What the planner picks when no registered agent fits; triggers self-extension."""
 DUPLICATE_SIMILARITY = 0.8
-"""At or above: a duplicate without asking the model."""
+"""At or above (same agent, same inputs): a duplicate without asking the model."""
 BORDERLINE_SIMILARITY = 0.45
 """From here up to :data:`DUPLICATE_SIMILARITY`: the model decides (``DuplicateCheck``)."""
-PARENT_SIMILARITY = 0.95
-"""A subtask this close to its own parent restates it: no progress."""
 RECENT_TASKS = 50
 EQUILIBRIUM_WINDOW = 3
+FILE_PREVIEW_CHARS = 80
+"""How much of each file's first line the planner sees next to its name."""
+
+
+class GoalKind(BaseModel):
+    """What a goal asks for: a comparison ends in a step that compares values Python computes."""
+
+    kind: Literal[GOAL_KINDS]  # type: ignore[valid-type]
+
 
 class DuplicateCheck(BaseModel):
     """The model's verdict on a borderline pair."""
 
     duplicate: bool
     reason: str = ""
-
-
-def plan_type(capabilities: list[str]) -> type[BaseModel]:
-    """The planner's output schema: 2-5 subtasks, each with a capability from the allowed list."""
-    allowed = tuple(dict.fromkeys([*capabilities, NEW_CAPABILITY]))
-    subtask = create_model(
-        "Subtask",
-        description=(str, Field(description="one concrete step, one short sentence")),
-        capability=(Literal[allowed], Field(description="the capability the step needs")),  # type: ignore[valid-type]
-    )
-    return create_model("Breakdown", subtasks=(list[subtask], Field(min_length=2, max_length=5)))  # type: ignore[valid-type]
 
 
 class TaskBreakdownAgent(BaseAgent):
@@ -98,10 +116,8 @@ class TaskBreakdownAgent(BaseAgent):
     # ------------------------------------------------------------------ should_handle
 
     def precheck(self, task: BoardTask) -> bool:
-        """Requirements must be mine; at the depth limit only tasks nobody else can take
-        (they require planning) are taken, and then executed directly."""
-        if not super().precheck(task):
-            return False
+        """At the depth limit only tasks nobody else can take (they require planning) are taken,
+        and then executed directly."""
         if task.depth >= MAX_DEPTH:
             return bool(task.requirements)
         return True
@@ -110,28 +126,40 @@ class TaskBreakdownAgent(BaseAgent):
 
     async def process(self, task: BoardTask, board: BoardBackend) -> Any:
         check_budget(board, task)
-        self.recent_actions.append(task.description[:120])
         if task.depth >= MAX_DEPTH:
             return await self._direct(task, board, f"depth limit {MAX_DEPTH} reached: executed directly, not broken down")
         stop = self._equilibrium(task, board)
         if stop:
             return await self._direct(task, board, stop)
-        specs = known_specs(board, allow_terminal=self.allow_terminal)
-        drafts, added = self.cover_steps(task, await self.plan(task, board, specs))
-        unique = await self.deduplicate(drafts, task, board)
-        if not unique:
-            return await self._direct(task, board, "equilibrium: every proposed subtask duplicates existing work")
-        check_budget(board, task, new_tasks=len(unique))
-        subtasks = [await self._subtask(task, board, draft, specs) for draft in unique]
-        for index, subtask in enumerate(subtasks):
-            if subtask.description in added:
-                note = "step check: the planner missed this explicit step of the goal"
-                subtasks[index] = subtask.model_copy(update={"context": {**subtask.context, "added_by": note}})
+        workspace = self.workspace or workspace_for(board)
+        available = document_files(workspace)
+        check_named_files(task.description, available)  # before any model call
+        specs = {name: spec for name, spec in self.known_specs(board).items() if name != self.agent_type}
+        proposed = propose_steps(task.description, available, specs)
+        if proposed is not None:
+            answering = final_step(proposed) or (proposed[0] if len(proposed) == 1 else None)
+            kind = await self.goal_kind(answering.description, task, board) if answering is not None else "summary"
+            steps = mark_kind(proposed, kind)
+        else:
+            kind, planned = await self.plan(task, board, specs, available, workspace)
+            steps = repair(task.description, kind, drop_echoes(planned, specs), available, specs)
+        if not steps:
+            return await self._direct(task, board, "the plan had no usable step: executed directly")
+        duplicates = await self.deduplicate(steps, task, board, workspace)
+        check_budget(board, task, new_tasks=len(steps))
+        subtasks = await self._subtasks(task, board, steps, specs, duplicates, workspace)
         for subtask in subtasks:
             board.submit(subtask)
         charge(board, task, tasks=len(subtasks))
+        final = final_step(steps)
+        plan = describe_plan(steps)
+        for entry, subtask in zip(plan, subtasks):
+            entry["task"] = subtask.id
         fresh = board.get(task.id)
-        board.update(fresh.model_copy(update={"subtasks": [*fresh.subtasks, *(s.id for s in subtasks)]}))
+        context = {**fresh.context, "plan": plan, "goal_kind": kind}
+        if final is not None:
+            context["final_step"] = subtasks[steps.index(final)].id
+        board.update(fresh.model_copy(update={"subtasks": [*fresh.subtasks, *(s.id for s in subtasks)], "context": context}))
         return AWAITING_SUBTASKS
 
     async def _direct(self, task: BoardTask, board: BoardBackend, note: str) -> dict[str, Any]:
@@ -155,58 +183,67 @@ class TaskBreakdownAgent(BaseAgent):
             )
         return None
 
-    async def plan(self, task: BoardTask, board: BoardBackend, specs: dict[str, AgentSpec]) -> list[tuple[str, str]]:
-        """The planner's (description, capability) pairs, 2-5 of them."""
-        capabilities = sorted({c for s in specs.values() for c in s.capabilities} - {"task_decomposition"})
+    async def plan(self, task: BoardTask, board: BoardBackend, specs: dict[str, AgentSpec], available: list[str],
+                   workspace: Path) -> tuple[str, list[PlanStep]]:
+        """The planner's goal kind and typed steps (one structured call)."""
+        agents = "\n".join(f"- {name} (can: {', '.join(spec.capabilities)})" for name, spec in specs.items())
+        files = [p for p in available if p.startswith("context/")]
+        listed = "\n".join(f"- {p}: {_first_line(workspace / p)}" for p in files) or "(none)"
         planner = SubAgent(
             name="breakdown-planner",
             role="executor",
             system_prompt=load_prompt("breakdown", __package__),
             model=self.resolved_model("planner"),
-            output_type=plan_type(capabilities),
+            output_type=plan_type(list(specs), files),
             max_turns=2,
-            settings=ModelSettings(max_tokens=400, temperature=0.0),
+            settings=ModelSettings(max_tokens=600, temperature=0.0),
         )
-        result = await self.call("planner", planner, f"Goal: {task.description}\nAllowed capabilities: "
-                                 f"{', '.join(capabilities)}, {NEW_CAPABILITY}", task, board)
+        text = f"Goal: {task.description}\n\nAgents:\n{agents}\n- {NEW_AGENT}: none of them fits\n\nFiles:\n{listed}"
+        result = await self.call("planner", planner, text, task, board)
         if not result.ok:
             raise MootError(f"the breakdown planner gave no valid plan: {result.detail or result.stop_reason}")
-        pairs = [(s.description.strip(), s.capability) for s in result.output.subtasks if s.description.strip()]
-        return pairs[:5]
+        return steps_from_output(result.output)
 
-    def cover_steps(self, task: BoardTask, drafts: list[tuple[str, str]]) -> tuple[list[tuple[str, str]], set[str]]:
-        """The plan plus each explicit step of the goal it does not cover, and the added ones (no model call).
+    async def goal_kind(self, text: str, task: BoardTask, board: BoardBackend) -> str:
+        """What the step that answers the goal asks for, chosen by the model (one short structured
+        call); "other" if it cannot say. Asked of that step alone: the whole goal opens with its
+        summaries, and the 0.5B model then called a comparison goal a summary."""
+        try:
+            return (await self._decide("planner", "goal_kind", GoalKind, f"Task: {text}", task, board)).kind
+        except GoalBudgetExceeded:
+            raise
+        except MootError:
+            return "other"
 
-        An added step takes the capability of the planned subtask most like it (a comparison of
-        two summaries goes where the summaries went): the planner already chose among real ones.
+    async def deduplicate(self, steps: list[PlanStep], task: BoardTask, board: BoardBackend,
+                          workspace: Path) -> dict[int, str]:
+        """Which steps repeat finished or running work: ``{id(step): the earlier task's id}``.
+
+        Only a step with no dependencies can repeat other work, and only work by the same agent
+        type on the same inputs: the same files with the same bytes, or, for a step that reads no
+        file, work of the same goal. Such pairs are duplicates at a lexical similarity of 0.8; from
+        0.45 the model is asked (``DuplicateCheck``, the three closest).
         """
-        missing = missing_steps(task.description, [d for d, _ in drafts])
-        added: list[tuple[str, str]] = []
-        for step in missing[: max(0, MAX_STEPS - len(drafts))]:
-            closest = max(drafts, key=lambda d: similarity(step, d[0]))[1] if drafts else NEW_CAPABILITY
-            added.append((step_description(step), closest))
-        return [*drafts, *added], {d for d, _ in added}
-
-    async def deduplicate(self, drafts: list[tuple[str, str]], task: BoardTask, board: BoardBackend) -> list[tuple[str, str]]:
-        """Drop drafts that restate the parent, repeat a sibling, or duplicate recent board work."""
-        recent = [t.description for t in board.list()[-RECENT_TASKS:] if t.id != task.id]
-        kept: list[tuple[str, str]] = []
-        for description, capability in drafts:
-            if similarity(description, task.description) >= PARENT_SIMILARITY:
+        root_id = task.root_id or task.id
+        recent = [t for t in board.list()[-RECENT_TASKS:] if t.id != task.id and step_of(t)
+                  and t.status is not TaskStatus.FAILED]
+        found: dict[int, str] = {}
+        for step in steps:
+            if step.after or step.agent == NEW_AGENT:
                 continue
-            existing = recent + [d for d, _ in kept]
-            scored = sorted(((similarity(description, e), e) for e in existing), reverse=True)
-            if scored and scored[0][0] >= DUPLICATE_SIMILARITY:
-                continue  # a clear duplicate: no model call needed
-            # Siblings of one plan are distinct steps by the planner's own account: only a clear
-            # lexical repeat drops one. Asking the small model about siblings merged "summarise
-            # solar.md" with "summarise wind.md" on the embedded model, losing half the goal.
-            siblings = {d for d, _ in kept}
-            borderline = [e for s, e in scored[:3] if s >= BORDERLINE_SIMILARITY and e not in siblings]
-            if borderline and await self._model_says_duplicate(description, borderline, task, board):
+            digests = {p: file_digest(workspace, p) for p in step.files}
+            same = [t for t in recent if t.type == step.agent and not step_of(t).get("after")
+                    and (step_of(t).get("digests") or {}) == digests and (digests or (t.root_id or t.id) == root_id)]
+            scored = sorted(((similarity(step.description, t.description), t) for t in same), key=lambda p: -p[0])
+            if not scored or scored[0][0] < BORDERLINE_SIMILARITY:
                 continue
-            kept.append((description, capability))
-        return kept
+            if scored[0][0] >= DUPLICATE_SIMILARITY:
+                found[id(step)] = scored[0][1].id  # a clear duplicate: no model call needed
+                continue
+            closest = [t for s, t in scored[:3] if s >= BORDERLINE_SIMILARITY]
+            if await self._model_says_duplicate(step.description, [t.description for t in closest], task, board):
+                found[id(step)] = closest[0].id
+        return found
 
     async def _model_says_duplicate(self, description: str, existing: list[str], task: BoardTask, board: BoardBackend) -> bool:
         listed = "\n".join(f"- {e}" for e in existing)
@@ -217,27 +254,48 @@ class TaskBreakdownAgent(BaseAgent):
 
     # ------------------------------------------------------------------ subtasks and self-extension
 
-    async def _subtask(self, parent: BoardTask, board: BoardBackend, draft: tuple[str, str], specs: dict[str, AgentSpec]) -> BoardTask:
-        description, capability = draft
-        context = {k: v for k, v in parent.context.items() if k not in ("budget", "budget_used", "breakdown_pending")}
-        context["original_goal"] = parent.original_goal
-        context["parent_task"] = parent.description
-        requirements = [capability]
-        if capability == NEW_CAPABILITY:
-            spec, why = await self.extend(parent, board, description, specs)
-            requirements = list(spec.capabilities[:1]) if spec else []
-            context["self_extension"] = {"registered": spec.name} if spec else {"rejected": why}
-        return BoardTask(
-            description=description,
-            type=requirements[0] if requirements else "general",
-            requirements=requirements,
-            context=context,
-            parent_id=parent.id,
-            root_id=parent.root_id or parent.id,
-            depth=parent.depth + 1,
-            priority=parent.priority,
-            created_by=self.agent_id,
-        )
+    async def _subtasks(self, parent: BoardTask, board: BoardBackend, steps: list[PlanStep], specs: dict[str, AgentSpec],
+                        duplicates: dict[int, str], workspace: Path) -> list[BoardTask]:
+        """One subtask per step, in plan order, with the step's inputs as data (``context.step``)."""
+        ids = {id(step): BoardTask(description="-").id for step in steps}
+        final = final_step(steps)
+        base = {k: v for k, v in parent.context.items()
+                if k not in ("budget", "budget_used", "breakdown_pending", "plan", "final_step", "goal_kind")}
+        base["original_goal"] = parent.original_goal
+        base["parent_task"] = parent.description
+        subtasks = []
+        for number, step in enumerate(steps, 1):
+            context: dict[str, Any] = {**base, "step": {
+                "number": number,
+                "files": step.files,
+                "digests": {p: file_digest(workspace, p) for p in step.files},
+                "after": [ids[id(a)] for a in step.after],
+                "output": step.output,
+                "final": step is final,
+            }}
+            if step.added_by:
+                context["added_by"] = step.added_by
+            if id(step) in duplicates:
+                context["duplicate_of"] = duplicates[id(step)]
+            agent_type: str | None = step.agent
+            if step.agent == NEW_AGENT:
+                spec, why = await self.extend(parent, board, step.description, specs)
+                agent_type = spec.name if spec else None
+                context["self_extension"] = {"registered": spec.name} if spec else {"rejected": why}
+            spec = specs.get(agent_type or "")
+            subtasks.append(BoardTask(
+                id=ids[id(step)],
+                description=step.description,
+                type=agent_type or "general",
+                requirements=list(spec.capabilities[:1]) if spec else [],
+                context=context,
+                parent_id=parent.id,
+                root_id=parent.root_id or parent.id,
+                depth=parent.depth + 1,
+                priority=parent.priority,
+                created_by=self.agent_id,
+            ))
+        return subtasks
 
     async def extend(
         self, task: BoardTask, board: BoardBackend, description: str, specs: dict[str, AgentSpec]
@@ -275,10 +333,25 @@ class TaskBreakdownAgent(BaseAgent):
         return spec, ""
 
 
+def _first_line(path: Path) -> str:
+    """The first non-empty line of a file, shortened: what the planner sees of it."""
+    try:
+        with path.open("r", encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                if line.strip():
+                    text = " ".join(line.strip().lstrip("#").split())
+                    return text[:FILE_PREVIEW_CHARS]
+    except OSError:
+        pass
+    return "(empty)"
+
+
 __all__ = [
     "BREAKDOWN_SPEC",
+    "DUPLICATE_SIMILARITY",
     "DuplicateCheck",
-    "NEW_CAPABILITY",
+    "GoalKind",
+    "NEW_AGENT",
     "TaskBreakdownAgent",
     "content_tokens",
     "content_words",

@@ -1,8 +1,8 @@
 """Lexical similarity of task descriptions: the free pre-filter of de-duplication and step coverage.
 
-Used by the breakdown agent (:mod:`moot.teams.board.breakdown`) to drop clear duplicates
-without a model call, and by :mod:`moot.teams.board.steps` to check that a plan covers each
-step a goal spells out.
+Used by the breakdown agent (:mod:`moot.teams.board.breakdown`) to find clear duplicates
+without a model call, by :mod:`moot.teams.board.plan` to merge repeated steps, and by the
+result checks (:mod:`moot.teams.board.answer_check`) to see what a result adds to its task.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import re
 
-_STOP_WORDS = frozenset(
+STOP_WORDS = frozenset(
     "a an the and or of to in on for with by from at as is are be it its this that these those "
     "into about over all any each some then than so do does".split()
 )
@@ -20,7 +20,7 @@ _WORD = re.compile(r"[a-z0-9]+")
 def content_words(text: str) -> list[str]:
     """Lower-cased words in order, without stop words, plurals folded (``tasks`` → ``task``)."""
     words = (w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in _WORD.findall(text.lower()))
-    return [w for w in words if w not in _STOP_WORDS]
+    return [w for w in words if w not in STOP_WORDS]
 
 
 def content_tokens(text: str) -> set[str]:
@@ -40,4 +40,4 @@ def similarity(a: str, b: str) -> float:
     return max(jaccard, ratio)
 
 
-__all__ = ["content_tokens", "content_words", "similarity"]
+__all__ = ["STOP_WORDS", "content_tokens", "content_words", "similarity"]

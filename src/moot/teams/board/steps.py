@@ -1,9 +1,9 @@
-"""Explicit steps of a goal, and a deterministic check that a plan covers every one of them.
+"""Explicit steps of a goal: the steps a goal spells out, found without a model.
 
 The planner is a model; on the embedded 0.5B model it turned "Summarise solar.md, summarise
 wind.md, then compare the lifetimes …" into two summaries and silently dropped the comparison.
-A goal that spells its steps out says exactly what must happen, so the breakdown agent checks
-the plan against them without a model and adds each step the plan missed.
+A goal that spells its steps out says exactly what must happen, so the breakdown agent proposes
+those steps itself (:func:`moot.teams.board.plan.propose_steps`).
 
 What counts as an explicit step (anything else is left to the planner):
 
@@ -12,36 +12,25 @@ What counts as an explicit step (anything else is left to the planner):
 - comma- or ``and``-separated clauses that each *start with an imperative verb* ("summarise
   solar.md, summarise wind.md"). A clause that does not start with a verb belongs to the one
   before it, so "write a guide about cats, dogs and birds" stays one step.
-
-A step is covered by a subtask when the subtask uses the step's verb (or a word of the same
-stem: summarise/summary, compare/comparison) and at least half of the step's other content
-words — or when the two are lexically close overall.
 """
 
 from __future__ import annotations
 
 import re
 
-from moot.teams.board.similarity import content_words, similarity
 
 MAX_STEPS = 8
 """A goal with more explicit steps than this is a list of tasks, not a goal: only the first are kept."""
-COVERED_SIMILARITY = 0.6
-"""A subtask at least this similar to a step covers it regardless of the verb."""
-STEM_LENGTH = 5
-GENERIC_WORDS = frozenset("two three four both each one them it they their result document file thing".split())
-"""Words a step may use for what a plan names specifically ("summarise the two documents" is
-covered by "summarise solar.md"): not required in a covering subtask."""
 
 IMPERATIVE_VERBS = frozenset(
     """add analyse analyze answer assess build calculate check classify collect combine compare
     compile compute condense convert count create decide define describe design determine draft
-    edit estimate evaluate explain extract fetch figure fill find fix format gather generate group
+    edit estimate evaluate explain extract fetch figure fill find fix format gather generate give group
     identify implement improve include investigate label list locate look make map measure merge
     note open organise organize outline plan plot predict prepare present prioritise prioritize
     propose rank rate read recommend record reformat remove rename report research review rewrite
-    run save scan search select sort split state store suggest summarise summarize tabulate tally
-    test translate update verify visualise visualize write""".split()
+    run save say scan search select show sort split state store suggest summarise summarize tabulate tally
+    tell test translate update verify visualise visualize write""".split()
 )
 """Words that open an imperative step. A fixed list keeps the check deterministic and cheap."""
 
@@ -52,12 +41,6 @@ _SEQUENCE = re.compile(
 )
 _COMMA_OR_AND = re.compile(r"(\s*(?:,\s*(?:and\s+)?|\s+and\s+)\s*)", re.IGNORECASE)
 _LEAD = re.compile(r"^(?:first(?:ly)?|second(?:ly)?|third(?:ly)?|next|also|please|then|finally|and)[,:]?\s+", re.IGNORECASE)
-
-
-def _stem(word: str) -> str:
-    """A crude stem so that summarise/summarize/summary and compare/comparison meet."""
-    word = word.lower().replace("ise", "ize").replace("yse", "yze")
-    return word[:STEM_LENGTH]
 
 
 def _clean(clause: str) -> str:
@@ -114,29 +97,10 @@ def explicit_steps(goal: str) -> list[str]:
     return [s for s in steps if _starts_with_verb(s)][:MAX_STEPS]
 
 
-def covers(step: str, subtask: str) -> bool:
-    """Whether ``subtask`` does the work of ``step`` (see the module docstring)."""
-    if similarity(step, subtask) >= COVERED_SIMILARITY:
-        return True
-    words = content_words(step)
-    if not words:
-        return True
-    verb, objects = _stem(words[0]), {_stem(w) for w in words[1:] if w not in GENERIC_WORDS}
-    done = {_stem(w) for w in content_words(subtask)}
-    if verb not in done:
-        return False
-    return not objects or len(objects & done) * 2 >= len(objects)
-
-
-def missing_steps(goal: str, subtasks: list[str]) -> list[str]:
-    """The explicit steps of ``goal`` that no subtask covers, in the goal's order."""
-    return [step for step in explicit_steps(goal) if not any(covers(step, s) for s in subtasks)]
-
-
 def step_description(step: str) -> str:
     """A step as a subtask description: capitalised, one sentence."""
     text = step.strip().rstrip(".")
     return text[:1].upper() + text[1:] + "."
 
 
-__all__ = ["IMPERATIVE_VERBS", "MAX_STEPS", "covers", "explicit_steps", "missing_steps", "step_description"]
+__all__ = ["IMPERATIVE_VERBS", "MAX_STEPS", "explicit_steps", "step_description"]

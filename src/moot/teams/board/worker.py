@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from moot.teams.board.backend import BoardBackend, LeaseLostError, UnknownTaskError
-from moot.teams.board.protocol import AWAITING_OWNER, AWAITING_SUBTASKS, BoardAgent
+from moot.teams.board.protocol import AWAITING_OWNER, AWAITING_SUBTASKS, BoardAgent, Defer, gathered_result
 from moot.teams.board.task import BoardTask, TaskStatus
 
 log = logging.getLogger(__name__)
@@ -73,7 +73,8 @@ def default_worker_id(agent_type: str) -> str:
 
 
 def settle_parents(board: BoardBackend, parent_ids: list[str] | None = None) -> list[BoardTask]:
-    """Complete parked parents whose subtasks all completed (result ``{subtask_id: result}``).
+    """Complete parked parents whose subtasks all completed (result: :func:`gathered_result`,
+    ``{subtask_id: result}`` unless the parent holds a typed plan).
 
     A parent with a failed subtask fails with the subtask's error. Safe to run from any number
     of workers at once: ``complete`` is exactly-once, the losers get :class:`LeaseLostError`.
@@ -106,7 +107,7 @@ def settle_parents(board: BoardBackend, parent_ids: list[str] | None = None) -> 
             if failed:
                 outcome = _settle(board, parent, error=f"subtask {failed[0].id} failed: {failed[0].error}")
             elif all(c.status is TaskStatus.COMPLETED for c in children):
-                outcome = _settle(board, parent, result={c.id: c.result for c in children})
+                outcome = _settle(board, parent, result=gathered_result(parent, children))
             else:
                 outcome = None
         if outcome is not None:
@@ -160,11 +161,18 @@ class Worker:
         self._stop = asyncio.Event()
         self._taken = 0
         self._declined: set[str] = set()
+        self._deferred: dict[str, tuple[float, bool]] = {}
+        """Tasks the agent said "later" to: when to ask again, and whether it waits on others' work."""
         self._in_hand: dict[str, asyncio.Task[Any]] = {}
         self._last_recover = 0.0
         self._idle_slots = 0
         self._still_since: tuple[str, float] | None = None
         """The board's fingerprint and since when it has not changed (for the idle grace)."""
+
+    @property
+    def stopping(self) -> bool:
+        """Whether the worker was told to stop (it finishes or releases what it holds)."""
+        return self._stop.is_set()
 
     def stop(self, reason: str = "stopped") -> None:
         """Stop claiming; tasks in hand are cancelled and released back to pending."""
@@ -247,7 +255,15 @@ class Worker:
                 return None
             if candidate.id in self._declined:
                 continue
-            if not await self.agent.should_handle(candidate, self.board):
+            deferred = self._deferred.get(candidate.id)
+            if deferred is not None and time.monotonic() < deferred[0]:
+                continue
+            decision = await self.agent.should_handle(candidate, self.board)
+            if isinstance(decision, Defer):
+                self._deferred[candidate.id] = (time.monotonic() + max(0.0, decision.seconds), decision.waiting_on_others)
+                continue
+            self._deferred.pop(candidate.id, None)
+            if not decision:
                 self._declined.add(candidate.id)
                 continue
             claimed = await asyncio.to_thread(self.board.claim, candidate.id, self.worker_id, lease_s=self.lease_s)
@@ -261,7 +277,11 @@ class Worker:
         """Why this worker may stop now, or ``None`` while work may still come its way."""
         await self._maybe_recover(force=True)
         pending = await asyncio.to_thread(self.board.list, TaskStatus.PENDING)
-        if any(t.id not in self._declined for t in pending):
+        waiting = {t.id for t in pending}
+        self._deferred = {k: v for k, v in self._deferred.items() if k in waiting}  # forget tasks that moved on
+        # A task it declined, or one it waits on because another agent's work comes first, is
+        # someone else's to move; anything else pending (a task it will take later too) is its own.
+        if any(t.id not in self._declined and not self._deferred.get(t.id, (0.0, False))[1] for t in pending):
             return None
         active = await asyncio.to_thread(self.board.list, TaskStatus.ACTIVE)
         working = [t for t in active if t.claimed_by != AWAITING_OWNER]

@@ -22,14 +22,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from moot.text.sentences import TextUnit
+from moot.text.sentences import TextUnit, split_sentences
 
 DEFAULT_CHUNK_TOKENS = 320
 """Suits the 0.5B model: ~1,300 characters in, leaving room in its context for a long answer."""
 
 _CHARS_PER_TOKEN = 4.0
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,32 +51,31 @@ def estimate_tokens(text: str) -> int:
     return int(len(text) / _CHARS_PER_TOKEN) + 1 if text else 0
 
 
-def _split_long(text: str, max_tokens: int) -> list[str]:
-    """Cut a paragraph that exceeds the budget at sentence ends, then at words."""
-    pieces: list[str] = []
+def _pack(pieces: list[str], separator: str, max_tokens: int) -> list[str]:
+    """Join consecutive pieces greedily while the estimate stays within ``max_tokens``."""
+    packed: list[str] = []
     current = ""
-    for sentence in _SENTENCE_END.split(text):
-        if estimate_tokens(sentence) > max_tokens:
-            words = sentence.split()
-            part: list[str] = []
-            for word in words:
-                if part and estimate_tokens(" ".join([*part, word])) > max_tokens:
-                    pieces.append(" ".join(part))
-                    part = []
-                part.append(word)
-            sentence = " ".join(part)
-            if current:
-                pieces.append(current)
-                current = ""
-        candidate = f"{current} {sentence}".strip()
+    for piece in pieces:
+        candidate = f"{current}{separator}{piece}" if current else piece
         if current and estimate_tokens(candidate) > max_tokens:
-            pieces.append(current)
-            current = sentence
+            packed.append(current)
+            current = piece
         else:
             current = candidate
     if current:
-        pieces.append(current)
-    return pieces
+        packed.append(current)
+    return packed
+
+
+def _split_long(text: str, max_tokens: int) -> list[str]:
+    """Cut a paragraph that exceeds the budget at sentence ends, then at words."""
+    sentences: list[str] = []
+    for sentence in split_sentences(text):
+        if estimate_tokens(sentence) <= max_tokens:
+            sentences.append(sentence)
+        else:
+            sentences.extend(_pack(sentence.split(), " ", max_tokens))
+    return _pack(sentences, " ", max_tokens)
 
 
 def split_into_chunks(text: str, *, max_tokens: int = DEFAULT_CHUNK_TOKENS) -> list[Chunk]:
@@ -107,17 +105,7 @@ def split_into_chunks(text: str, *, max_tokens: int = DEFAULT_CHUNK_TOKENS) -> l
         else:
             pieces.append(paragraph)
 
-    chunks: list[str] = []
-    current = ""
-    for piece in pieces:
-        candidate = f"{current}\n\n{piece}" if current else piece
-        if current and estimate_tokens(candidate) > max_tokens:
-            chunks.append(current)
-            current = piece
-        else:
-            current = candidate
-    if current:
-        chunks.append(current)
+    chunks = _pack(pieces, "\n\n", max_tokens)
     return [Chunk(i, c) for i, c in enumerate(chunks)]
 
 
