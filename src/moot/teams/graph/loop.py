@@ -188,8 +188,9 @@ class Loop:
                                                            note=f"{len(window)} new sentences" if window else
                                                            "no sentence of the sources matches it that was not read"))
 
-        # OBSERVE: candidate phrases (Python) → which are entities (the mapper), then aliases
-        if window:
+        # OBSERVE: candidate phrases (Python) → which are entities (the mapper), then aliases; candidates
+        # a failed call left unsorted are offered again even when no new sentence came in
+        if window or self.entities.undecided(self.candidates):
             self.life.working("mapper")
             await self._choose(it, window)
             await self._aliases(it)
