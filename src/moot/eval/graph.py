@@ -153,6 +153,10 @@ class GraphPrediction:
     edges: list[PredictedEdge] = field(default_factory=list)
     gaps: list[list[str]] = field(default_factory=list)
     """Node ids each gap sits between."""
+    gap_texts: list[str] = field(default_factory=list)
+    """What each gap says (its description, its suggested placeholder)."""
+    path: list[str] | None = None
+    """The node ids of the system's answer path from the question's subject to its object, if it gives one."""
     usage: Usage = field(default_factory=Usage)
     seconds: float = 0.0
     run_id: str = ""
@@ -343,6 +347,7 @@ class OneCallBaseline:
             pred.edges.append(PredictedEdge(source=node(r.source), target=node(r.target), type=r.type, quotes=[r.quote]))
         for g in out.gaps:
             pred.gaps.append([node(b) for b in g.between])
+            pred.gap_texts.append(g.description)
         return pred
 
 
