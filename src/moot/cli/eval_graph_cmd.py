@@ -76,6 +76,8 @@ def graph_eval(
     systems: str = typer.Option("team,one-call", "--systems", help="Which to run: team, one-call, or both (comma-separated)."),
     json_out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write every case's scores here (JSON)."),
     as_json: bool = typer.Option(False, "--json", help='Print one JSON object on stdout: {"summary", "results"}.'),
+    family: int = typer.Option(0, "--family", help="Instead of graph worlds: this many of reasoning-gym's "
+                               "family_relationships questions (the relation named by a path over the drawn family)."),
     suite: Optional[Path] = typer.Option(None, "--suite", help="A folder of hand-written worlds (documents and gold.json "
                                          "each) instead of the generated ones, e.g. examples/graph-blind-2026-11-27."),
 ) -> None:
@@ -94,6 +96,8 @@ def graph_eval(
     choice = parse_models(model)
     team_models = {k: v for k, v in team_model_kwargs(GraphTeam, choice, command="eval graph").items() if k != "model"}
     model = choice.default
+    if family < 0 or (family and suite is not None):
+        raise MootError("--family takes a count of questions and no --suite", fix="use --family 50, or --suite FOLDER")
     if cases < 1:
         raise MootError("--cases must be at least 1", fix="use --cases 1 or more")
     worlds = None
@@ -106,6 +110,11 @@ def graph_eval(
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in chosen}
     from moot.cli._runs import parent_run
 
+    if family:
+        from moot.cli.eval_graph_family import run_family
+
+        run_family(family, seed, chosen, resolved, RunStore(), iterations, team_models, json_out, as_json)
+        return
     if worlds is not None:
         _run_suite(worlds, chosen, runners, resolved, budget, json_out, as_json)
         return
@@ -166,6 +175,9 @@ def _run_suite(worlds: list[Any], chosen: list[str], runners: dict[str, Any], re
                 pred = asyncio.run(runners[name].build(world, world.paths))
                 row = score_world(world, pred, pred.path) | {"system": name, "run_id": pred.run_id, "note": pred.note}
                 rows[name].append(row)
+                if json_out is not None:  # kept after every world, so a stopped eval keeps what it measured
+                    write_json_file(json_out, {"model": getattr(resolved, "name", str(resolved)), "budget": budget,
+                                               "partial": True, "worlds": rows})
                 stderr.print(f"[dim]{name:>8} {world.name}: entities R {row['entity_recall']} P {row['entity_precision']} · "
                              f"edges R {row['edge_recall_undirected']} · linked {'yes' if row['subject_object_linked'] else 'no'} · "
                              f"unmeasured {'yes' if row['unmeasured_named'] else 'no'} · publishers {row['publisher_nodes']} · "
