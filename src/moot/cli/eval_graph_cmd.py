@@ -184,10 +184,7 @@ def _run_suite(worlds: list[Any], chosen: list[str], runners: dict[str, Any], re
                              f"{row['calls']} calls, {row['seconds']}s[/]")
     summary = {name: summarise_worlds(r) for name, r in rows.items()}
     report = {"model": getattr(resolved, "name", str(resolved)), "budget": budget, "summary": summary, "worlds": rows}
-    if json_out is not None:
-        write_json_file(json_out, report)
-    if as_json:
-        print_json({"summary": summary, "results": str(json_out) if json_out else None})
+    if save_report(report, json_out, as_json):
         return
     from rich.table import Table
 
@@ -202,3 +199,12 @@ def _run_suite(worlds: list[Any], chosen: list[str], runners: dict[str, Any], re
     stdout.print(table)
     if json_out is not None:
         stdout.print(f"results: {json_out}")
+
+
+def save_report(report: dict[str, Any], json_out: Optional[Path], as_json: bool) -> bool:
+    """Write the results file; with ``--json`` print the one summary object. True when printed (no table then)."""
+    if json_out is not None:
+        write_json_file(json_out, report)
+    if as_json:
+        print_json({"summary": report["summary"], "results": str(json_out) if json_out else None})
+    return as_json

@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Optional
 
-from moot.cli._output import print_json, stderr, stdout, write_json_file
+from moot.cli._output import stderr, stdout, write_json_file
 
 
 class FamilyTeam:
@@ -78,10 +78,9 @@ def run_family(n: int, seed: int, chosen: list[str], resolved: Any, store: Any, 
                              f"{'✓' if row['correct'] else '✗'} · {row['calls']} calls[/]")
     summary = {name: summarise_family(r) for name, r in rows.items()}
     report = {"model": getattr(resolved, "name", str(resolved)), "seed": seed, "summary": summary, "questions": rows}
-    if json_out is not None:
-        write_json_file(json_out, report)
-    if as_json:
-        print_json({"summary": summary, "results": str(json_out) if json_out else None})
+    from moot.cli.eval_graph_cmd import save_report
+
+    if save_report(report, json_out, as_json):
         return
     for name, sm in summary.items():
         stdout.print(f"{name}: {sm['correct']}/{sm['questions']} correct ({sm['accuracy']}), {sm['calls']} calls, "
