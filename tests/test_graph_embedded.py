@@ -15,7 +15,7 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "graph"
 
 
 @pytest.mark.embedded
-def test_embedded_model_grows_a_grounded_graph(tmp_path: Path, local_model) -> None:  # type: ignore[no-untyped-def]
+def test_embedded_model_grows_a_grounded_graph_from_dated_documents(tmp_path: Path, local_model) -> None:  # type: ignore[no-untyped-def]
     sources = sorted(EXAMPLE.glob("*.md"))
     team = GraphTeam(sources, model=local_model, store=RunStore(tmp_path / "runs.db"),
                      config=GraphConfig(iterations=1, max_calls=6, hypotheses=False))
@@ -23,7 +23,9 @@ def test_embedded_model_grows_a_grounded_graph(tmp_path: Path, local_model) -> N
         result = team.ask_sync("How does the Ostby mill affect trout in Lake Mira?")
     finally:
         team.close()
-    text = normalise(" ".join(p.read_text() for p in sources))
+    from moot.text import read_front_matter
+
+    text = normalise(" ".join(read_front_matter(p.read_text()).body for p in sources))  # quotes from bodies only
     words = set(text.replace(".", " ").replace(",", " ").split())
     entities = result.scaffold.entities()
     assert entities, result.answer
@@ -34,5 +36,9 @@ def test_embedded_model_grows_a_grounded_graph(tmp_path: Path, local_model) -> N
         assert edge.provisional or all(normalise(e.quote) in text for e in edge.evidence)
         assert not edge.provisional or edge.strength <= 0.5
     assert all(p.confidence <= 0.5 for p in result.scaffold.placeholders())
+    # the front matter is metadata: its publishers are no nodes, and every document is dated
+    labels = " ".join(n.label for n in entities)
+    assert not any(p in labels for p in ("Courier", "Monitor", "Gazette")), labels
+    assert all(d["published"] for d in result.scaffold.documents)
     assert result.usage.requests <= 6 and len(result.iterations) == 1
     assert RunStore(tmp_path / "runs.db").get_run(result.run_id).status in ("completed", "stopped")

@@ -48,6 +48,10 @@ def test_generator_is_seeded_and_hides_the_mediator() -> None:
     assert hidden[0].token not in corpus  # the missing link is named nowhere
     assert all(e.token in corpus for e in a.entities if not e.hidden)
     assert "unknown" in corpus and len(a.documents) == 3
+    # every document is dated in front matter by a publisher, and the first names its publisher in the body too
+    assert all(d.startswith("---\ntitle:") and f"source: {p}\n" in d for d, p in zip(a.documents.values(), a.publishers))
+    assert f"The {a.publishers[0]} asked" in a.documents["report-1.md"]
+    assert any(e.type == "correlates_with" for e in a.edges) is ("may be linked" in corpus or "is suspected" in corpus)
     assert a.question not in corpus
 
 
@@ -65,12 +69,13 @@ def test_duplicates_reversed_edges_invented_quotes_and_calibration_are_counted()
     pred = perfect(case)
     first = next(e for e in case.entities if not e.hidden)
     pred.nodes.append(PredictedNode(id="dup", label=first.alias, confidence=0.4, quotes=["words found nowhere"]))
+    pred.nodes.append(PredictedNode(id="pub", label=case.publishers[1], quotes=[f"source: {case.publishers[1]}"]))
     gold = case.edges[0]
     pred.edges = [PredictedEdge(source=gold.target, target=gold.source, type=gold.type, strength=0.9)]  # reversed
     row = score(case, pred)
-    assert row["duplicates"] == 1 and row["entity_precision"] == round(7 / 8, 4)
+    assert row["duplicates"] == 1 and row["entity_precision"] == round(7 / 9, 4) and row["publisher_nodes"] == 1
     assert row["edge_precision_directed"] == 0.0 and row["edge_precision_undirected"] == 1.0
-    assert row["quote_grounding"] == round(7 / 8, 4)
+    assert row["quote_grounding"] == round(7 / 9, 4)  # a front-matter line is no evidence
     assert row["missing_link_covered"] is False  # the placeholder lost its edges
     assert row["low_confidence"] == {"elements": 1, "error_rate": 1.0}  # the duplicate was the low one
     total = summarise([row, score(case, perfect(case))])

@@ -53,6 +53,19 @@ def test_mermaid_marks_placeholders_and_provisional_edges() -> None:
     assert 'placeholder_lake_1{{"[PROVISIONAL] low oxygen (0.30)"}}' in text
     assert 'ostby_mill -.->|"related_to 0.40"| placeholder_lake_1' in text
     assert "class placeholder_lake_1 placeholder" in text
+    assert "==>" not in text and "classDef path" not in text  # no path yet
+
+
+def test_mermaid_draws_the_answer_path_thick_and_marks_hedged_edges() -> None:
+    from moot.teams.graph.paths import find_path
+
+    s = small_graph()
+    s.edges["e_ostby_mill_decreases_lake_mira"].hedged = True
+    s.path = find_path(s, "ostby_mill", "lake_mira")
+    text = to_mermaid(s)
+    assert 'ostby_mill ==>|"decreases 0.70 hedged"| lake_mira' in text  # the path, over the stated edge
+    assert 'ostby_mill -.->|"related_to 0.40"| placeholder_lake_1' in text  # off the path: as before
+    assert "class ostby_mill,lake_mira path" in text
 
 
 def test_json_and_unknown_extension(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from moot.errors import MootError
-from moot.teams.graph.evidence import SourceIndex, chunk_text
+from moot.teams.graph.evidence import SourceIndex
 from moot.teams.graph.quantify import age_years, quantify_confidence, quantify_strength, requantify
 from moot.teams.graph.scaffold import Evidence, EvidenceFeatures, PlaceholderNode, Scaffold, similar_labels
 
@@ -116,21 +116,33 @@ def test_scaffold_survives_a_json_round_trip_with_its_lookups() -> None:
     assert not new
 
 
-def test_sources_are_chunked_searched_and_quotes_located(tmp_path: Path) -> None:
+def test_sources_are_read_into_sentences_searched_and_quotes_located(tmp_path: Path) -> None:
     with SourceIndex() as index:
-        index.add_text("a.md", ["# Title", "", "The Ostby mill draws water from the Varn river.", "",
-                                "Unrelated: the bakery opens at nine."])
-        [chunk] = index.search("Where does the Ostby mill get water?")
-        assert chunk.source == "a.md" and "bakery" in chunk.text
+        index.add_text("a.md", ["# Title\n", "\n", "The Ostby mill draws water from the Varn river. It returns it warm.\n", "\n",
+                                "Unrelated: the bakery opens at nine.\n"])
+        [found] = index.search("Where does the Ostby mill get water?")
+        assert found.source == "a.md" and found.text == "The Ostby mill draws water from the Varn river."
+        assert index.count() == 3  # the heading is no claim; each sentence is one row
+        assert index.neighbour(found, 1).text == "It returns it warm."
         assert index.locate("draws  WATER from the Varn River") is not None
+        assert index.locate("Varn river. It returns") is not None  # a quote of two adjacent sentences
         assert index.locate("draws water from the Lake") is None
         assert index.search("quantum chromodynamics") == []
 
 
-def test_long_paragraph_is_cut_at_sentences() -> None:
-    para = " ".join(f"Sentence number {i} says something." for i in range(200))
-    chunks = list(chunk_text([para]))
-    assert len(chunks) > 3 and all(len(c) <= 900 for c in chunks) and all(c.endswith(".") for c in chunks)
+def test_front_matter_is_metadata_never_a_sentence() -> None:
+    yaml_doc = ["---\n", "title: 'Algae: the summer of 2025'\n", "source: Harbour Gazette\n", "author: [A. Lind]\n",
+                "published: 2025-08-14\n", "---\n", "The bloom closed the beach.\n"]
+    toml_doc = ["+++\n", 'title = "Notes"\n', 'publisher = "Fjord Weekly"\n', "date = 2023-02-01\n", "+++\n"]
+    with SourceIndex() as index:
+        assert index.add_text("bloom.md", yaml_doc) == 1 and index.add_text("notes.md", toml_doc) == 0
+        bloom, notes = index.documents["bloom.md"], index.documents["notes.md"]
+        assert (bloom.title, bloom.publisher, bloom.author, bloom.published) == ("Algae: the summer of 2025", "Harbour Gazette",
+                                                                                 "A. Lind", "2025-08-14")
+        assert bloom.provenance_names() == ["Harbour Gazette", "A. Lind"] and notes.publisher == "Fjord Weekly"
+        assert [s.text for s in index.all(10)] == ["The bloom closed the beach."]  # no line of the header is evidence
+        assert index.sources == ["bloom.md"] and set(index.documents) == {"bloom.md", "notes.md"}
+        assert index.newest_year == 2025
 
 
 def test_bad_sources_are_one_line_errors_naming_the_fix(tmp_path: Path) -> None:
@@ -149,10 +161,10 @@ def test_bad_sources_are_one_line_errors_naming_the_fix(tmp_path: Path) -> None:
 def test_a_big_source_is_read_in_batches_with_progress(tmp_path: Path) -> None:
     big = tmp_path / "big.md"
     para = "The Ostby mill draws water from the Varn river in every season of the year. " * 8
-    big.write_text("\n\n".join(f"{para} Section {i}." for i in range(3000)))  # about 2 MB
+    big.write_text("\n\n".join(f"{para} Section {i} ends here." for i in range(3000)))  # about 2 MB
     calls: list[int] = []
     with SourceIndex() as index:
-        chunks = index.add_file(big, progress=lambda source, n: calls.append(n))
-        assert chunks == index.count() >= 3000
+        sentences = index.add_file(big, progress=lambda source, n: calls.append(n))
+        assert sentences == index.count() == 3000 * 9
         assert len(calls) >= 10 and calls == sorted(calls)  # progress reported as batches are written
-        assert index.search("Section 2999 Ostby")[0].text.endswith("Section 2999.")
+        assert index.search("Section 2999 ends")[0].text == "Section 2999 ends here."

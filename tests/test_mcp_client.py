@@ -241,4 +241,7 @@ def test_the_graph_teams_mapper_skeptic_and_hypothesizer_use_a_tool_server_and_b
     # without a tool server no graph agent is offered a tool, and each keeps its two turns
     from moot.teams.graph import agents as ag
 
-    assert ag.mapper_agent("local").max_turns == 2 and ag.mapper_agent("local").tools == ()
+    from moot.teams.graph.vocabulary import DEFAULT
+
+    mapper = ag.mapper_agent("local", 3, DEFAULT)
+    assert mapper.max_turns == 2 and mapper.tools == ()

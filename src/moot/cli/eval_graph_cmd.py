@@ -55,8 +55,15 @@ class TeamSystem:
                  for n in s.nodes.values()]
         edges = [PredictedEdge(source=e.source, target=e.target, type=e.type, strength=e.strength, provisional=e.provisional,
                                quotes=[x.quote for x in e.evidence]) for e in s.edges.values()]
-        return GraphPrediction(nodes=nodes, edges=edges, gaps=[list(g.between) for g in s.gaps.values()], usage=result.usage,
-                               seconds=result.seconds, run_id=result.run_id, note=result.stop_reason)
+        path: list[str] = []
+        if s.path and s.subject:
+            path = [s.subject]
+            for hop in s.path:  # walk the hops from the subject, whichever way each edge points
+                path.append(hop.target if hop.source == path[-1] else hop.source)
+        return GraphPrediction(nodes=nodes, edges=edges, gaps=[list(g.between) for g in s.gaps.values()],
+                               gap_texts=[f"{g.description} {g.suggested_placeholder}".strip() for g in s.gaps.values()],
+                               path=path, usage=result.usage, seconds=result.seconds, run_id=result.run_id,
+                               note=result.stop_reason)
 
 
 def graph_eval(
@@ -69,6 +76,10 @@ def graph_eval(
     systems: str = typer.Option("team,one-call", "--systems", help="Which to run: team, one-call, or both (comma-separated)."),
     json_out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write every case's scores here (JSON)."),
     as_json: bool = typer.Option(False, "--json", help='Print one JSON object on stdout: {"summary", "results"}.'),
+    family: int = typer.Option(0, "--family", help="Instead of graph worlds: this many of reasoning-gym's "
+                               "family_relationships questions (the relation named by a path over the drawn family)."),
+    suite: Optional[Path] = typer.Option(None, "--suite", help="A folder of hand-written worlds (documents and gold.json "
+                                         "each) instead of the generated ones, e.g. examples/graph-blind-2026-11-27."),
 ) -> None:
     """Score the graph team and a one-call baseline on seeded documents with a gold graph."""
     from moot.eval.graph import OneCallBaseline, make_case, score, summarise
@@ -85,13 +96,28 @@ def graph_eval(
     choice = parse_models(model)
     team_models = {k: v for k, v in team_model_kwargs(GraphTeam, choice, command="eval graph").items() if k != "model"}
     model = choice.default
+    if family < 0 or (family and suite is not None):
+        raise MootError("--family takes a count of questions and no --suite", fix="use --family 50, or --suite FOLDER")
     if cases < 1:
         raise MootError("--cases must be at least 1", fix="use --cases 1 or more")
+    worlds = None
+    if suite is not None:
+        from moot.eval.graph_suite import load_suite
+
+        worlds = load_suite(suite)  # a bad suite fails here, before any model loads
     resolved = infer_model(model)
     runners: dict[str, Any] = {"team": TeamSystem(resolved, RunStore(), budget, iterations, team_models), "one-call": OneCallBaseline(resolved)}
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in chosen}
     from moot.cli._runs import parent_run
 
+    if family:
+        from moot.cli.eval_graph_family import run_family
+
+        run_family(family, seed, chosen, resolved, RunStore(), iterations, team_models, json_out, as_json)
+        return
+    if worlds is not None:
+        _run_suite(worlds, chosen, runners, resolved, budget, json_out, as_json)
+        return
     with tempfile.TemporaryDirectory(prefix="moot-eval-graph-") as tmp, \
             parent_run(f"eval graph ({cases} case{'s' if cases != 1 else ''})") as runners["team"].parent_run_id:
         for k in range(cases):
@@ -134,3 +160,51 @@ def _table(summary: dict[str, dict[str, Any]]) -> None:
     for k in keys:
         table.add_row(k, *(str(summary[n].get(k)) for n in summary))
     stdout.print(table)
+
+
+def _run_suite(worlds: list[Any], chosen: list[str], runners: dict[str, Any], resolved: Any, budget: str,
+               json_out: Optional[Path], as_json: bool) -> None:
+    """Each hand-written world through each system, scored against its gold graph."""
+    from moot.cli._runs import parent_run
+    from moot.eval.graph_suite import score_world, summarise_worlds
+
+    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in chosen}
+    with parent_run(f"eval graph suite ({len(worlds)} worlds)") as runners["team"].parent_run_id:
+        for world in worlds:
+            for name in chosen:
+                pred = asyncio.run(runners[name].build(world, world.paths))
+                row = score_world(world, pred, pred.path) | {"system": name, "run_id": pred.run_id, "note": pred.note}
+                rows[name].append(row)
+                if json_out is not None:  # kept after every world, so a stopped eval keeps what it measured
+                    write_json_file(json_out, {"model": getattr(resolved, "name", str(resolved)), "budget": budget,
+                                               "partial": True, "worlds": rows})
+                stderr.print(f"[dim]{name:>8} {world.name}: entities R {row['entity_recall']} P {row['entity_precision']} · "
+                             f"edges R {row['edge_recall_undirected']} · linked {'yes' if row['subject_object_linked'] else 'no'} · "
+                             f"unmeasured {'yes' if row['unmeasured_named'] else 'no'} · publishers {row['publisher_nodes']} · "
+                             f"{row['calls']} calls, {row['seconds']}s[/]")
+    summary = {name: summarise_worlds(r) for name, r in rows.items()}
+    report = {"model": getattr(resolved, "name", str(resolved)), "budget": budget, "summary": summary, "worlds": rows}
+    if save_report(report, json_out, as_json):
+        return
+    from rich.table import Table
+
+    keys = ["entity_recall", "entity_precision", "publisher_nodes", "edge_recall_undirected", "subject_object_linked",
+            "subject_object_directed", "answer_path_reaches", "unmeasured_named", "quote_grounding", "calls", "tokens", "seconds"]
+    table = Table(title="graph eval (hand-written suite)", show_edge=False)
+    table.add_column("measure")
+    for name in summary:
+        table.add_column(name)
+    for k in keys:
+        table.add_row(k, *(str(summary[n].get(k, "—")) for n in summary))
+    stdout.print(table)
+    if json_out is not None:
+        stdout.print(f"results: {json_out}")
+
+
+def save_report(report: dict[str, Any], json_out: Optional[Path], as_json: bool) -> bool:
+    """Write the results file; with ``--json`` print the one summary object. True when printed (no table then)."""
+    if json_out is not None:
+        write_json_file(json_out, report)
+    if as_json:
+        print_json({"summary": report["summary"], "results": str(json_out) if json_out else None})
+    return as_json

@@ -32,8 +32,8 @@ def graph_command(
     kb: Optional[str] = typer.Option(None, "--kb", help="Also read the sources of a knowledge base made by `moot learn`."),
     iterations: Optional[int] = typer.Option(None, "--iterations", help="Iteration limit (default from --budget)."),
     noise_budget: float = typer.Option(0.25, "--noise-budget", help="Share of the graph that must stay low-confidence."),
-    budget: str = typer.Option("standard", "--budget", "-b", help="The run's limits: quick (2 iterations, 12 calls), standard (3, 24) "
-                               "or deep (5, 48), and/or calls=N, tokens=N, seconds=X, comma-separated."),
+    budget: str = typer.Option("standard", "--budget", "-b", help="The run's limits: quick (2 iterations, 20 calls), standard (3, 36) "
+                               "or deep (5, 64), and/or calls=N, tokens=N, seconds=X, comma-separated."),
     max_calls: Optional[int] = typer.Option(None, "--max-calls", help="The same as --budget calls=N."),
     max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="The same as --budget seconds=X (graph so far kept)."),
     model: Optional[list[str]] = model_option(),

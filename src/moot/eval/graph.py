@@ -1,6 +1,7 @@
 """The graph reasoning benchmark: seeded documents with a gold graph, a scorer, and a one-call baseline.
 
-``make_case(seed)`` writes a small world in three documents: eight made-up entities (each with a
+``make_case(seed)`` writes a small world in three dated documents (YAML front matter naming a
+publisher, who is named once in a body too, and is provenance, not an entity): eight made-up entities (each with a
 unique invented name, and an alias in another wording, so entity resolution is tested), the
 relations between them stated by sentence templates (some causal, some only "associated with",
 two of them repeated in a second document), and one *deliberately missing link*: the documents
@@ -25,6 +26,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, Field
 
 from moot.models.base import ModelSettings, Usage
+from moot.text.frontmatter import read_front_matter
 
 _SYLLABLES = ("dra", "vik", "os", "mo", "tel", "quor", "bren", "lit", "kal", "sen", "vor", "ul", "ess", "tam", "rin",
               "gad", "fol", "nar", "pek", "ys")
@@ -39,9 +41,12 @@ _TEMPLATES: dict[str, tuple[str, ...]] = {
     "operates": ("{a} operates {b}.", "{a} runs {b}."),
     "uses": ("{a} uses {b}.", "{a} relies on {b}."),
     "regulates": ("{a} regulates {b}.", "{a} sets the rules for {b}."),
-    "correlates_with": ("{a} is associated with {b}.", "{a} tends to occur together with {b}."),
+    "correlates_with": ("{a} may be linked to {b}.", "{a} is suspected to go together with {b}."),
 }
+"""A ``correlates_with`` edge is the hedged one: its sentences say "may" or "is suspected"."""
 _FILLER = ("The area has been mapped many times.", "Local records go back a long way.", "Visitors come in summer.")
+_PUBLISHERS = ("Valley Courier", "Harbour Gazette", "County Ledger", "Fjord Weekly", "Lowland Herald", "Ridge Bulletin")
+_TITLES = ("Notes from the valley", "What the survey found", "Council meeting report")
 
 
 class GoldEntity(BaseModel):
@@ -70,6 +75,8 @@ class GraphCase(BaseModel):
     edges: list[GoldEdge]
     missing_link: tuple[str, str]
     """The two entities (ids) between which the mediator is missing."""
+    publishers: list[str] = []
+    """Who published each document (front matter, and named once in a body): provenance, never an entity."""
 
 
 def _name(rng: random.Random, used: set[str]) -> str:
@@ -116,9 +123,15 @@ def make_case(seed: int) -> GraphCase:
     docs[2].append(f"{a.name} affects {c.name}, but how it does so is unknown.")
     for d in docs:
         d.insert(rng.randrange(len(d) + 1), rng.choice(_FILLER))
-    texts = {f"report-{i + 1}.md": " ".join(s[0].upper() + s[1:] for s in d) + "\n" for i, d in enumerate(docs)}
+    publishers = rng.sample(_PUBLISHERS, 3)
+    docs[0].append(f"The {publishers[0]} asked {a.name} for comment.")  # the publisher in a body, too
+    texts = {}
+    for i, d in enumerate(docs):
+        head = (f"---\ntitle: \"{_TITLES[i]}\"\nsource: {publishers[i]}\npublished: 2026-0{i + 3}-1{i}\n---\n\n")
+        texts[f"report-{i + 1}.md"] = head + " ".join(s[0].upper() + s[1:] for s in d) + "\n"
     return GraphCase(seed=seed, question=f"How does {a.name} affect {c.name}?", documents=texts, entities=entities,
-                     edges=[*edges, GoldEdge(source=a.id, target=c.id, type="related_to")] , missing_link=(a.id, c.id))
+                     edges=[*edges, GoldEdge(source=a.id, target=c.id, type="related_to")], missing_link=(a.id, c.id),
+                     publishers=publishers)
     # (mediator stays out of every document; it is what the placeholder should stand for)
 
 
@@ -153,6 +166,10 @@ class GraphPrediction:
     edges: list[PredictedEdge] = field(default_factory=list)
     gaps: list[list[str]] = field(default_factory=list)
     """Node ids each gap sits between."""
+    gap_texts: list[str] = field(default_factory=list)
+    """What each gap says (its description, its suggested placeholder)."""
+    path: list[str] | None = None
+    """The node ids of the system's answer path from the question's subject to its object, if it gives one."""
     usage: Usage = field(default_factory=Usage)
     seconds: float = 0.0
     run_id: str = ""
@@ -198,6 +215,7 @@ def score(case: GraphCase, pred: GraphPrediction) -> dict[str, Any]:
         b[1] += int(error)
 
     entities = [n for n in pred.nodes if not n.placeholder]
+    publisher_nodes = sum(1 for n in entities if any(p.lower() in n.label.lower() for p in case.publishers))
     for n in entities:
         g = _match(case, [n.label, *n.aliases])
         mapping[n.id] = g
@@ -226,7 +244,7 @@ def score(case: GraphCase, pred: GraphPrediction) -> dict[str, Any]:
         if good_d:
             found_d.add((s, t))  # type: ignore[arg-type]
         bucket(e.strength, not good_u)
-    corpus = _norm(" ".join(case.documents.values()))
+    corpus = _norm(" ".join(read_front_matter(t).body for t in case.documents.values()))  # front matter is no evidence
     quotes = [q for n in entities for q in n.quotes] + [q for e in pred.edges if not e.provisional for q in e.quotes]
     grounded = sum(1 for q in quotes if _norm(q).strip(" .\"'") in corpus)
     claims = len(entities) + sum(1 for e in pred.edges if not e.provisional)
@@ -245,7 +263,7 @@ def score(case: GraphCase, pred: GraphPrediction) -> dict[str, Any]:
         "edge_precision_undirected": _ratio(ok_u, scored_edges),
         "edge_recall_undirected": _ratio(len(found_u), len(gold_undirected)),
         "quote_grounding": _ratio(grounded, len(quotes)), "claims_with_quote": _ratio(with_quote, claims),
-        "missing_link_covered": covered,
+        "missing_link_covered": covered, "publisher_nodes": publisher_nodes,
         "low_confidence": {"elements": calib["low"][0], "error_rate": _ratio(calib["low"][1], calib["low"][0])},
         "high_confidence": {"elements": calib["high"][0], "error_rate": _ratio(calib["high"][1], calib["high"][0])},
         "nodes": len(pred.nodes), "edges": len(pred.edges),
@@ -260,7 +278,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
             and (v is None or isinstance(v, (int, float)))] if rows else []
     for k in keys:
         values = [r[k] for r in rows if r[k] is not None]
-        if k in ("calls", "tokens", "seconds", "nodes", "edges", "duplicates"):
+        if k in ("calls", "tokens", "seconds", "nodes", "edges", "duplicates", "publisher_nodes"):
             out[k] = round(sum(values), 2)
         elif k == "missing_link_covered":
             out[k] = f"{sum(values)}/{len(values)}"
@@ -343,6 +361,7 @@ class OneCallBaseline:
             pred.edges.append(PredictedEdge(source=node(r.source), target=node(r.target), type=r.type, quotes=[r.quote]))
         for g in out.gaps:
             pred.gaps.append([node(b) for b in g.between])
+            pred.gap_texts.append(g.description)
         return pred
 
 

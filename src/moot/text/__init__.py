@@ -1,7 +1,7 @@
 """Reading text by format: sentences, front matter, dates, numbers and quantities, words and stems.
 
 One tested package that every team reads text through, built on well-kept libraries where one
-exists (pysbd for sentence boundaries, snowballstemmer for stems, text2num for number words,
+exists (pysbd for sentence boundaries, TextBlob's bundled tagger for noun phrases, snowballstemmer for stems, text2num for number words,
 PyYAML and tomllib for front matter, the standard library's calendar for dates). It reads
 *formats* — a date, a number with its unit, a sentence boundary, a YAML header — never the
 wording of particular sentences: what a sentence means is the model's job, under a schema.
@@ -9,23 +9,34 @@ wording of particular sentences: what a sentence means is the model's job, under
 
 from __future__ import annotations
 
+from moot.text.cues import Cue, find_cues, hedged, says_unknown
 from moot.text.dates import DateMention, find_dates
 from moot.text.frontmatter import FrontMatter, read_front_matter
+from moot.text.names import find_names, names_in
 from moot.text.numbers import Quantity, find_quantities, parse_number
+from moot.text.phrases import Phrase, noun_phrases
 from moot.text.sentences import TextUnit, split_units
 from moot.text.words import STOPWORDS, content_words, stem, words
 
 __all__ = [
     "STOPWORDS",
+    "Cue",
     "DateMention",
     "FrontMatter",
+    "Phrase",
     "Quantity",
     "TextUnit",
     "content_words",
+    "find_cues",
     "find_dates",
+    "find_names",
     "find_quantities",
+    "hedged",
+    "names_in",
+    "noun_phrases",
     "parse_number",
     "read_front_matter",
+    "says_unknown",
     "split_units",
     "stem",
     "words",

@@ -19,6 +19,7 @@ from moot.teams.graph.result import GraphResult, IterationRecord
 from moot.teams.graph.scaffold import (
     RELATION_TYPES,
     Edge,
+    PathHop,
     EntityNode,
     Evidence,
     EvidenceFeatures,
@@ -30,9 +31,12 @@ from moot.teams.graph.scaffold import (
 )
 from moot.teams.graph.agents import AGENT_NAMES as ROLES
 from moot.teams.graph.team import BUDGETS, GraphConfig, GraphTeam
+from moot.teams.graph.vocabulary import DEFAULT, FAMILY, Relation, Vocabulary
 
 __all__ = [
     "BUDGETS",
+    "DEFAULT",
+    "FAMILY",
     "ROLES",
     "RELATION_TYPES",
     "Edge",
@@ -45,10 +49,13 @@ __all__ = [
     "GraphTeam",
     "IterationRecord",
     "NoiseStatus",
+    "PathHop",
     "PlaceholderNode",
+    "Relation",
     "Scaffold",
     "SourceIndex",
     "StructuralHypothesis",
+    "Vocabulary",
     "quantify_confidence",
     "quantify_strength",
     "to_graphml",

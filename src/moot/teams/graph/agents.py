@@ -1,11 +1,12 @@
 """The five agents of the graph team, each a :class:`~moot.runtime.SubAgent` with a JSON schema.
 
-The model *chooses* inside these schemas (which entities, which relation from the closed
-vocabulary, which evidence features apply, whether two labels are one thing); Python computes
-and checks everything else (see :mod:`moot.teams.graph.build` and :mod:`moot.teams.graph.quantify`).
-Where an answer must name something that already exists (an element to label, a gap, a central
-node), the schema is built per call with the allowed ids as an enum, so the constrained decoder
-cannot name anything else.
+Python proposes, the model chooses: every answer the model writes is a choice among options
+that Python put in the schema as an enum (which of the question's phrases is its subject, what
+type each candidate phrase is or that it is no entity, which known entity a new label names,
+which sentence of relation phrases a pair's text states, or "none"). Where an answer must name
+something that exists (an element to label, a gap, a central node), the allowed names are the
+enum, so the constrained decoder cannot name anything else. The schemas are built per call;
+each has one property per item, in order, so no item can be skipped or answered twice.
 """
 
 from __future__ import annotations
@@ -17,76 +18,82 @@ from pydantic import BaseModel, Field, create_model
 
 from moot.models.base import ModelSettings
 from moot.runtime import SubAgent, load_prompt
-from moot.teams.graph.scaffold import RELATION_MEANINGS, RelationType
+from moot.teams.graph.vocabulary import Vocabulary
 
 AGENT_NAMES = ("mapper", "skeptic", "placeholder", "quantifier", "hypothesizer")
 """The agent registry, in the order they act in an iteration."""
 
+TOOL_TURNS = 2
+"""Extra model requests for an agent given a tool server (each tool round is one)."""
 
-def _choice(ids: list[str]) -> Any:
-    return Literal[tuple(ids)]  # type: ignore[valid-type]
+NO_OBJECT = "nothing else"
+
+
+def _choice(ids: Sequence[str]) -> Any:
+    return Literal[tuple(dict.fromkeys(ids))]  # type: ignore[valid-type]
+
+
+def _settings(tokens: int) -> ModelSettings:
+    return ModelSettings(max_tokens=tokens, temperature=0.0)
 
 
 # --------------------------------------------------------------------------- mapper
 
 
-class MappedEntity(BaseModel):
-    label: str = Field(max_length=60, description="the entity's name as written in the text")
-    why_relevant: str = Field(default="", max_length=80)
-    quote: str = Field(max_length=120, description="words copied exactly from a passage")
+def question_output(phrases: list[str]) -> type[BaseModel]:
+    """Which of the question's own phrases it starts from and which it asks about."""
+    return create_model("QuestionFocus", subject=(_choice(phrases), ...),
+                        object=(_choice([*phrases, NO_OBJECT]), ...))
 
 
-class MapperOutput(BaseModel):
-    """The entities the passages name (the mapper's first call for a question)."""
-
-    entities: list[MappedEntity] = Field(min_length=1, max_length=6)
-
-
-def links_output(labels: list[str]) -> type[BaseModel]:
-    """The mapper's second call: links and gaps between entities it may only choose from ``labels``."""
-    choice = _choice(labels)
-    relation = create_model("MappedRelation", quote=(str, Field(max_length=160)), source=(choice, ...),
-                            type=(RelationType, ...), target=(choice, ...))
-    gap = create_model("MappedGap", quote=(str, Field(max_length=160)),
-                       between=(list[choice], Field(min_length=1, max_length=2)))  # type: ignore[valid-type]
-    return create_model("LinksOutput",
-                        relationships=(list[relation], Field(default_factory=list, max_length=4)),  # type: ignore[valid-type]
-                        gaps=(list[gap], Field(default_factory=list, max_length=2)))  # type: ignore[valid-type]
+def question_agent(model: Any, phrases: list[str]) -> SubAgent:
+    return SubAgent("mapper", "finds what the question starts from and what it asks about", load_prompt("question", __package__),
+                    model=model, output_type=question_output(phrases), max_turns=2, settings=_settings(80))
 
 
-class MergeDecision(BaseModel):
-    pair: int
-    same: bool
+def choices_output(count: int, options: list[str]) -> type[BaseModel]:
+    """One answer per numbered candidate: an entity type, or a reason it is no entity."""
+    fields: dict[str, Any] = {f"c{i}": (_choice(options), ...) for i in range(1, count + 1)}
+    return create_model("EntityChoices", **fields)
 
 
-class MergeOutput(BaseModel):
-    """For each numbered pair of labels: do they name the same thing?"""
-
-    decisions: list[MergeDecision] = Field(default_factory=list, max_length=12)
-
-
-TOOL_TURNS = 2
-"""Extra model requests for an agent given a tool server (each tool round is one)."""
-
-
-def mapper_agent(model: Any, tools: Sequence[Any] = ()) -> SubAgent:
-    return SubAgent("mapper", "names the entities in the evidence", load_prompt("mapper", __package__), model=model,
-                    output_type=MapperOutput, max_turns=2 + (TOOL_TURNS if tools else 0), tools=tools,
-                    settings=ModelSettings(max_tokens=380, temperature=0.0))
+def mapper_agent(model: Any, count: int, vocabulary: Vocabulary, tools: Sequence[Any] = ()) -> SubAgent:
+    """The mapper's first call for a batch of sentences: which candidate phrases are entities, of which type."""
+    prompt = (load_prompt("mapper", __package__)
+              .replace("{kinds}", "\n".join(f"  {k}: {v}" for k, v in vocabulary.kinds.items()))
+              .replace("{rejections}", "\n".join(f"  {k}: {v}" for k, v in vocabulary.rejections.items())))
+    options = [*vocabulary.kinds, *vocabulary.rejections]
+    return SubAgent("mapper", "chooses which candidate phrases are entities of the question's world",
+                    prompt, model=model, output_type=choices_output(count, options),
+                    max_turns=2 + (TOOL_TURNS if tools else 0), tools=tools, settings=_settings(40 + 12 * count))
 
 
-def links_agent(model: Any, labels: list[str]) -> SubAgent:
-    """The mapper's second call: which of the entities the passages link, and how (choices from enums)."""
-    types = "\n".join(f"  {name}: {meaning}" for name, meaning in RELATION_MEANINGS.items())
-    return SubAgent("mapper", "links the entities the evidence relates", load_prompt("links", __package__).replace("{relation_types}", types),
-                    model=model, output_type=links_output(labels), max_turns=2,
-                    settings=ModelSettings(max_tokens=480, temperature=0.0))
+def aliases_output(options: list[list[str]]) -> type[BaseModel]:
+    """One answer per new label: the known entity it names, or "different"."""
+    fields: dict[str, Any] = {f"a{i}": (_choice([*known, "different"]), ...) for i, known in enumerate(options, 1)}
+    return create_model("AliasChoices", **fields)
 
 
-def merge_agent(model: Any) -> SubAgent:
-    """The mapper's identity check: same agent, its merge decisions under their own schema."""
-    return SubAgent("mapper", "decides whether two labels name one thing", load_prompt("merge", __package__), model=model,
-                    output_type=MergeOutput, max_turns=2, settings=ModelSettings(max_tokens=200, temperature=0.0))
+def merge_agent(model: Any, options: list[list[str]]) -> SubAgent:
+    """The mapper's identity check: which known entity a new label names, if any."""
+    return SubAgent("mapper", "decides whether a new label names a known entity", load_prompt("merge", __package__), model=model,
+                    output_type=aliases_output(options), max_turns=2, settings=_settings(30 + 16 * len(options)))
+
+
+def links_output(options: list[list[str]]) -> type[BaseModel]:
+    """One answer per numbered pair: the relation sentence its text states, or "none"."""
+    fields: dict[str, Any] = {f"p{i}": (_choice(sentences), ...) for i, sentences in enumerate(options, 1)}
+    return create_model("LinkChoices", **fields)
+
+
+def links_agent(model: Any, options: list[list[str]], vocabulary: Vocabulary) -> SubAgent:
+    """The mapper's second call: for each pair of entities that share a sentence, what that sentence says."""
+    longest = max((len(o) for opts in options for o in opts), default=20)
+    meanings = "\n".join(f"  {r.phrase}: {r.meaning}" for r in vocabulary.relations.values())
+    return SubAgent("mapper", "chooses what each sentence states about a pair of entities",
+                    load_prompt("links", __package__).replace("{relation_types}", meanings),
+                    model=model, output_type=links_output(options), max_turns=2,
+                    settings=_settings(30 + len(options) * (12 + longest // 3)))
 
 
 # --------------------------------------------------------------------------- quantifier
@@ -110,7 +117,7 @@ def quantifier_output(edge_ids: list[str], entity_ids: list[str]) -> type[BaseMo
 def quantifier_agent(model: Any, edge_ids: list[str], entity_ids: list[str]) -> SubAgent:
     return SubAgent("quantifier", "labels what each piece of evidence shows", load_prompt("quantifier", __package__), model=model,
                     output_type=quantifier_output(edge_ids, entity_ids), max_turns=2,
-                    settings=ModelSettings(max_tokens=60 + 40 * (len(edge_ids) + len(entity_ids)), temperature=0.0))
+                    settings=_settings(60 + 40 * (len(edge_ids) + len(entity_ids))))
 
 
 # --------------------------------------------------------------------------- skeptic
@@ -125,7 +132,7 @@ def skeptic_output(ids: list[str]) -> type[BaseModel]:
 def skeptic_agent(model: Any, ids: list[str], tools: Sequence[Any] = ()) -> SubAgent:
     return SubAgent("skeptic", "challenges confident claims against their quotes", load_prompt("skeptic", __package__), model=model,
                     output_type=skeptic_output(ids), max_turns=2 + (TOOL_TURNS if tools else 0), tools=tools,
-                    settings=ModelSettings(max_tokens=60 + 70 * len(ids), temperature=0.0))
+                    settings=_settings(60 + 70 * len(ids)))
 
 
 # --------------------------------------------------------------------------- placeholder generator
@@ -140,39 +147,37 @@ def placeholder_output(gap_ids: list[str]) -> type[BaseModel]:
 
 def placeholder_agent(model: Any, gap_ids: list[str]) -> SubAgent:
     return SubAgent("placeholder", "proposes a provisional node for each gap", load_prompt("placeholder", __package__), model=model,
-                    output_type=placeholder_output(gap_ids), max_turns=2,
-                    settings=ModelSettings(max_tokens=60 + 110 * len(gap_ids), temperature=0.0))
+                    output_type=placeholder_output(gap_ids), max_turns=2, settings=_settings(60 + 110 * len(gap_ids)))
 
 
 # --------------------------------------------------------------------------- hypothesizer
 
 
-def hypothesizer_output(node_labels: list[str], edge_ids: list[str]) -> type[BaseModel]:
-    placeholder = create_model("HypothesisPlaceholderOut", label=(str, Field(max_length=60)),
-                               reason=(str, Field(default="", max_length=120)),
-                               position=(Literal["central", "peripheral", "bridge"], "peripheral"))
+def hypothesizer_output(node_labels: list[str], relations: list[str], placeholders: list[str]) -> type[BaseModel]:
+    """Structures that name existing nodes only: central nodes, links between nodes, a bridge placeholder."""
+    node = _choice(node_labels)
+    link = create_model("HypothesisLink", source=(node, ...), type=(_choice(relations), ...), target=(node, ...))
     fields: dict[str, Any] = {
         "name": (str, Field(max_length=60)),
         "rationale": (str, Field(default="", max_length=200)),
         "pattern": (Literal["linear", "hub_spoke", "network", "hierarchical"], ...),
-        "central_nodes": (list[_choice(node_labels)], Field(default_factory=list, max_length=3)),  # type: ignore[misc]
+        "central_nodes": (list[node], Field(default_factory=list, max_length=3)),  # type: ignore[valid-type]
+        "key_links": (list[link], Field(default_factory=list, max_length=2)),  # type: ignore[valid-type]
+        "bridge": (_choice([*placeholders, "none"]), "none"),
+        "testable_predictions": (list[str], Field(default_factory=list, min_length=1, max_length=2)),
     }
-    if edge_ids:
-        fields["key_edges"] = (list[_choice(edge_ids)], Field(default_factory=list, max_length=2))  # type: ignore[misc]
-    fields["placeholders"] = (list[placeholder], Field(default_factory=list, max_length=1))  # type: ignore[valid-type]
-    fields["testable_predictions"] = (list[str], Field(default_factory=list, min_length=1, max_length=2))
     hypothesis = create_model("HypothesisOut", **fields)
     return create_model("HypothesizerOutput", hypotheses=(list[hypothesis], Field(min_length=2, max_length=3)))  # type: ignore[valid-type]
 
 
-def hypothesizer_agent(model: Any, node_labels: list[str], edge_ids: list[str], tools: Sequence[Any] = ()) -> SubAgent:
-    return SubAgent("hypothesizer", "proposes alternative structures with testable predictions", load_prompt("hypothesizer", __package__),
-                    model=model, output_type=hypothesizer_output(node_labels, edge_ids), max_turns=2 + (TOOL_TURNS if tools else 0),
-                    tools=tools,
-                    settings=ModelSettings(max_tokens=650, temperature=0.0))
+def hypothesizer_agent(model: Any, node_labels: list[str], relations: list[str], placeholders: list[str],
+                       tools: Sequence[Any] = ()) -> SubAgent:
+    return SubAgent("hypothesizer", "proposes alternative structures over the graph's own nodes", load_prompt("hypothesizer", __package__),
+                    model=model, output_type=hypothesizer_output(node_labels, relations, placeholders),
+                    max_turns=2 + (TOOL_TURNS if tools else 0), tools=tools, settings=_settings(650))
 
 
 __all__ = [
-    "AGENT_NAMES", "MapperOutput", "links_agent", "MergeOutput", "hypothesizer_agent", "mapper_agent", "merge_agent",
-    "placeholder_agent", "quantifier_agent", "skeptic_agent",
+    "AGENT_NAMES", "NO_OBJECT", "hypothesizer_agent", "links_agent", "mapper_agent", "merge_agent", "placeholder_agent",
+    "quantifier_agent", "question_agent", "skeptic_agent",
 ]

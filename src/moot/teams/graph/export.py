@@ -58,20 +58,26 @@ def _mermaid_text(text: str) -> str:
 
 def to_mermaid(scaffold: Scaffold) -> str:
     """A Mermaid flowchart: entities as boxes with their confidence, placeholders dashed,
-    provisional edges dotted, each edge labelled with its type and strength."""
+    provisional edges dotted, each edge labelled with its type and strength (and "hedged" where
+    its sentence hedges); the answer's path drawn thick, its nodes outlined."""
+    on_path = {hop.edge for hop in scaffold.path}
+    path_nodes = [_mermaid_id(n) for n in dict.fromkeys(x for hop in scaffold.path for x in (hop.source, hop.target))]
     lines = ["flowchart LR"]
     for node in scaffold.nodes.values():
         nid = _mermaid_id(node.id)
         text = _mermaid_text(f"{node.label} ({node.confidence:.2f})")
         lines.append(f'    {nid}{{{{"{text}"}}}}' if isinstance(node, PlaceholderNode) else f'    {nid}["{text}"]')
     for edge in scaffold.edges.values():
-        label = _mermaid_text(f"{edge.type} {edge.strength:.2f}")
-        arrow = "-.->" if edge.provisional else "-->"
+        label = _mermaid_text(f"{edge.type} {edge.strength:.2f}" + (" hedged" if edge.hedged else ""))
+        arrow = "==>" if edge.id in on_path else "-.->" if edge.provisional else "-->"
         lines.append(f'    {_mermaid_id(edge.source)} {arrow}|"{label}"| {_mermaid_id(edge.target)}')
     placeholders = [_mermaid_id(n.id) for n in scaffold.placeholders()]
     if placeholders:
         lines.append("    classDef placeholder stroke-dasharray: 5 5")
         lines.append(f"    class {','.join(placeholders)} placeholder")
+    if path_nodes:
+        lines.append("    classDef path stroke-width:3px")
+        lines.append(f"    class {','.join(path_nodes)} path")
     return "\n".join(lines) + "\n"
 
 

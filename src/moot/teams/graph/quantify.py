@@ -41,7 +41,7 @@ def quantify_confidence(f: EvidenceFeatures) -> float:
 def quantify_strength(f: EvidenceFeatures, *, provisional: bool = False) -> float:
     """Strength of an edge: base 0.4; causal evidence +0.3, else correlational +0.1; a theoretical
     basis +0.15; counter-evidence −0.2; clamped to [0, 1]. A provisional edge (no checked quote
-    states it) never rises above 0.5."""
+    states it) and a hedged one (its quote says "may", "could", "is suspected") never rise above 0.5."""
     value = 0.4
     if f.evidence_kind == "causal":
         value += 0.3
@@ -52,7 +52,7 @@ def quantify_strength(f: EvidenceFeatures, *, provisional: bool = False) -> floa
     if f.counter_evidence:
         value -= 0.2
     value = _clamp(value)
-    return min(value, LOW) if provisional else value
+    return min(value, LOW) if provisional or f.hedged else value
 
 
 _YEAR = re.compile(r"\b(1[89]\d\d|20\d\d)\b")
@@ -84,6 +84,7 @@ def requantify(scaffold: Scaffold) -> None:
             node.confidence = quantify_confidence(node.features) if node.evidence else min(quantify_confidence(node.features), LOW)
     for edge in scaffold.edges.values():
         edge.features.sources = len({e.source for e in edge.evidence})
+        edge.features.hedged = edge.hedged
         edge.strength = quantify_strength(edge.features, provisional=edge.provisional)
 
 

@@ -51,6 +51,9 @@ class GraphResult(BaseModel):
     stop_reason: str = ""
     sources: list[str] = Field(default_factory=list)
     chunks: int = 0
+    """Sentences read from the sources (their bodies; front matter is metadata)."""
+    mentions: list[dict[str, Any]] = Field(default_factory=list)
+    """Entities the mapper accepted that nothing in the sources links: listed, not drawn."""
 
     def to_json(self) -> dict[str, Any]:
         """The CLI's ``--json`` shape: one object, nodes and edges as lists."""
@@ -59,6 +62,11 @@ class GraphResult(BaseModel):
         return {
             "question": self.question,
             "answer": self.answer,
+            "subject": s.subject,
+            "object": s.object,
+            "path": [h.model_dump(mode="json") for h in s.path],
+            "vocabulary": s.vocabulary,
+            "documents": s.documents,
             "nodes": [n.model_dump(mode="json") for n in s.nodes.values()],
             "edges": [e.model_dump(mode="json") for e in s.edges.values()],
             "gaps": [g.model_dump(mode="json") for g in s.gaps.values()],
@@ -76,4 +84,5 @@ class GraphResult(BaseModel):
             "status": self.status,
             "stop_reason": self.stop_reason,
             "sources": self.sources,
+            "mentions": self.mentions,
         }

@@ -17,31 +17,12 @@ from pydantic import BaseModel, Field, PrivateAttr
 
 from moot.memory.facts import STOPWORDS, words
 
-RelationType = Literal[
-    "causes", "increases", "decreases", "enables", "prevents", "part_of", "operates", "supplies",
-    "owns", "located_in", "produces", "uses", "regulates", "correlates_with", "related_to",
-]
-"""The closed relation vocabulary (the mapper chooses one of these for every edge)."""
+from moot.teams.graph.vocabulary import DEFAULT
 
-RELATION_TYPES: tuple[str, ...] = RelationType.__args__  # type: ignore[attr-defined]
+RELATION_TYPES: tuple[str, ...] = tuple(DEFAULT.relations)
+"""The default closed relation vocabulary (see :mod:`moot.teams.graph.vocabulary`)."""
 
-RELATION_MEANINGS: dict[str, str] = {
-    "causes": "the source brings the target about",
-    "increases": "more of the source means more of the target",
-    "decreases": "more of the source means less of the target",
-    "enables": "the source makes the target possible",
-    "prevents": "the source stops the target",
-    "part_of": "the source is a part or member of the target",
-    "operates": "the source runs or manages the target",
-    "supplies": "the source delivers material or service to the target",
-    "owns": "the source owns the target",
-    "located_in": "the source is in the place named by the target",
-    "produces": "the source makes the target",
-    "uses": "the source consumes or relies on the target",
-    "regulates": "the source sets rules for or controls the target",
-    "correlates_with": "the two occur together; no direction of cause is shown",
-    "related_to": "a link whose kind the evidence does not show",
-}
+RELATION_MEANINGS: dict[str, str] = {name: rel.meaning for name, rel in DEFAULT.relations.items()}
 
 LOW = 0.5
 """An element at or below this confidence (nodes) or strength (edges) counts as low-confidence."""
@@ -78,6 +59,18 @@ class EvidenceFeatures(BaseModel):
     evidence_kind: Literal["causal", "correlational", "none"] = "none"
     theoretical_basis: bool = False
     counter_evidence: bool = False
+    hedged: bool = False
+    """The quote hedges the claim ("may", "could", "is suspected"): low confidence by rule."""
+
+
+class Measure(BaseModel):
+    """A quantity the sources give for an entity ("fell by 40 %", "6.1 mg/L"), with its sentence."""
+
+    text: str
+    value: float
+    unit: str = ""
+    source: str = ""
+    quote: str = ""
 
 
 class EntityNode(BaseModel):
@@ -86,11 +79,15 @@ class EntityNode(BaseModel):
     kind: Literal["entity"] = "entity"
     id: str
     label: str
+    entity_type: str = ""
+    """The type the model chose for it from the vocabulary ("facility", "substance", "woman")."""
     why_relevant: str = ""
     confidence: float = Field(default=0.5, ge=0.0, le=1.0)
     evidence: list[Evidence] = Field(default_factory=list)
     aliases: list[str] = Field(default_factory=list)
     """Other labels resolved to this node ("the paper mill at Ostby" for "Ostby mill")."""
+    measures: list[Measure] = Field(default_factory=list)
+    """Quantities the sources give for it."""
     features: EvidenceFeatures = Field(default_factory=EvidenceFeatures)
     challenge: str = ""
     """What the skeptic said would disconfirm it, when it challenged it."""
@@ -124,10 +121,13 @@ class Edge(BaseModel):
     id: str
     source: str
     target: str
-    type: RelationType
+    type: str
+    """A relation type of the run's vocabulary."""
     strength: float = Field(default=0.4, ge=0.0, le=1.0)
     provisional: bool = True
     """No checked quote states it (or it touches a placeholder): its strength stays at or below 0.5."""
+    hedged: bool = False
+    """Its quote hedges it ("may", "could", "is suspected"): its strength stays at or below 0.5."""
     evidence: list[Evidence] = Field(default_factory=list)
     features: EvidenceFeatures = Field(default_factory=EvidenceFeatures)
     challenge: str = ""
@@ -141,6 +141,9 @@ class Gap(BaseModel):
     description: str
     between: list[str] = Field(default_factory=list)
     """Node ids the gap sits between."""
+    reason: Literal["unknown", "disconnected"] = "unknown"
+    """``unknown``: a source says the link or the factor is not known or not measured;
+    ``disconnected``: the question links two parts of the graph that no evidence connects."""
     suggested_placeholder: str = ""
     domain: str = "general"
     placeholder: str = ""
@@ -209,6 +212,22 @@ class NoiseStatus(BaseModel):
     edge_ratio: float = 0.0
 
 
+class PathHop(BaseModel):
+    """One step of the answer's path, with the sentence that states it."""
+
+    edge: str
+    source: str
+    target: str
+    type: str
+    forward: bool = True
+    """The path walks the edge from its source to its target (else against its direction)."""
+    strength: float = 0.0
+    quote: str = ""
+    document: str = ""
+    hedged: bool = False
+    provisional: bool = False
+
+
 class ScaffoldMeta(BaseModel):
     iteration: int = 0
     iteration_limit: int = 3
@@ -231,6 +250,11 @@ def label_key(label: str) -> str:
     while tokens and tokens[0] in _LEAD:
         tokens = tokens[1:]
     return " ".join(t[:-1] if len(t) > 3 and t.endswith("s") and not t.endswith("ss") else t for t in tokens)
+
+
+def token_key(label: str) -> str:
+    """A label's content words, sorted: "mill at Dravik" and "Dravik mill" share it."""
+    return " ".join(sorted(label_tokens(label)))
 
 
 def label_tokens(label: str) -> frozenset[str]:
@@ -257,6 +281,15 @@ class Scaffold(BaseModel):
     """The whole graph plus its questions, answers and meta (the design's scaffold)."""
 
     question: str = ""
+    subject: str = ""
+    """The node the question starts from (the model chose it among the question's phrases)."""
+    object: str = ""
+    """The node the question asks about."""
+    path: list[PathHop] = Field(default_factory=list)
+    """The answer: a path from ``subject`` to ``object``, one hop per edge (empty: none was found)."""
+    vocabulary: str = "default"
+    documents: list[dict[str, Any]] = Field(default_factory=list)
+    """Each source's metadata (title, publisher, author, date): provenance, never nodes."""
     nodes: dict[str, Node] = Field(default_factory=dict)
     edges: dict[str, Edge] = Field(default_factory=dict)
     gaps: dict[str, Gap] = Field(default_factory=dict)
@@ -296,6 +329,8 @@ class Scaffold(BaseModel):
         if isinstance(node, EntityNode):
             for label in (node.label, *node.aliases):
                 self._by_key.setdefault(label_key(label), node.id)
+                if token_key(label):
+                    self._by_key.setdefault("~" + token_key(label), node.id)
                 for token in label_tokens(label):
                     self._by_token.setdefault(token, set()).add(node.id)
 
@@ -309,7 +344,7 @@ class Scaffold(BaseModel):
 
     def find(self, label: str) -> EntityNode | None:
         """The entity whose label or alias has this identity key, if any."""
-        node_id = self._by_key.get(label_key(label))
+        node_id = self._by_key.get(label_key(label)) or (self._by_key.get("~" + token_key(label)) if token_key(label) else None)
         node = self.nodes.get(node_id) if node_id else None
         return node if isinstance(node, EntityNode) else None
 
@@ -356,8 +391,9 @@ class Scaffold(BaseModel):
         self._add_evidence(keep.evidence, drop.evidence)
         del self.nodes[drop_id]
         for label in (drop.label, *drop.aliases):
-            if self._by_key.get(label_key(label)) == drop_id:
-                self._by_key[label_key(label)] = keep_id
+            for key in (label_key(label), "~" + token_key(label)):
+                if self._by_key.get(key) == drop_id:
+                    self._by_key[key] = keep_id
             for token in label_tokens(label):
                 self._by_token.get(token, set()).discard(drop_id)
         self._index_node(keep)
@@ -371,8 +407,9 @@ class Scaffold(BaseModel):
             source = keep_id if edge.source == drop_id else edge.source
             target = keep_id if edge.target == drop_id else edge.target
             if source != target:
-                self.add_edge(source, target, edge.type, evidence=edge.evidence, provisional=edge.provisional,
-                              iteration=edge.iteration, edge_id=edge.id)
+                moved, _ = self.add_edge(source, target, edge.type, evidence=edge.evidence, provisional=edge.provisional,
+                                         iteration=edge.iteration, edge_id=edge.id, hedged=edge.hedged)
+                moved.features.hedged = moved.hedged
         for gap in self.gaps.values():
             gap.between = [keep_id if b == drop_id else b for b in gap.between]
         return keep
@@ -401,7 +438,8 @@ class Scaffold(BaseModel):
     # ------------------------------------------------------------------ edges and gaps
 
     def add_edge(self, source: str, target: str, type: str, *, evidence: list[Evidence] | None = None,
-                 provisional: bool = True, iteration: int = 0, edge_id: str | None = None) -> tuple[Edge, bool]:
+                 provisional: bool = True, iteration: int = 0, edge_id: str | None = None,
+                 hedged: bool = False) -> tuple[Edge, bool]:
         """Add a relation, or add evidence to the same (source, target, type); returns (edge, new)."""
         if source not in self.nodes or target not in self.nodes:
             raise KeyError(f"unknown node in edge {source} -> {target}")
@@ -410,26 +448,29 @@ class Scaffold(BaseModel):
             edge = self.edges[existing_id]
             self._add_evidence(edge.evidence, evidence or [])
             edge.provisional = edge.provisional and provisional
+            edge.hedged = edge.hedged and hedged  # a second source stating it plainly lifts the hedge
+            edge.features.hedged = edge.hedged
             return edge, False
         if isinstance(self.nodes[source], PlaceholderNode) or isinstance(self.nodes[target], PlaceholderNode):
             provisional = True
         edge = Edge(id=edge_id if edge_id and edge_id not in self.edges else self._new_id(f"e_{source}_{type}_{target}"[:80], self.edges),
                     source=source, target=target, type=type, evidence=list(evidence or []),  # type: ignore[arg-type]
-                    provisional=provisional, iteration=iteration)
+                    provisional=provisional, iteration=iteration, hedged=hedged)
+        edge.features.hedged = hedged
         self.edges[edge.id] = edge
         self._edge_by_triple[(source, target, type)] = edge.id
         self._link(edge)
         return edge, True
 
     def add_gap(self, description: str, between: list[str], *, suggested: str = "", domain: str = "general",
-                iteration: int = 0) -> tuple[Gap, bool]:
+                iteration: int = 0, reason: str = "unknown") -> tuple[Gap, bool]:
         """Record a gap, unless one already sits between the same nodes."""
         ends = list(dict.fromkeys(between))  # order kept: a gap from A to B points from A to B
         for gap in self.gaps.values():
             if ends and set(gap.between) == set(ends):
                 return gap, False
         gap = Gap(id=self._new_id("gap", self.gaps), description=description, between=ends,
-                  suggested_placeholder=suggested, domain=domain, iteration=iteration)
+                  suggested_placeholder=suggested, domain=domain, iteration=iteration, reason=reason)  # type: ignore[arg-type]
         self.gaps[gap.id] = gap
         return gap, True
 

@@ -1,0 +1,108 @@
+"""The closed sets the model chooses from: relation types (each written as a verb phrase, so a
+choice reads as a sentence: "Ostby mill causes algae bloom") and entity types (with the
+rejections: a publisher, something off the question's world, a word too general to draw).
+
+``DEFAULT`` serves questions about organisations, places, substances and organisms; ``FAMILY``
+serves kinship texts (people as men and women; married, parent, sibling). A user can pass their
+own :class:`Vocabulary` in :class:`~moot.teams.graph.GraphConfig`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Relation:
+    """One relation type of the closed vocabulary."""
+
+    phrase: str
+    """How it reads between two labels: "causes", "is part of"."""
+    meaning: str
+    symmetric: bool = False
+    """The same read both ways ("is married to"): one choice, no direction."""
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """What the model may choose: entity types (plus rejections) and relation types."""
+
+    name: str
+    kinds: dict[str, str]
+    """Entity types the model may give a candidate, with a few words on each."""
+    relations: dict[str, Relation]
+    rejections: dict[str, str] = field(default_factory=lambda: dict(REJECTIONS))
+    """Answers that say a candidate is no entity of the question's world."""
+    causal: frozenset[str] = frozenset()
+    """Relation types that state a cause (the quantifier's evidence kind is "causal" by rule)."""
+    correlational: frozenset[str] = frozenset()
+
+    def phrase(self, relation: str) -> str:
+        found = self.relations.get(relation)
+        return found.phrase if found else relation.replace("_", " ")
+
+    def options(self, a: str, b: str) -> dict[str, tuple[str, str, str] | None]:
+        """The sentences a pair's answer may be, each mapped to (relation, source, target) or None ("none")."""
+        out: dict[str, tuple[str, str, str] | None] = {}
+        for name, rel in self.relations.items():
+            out[f"{a} {rel.phrase} {b}"] = (name, a, b)
+            if not rel.symmetric:
+                out[f"{b} {rel.phrase} {a}"] = (name, b, a)
+        out["none"] = None
+        return out
+
+
+REJECTIONS = {
+    "publisher or author": "who wrote or published a text, not part of what it is about",
+    "too general": "a general word that names nothing in particular (a year, a reason, people)",
+    "not relevant": "a real thing, but not part of the question's world",
+}
+
+DEFAULT = Vocabulary(
+    name="default",
+    kinds={
+        "organisation": "a company, agency, council or group",
+        "person": "a named person",
+        "place": "a lake, river, town, region or site",
+        "facility": "a plant, mill, farm or installation",
+        "substance": "a chemical, pollutant, nutrient or material",
+        "organism": "an animal, plant or population",
+        "process": "an activity, practice or natural process",
+        "measure": "a level, rate, count, price or other measured quantity",
+        "event": "something that happened at a time",
+    },
+    relations={
+        "causes": Relation("causes", "the source brings the target about"),
+        "increases": Relation("increases", "more of the source means more of the target"),
+        "decreases": Relation("decreases", "more of the source means less of the target"),
+        "enables": Relation("enables", "the source makes the target possible"),
+        "prevents": Relation("prevents", "the source stops the target"),
+        "part_of": Relation("is part of", "the source is a part or member of the target"),
+        "operates": Relation("operates", "the source runs or manages the target"),
+        "supplies": Relation("supplies", "the source delivers material or service to the target"),
+        "owns": Relation("owns", "the source owns the target"),
+        "located_in": Relation("is located in", "the source is in the place named by the target"),
+        "produces": Relation("produces", "the source makes or emits the target"),
+        "uses": Relation("uses", "the source consumes or relies on the target"),
+        "regulates": Relation("regulates", "the source sets rules for or controls the target"),
+        "correlates_with": Relation("correlates with", "the two occur together; no direction of cause is shown", symmetric=True),
+        "related_to": Relation("is related to", "a link whose kind the text does not show", symmetric=True),
+    },
+    causal=frozenset({"causes", "increases", "decreases", "enables", "prevents", "produces"}),
+    correlational=frozenset({"correlates_with"}),
+)
+
+FAMILY = Vocabulary(
+    name="family",
+    kinds={"man": "a man or boy", "woman": "a woman or girl"},
+    relations={
+        "married_to": Relation("is married to", "the two are married", symmetric=True),
+        "parent_of": Relation("is a parent of", "the source is the mother or father of the target"),
+        "sibling_of": Relation("is a sibling of", "the two have the same parents", symmetric=True),
+    },
+    rejections={"not a person": "a word that names no one person (a child, a family)"},
+)
+
+VOCABULARIES = {v.name: v for v in (DEFAULT, FAMILY)}
+
+__all__ = ["DEFAULT", "FAMILY", "REJECTIONS", "Relation", "VOCABULARIES", "Vocabulary"]

@@ -1,0 +1,168 @@
+"""Noun phrases of one sentence, read by TextBlob's rule-based tagger and chunker.
+
+TextBlob ships the Brill-style lexicon and contextual rules of the Pattern parser inside its
+wheel, so nothing is downloaded at run time (spaCy, NLTK's tagger, stanza and flair all fetch
+their models). A noun phrase comes back as written in the sentence, with its character span:
+leading determiners and possessive pronouns are dropped ("the paper mill" → "paper mill"),
+a phrase that is only a pronoun, a number or a date is no phrase, and two noun phrases joined
+by "of" or "at" are offered once more as one ("the paper mill at Ostby", "Bank of England"),
+since names are often written that way.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from moot.text.dates import find_dates
+from moot.text.words import STOPWORDS
+
+PhraseKind = Literal["np", "joined"]
+
+_DROP_LEADING = frozenset({"DT", "PRP$", "PDT", "WDT", "WP$", "CD", "POS"})
+_DROP_TRAILING = frozenset({"POS", "CD"})
+_NOT_A_PHRASE = frozenset({"PRP", "WP", "EX", "CD", "DT", "POS", "SYM", "LS"})
+_JOINERS = frozenset({"of", "at"})
+
+
+@dataclass(frozen=True, slots=True)
+class Phrase:
+    """One noun phrase of a sentence."""
+
+    text: str
+    """As written in the sentence."""
+    start: int
+    end: int
+    head: str
+    """Its last word (the noun the phrase is about, in English)."""
+    kind: PhraseKind = "np"
+
+
+@functools.lru_cache(maxsize=1)
+def _parser() -> Any:
+    from textblob.en import parse  # imported on first use: it brings NLTK's modules along
+
+    return parse
+
+
+@functools.lru_cache(maxsize=4096)
+def tag(sentence: str) -> tuple[tuple[str, str, str, int, int], ...]:
+    """The sentence's tokens as ``(word, tag, chunk, start, end)``; chunk is ``B-NP``, ``I-VP``, ``O``, …
+
+    A token the tagger rewrote so that it cannot be found in the sentence any more is left out.
+    """
+    parsed = _parser()(sentence, tokenize=True, tags=True, chunks=True, relations=False, lemmata=False)
+    out: list[tuple[str, str, str, int, int]] = []
+    cursor = 0
+    for part in parsed.split():
+        for token in part:
+            word = token[0].replace("&slash;", "/")
+            at = sentence.find(word, cursor)
+            if at < 0 or at - cursor > 12:
+                continue
+            cursor = at + len(word)
+            out.append((word, token[1], token[2], at, cursor))
+    return tuple(out)
+
+
+def _trimmed(tokens: list[tuple[str, str, str, int, int]]) -> list[tuple[str, str, str, int, int]]:
+    while tokens and (tokens[0][1] in _DROP_LEADING or tokens[0][1] == "PRP" or tokens[0][0].lower() in STOPWORDS):
+        tokens = tokens[1:]
+    while tokens and (tokens[-1][1] in _DROP_TRAILING or not tokens[-1][0][:1].isalnum()):
+        tokens = tokens[:-1]
+    return tokens
+
+
+def _groups(tokens: tuple[tuple[str, str, str, int, int], ...]) -> list[tuple[str, list[tuple[str, str, str, int, int]]]]:
+    """Runs of tokens: ``("np", tokens)``, ``("join", [of/at])`` or ``("other", tokens)``."""
+    groups: list[tuple[str, list[tuple[str, str, str, int, int]]]] = []
+    for token in tokens:
+        word, pos, chunk = token[0], token[1], token[2]
+        if chunk.endswith("-NP") and (pos == "CC" or word == ","):
+            groups.append(("other", [token]))  # "Lucas and Mia" are two phrases
+        elif chunk.endswith("-NP"):
+            # a determiner inside a chunk opens a new phrase ("in 2024 the paper mill")
+            if chunk.startswith("B-") or not groups or groups[-1][0] != "np" or pos == "DT":
+                groups.append(("np", [token]))
+            else:
+                groups[-1][1].append(token)
+        elif word.lower() in _JOINERS:
+            groups.append(("join", [token]))
+        elif groups and groups[-1][0] == "other":
+            groups[-1][1].append(token)
+        else:
+            groups.append(("other", [token]))
+    return _verb_in_noun_run(groups)
+
+
+def _verb_like(tokens: list[Any], k: int) -> bool:
+    """Whether the ``k``-th token of a noun run in a clause without a verb reads as its verb: a
+    lower-case noun or verb form after a proper noun ("Ostby discharges waste"), or after any noun
+    and before the start of another noun phrase ("the river supplies Lake Mira", "farmers use its water")."""
+    word, pos = tokens[k][0], tokens[k][1]
+    if not word.islower() or pos not in ("NN", "NNS", "VBZ", "VBP"):
+        return False
+    before = tokens[k - 1][1]
+    after = tokens[k + 1][1] if k + 1 < len(tokens) else ""
+    if before.startswith("NNP") and pos in ("NNS", "VBZ"):
+        return True
+    return before.startswith("NN") and after in ("DT", "PRP$", "NNP", "NNPS", "CD")
+
+
+def _verb_in_noun_run(groups: list[tuple[str, list[Any]]]) -> list[tuple[str, list[Any]]]:
+    """A clause the tagger left without any verb ("Ostby discharges waste") has its verb inside a
+    noun run: the plural-looking word after a proper noun is the verb, so the run is cut there."""
+    clauses: list[list[int]] = [[]]
+    for i, (kind, tokens) in enumerate(groups):
+        clauses[-1].append(i)
+        if kind == "other" and any(t[0] in ",;:" for t in tokens):
+            clauses.append([])
+    cut: dict[int, int] = {}
+    for members in clauses:
+        if any(t[1].startswith("VB") or t[1] == "MD" for i in members for t in groups[i][1]):
+            continue
+        for i in members:
+            tokens = groups[i][1]
+            at = next((k for k in range(1, len(tokens)) if _verb_like(tokens, k)), None)
+            if groups[i][0] == "np" and at is not None:
+                cut[i] = at
+                break
+    out: list[tuple[str, list[Any]]] = []
+    for i, (kind, tokens) in enumerate(groups):
+        if i in cut:
+            at = cut[i]
+            out += [("np", tokens[:at]), ("other", [tokens[at]])] + ([("np", tokens[at + 1:])] if tokens[at + 1:] else [])
+        else:
+            out.append((kind, tokens))
+    return out
+
+
+def noun_phrases(sentence: str) -> list[Phrase]:
+    """The noun phrases of one sentence, in order (see the module docstring)."""
+    dates = [(m.start, m.end) for m in find_dates(sentence)]
+    phrases: list[Phrase] = []
+    previous: Phrase | None = None
+    joined = False
+    for kind, tokens in _groups(tag(sentence)):
+        if kind == "join":
+            joined = previous is not None
+            continue
+        if kind == "other":
+            previous, joined = None, False
+            continue
+        kept = _trimmed(list(tokens))
+        start, end = (kept[0][3], kept[-1][4]) if kept else (0, 0)
+        if (not kept or all(t[1] in _NOT_A_PHRASE for t in kept)
+                or any(a <= start and end <= b for a, b in dates)):
+            previous, joined = None, False
+            continue
+        phrase = Phrase(sentence[start:end], start, end, kept[-1][0])
+        if joined and previous is not None:
+            phrases.append(Phrase(sentence[previous.start:end], previous.start, end, previous.head, "joined"))
+        phrases.append(phrase)
+        previous, joined = phrase, False
+    return phrases
+
+
+__all__ = ["Phrase", "PhraseKind", "noun_phrases", "tag"]

@@ -1,0 +1,127 @@
+"""reasoning-gym's family_relationships as a graph benchmark: the Python kinship names the
+dataset's word from a correctly drawn family, and the graph team's run is turned into one."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+from reasoning_gym.graphs.family_relationships import FamilyRelationshipsConfig
+
+from moot.eval.family import Family, OneCallFamily, clean_answer, family_cases, is_correct, kinship
+from moot.models.testing import FunctionModel
+from test_graph_support import options, prop
+
+CONFIG = FamilyRelationshipsConfig()
+SEX = {**{n: "man" for n in CONFIG.male_names}, **{n: "woman" for n in CONFIG.female_names}}
+
+
+def drawn(story: str) -> Family:
+    """The family a careful reader draws from the story (the test reads the dataset's fixed wording)."""
+    family = Family()
+    couple: tuple[str, str] | None = None
+    for sentence in re.split(r"(?<=\.)\s+", story):
+        if m := re.match(r"(\w+) is married to (\w+)\.", sentence):
+            couple = (m[1], m[2])
+            family.marry(*couple)
+        elif m := re.match(r"They have (?:a child|children) called (.+)\.", sentence):
+            for child in re.split(r", | and ", m[1]):
+                family.parent(couple[0], child)  # type: ignore[index]
+    for name in family.sex:
+        family.sex[name] = SEX[name]
+    return family
+
+
+def test_kinship_over_a_right_graph_gives_the_datasets_word_for_fifty_questions() -> None:
+    cases = family_cases(50, seed=1)
+    assert len(cases) == 50 and len({c.answer for c in cases}) >= 6
+    for case in cases:
+        a, b = [w for w in re.findall(r"[A-Z][a-z]+", case.question) if w in SEX]
+        assert kinship(drawn(case.story), a, b) == case.answer, case.prompt
+
+
+def test_a_family_missing_a_link_or_a_sex_gets_no_word() -> None:
+    family = Family()
+    family.marry("Jayden", "Elizabeth")
+    assert kinship(family, "Jayden", "Elizabeth") is None  # married, but nobody's sex is known
+    family.sex["Jayden"] = "man"
+    assert kinship(family, "Jayden", "Elizabeth") == "husband"
+    assert kinship(family, "Jayden", "Edward") is None  # Edward is not in the graph
+
+
+def test_the_one_call_answer_is_read_as_reasoning_gym_reads_it() -> None:
+    case = family_cases(1, seed=1)[0]
+    got = asyncio.run(OneCallFamily(FunctionModel(lambda request: f"{case.answer.capitalize()}.")).answer(case))
+    assert got.answer == case.answer and is_correct(case, got.answer) and got.usage.requests == 1
+    assert clean_answer("  **Grandmother** is the answer") == "grandmother" and not is_correct(case, "")
+
+
+def family_script(story: str) -> Any:
+    """Plays the graph team with the family vocabulary: sexes from the name lists, links as drawn."""
+    truth = drawn(story)
+
+    async def reply(request: Any) -> Any:
+        name, schema = request.output.name, request.output.json_schema
+        task = str(request.messages[1].content)
+        if name == "QuestionFocus":
+            subjects = options(prop(schema, "subject"))
+            people = [p for p in subjects if p in SEX]
+            return {"subject": people[0], "object": people[1]}
+        if name == "EntityChoices":
+            labels = re.findall(r'^c\d+\. "(.*)" \(in', task, re.M)
+            return {f"c{i}": SEX.get(label, "not a person") for i, label in enumerate(labels, 1)}
+        if name == "AliasChoices":
+            return {k: "different" for k in schema["properties"]}
+        if name == "LinkChoices":
+            out = {}
+            for key, spec in schema["properties"].items():
+                chosen = "none"
+                for o in options(spec):
+                    if m := re.fullmatch(r"(\w+) is married to (\w+)", o):
+                        chosen = o if truth.spouse.get(m[1]) == m[2] else chosen
+                    elif m := re.fullmatch(r"(\w+) is a parent of (\w+)", o):
+                        chosen = o if m[1] in truth.parents.get(m[2], set()) else chosen
+                    if chosen != "none":
+                        break
+                out[key] = chosen
+            return out
+        if name == "PlaceholderOutput":
+            return {"placeholders": []}
+        raise AssertionError(f"unexpected schema {name}")
+
+    return FunctionModel(reply)
+
+
+def test_the_graph_team_draws_the_family_and_python_names_the_relation(tmp_path: Any) -> None:
+    from moot.cli.eval_graph_family import FamilyTeam
+    from moot.runtime import RunStore
+
+    right = 0
+    cases = family_cases(6, seed=1)
+    for case in cases:
+        got = asyncio.run(FamilyTeam(family_script(case.story), RunStore(tmp_path / "runs.db"), 2).answer(case))
+        right += is_correct(case, got.answer)
+        assert got.usage.requests <= 10
+    assert right == len(cases)
+
+
+def test_moot_eval_graph_family_scores_the_one_call_as_reasoning_gym_does(tmp_path: Any) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from openai_stub import openai_compatible_server
+
+    env = {**os.environ, "MOOT_HOME": str(tmp_path), "MOOT_RUNS_DB": str(tmp_path / "runs.db")}
+    with openai_compatible_server(lambda body: "Mother-in-law.") as model:
+        done = subprocess.run([sys.executable, "-m", "moot", "eval", "graph", "--family", "3", "--systems", "one-call",
+                               "--model", model, "--out", str(tmp_path / "f.json"), "--json"],
+                              capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout.strip().splitlines()[-1])["summary"]["one-call"]
+    gold = [c.answer for c in family_cases(3, seed=1)]
+    assert summary["questions"] == 3 and summary["correct"] == gold.count("mother-in-law") and summary["calls"] == 3
+    rows = json.loads((tmp_path / "f.json").read_text())["questions"]["one-call"]
+    assert [r["answer"] for r in rows] == ["mother-in-law"] * 3
