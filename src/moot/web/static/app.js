@@ -64,7 +64,12 @@ export function readable(value, depth = 0) {
   if (value === null || value === undefined || value === "") return h("span", { class: "muted" }, "–");
   if (typeof value === "string") return h("div", { class: "model-text prose" }, value);
   if (typeof value !== "object") return h("span", {}, String(value));
-  if (depth > 3) return h("code", {}, JSON.stringify(value));
+  if (!Array.isArray(value) && typeof value.source === "string" && typeof value.target === "string") {
+    // a link (a graph's relationship, a hypothesis's edge): one line, not a table
+    const kind = String(value.type || value.relation || "links to").replace(/_/g, " ");
+    return h("span", {}, `${value.source.replace(/_/g, " ")} —${kind}→ ${value.target.replace(/_/g, " ")}`);
+  }
+  if (depth > 5) return h("code", {}, JSON.stringify(value));
   if (Array.isArray(value)) {
     if (!value.length) return h("span", { class: "muted" }, "none");
     return h("ul", { class: "readable" }, value.map((v) => h("li", {}, readable(v, depth + 1))));
