@@ -437,36 +437,50 @@ class SharedEngine:
     async def stream(self, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
         """The chunks of one chat completion, decoded by the shared engine.
 
-        Connecting retries once: a dead engine or a stale socket is replaced by a new engine.
-        An engine that dies mid-answer raises :class:`EngineGone` (retryable: the next request
+        Connecting retries once: a dead engine, a stale socket or an engine that resets the
+        connection before answering is replaced by a new engine. An engine that dies mid-answer raises :class:`EngineGone` (retryable: the next request
         starts a new engine). Closing the iterator early hangs up, which frees the slot."""
-        reader, writer = await self._open()
-        try:
-            writer.write(
-                json.dumps({"op": "chat", "body": body, "client": client_info()}, separators=(",", ":")).encode()
-                + b"\n"
-            )
-            await writer.drain()
-            while True:
-                line = await reader.readline()
-                if not line:
-                    raise EngineGone(
-                        f"the shared engine for {self.name} stopped in the middle of a request",
-                        fix="retry: the next request starts a new engine (moot engine status shows it)",
+        for attempt in (1, 2):
+            reader, writer = await self._open()
+            answered = False
+            try:
+                try:
+                    writer.write(
+                        json.dumps({"op": "chat", "body": body, "client": client_info()}, separators=(",", ":")).encode()
+                        + b"\n"
                     )
-                message = json.loads(line)
-                if "chunk" in message:
-                    yield message["chunk"]
-                elif message.get("done"):
-                    return
-                elif "rejected" in message:
-                    raise EngineRejected(str(message["rejected"]), fix="check the tool and output schemas")
-                else:
-                    raise ModelError(f"the shared engine failed: {message.get('error', message)}")
-        finally:
-            writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
+                    await writer.drain()
+                    while True:
+                        line = await reader.readline()
+                        if not line:
+                            raise EngineGone(
+                                f"the shared engine for {self.name} stopped in the middle of a request",
+                                fix="retry: the next request starts a new engine (moot engine status shows it)",
+                            )
+                        message = json.loads(line)
+                        if "chunk" in message:
+                            answered = True
+                            yield message["chunk"]
+                        elif message.get("done"):
+                            return
+                        elif "rejected" in message:
+                            raise EngineRejected(str(message["rejected"]), fix="check the tool and output schemas")
+                        else:
+                            raise ModelError(f"the shared engine failed: {message.get('error', message)}")
+                except (ConnectionResetError, BrokenPipeError) as exc:
+                    # An engine killed as we connected (a SIGKILLed process keeps its socket until the
+                    # kernel has torn it down) resets the connection: check again and start a new one,
+                    # once; a reset after the answer began is the engine dying mid-answer.
+                    if answered or attempt == 2:
+                        raise EngineGone(
+                            f"the shared engine for {self.name} stopped in the middle of a request",
+                            fix="retry: the next request starts a new engine (moot engine status shows it)",
+                        ) from exc
+                    self._paths = None
+            finally:
+                writer.close()
+                with contextlib.suppress(Exception):
+                    await writer.wait_closed()
 
     async def _open(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         for attempt in (1, 2):
