@@ -76,6 +76,11 @@ def test_bad_input_is_one_line_naming_the_fix(tmp_path: Path) -> None:
         (["deliberate", "Should I rest?", "--data", str(tmp_path / "missing")], "does not exist"),
         (["deliberate", "Should I rest?"], "--data DIR"),
         (["deliberate", "Should I rest?", "--data", str(SLEEP_VS_DEADLINE), "--mode", "turbo"], "quick, standard or deep"),
+        (["deliberate", "Should I rest?", "--data", str(SLEEP_VS_DEADLINE), "--budget", "turbo"], "quick, standard or deep"),
+        # --budget's preset is the size; the older --mode may not contradict it
+        (["deliberate", "Should I rest?", "--data", str(SLEEP_VS_DEADLINE), "--mode", "quick", "--budget", "deep,calls=9"],
+         "name different sizes"),
+        (["deliberate", "Should I rest?", "--data", str(SLEEP_VS_DEADLINE), "--budget", "tokens=900"], "calls and seconds only"),
         (["deliberate", "Should I rest?", "--data", str(SLEEP_VS_DEADLINE), "--now", "yesterday"], "--now 2026-11-24T20:00"),
         (["deliberate", "feedback", "abc", "--accept"], "no deliberation with run id"),
         (["deliberate", "feedback", "abc"], "--accept or --reject"),
@@ -97,7 +102,7 @@ def test_eval_scenarios_compares_the_team_with_one_call_and_self_consistency(tmp
     # dropped, so the calendar's events in the decision window become the options
     script = Deliberators(reading=[("do my", "", "")], unnamed=[("skip", "", "high", 80)])
     with openai_compatible_server(http_answer(script)) as model:
-        done = moot("eval", "deliberation", "--scenarios", "2", "--mode", "quick", "--model", model, "--json",
+        done = moot("eval", "deliberation", "--scenarios", "2", "--budget", "quick", "--model", model, "--json",
                     "--out", str(tmp_path / "rows.json"), home=home)
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)["summary"]

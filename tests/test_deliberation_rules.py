@@ -163,7 +163,7 @@ def test_modes_are_the_designs_table() -> None:
     assert (d.max_coordinators, d.debate, d.consensus, d.max_calls, d.deadline_s) == (3, True, "full", 20, 60)
     with pytest.raises(MootError) as err:
         mode("turbo")
-    assert "--mode quick, standard or deep" in err.value.one_line()
+    assert "--budget quick, standard or deep" in err.value.one_line()
 
 
 def test_specialists_leave_room_for_the_debate() -> None:

@@ -54,14 +54,16 @@ def register(app: typer.Typer) -> None:
 def deliberate_command(
     request: str = typer.Argument(..., help='What you want advice on, e.g. "Should I keep working tonight?"'),
     data: Optional[Path] = typer.Option(None, "--data", "-d", help="Folder of exports: .csv metrics, .ics calendars, .jsonl messages, .md notes."),
-    mode: str = typer.Option("standard", "--mode", help="quick (1 coordinator, 4 calls, 15 s), standard (2, debate, 10 calls, 30 s) or deep (3, 20 calls, 60 s)."),
+    mode: Optional[str] = typer.Option(None, "--mode", hidden=True,
+                                       help="The older spelling of --budget's preset (quick, standard or deep)."),
     now: Optional[str] = typer.Option(None, "--now", help="The moment of the request, ISO (default: now), so old exports give reproducible runs."),
     roster: Optional[Path] = typer.Option(None, "--roster", help="Your own coordinators and specialists (TOML; see docs/deliberation.md)."),
     model: Optional[list[str]] = model_option(),
     budget: Optional[str] = typer.Option(
         None, "--budget", "-b",
-        help="The run's limits (default: the --mode's): quick (4 calls, 15 s), standard (10, 30 s) or deep (20, 60 s), "
-             "and/or calls=N, seconds=X, comma-separated."),
+        help="The deliberation's size and limits: quick (1 coordinator, no debate, 4 calls, 15 s), standard "
+             "(2 coordinators, a debate, 10 calls, 30 s; the default) or deep (3, 20 calls, 60 s), and/or calls=N, "
+             "seconds=X, comma-separated (e.g. deep,calls=30). A model on this machine gets 20x the seconds."),
     max_calls: Optional[int] = typer.Option(None, "--max-calls", help="The same as --budget calls=N."),
     max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="The same as --budget seconds=X (what is done by then is kept)."),
     no_memory: bool = typer.Option(False, "--no-memory", help="Neither use nor store past decisions."),
@@ -84,15 +86,16 @@ def deliberate_command(
 
     parse_now(now)  # a bad --now is one line before anything starts
 
+    mode = _size(budget, mode)
     if budget is not None:
+        # the preset is the deliberation's size (coordinators, debate, calls, seconds: the team fits
+        # the seconds to the model); calls=N and seconds=X override the size's limits
         chosen = parse_budget(budget)
         if set(chosen.limits()) - {"max_calls", "deadline_s"}:
             raise UsageError("the deliberation team counts model calls and seconds only",
                              fix="use --budget calls=N and/or seconds=X (or a preset)")
-        limits = chosen.budget()
-        max_calls = max_calls if max_calls is not None else limits.max_calls
-        max_seconds = max_seconds if max_seconds is not None else (
-            limits.deadline_s if (chosen.preset != "standard" or "deadline_s" in chosen.limits()) else None)
+        max_calls = max_calls if max_calls is not None else chosen.max_calls
+        max_seconds = max_seconds if max_seconds is not None else chosen.deadline_s
     models = team_model_kwargs(DeliberationTeam, parse_models(model), command="deliberate")
     progress = RunProgress("deliberate", enabled=not as_json, describe=_plain_event, transient=True)
     memory = None if no_memory else FeedbackMemory()
@@ -121,6 +124,22 @@ def deliberate_command(
     _print_result(result)
     report_stop(result.status, result.run_id, result.stop_reason)
     exit_for_status(result.status)
+
+
+def _size(budget: str | None, mode: str | None) -> str:
+    """The deliberation's size: the preset named in ``--budget``, or the older ``--mode``; both
+    naming different sizes is one line, not a silent choice."""
+    named = parse_budget(budget).preset if budget is not None and _names_preset(budget) else None
+    if mode is not None and mode not in ("quick", "standard", "deep"):
+        raise UsageError(f"unknown size {mode!r}", fix="use --budget quick, standard or deep")
+    if named is not None and mode is not None and named != mode:
+        raise UsageError(f"--mode {mode} and --budget {budget} name different sizes",
+                         fix=f"drop --mode (it is the older spelling of --budget {mode})")
+    return named or mode or "standard"
+
+
+def _names_preset(budget: str) -> bool:
+    return any(p.strip() and "=" not in p for p in budget.split(","))
 
 
 def _print_result(result: Any) -> None:

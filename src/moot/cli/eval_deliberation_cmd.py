@@ -13,7 +13,7 @@ from typing import Any, Optional
 import typer
 
 from moot.cli._output import print_json, stderr, stdout, write_json_file
-from moot.errors import MootError
+from moot.errors import MootError, UsageError
 
 
 def register(eval_app: typer.Typer) -> None:
@@ -30,7 +30,9 @@ def deliberation_eval(
     as_json: bool = typer.Option(False, "--json", help='Print one JSON object on stdout: {"model", "seed", "questions", "summary", "results"}.'),
     scenarios: Optional[int] = typer.Option(None, "--scenarios", help="Instead of the questions: this many seeded decision "
                                             "scenarios (data folders with a gold decision; 30 is the full set)."),
-    mode: str = typer.Option("standard", "--mode", help="With --scenarios: the team's mode (quick, standard, deep)."),
+    budget: Optional[str] = typer.Option(None, "--budget", "-b", help="With --scenarios: the team's size, as in "
+                                         "`moot deliberate --budget`: quick, standard (default) or deep."),
+    mode: Optional[str] = typer.Option(None, "--mode", hidden=True, help="The older spelling of --budget."),
     keep: Optional[Path] = typer.Option(None, "--keep", help="With --scenarios: write the scenario folders here and keep them."),
 ) -> None:
     """Score the deliberation team and the baselines a user would try first, at the same model and equal calls.
@@ -38,7 +40,11 @@ def deliberation_eval(
     With --scenarios: decision accuracy, grounding of every number and calls, against one call with all the data
     in the prompt and self-consistency at the team's calls. Without: the reasoning-gym questions."""
     if scenarios is not None:
-        _scenarios(scenarios, seed, model, mode, keep, json_out, as_json)
+        from moot.cli.deliberate_cmd import _size
+
+        if budget is not None and not all(p.strip() in ("quick", "standard", "deep") for p in budget.split(",") if p.strip()):
+            raise UsageError("the scenario eval takes a size only", fix="use --budget quick, standard or deep")
+        _scenarios(scenarios, seed, model, _size(budget, mode), keep, json_out, as_json)
         return
     from moot.eval.deliberation import SelfConsistency, SingleAgent, is_correct, majority, make_questions, summarise
     from moot.models.registry import infer_model

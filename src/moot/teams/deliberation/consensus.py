@@ -128,7 +128,7 @@ positions are the specialists' own; round 2's evidence is computed by Python fro
 
 def mode(name: str) -> Mode:
     if name not in MODES:
-        raise MootError(f"unknown mode {name!r}", fix="use --mode quick, standard or deep")
+        raise MootError(f"unknown size {name!r}", fix="use --budget quick, standard or deep (mode='quick' in Python)")
     return MODES[name]
 
 
