@@ -1,5 +1,5 @@
 """Seconds from starting a team command to its first progress line on stderr, with stderr a pipe
-(as in CI or `moot … 2>&1 | tee log`), for ask, research, graph, deliberate and learn.
+(as in CI or `moot … 2>&1 | tee log`), for ask, research, graph, deliberate, learn and board worker.
 
 The model is an OpenAI-compatible server on loopback that answers at once, so what is measured
 is moot's own start (imports, reading the input, building the run) and not a model; the goal
@@ -51,6 +51,7 @@ def commands(model: str, work: Path) -> dict[str, list[str]]:
                   "--model", model, "--budget", "quick,calls=4"],
         "deliberate": ["deliberate", "Should I keep working tonight?", "--data",
                        str(ROOT / "examples" / "deliberation" / "sleep-vs-deadline"), "--model", model, "--budget", "calls=4"],
+        "board worker": ["board", "worker", str(work / "board"), "--agent", "echo", "--until-idle", "--idle-grace", "0"],
     }
 
 
@@ -82,6 +83,12 @@ def main() -> None:
         with KnowledgeBase.open(work / "kb.sqlite3") as kb:  # for `ask`: one fact, stored without a model
             text = "The Marrow River Cleanup has a budget of 2.4 million pounds."
             kb.store_source("bench", [(text, [Fact(text, entity="Marrow River Cleanup")])], published="2025-06-01")
+        from moot.teams.board import BoardTask
+        from moot.teams.board.folder import FolderBoard
+
+        board = FolderBoard(work / "board")  # for `board worker`: one task for the echo agent
+        board.init()
+        board.submit(BoardTask(description="say hello"))
         for name, args in commands(model, work).items():
             times: list[float] = []
             codes: list[int] = []

@@ -91,6 +91,42 @@ def test_agent_errors_fail_the_task_not_the_worker(board: FolderBoard) -> None:
     assert board.get("ok").status is TaskStatus.COMPLETED and worker.stats.completed == 1
 
 
+def test_the_worker_tells_its_display_what_it_did_to_each_task(board: FolderBoard) -> None:
+    from moot.cli.board_cmd import worker_line
+    from moot.teams.board.worker import WorkerEvent
+
+    board.submit(BoardTask(id="g", description="deep goal", type="goal"))
+    board.submit(BoardTask(id="b1", description="boom"))
+    board.submit(BoardTask(id="f1", description="flaky", max_attempts=2))
+    heard: list[WorkerEvent] = []
+
+    class SplitBoom(SplitAgent, Boom):
+        pass
+
+    work(board, SplitBoom(), on_event=heard.append)
+    by_task: dict[str, list[str]] = {}
+    for e in heard:
+        by_task.setdefault(e.task_id, []).append(e.kind)
+    assert by_task["b1"] == ["claimed", "failed"]
+    assert by_task["f1"] == ["claimed", "retry", "claimed", "failed"]  # retryable: back to pending once
+    assert by_task["g"] == ["claimed", "parked", "settled"] and by_task["g-1"] == ["claimed", "completed"]
+    failed = next(e for e in heard if e.task_id == "b1" and e.kind == "failed")
+    assert failed.seconds is not None and "the tool broke" in failed.detail
+    parked = next(e for e in heard if e.task_id == "g" and e.kind == "parked")
+    assert parked.detail.startswith("3 subtask(s): g-0, g-1, g-2") and parked.title == "deep goal"
+    assert worker_line(failed).startswith("b1 (general): failed in ") and worker_line(failed).endswith("the tool broke")
+
+
+def test_a_broken_display_never_stops_the_worker(board: FolderBoard) -> None:
+    board.submit(BoardTask(id="ok", description="fine"))
+
+    def broken(event: Any) -> None:
+        raise RuntimeError("the terminal went away")
+
+    worker = work(board, EchoAgent(), on_event=broken)
+    assert worker.stats.completed == 1 and board.get("ok").status is TaskStatus.COMPLETED
+
+
 class Picky(EchoAgent):
     async def should_handle(self, task: BoardTask, board: Any) -> bool:
         return "web_search" not in task.requirements

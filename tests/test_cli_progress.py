@@ -120,3 +120,22 @@ def test_ctrl_c_during_learn_says_what_was_kept_and_exits_130(tmp_path: Path) ->
     assert match, err
     assert "Traceback" not in err and f"moot runs show {match.group(1)}" in err
     assert not (home / "kb" / "pier.sqlite3").exists()  # a knowledge base that learned nothing is not left behind
+
+
+def test_piped_board_worker_prints_a_line_per_task_it_works_on(tmp_path: Path) -> None:
+    home, ws = tmp_path / "home", str(tmp_path / "board")
+    assert moot("board", "init", ws, home=home).returncode == 0
+    for text in ("say hello", "say goodbye"):
+        assert moot("board", "submit", ws, text, "--requires", "echo", home=home).returncode == 0
+    out = moot("board", "worker", ws, "--agent", "echo", "--until-idle", "--lease", "5", home=home)
+    assert out.returncode == 0, out.stderr
+    lines = [line for line in out.stderr.splitlines() if line.strip()]
+    assert lines and all(STAMP.match(line) for line in lines), out.stderr
+    assert lines[0].endswith("board worker: started")  # before the agent is built
+    claimed = [line for line in lines if ": claimed — " in line]
+    completed = [line for line in lines if re.search(r"\(general\): completed in \d+\.\ds$", line)]
+    assert len(claimed) == 2 and len(completed) == 2, out.stderr
+    assert any("say goodbye" in line for line in claimed)
+    assert "2 completed, 0 failed" in out.stdout  # the summary stays on stdout
+    quiet = moot("board", "worker", ws, "--agent", "echo", "--until-idle", "--json", home=home)
+    assert quiet.returncode == 0 and quiet.stderr.strip() == "", quiet.stderr  # --json: no progress lines

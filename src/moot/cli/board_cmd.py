@@ -11,19 +11,24 @@ import datetime as dt
 import json
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 from rich.live import Live
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from moot.cli._output import print_json, stdout
+from moot.cli._output import print_json, stderr, stdout
+from moot.cli._progress import announce, log_line
 from moot.errors import MootError, UsageError
 from moot.teams.board.backend import BoardBackend, open_board
 from moot.teams.board.folder import read_regular
 from moot.teams.board.protocol import result_text
 from moot.teams.board.task import BoardTask, load_task_json, parse_task
+
+if TYPE_CHECKING:
+    from moot.teams.board.worker import WorkerEvent
 
 board_app = typer.Typer(help="A shared task board: peer agents claim tasks atomically from a folder or PostgreSQL.",
                         no_args_is_help=True)
@@ -253,17 +258,23 @@ def worker(directory: Optional[Path] = typer.Argument(None, help=_DIR_HELP),
            mcp: Optional[list[str]] = typer.Option(None, "--mcp", help="An MCP tool server for the agent's executor: NAME=COMMAND "
                                                    "or NAME=URL (repeatable); added to [mcp.servers] of moot.toml."),
            as_json: bool = typer.Option(False, "--json", help="Print what the worker did as one JSON object.")) -> None:
-    """Run one agent on the board: claim, work, heartbeat, complete. Ctrl-C stops gracefully."""
+    """Run one agent on the board: claim, work, heartbeat, complete. Ctrl-C stops gracefully.
+
+    Progress goes to stderr: a line per task claimed, finished, failed or split (timestamped when
+    stderr is not a terminal), and on a terminal a spinner naming the tasks in hand."""
+    announce("board worker", enabled=not as_json)  # before the agent's team is imported
     from moot.teams.board.worker import Worker
 
     board = _open(directory, db, old_db)
     instance = _build_agent(agent, model, board, mcp)
+    display = _WorkerDisplay(enabled=not as_json)
     runner = Worker(board, instance, worker_id=worker_id, lease_s=lease, concurrency=concurrency,
-                    max_tasks=max_tasks, stop_when_idle=until_idle, idle_grace_s=idle_grace)
+                    max_tasks=max_tasks, stop_when_idle=until_idle, idle_grace_s=idle_grace, on_event=display.on_event)
     if not as_json:
         stdout.print(f"worker {runner.worker_id} ({agent}) on {board.location} — Ctrl-C to stop")
     started = time.monotonic()
-    stats = asyncio.run(runner.run(handle_signals=True))
+    with display:
+        stats = asyncio.run(runner.run(handle_signals=True))
     seconds = time.monotonic() - started
     summary = {"worker_id": stats.worker_id, "agent": agent, "claimed": stats.claimed, "completed": stats.completed,
                "failed": stats.failed, "parked": stats.parked, "lost": stats.lost, "released": stats.released,
@@ -281,4 +292,54 @@ def worker(directory: Optional[Path] = typer.Argument(None, help=_DIR_HELP),
                      f"{stats.recovered} recovered · stopped: {stats.stop_reason} · {seconds:.1f}s")
 
 
-__all__ = ["board_app", "register"]
+class _WorkerDisplay:
+    """``moot board worker``'s progress: one line per thing the worker did, timestamped on a pipe
+    (:func:`log_line`), above a spinner naming the tasks in hand on a terminal."""
+
+    def __init__(self, *, enabled: bool) -> None:
+        self.enabled = enabled
+        self.plain = not stderr.is_terminal
+        self.in_hand: dict[str, str] = {}
+        self._status: Any = None
+
+    def __enter__(self) -> _WorkerDisplay:
+        if self.enabled and not self.plain:
+            self._status = stderr.status("[dim]waiting for work…[/]")
+            self._status.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._status is not None:
+            self._status.__exit__(*exc)
+            self._status = None
+
+    def on_event(self, event: WorkerEvent) -> None:
+        if event.kind == "claimed":
+            self.in_hand[event.task_id] = event.task_type
+        elif event.kind not in ("recovered", "settled"):
+            self.in_hand.pop(event.task_id, None)
+        if not self.enabled:
+            return
+        text = worker_line(event)
+        if self.plain:
+            log_line(f"board worker: {text}")
+            return
+        stderr.print(f"[dim]{_clock(time.time())}[/] {escape(text)}", soft_wrap=True)
+        if self._status is not None:
+            held = ", ".join(f"{tid} ({kind})" for tid, kind in self.in_hand.items())
+            self._status.update(f"[dim]{'working on ' + escape(held) if held else 'waiting for work'}…[/]")
+
+
+def worker_line(event: WorkerEvent) -> str:
+    """One worker event in words: ``t-1a2b (research): completed in 12.3s — Compare …``."""
+    head = f"{event.task_id} ({event.task_type})" if event.task_id else "board"
+    took = f" in {event.seconds:.1f}s" if event.seconds is not None else ""
+    words = {"claimed": "claimed", "completed": "completed", "failed": "failed", "retry": "failed, back to pending",
+             "parked": "split", "released": "released (stopping)", "lost": "lost its lease (another worker redoes it)",
+             "recovered": "recovered", "settled": "settled"}.get(event.kind, event.kind)
+    detail = f": {event.detail}" if event.detail else ""
+    title = f" — {event.title}" if event.kind in ("claimed", "settled") and event.title else ""
+    return f"{head}: {words}{took}{detail}{title}"
+
+
+__all__ = ["board_app", "register", "worker_line"]

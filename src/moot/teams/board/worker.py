@@ -34,6 +34,7 @@ import socket
 import time
 import uuid
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 from moot.teams.board.backend import BoardBackend, LeaseLostError, UnknownTaskError
@@ -64,6 +65,32 @@ class WorkerStats:
     parents_settled: int = 0
     stop_reason: str = ""
     completed_ids: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class WorkerEvent:
+    """One thing a worker did, for a progress display (``moot board worker``'s lines)."""
+
+    kind: str
+    """``claimed``, ``completed``, ``failed``, ``retry`` (failed, back to pending), ``parked`` (split
+    into subtasks), ``released`` (handed back on stop), ``lost`` (its lease expired), ``recovered``
+    (expired tasks put back) or ``settled`` (a parent whose subtasks finished)."""
+    task_id: str = ""
+    task_type: str = ""
+    title: str = ""
+    """The task's goal or title, cut to a line."""
+    seconds: float | None = None
+    """How long the agent worked on it (completed, failed, parked)."""
+    detail: str = ""
+    """The error of a failure, the count of a recovery, the subtasks of a parked task."""
+
+
+WorkerListener = Callable[[WorkerEvent], None]
+
+
+def _title(task: BoardTask) -> str:
+    text = " ".join(task.description.split())
+    return text[:80] + ("…" if len(text) > 80 else "")
 
 
 def default_worker_id(agent_type: str) -> str:
@@ -143,7 +170,10 @@ class Worker:
         stop_when_idle: bool = False,
         recover_every_s: float | None = None,
         idle_grace_s: float = IDLE_GRACE_S,
+        on_event: WorkerListener | None = None,
     ) -> None:
+        """``on_event`` hears each :class:`WorkerEvent` (a display; an exception in it is logged, never
+        the worker's)."""
         if lease_s <= 0 or concurrency < 1:
             raise ValueError("lease_s must be > 0 and concurrency >= 1")
         self.board = board
@@ -158,6 +188,8 @@ class Worker:
         self.idle_grace_s = max(0.0, idle_grace_s)
         self.recover_every_s = recover_every_s if recover_every_s is not None else min(lease_s / 2, 5.0)
         self.stats = WorkerStats(self.worker_id)
+        self.on_event = on_event
+        self._started_at: dict[str, float] = {}
         self._stop = asyncio.Event()
         self._taken = 0
         self._declined: set[str] = set()
@@ -168,6 +200,17 @@ class Worker:
         self._idle_slots = 0
         self._still_since: tuple[str, float] | None = None
         """The board's fingerprint and since when it has not changed (for the idle grace)."""
+
+    def _tell(self, kind: str, task: BoardTask | None = None, *, detail: str = "") -> None:
+        if self.on_event is None:
+            return
+        started = self._started_at.pop(task.id, None) if task is not None and kind not in ("claimed", "settled") else None
+        event = WorkerEvent(kind, task.id if task else "", task.type if task else "", _title(task) if task else "",
+                            round(time.monotonic() - started, 1) if started is not None else None, detail)
+        try:
+            self.on_event(event)
+        except Exception as exc:  # a display must never stop the work
+            log.warning("worker progress display failed: %s", exc)
 
     @property
     def stopping(self) -> bool:
@@ -241,6 +284,7 @@ class Worker:
         failed_parents = [t.parent_id for t in recovered if t.status is TaskStatus.FAILED and t.parent_id]
         if recovered:
             log.info("recovered %d expired task(s): %s", len(recovered), ", ".join(t.id for t in recovered))
+            self._tell("recovered", detail=f"{len(recovered)} expired task(s): {', '.join(t.id for t in recovered[:5])}")
         if failed_parents:
             self.stats.parents_settled += len(await asyncio.to_thread(settle_parents, self.board, failed_parents))
 
@@ -270,6 +314,8 @@ class Worker:
             if claimed is not None:
                 self._taken += 1
                 self.stats.claimed += 1
+                self._started_at[claimed.id] = time.monotonic()
+                self._tell("claimed", claimed)
                 return claimed
         return None
 
@@ -336,7 +382,9 @@ class Worker:
                 self.stats.failed += outcome.status is TaskStatus.FAILED
             except LeaseLostError:
                 self.stats.lost += 1
+                self._tell("lost", task)
                 return
+            self._tell("failed" if outcome.status is TaskStatus.FAILED else "retry", task, detail=message)
             settled = []
             if outcome.status is TaskStatus.FAILED and task.parent_id:
                 settled = await asyncio.to_thread(settle_parents, self.board, [task.parent_id])
@@ -348,37 +396,49 @@ class Worker:
         """Cancelled by stop() (release the task) or by a lost lease (nothing left to do)."""
         if not self._stop.is_set():
             self.stats.lost += 1
+            self._tell("lost", task)
             return
         try:
             await asyncio.to_thread(self.board.release, task.id, self.worker_id)
             self.stats.released += 1
+            self._tell("released", task)
         except LeaseLostError:
             self.stats.lost += 1
+            self._tell("lost", task)
 
     async def _finish(self, task: BoardTask, result: Any) -> None:
         try:
             if result is AWAITING_SUBTASKS:
                 await asyncio.to_thread(self._park, task.id)
                 self.stats.parked += 1
+                subtasks = (await asyncio.to_thread(self.board.get, task.id)).subtasks
+                self._tell("parked", task, detail=f"{len(subtasks)} subtask(s): {', '.join(subtasks[:6])}")
                 settled = await asyncio.to_thread(settle_parents, self.board, [task.id])
             else:
                 done = await asyncio.to_thread(self.board.complete, task.id, self.worker_id, result)
                 self.stats.completed += 1
                 self.stats.completed_ids.append(done.id)
+                self._tell("completed", task)
                 settled = await asyncio.to_thread(settle_parents, self.board, [task.parent_id]) if task.parent_id else []
                 settled = [done, *settled]
             self.stats.parents_settled += len([t for t in settled if t.id != task.id])
+            for parent in settled:
+                if parent.id != task.id:
+                    self._tell("settled", parent, detail=str(parent.status.value))
             self._goals_settled(settled)
         except ValueError as exc:
             try:
                 await asyncio.to_thread(self.board.fail, task.id, self.worker_id, str(exc))
                 self.stats.failed += 1
+                self._tell("failed", task, detail=str(exc))
             except LeaseLostError:
                 self.stats.lost += 1
+                self._tell("lost", task)
         except LeaseLostError:
             # Recovered while we worked: another worker redoes it; our result is dropped, never doubled.
             log.warning("lease on %s was lost before its result was committed", task.id)
             self.stats.lost += 1
+            self._tell("lost", task)
 
     def _goals_settled(self, tasks: list[BoardTask]) -> None:
         """Tell the agent about root goals that just completed or failed (it closes their parent run)."""
@@ -416,4 +476,4 @@ def run_worker(board: BoardBackend, agent: BoardAgent, **options: Any) -> Worker
     return asyncio.run(worker.run(handle_signals=True))
 
 
-__all__ = ["IDLE_GRACE_S", "SCAN_WINDOW", "Worker", "WorkerStats", "default_worker_id", "run_worker", "settle_parents"]
+__all__ = ["IDLE_GRACE_S", "SCAN_WINDOW", "Worker", "WorkerEvent", "WorkerListener", "WorkerStats", "default_worker_id", "run_worker", "settle_parents"]
