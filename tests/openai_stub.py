@@ -24,6 +24,9 @@ def openai_compatible_server(answer: Callable[[dict[str, Any]], str]) -> Iterato
 
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+            if body.get("stream"):
+                self._stream(answer(body))
+                return
             payload = json.dumps({
                 "id": "c1", "object": "chat.completion", "created": 0, "model": "m",
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": answer(body)}, "finish_reason": "stop"}],
@@ -34,6 +37,24 @@ def openai_compatible_server(answer: Callable[[dict[str, Any]], str]) -> Iterato
             self.send_header("content-length", str(len(payload)))
             self.end_headers()
             self.wfile.write(payload)
+
+        def _stream(self, text: str) -> None:
+            """The reply as server-sent events, in two pieces, then the usage (``stream_options``)."""
+            half = len(text) // 2
+            chunks = [{"index": 0, "delta": {"role": "assistant", "content": piece}, "finish_reason": None}
+                      for piece in (text[:half], text[half:]) if piece]
+            events = [{"choices": [c]} for c in chunks]
+            events.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+            events.append({"choices": [], "usage": {"prompt_tokens": 40, "completion_tokens": 12, "total_tokens": 52}})
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.end_headers()
+            for event in events:
+                event.update({"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "m"})
+                self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
+            self.close_connection = True
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     httpd.daemon_threads = True

@@ -139,3 +139,19 @@ def test_one_prompt_loader_serves_the_runtime_and_every_team() -> None:
         assert load_prompt(name, package) == load_prompt(name, package).strip() != ""
     with pytest.raises(ConfigError, match="no prompt named 'nope' in moot/teams/graph/prompts/"):
         load_prompt("nope", "moot.teams.graph")
+
+
+async def test_on_text_streams_the_answer_and_the_run_records_it_like_any_request() -> None:
+    from moot.runtime import Budget, Run, RunStore
+
+    heard: list[str] = []
+    model = ScriptedModel(["Five, as you asked."])
+    agent = SubAgent("chat", system_prompt="Answer briefly.", model=model)
+    store = RunStore(":memory:")
+    async with Run("chat: 2+3", Budget(max_calls=2), store=store) as run:
+        outcome = await run.step("chat", agent, "What is 2+3?", on_text=heard.append)
+    assert outcome is not None and outcome.ok and outcome.text == "Five, as you asked."
+    assert len(heard) > 1 and "".join(heard) == "Five, as you asked."  # piece by piece, nothing lost
+    record = store.get_run(run.run_id)
+    assert record is not None and record.status == "completed"
+    assert record.usage.requests == 1 and run.tracker.usage_by_agent["chat"].requests == 1

@@ -5,6 +5,7 @@ do) receives them, nested, with the GenAI semantic-convention attributes."""
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import subprocess
 import sys
@@ -125,6 +126,24 @@ def test_learn_sends_spans_too_and_service_name_follows_the_standard_variable(tm
         assert out.returncode == 0, out.stderr
     assert spans and {s["resource"]["service.name"] for s in spans} == {"my-notes"}
     assert any(s["attributes"].get("gen_ai.operation.name") == "chat" for s in spans)
+
+
+def test_chat_is_a_recorded_run_with_its_spans(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with otlp_collector() as (endpoint, spans), openai_compatible_server(lambda body: "Five, as asked.") as model:
+        out = moot("chat", "What is 2+3?", "--model", model, home=home, endpoint=endpoint)  # streamed
+        assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "Five, as asked."
+    chats = [s for s in spans if s["attributes"].get("gen_ai.operation.name") == "chat"]
+    assert len(chats) == 1 and chats[0]["attributes"]["gen_ai.usage.output_tokens"] == 12
+    roots = [s for s in spans if not s["parent"]]
+    assert len(roots) == 1 and roots[0]["name"].startswith("moot.run")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MOOT_", "OTEL_"))}
+    env.update({"MOOT_HOME": str(home), "MOOT_RUNS_DB": str(home / "runs.sqlite3"), "MOOT_CONFIG": ""})
+    listed = subprocess.run([*MOOT, "runs", "--json"], capture_output=True, text=True, env=env, timeout=60)
+    runs = json.loads(listed.stdout)
+    runs = runs["runs"] if isinstance(runs, dict) else runs
+    assert len(runs) == 1 and runs[0]["name"] == "chat: What is 2+3?" and runs[0]["status"] == "completed"
 
 
 def test_an_unreachable_collector_does_not_fail_the_command(tmp_path: Path) -> None:

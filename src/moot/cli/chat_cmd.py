@@ -1,15 +1,21 @@
-"""`moot chat`: one prompt to one model, streamed to the terminal or returned as JSON."""
+"""`moot chat`: one prompt to one model, streamed to the terminal or returned as JSON.
+
+The exchange is a run like any team's (one task, one agent): it is listed by ``moot runs`` with
+its usage and request timing, and exported as OpenTelemetry spans with ``MOOT_OTEL=1``."""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
 from moot.cli._output import print_json, stderr, stdout, usage_dict, usage_line
-from moot.models.base import ModelRequest, ModelResponse, ModelSettings, StreamDone, TextDelta, messages_from
+from moot.errors import RunFailed
+
+CHAT_SYSTEM = "You are a helpful assistant."
+"""The system prompt when ``--system`` is not given."""
 
 
 def register(app: typer.Typer) -> None:
@@ -21,53 +27,70 @@ def chat(
     model: Optional[str] = typer.Option(
         None, "--model", "-m", help="Model string (default: $MOOT_MODEL, else the embedded model)."
     ),
-    system: Optional[str] = typer.Option(None, "--system", help="A system prompt."),
+    system: Optional[str] = typer.Option(None, "--system", help=f"A system prompt (default: {CHAT_SYSTEM!r})."),
     max_tokens: int = typer.Option(512, "--max-tokens", help="Longest answer, in tokens.", min=1),
     temperature: Optional[float] = typer.Option(
         None, "--temperature", help="Sampling temperature (default: the model's; 0 for the embedded model)."
     ),
     as_json: bool = typer.Option(
-        False, "--json", help='Print one JSON object: {"text", "model", "usage", "seconds"}.'
+        False, "--json", help='Print one JSON object: {"text", "model", "usage", "seconds", "run_id"}.'
+    ),
+    record_content: bool = typer.Option(
+        False, "--record-content", help="Also record the prompt and the answer in the run store (shown on the run's page)."
     ),
 ) -> None:
-    """Ask a model one question and print the answer (streamed as it is generated)."""
+    """Ask a model one question and print the answer (streamed as it is generated); recorded as a run."""
+    from moot.models.base import ModelSettings
     from moot.models.registry import infer_model
+    from moot.runtime import EventBus, Run, RunStore, SubAgent
 
     llm = infer_model(model)
-    request = ModelRequest(
-        messages=messages_from(prompt, system=system),
-        settings=ModelSettings(max_tokens=max_tokens, temperature=temperature),
-    )
+    agent = SubAgent("chat", role="answers one prompt", system_prompt=system or CHAT_SYSTEM, model=llm, max_turns=1,
+                     settings=ModelSettings(max_tokens=max_tokens, temperature=temperature))
+
+    printer = _Printer()
+
+    async def exchange() -> tuple[Any, str]:
+        try:
+            async with Run(f"chat: {' '.join(prompt.split())[:60]}", bus=EventBus(record_content=record_content),
+                           store=RunStore()) as run:
+                outcome = await run.step("chat", agent, prompt, on_text=None if as_json else printer)
+            if not as_json:
+                stdout.out("")
+            return outcome, run.run_id
+        finally:
+            await llm.aclose()
+
     started = time.perf_counter()
-    response = asyncio.run(_run(llm, request, stream=not as_json))
-    seconds = time.perf_counter() - started
-    if as_json:
-        print_json(
-            {
-                "text": response.text,
-                "model": response.model or llm.name,
-                "usage": usage_dict(response.usage),
-                "seconds": round(seconds, 3),
-            }
-        )
-    else:
-        stderr.print(f"[dim]{response.model or llm.name} · {usage_line(response.usage, seconds)}[/]")
-
-
-async def _run(llm, request: ModelRequest, *, stream: bool) -> ModelResponse:  # type: ignore[no-untyped-def]
+    spinner = stderr.status("[dim]thinking…[/]") if not as_json and stderr.is_terminal else None
+    printer.spinner = spinner
+    if spinner is not None:
+        spinner.start()
     try:
-        if not stream:
-            return await llm.request(request)
-        final: ModelResponse | None = None
-        with stderr.status("[dim]thinking…[/]") as status:
-            async for event in llm.stream(request):
-                if isinstance(event, TextDelta):
-                    status.stop()
-                    stdout.out(event.text, end="")
-                elif isinstance(event, StreamDone):
-                    final = event.response
-        stdout.out("")
-        assert final is not None, "a stream must end with StreamDone"
-        return final
+        outcome, run_id = asyncio.run(exchange())
     finally:
-        await llm.aclose()
+        if spinner is not None:
+            spinner.stop()
+    seconds = time.perf_counter() - started
+    if outcome is None or not outcome.ok:
+        detail = (outcome.detail or outcome.stop_reason) if outcome is not None else "the run stopped before the request"
+        raise RunFailed(f"{detail.removeprefix('error:')} (run {run_id[:12]})")
+    name = llm.name
+    if as_json:
+        print_json({"text": outcome.text, "model": name, "usage": usage_dict(outcome.usage),
+                    "seconds": round(seconds, 3), "run_id": run_id})
+    else:
+        stderr.print(f"[dim]{name} · {usage_line(outcome.usage, seconds)} · run {run_id[:12]}[/]")
+
+
+class _Printer:
+    """Prints the answer's text as it comes, stopping the spinner at the first piece."""
+
+    def __init__(self) -> None:
+        self.spinner: Any = None
+
+    def __call__(self, text: str) -> None:
+        if self.spinner is not None:
+            self.spinner.stop()
+            self.spinner = None
+        stdout.out(text, end="")

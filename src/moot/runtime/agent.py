@@ -13,13 +13,13 @@ import asyncio
 import dataclasses
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from moot.errors import MalformedResponseError, ModelError
+from moot.errors import MalformedResponseError, ModelError, MootError
 from moot.models.base import (
     Message,
     Model,
@@ -27,7 +27,9 @@ from moot.models.base import (
     ModelResponse,
     ModelSettings,
     OutputSchema,
+    StreamDone,
     SystemMessage,
+    TextDelta,
     Usage,
     UserMessage,
 )
@@ -86,6 +88,19 @@ def render_context(context: Mapping[str, Any]) -> str:
     for key, value in context.items():
         lines.append(f"[{key}] {render_value(value)}")
     return "\n".join(lines)
+
+
+async def _streamed(model: Model, request: ModelRequest, on_text: Callable[[str], None]) -> ModelResponse:
+    """One request through the model's stream: each text delta to ``on_text``, the whole response returned."""
+    final: ModelResponse | None = None
+    async for event in model.stream(request):
+        if isinstance(event, TextDelta):
+            on_text(event.text)
+        elif isinstance(event, StreamDone):
+            final = event.response
+    if final is None:
+        raise MalformedResponseError(f"{getattr(model, 'name', 'the model')}'s stream ended without its response")
+    return final
 
 
 def _is_text_type(output_type: Any) -> bool:
@@ -180,8 +195,12 @@ class SubAgent:
         progress: AgentProgress | None = None,
         run_id: str | None = None,
         task_id: str | None = None,
+        on_text: Callable[[str], None] | None = None,
     ) -> AgentResult:
-        """Run one task in a fresh conversation; ``context`` values are shown to the model."""
+        """Run one task in a fresh conversation; ``context`` values are shown to the model.
+
+        ``on_text`` hears the model's text as it is generated (``moot chat`` prints it): each
+        request then goes through the model's ``stream``, and is recorded and charged the same."""
         emitter = BoundEmitter(bus, {"run_id": run_id, "task_id": task_id, "agent": self.name})
         if isinstance(budget, BudgetTracker):
             tracker = budget
@@ -201,7 +220,7 @@ class SubAgent:
             tools = self._tools
             if self._sources:
                 tools = await self._tools_for_run(run_id or f"agent-{id(tracker)}", tracker, emitter)
-            result = await self._loop(state, tracker, emitter, tools)
+            result = await self._loop(state, tracker, emitter, tools, on_text=on_text)
         except asyncio.CancelledError:
             emitter.emit(EventType.AGENT_FAILED, stop_reason="cancelled", **_usage_payload(state.usage))
             raise
@@ -241,7 +260,7 @@ class SubAgent:
         return tuple(tools)
 
     async def _loop(self, state: AgentProgress, tracker: BudgetTracker, emitter: BoundEmitter,
-                    tools: tuple[Tool, ...] | None = None) -> AgentResult:
+                    tools: tuple[Tool, ...] | None = None, *, on_text: Callable[[str], None] | None = None) -> AgentResult:
         model = self.resolved_model()
         tools = self._tools if tools is None else tools
         tools_by_name = {t.name: t for t in tools}
@@ -292,7 +311,7 @@ class SubAgent:
             try:
                 with attempts_counted_by(call), timed_by(clock):
                     async with asyncio.timeout(tracker.time_left(self.name)) as deadline:
-                        response = await model.request(request)
+                        response = await (model.request(request) if on_text is None else _streamed(model, request, on_text))
             except TimeoutError:
                 if not deadline.expired():
                     raise
@@ -320,6 +339,9 @@ class SubAgent:
                 return finish(f"error:{exc.message}", detail=exc.message)
             except ModelError as exc:
                 call.failed(exc)
+                state.usage = state.usage + call.close(None)
+                return finish(f"error:{exc.message}", detail=exc.one_line())
+            except MootError as exc:  # a setting or the weights (not the model's answer): keep the fix it names
                 state.usage = state.usage + call.close(None)
                 return finish(f"error:{exc.message}", detail=exc.one_line())
             except Exception as exc:  # a broken model must fail this task, not the process

@@ -167,8 +167,9 @@ class Run:
     # ------------------------------------------------------------------ agent calls
 
     async def step(self, task_id: str, agent: SubAgent, task: str, *, context: Mapping[str, Any] | None = None,
-                   depends_on: list[str] | None = None) -> AgentResult | None:
-        """Run one agent call as task ``task_id``; ``None`` (task ``not_started``) once the budget stopped the run."""
+                   depends_on: list[str] | None = None, on_text: Callable[[str], None] | None = None) -> AgentResult | None:
+        """Run one agent call as task ``task_id``; ``None`` (task ``not_started``) once the budget stopped the run.
+        ``on_text`` hears the model's text as it is generated (:meth:`SubAgent.run`)."""
         from moot.runtime.graph import TaskResult
 
         self.start()
@@ -180,7 +181,8 @@ class Run:
         self.bus.emit(EventType.TASK_STARTED, run_id=self.run_id, task_id=task_id, agent=agent.name,
                       depends_on=depends_on or [])
         try:
-            outcome = await agent.run(task, context, budget=self.tracker, bus=self.bus, run_id=self.run_id, task_id=task_id)
+            outcome = await agent.run(task, context, budget=self.tracker, bus=self.bus, run_id=self.run_id, task_id=task_id,
+                                      **({"on_text": on_text} if on_text is not None else {}))
         except asyncio.CancelledError:
             result.status, result.finished_at, result.stop_reason = "cancelled", time.time(), "cancelled"  # type: ignore[assignment]
             self.bus.emit(EventType.TASK_FAILED, run_id=self.run_id, task_id=task_id, agent=agent.name,
