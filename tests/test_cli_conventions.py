@@ -343,3 +343,29 @@ def test_default_budget_deadline_fits_a_model_on_this_machine(tmp_path: Path) ->
     assert parse_budget("standard,seconds=30").budget(model="local").deadline_s == 30
     assert LearningTeam(tmp_path / "kb.sqlite3", budget="standard", store=False).budget.deadline_s == standard * LOCAL_DEADLINE_FACTOR
     assert LearningTeam(tmp_path / "kb.sqlite3", model="openai:gpt-4o", budget="standard", store=False).budget.deadline_s == standard
+
+
+async def test_runs_show_sums_a_running_parent_over_the_runs_it_holds(tmp_path: Path) -> None:
+    from moot.models.testing import ScriptedModel
+    from moot.runtime import Budget, Run, RunStore, SubAgent
+    from moot.runtime.events import Event, EventType
+
+    home = tmp_path / "home"
+    store = RunStore(home / "runs.sqlite3")
+    store.start_run("parent0001", "learn 2 files into k.sqlite3")
+    async with Run("learn first.md", Budget(), store=store, parent_run_id="parent0001") as done:  # ended: its row holds usage
+        await done.step("extract", SubAgent("extractor", model=ScriptedModel(["ok", "ok"])), "read it")
+    store.start_run("child00002", "learn second.md", parent_run_id="parent0001")  # still running: only its events
+    store.record_event(Event(EventType.MODEL_RESPONSE, run_id="child00002", task_id="extract", agent="extractor",
+                             payload={"input_tokens": 300, "output_tokens": 45, "requests": 1, "cost_usd": 0.0}))
+    store.close()
+    first = done.result.usage
+    shown = json.loads(moot("runs", "show", "parent0001", "--json", home=home).stdout)
+    usage = shown["run"]["usage"]
+    assert usage["requests"] == first.requests + 1 and usage["output_tokens"] == first.output_tokens + 45
+    held = {r["name"]: r["usage"]["output_tokens"] for r in shown["runs_held"]}
+    assert held == {"learn first.md": first.output_tokens, "learn second.md": 45}
+    table = moot("runs", "show", "parent0001", home=home).stdout
+    assert "1 running" in table and f"{first.requests + 1} model calls" in table and "so far" in table
+    listed = json.loads(moot("runs", "--json", home=home).stdout)["runs"]
+    assert [r["usage"]["requests"] for r in listed] == [first.requests + 1]  # the list sums it the same way

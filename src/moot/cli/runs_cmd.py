@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import time
+from dataclasses import replace
 from typing import Any, Optional
 
 import typer
@@ -71,6 +72,7 @@ def runs(
     records = _matching_runs(limit=limit, every=every, team=team, status=status, since=since)
     store = RunStore()
     held = {r.id: len(store.children(r.id)) for r in records}
+    records = _live(store, records)
     if as_json:
         print_json({"runs": [{**_summary(r), "runs_held": held[r.id]} for r in records]})
         return
@@ -188,7 +190,9 @@ def show(
     store = RunStore()
     record = store.get_run(run_id)
     events = store.events(record.id)
-    children = store.children(record.id)
+    children = _live(store, store.children(record.id))
+    if children:
+        record = _with_children(store, record, children)
     if as_json:
         timing = wait_summary(events, started=record.started, finished=record.finished)
         print_json({"run": record.to_dict(), "events": [e.to_dict() for e in events],
@@ -197,13 +201,38 @@ def show(
     for renderable in render_timeline(record, events):
         stdout.print(renderable)
     if children:
-        table = Table(title=f"runs held by this run ({len(children)}): moot runs show ID for each", title_justify="left")
-        for column in ("id", "name", "status", "duration", "calls", "tokens"):
-            table.add_column(column, justify="right" if column in ("duration", "calls", "tokens") else "left")
+        table = Table(title=f"runs held by this run ({len(children)}): moot runs show ID for each", title_justify="left",
+                      show_footer=True)
+        total = sum((c.usage for c in children), Usage())
+        running = sum(c.status in ("running", "queued") for c in children)
+        footer = {"id": "total", "status": f"{running} running" if running else "", "calls": str(total.requests),
+                  "tokens": str(total.total_tokens), "cost": f"${total.cost_usd:.4f}"}
+        for column in ("id", "name", "status", "duration", "calls", "tokens", "cost"):
+            table.add_column(column, footer=footer.get(column, ""),
+                             justify="right" if column in ("duration", "calls", "tokens", "cost") else "left")
         for c in children:
             table.add_row(c.id[:8], Text(c.name), Text(c.status, style=_STATUS_STYLE.get(c.status, "")),
-                          _seconds(c.duration_s), str(c.usage.requests), str(c.usage.total_tokens))
+                          _seconds(c.duration_s) if c.finished else f"{time.time() - c.started:.0f}s so far",
+                          str(c.usage.requests), str(c.usage.total_tokens), f"${c.usage.cost_usd:.4f}")
         stdout.print(table)
+
+
+def _live(store: RunStore, records: list[RunRecord]) -> list[RunRecord]:
+    """The records, a running one with what it (and the runs it holds) used until now."""
+    so_far = store.running_usage([r.id for r in records if r.status in ("running", "queued")])
+    return [replace(r, usage=so_far[r.id]) if r.id in so_far else r for r in records]
+
+
+def _with_children(store: RunStore, record: RunRecord, children: list[RunRecord]) -> RunRecord:
+    """A parent as `runs show` heads it: running, its usage so far with its runs'; ended
+    without a usage of its own (it crashed before closing), the sum of its runs'."""
+    if record.status in ("running", "queued"):
+        return _live(store, [record])[0]
+    if record.usage.requests == 0:
+        summed = sum((c.usage for c in children), Usage())
+        if summed.requests:
+            return replace(record, usage=summed)
+    return record
 
 
 # --------------------------------------------------------------------------- rendering

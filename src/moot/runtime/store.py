@@ -388,6 +388,13 @@ class RunStore:
             return {}
         return self._usage_by("r.parent_run_id", "JOIN runs r ON r.id = e.run_id", "r.parent_run_id", parent_ids)
 
+    def running_usage(self, run_ids: list[str]) -> dict[str, Usage]:
+        """What each running run has used until now: its own requests and those of the runs it
+        holds (a run's row holds usage only once it ends, a parent's once all its runs ended).
+        ``moot runs``, ``moot runs show`` and the page give a running run this."""
+        own, held = self.usage_so_far(run_ids), self.held_usage_so_far(run_ids)
+        return {rid: own.get(rid, Usage()) + held.get(rid, Usage()) for rid in run_ids if rid in own or rid in held}
+
     def _usage_by(self, key: str, join: str, column: str, ids: list[str]) -> dict[str, Usage]:
         """The usage of the ``model_response`` events whose ``column`` is one of ``ids``, summed by ``key``."""
         marks = ",".join("?" * len(ids))

@@ -38,15 +38,8 @@ def live_rows(store: RunStore, rows: list[RunSummary]) -> list[RunSummary]:
     running = [r.run_id for r in rows if r.status in UNFINISHED]
     if not running:
         return rows
-    own, held = store.usage_so_far(running), store.held_usage_so_far(running)
-    out = []
-    for row in rows:
-        if row.run_id in own or row.run_id in held:
-            usage = _add(_out(own[row.run_id]) if row.run_id in own else UsageOut(),
-                         _out(held[row.run_id]) if row.run_id in held else UsageOut())
-            row = row.model_copy(update={"usage": usage})
-        out.append(row)
-    return out
+    so_far = store.running_usage(running)
+    return [r.model_copy(update={"usage": _out(so_far[r.run_id])}) if r.run_id in so_far else r for r in rows]
 
 
 def parent_usage(store: RunStore, record: RunRecord, own: UsageOut, children: list[RunSummary]) -> UsageOut:
