@@ -193,3 +193,45 @@ def test_a_teams_own_dotted_event_is_recorded_and_read_back(tmp_path) -> None:  
     assert event.type is EventType("nlr.graph.node_added")
     with pytest.raises(ValueError):
         bus.emit("Not An Event", run_id="r1")  # only dotted lower-case names are team events
+
+
+_KILLED_RUN = """
+import sys, time
+from moot.runtime import RunStore
+from moot.runtime.events import Event, EventType
+
+store = RunStore(sys.argv[1])
+store.start_run("killed-run", "learn a.md")
+store.record_event(Event(EventType.MODEL_RESPONSE, run_id="killed-run", task_id="chunk-1", agent="fact-labeller",
+                         payload={"input_tokens": 210, "output_tokens": 33, "requests": 1, "cost_usd": 0.0}))
+store.start_run("second-run", "learn b.md")
+print("recorded", flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_run_whose_process_was_killed_is_settled_as_failed_with_what_it_recorded(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import os
+    import signal
+    import subprocess
+
+    db = tmp_path / "runs.sqlite3"
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_RUN, str(db)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "recorded"
+        with RunStore(db) as store:  # while its process runs, its runs are running
+            assert store.get_run("killed-run").status == store.get_run("second-run").status == "running"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    with sqlite3.connect(db) as raw:  # a run another machine records, and an older row with no owner
+        raw.execute("INSERT INTO runs (id, name, status, started, owner) VALUES ('elsewhere', 'x', 'running', 0, 'other-host:1:5')")
+        raw.execute("INSERT INTO runs (id, name, status, started) VALUES ('unowned', 'y', 'running', 0)")
+    with RunStore(db) as store:
+        killed = store.get_run("killed-run")
+        assert killed.status == "failed" and "ended without recording its end" in (killed.stop_reason or "")
+        assert killed.usage.requests == 1 and killed.usage.output_tokens == 33 and killed.finished is not None
+        assert {r.id: r.status for r in store.list_runs()}["elsewhere"] == "running"
+        assert store.get_run("unowned").status == "running" and store.get_run("second-run").status == "failed"

@@ -3,11 +3,18 @@
 A run's row is written when it starts (status ``running``) and each event is committed as it
 happens, so a crash loses at most the final summary, never the run. WAL mode lets a second
 process (``moot runs`` in another terminal) read while a run writes.
+
+A run's row names the process that records it (host, pid and the process's start time). When a
+store is opened, a ``running`` run whose process on this machine is gone (killed with -9, the
+machine's power cut) is settled as ``failed``, with the usage its recorded requests add up to
+and a reason that says so: it never stays "running" for ever.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import socket
 import sqlite3
 import threading
 import time
@@ -22,9 +29,13 @@ from moot.runtime.events import Event
 if TYPE_CHECKING:
     from moot.runtime.graph import RunResult
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """1: runs, events, usage per agent, team outputs. 2: ``runs.parent_run_id`` (a run made as
-one of several by one command points to the run that holds them)."""
+one of several by one command points to the run that holds them). 3: ``runs.owner``, the
+process recording a running run (``host:pid:start``)."""
+
+ORPHAN_REASON = ("the process that ran it ended without recording its end (killed, or the machine stopped); "
+                 "what it recorded is kept")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -38,7 +49,8 @@ CREATE TABLE IF NOT EXISTS runs (
     result TEXT,
     graph TEXT,
     budget TEXT,
-    parent_run_id TEXT
+    parent_run_id TEXT,
+    owner TEXT
 );
 CREATE INDEX IF NOT EXISTS runs_by_start ON runs (started);
 CREATE TABLE IF NOT EXISTS events (
@@ -119,6 +131,35 @@ def _chunks(ids: list[str], size: int = 500) -> list[list[str]]:
     return [ids[i:i + size] for i in range(0, len(ids), size)]
 
 
+def _process_start(pid: int) -> str | None:
+    """When process ``pid`` started, in clock ticks after boot (Linux ``/proc``); ``None`` elsewhere
+    or when there is no such process."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read().decode("ascii", "replace")
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[-1].split()[19]  # field 22, counted after the parenthesised name
+
+
+def process_owner() -> str:
+    """This process as a run's owner: ``host:pid:start`` (the start time tells a reused pid apart)."""
+    pid = os.getpid()
+    return f"{socket.gethostname()}:{pid}:{_process_start(pid) or ''}"
+
+
+def owner_alive(owner: str) -> bool | None:
+    """Whether the process named by :func:`process_owner` still runs; ``None`` when this machine
+    cannot tell (another host, or no ``/proc``)."""
+    parts = owner.rsplit(":", 2)
+    if len(parts) != 3 or not parts[1].isdigit():
+        return None
+    host, pid, start = parts[0], int(parts[1]), parts[2]
+    if host != socket.gethostname() or not start or not os.path.isdir("/proc/self"):
+        return None
+    return _process_start(pid) == start
+
+
 def _marks(ids: list[str]) -> str:
     return ",".join("?" * len(ids))
 
@@ -172,13 +213,41 @@ class RunStore:
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
+        self.settle_orphans()
 
     def _migrate(self) -> None:
         """Bring an older file up to this schema, inside the opening transaction (all or nothing)."""
         columns = {row[1] for row in self._db.execute("PRAGMA table_info(runs)")}
         if "parent_run_id" not in columns:  # schema 1
             self._db.execute("ALTER TABLE runs ADD COLUMN parent_run_id TEXT")
+        if "owner" not in columns:  # schema 2
+            self._db.execute("ALTER TABLE runs ADD COLUMN owner TEXT")
         self._db.execute("CREATE INDEX IF NOT EXISTS runs_by_parent ON runs (parent_run_id)")
+
+    def settle_orphans(self) -> list[str]:
+        """Settle as ``failed`` every ``running`` run whose recording process on this machine is
+        gone (see the module docstring); returns their ids. Runs another machine or several
+        processes record (a board goal's parent) are left alone: nothing here can tell."""
+        with self._lock:
+            rows = self._db.execute("SELECT id, owner FROM runs WHERE status = 'running' AND owner IS NOT NULL").fetchall()
+        gone = [r["id"] for r in rows if owner_alive(r["owner"]) is False]
+        if not gone:
+            return []
+        used = self._usage_by("e.run_id", "", "e.run_id", gone)
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                for run_id in gone:
+                    self._db.execute(
+                        "UPDATE runs SET status = 'failed', stop_reason = ?, usage = ?, "
+                        "finished = COALESCE((SELECT MAX(ts) FROM events WHERE run_id = ?), started) "
+                        "WHERE id = ? AND status = 'running'",
+                        (ORPHAN_REASON, _dumps(used.get(run_id, Usage()).model_dump()), run_id, run_id))
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return gone
 
     def close(self) -> None:
         with self._lock:
@@ -205,8 +274,10 @@ class RunStore:
         """Record a run as ``running`` before any of its work starts."""
         with self._lock:
             self._db.execute(
-                "INSERT INTO runs (id, name, status, started, graph, budget, parent_run_id) VALUES (?, ?, 'running', ?, ?, ?, ?)",
-                (run_id, name, started or time.time(), _dumps(graph or []), _dumps(budget or {}), parent_run_id),
+                "INSERT INTO runs (id, name, status, started, graph, budget, parent_run_id, owner) "
+                "VALUES (?, ?, 'running', ?, ?, ?, ?, ?)",
+                (run_id, name, started or time.time(), _dumps(graph or []), _dumps(budget or {}), parent_run_id,
+                 process_owner()),
             )
             self._active.add(run_id)
 
@@ -408,6 +479,7 @@ class RunStore:
 
     def list_runs(self, limit: int = 20, *, top_level: bool = False) -> list[RunRecord]:
         """The most recent runs first; ``top_level``: only runs that no other run holds."""
+        self.settle_orphans()  # a long-lived reader (the page's server) sees a killed run end too
         where = " WHERE parent_run_id IS NULL" if top_level else ""
         with self._lock:
             rows = self._db.execute(f"SELECT * FROM runs{where} ORDER BY started DESC LIMIT ?", (limit,)).fetchall()
