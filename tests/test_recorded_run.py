@@ -90,7 +90,7 @@ async def test_parent_runs_hold_their_children_in_the_store(tmp_path: Path) -> N
     assert len(child_events) == len(set((e.seq for e in store.events(kids[1].id))))
 
 
-def test_an_older_run_store_gains_parent_run_id_in_one_step(tmp_path: Path) -> None:
+def test_an_older_run_store_gains_parent_run_id_and_owner_in_one_step(tmp_path: Path) -> None:
     import sqlite3
 
     path = tmp_path / "old.db"
@@ -107,7 +107,9 @@ def test_an_older_run_store_gains_parent_run_id_in_one_step(tmp_path: Path) -> N
     assert old.id == "old1" and old.parent_run_id is None
     store.start_run("new1", "child", parent_run_id="old1")
     assert [r.id for r in store.children("old1")] == ["new1"]
-    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 2
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 3
+    owner = sqlite3.connect(path).execute("SELECT owner FROM runs WHERE id = 'new1'").fetchone()[0]
+    assert owner.split(":")[1] == str(__import__("os").getpid())  # the process recording it
 
 
 async def test_a_cancelled_run_is_recorded_with_its_partial_results(tmp_path: Path) -> None:
