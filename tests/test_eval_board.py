@@ -88,6 +88,10 @@ def test_moot_eval_board_runs_the_board_and_the_baseline_and_writes_the_table(tm
                                "--timeout", "120", "--out", str(tmp_path / "r.json"), "--json"],
                               capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stderr
+    # stderr is a pipe: timestamped progress, the first line before any goal is worked on, then one per answer
+    progress = [line for line in done.stderr.splitlines() if line.strip()]
+    assert progress[0].endswith("] eval board: started") and all(re.match(r"\[\d\d:\d\d:\d\d\] ", x) for x in progress)
+    assert sum(" eval board: " in x and (": right" in x or ": wrong" in x) for x in progress) == 10  # 5 goals x 2 systems
     report = json.loads(done.stdout.strip().splitlines()[-1])
     board, one_call = report["summary"]["board"], report["summary"]["one-call"]
     assert report["backend"] == "folder" and board["goals"] == one_call["goals"] == 5

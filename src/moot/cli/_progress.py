@@ -37,6 +37,15 @@ def log_line(text: str) -> None:
     sys.stderr.flush()
 
 
+def progress_line(command: str, text: str) -> None:
+    """One line of a command that reports item by item (the evals): ``[HH:MM:SS] COMMAND: text``
+    on a pipe, dim text on a terminal."""
+    if stderr.is_terminal:
+        stderr.print(f"[dim]{escape(text)}[/]", soft_wrap=True)
+    else:
+        log_line(f"{command}: {text}")
+
+
 _announced: set[str] = set()
 
 
@@ -251,4 +260,4 @@ def report_stop(status: str, run_id: str, reason: str, *, fix: str = "pass a lar
     show_partial(run_id)
 
 
-__all__ = ["RunProgress", "announce", "log_line", "partial_outputs", "report_stop", "show_partial", "task_status"]
+__all__ = ["RunProgress", "announce", "log_line", "progress_line", "partial_outputs", "report_stop", "show_partial", "task_status"]

@@ -15,7 +15,8 @@ from typing import Any, Optional
 
 import typer
 
-from moot.cli._output import print_json, stderr, stdout, write_json_file
+from moot.cli._output import print_json, stdout, write_json_file
+from moot.cli._progress import announce, progress_line
 from moot.errors import MootError, UsageError
 
 SYSTEMS = ("board", "one-call")
@@ -78,6 +79,7 @@ def board_eval(
     as_json: bool = typer.Option(False, "--json", help='Print one JSON object on stdout: {"model", "seed", "backend", "summary", "results"}.'),
 ) -> None:
     """Score the task board and a one-call baseline on seeded goals with gold figures."""
+    announce("eval board")
     from moot.eval.board import Metered, OneCallBaseline, make_goals, score, summarise, write_files
     from moot.models.registry import infer_model
 
@@ -114,8 +116,8 @@ def board_eval(
                         pred = Prediction(text=exc.one_line(), finished=False, note="error")
                     row = score(goal, pred) | {"system": name, "goal_text": goal.goal, "gold": goal.gold}
                     rows[name].append(row)
-                    stderr.print(f"[dim]{name:>8} {goal.id}: {'right' if row['right'] else 'wrong'} · figures {row['figures']} · "
-                                 f"{'unfinished · ' if row['unfinished'] else ''}{row['calls']} calls, {row['seconds']}s[/]")
+                    progress_line("eval board", f"{name:>8} {goal.id}: {'right' if row['right'] else 'wrong'} · figures "
+                                  f"{row['figures']} · {'unfinished · ' if row['unfinished'] else ''}{row['calls']} calls, {row['seconds']}s")
                 if json_out is not None:
                     write_json_file(json_out, report())
     finally:

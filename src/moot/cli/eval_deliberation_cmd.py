@@ -12,7 +12,8 @@ from typing import Any, Optional
 
 import typer
 
-from moot.cli._output import print_json, stderr, stdout, write_json_file
+from moot.cli._output import print_json, stdout, write_json_file
+from moot.cli._progress import announce, progress_line
 from moot.errors import MootError, UsageError
 
 
@@ -39,6 +40,7 @@ def deliberation_eval(
 
     With --scenarios: decision accuracy, grounding of every number and calls, against one call with all the data
     in the prompt and self-consistency at the team's calls. Without: the reasoning-gym questions."""
+    announce("eval deliberation")
     if scenarios is not None:
         from moot.cli.deliberate_cmd import _size
 
@@ -80,9 +82,9 @@ def deliberation_eval(
         c = asyncio.run(sc.answer(q, calls=max(1, d.calls), seed=k))
         row("self-consistency", q, c.answer, c.calls, c.usage.input_tokens + c.usage.output_tokens, c.seconds,
             samples=c.initial_answers)
-        stderr.print(f"[dim]{q.id}: gold {q.answer!r} · debate {d.answer!r} ({'debated' if d.debated else 'unanimous'}, "
-                     f"{d.calls} calls, {'✓' if r['correct'] else '✗'}) · single {s.answer!r} · "
-                     f"self-consistency {c.answer!r} · initial majority {init!r}[/]")
+        progress_line("eval deliberation", f"{q.id}: gold {q.answer!r} · debate {d.answer!r} ({'debated' if d.debated else 'unanimous'}, "
+                                           f"{d.calls} calls, {'✓' if r['correct'] else '✗'}) · single {s.answer!r} · "
+                                           f"self-consistency {c.answer!r} · initial majority {init!r}")
     summary = summarise(rows)
     # the initial majority costs the debate's round-1 calls; say so beside its zero
     summary.setdefault("majority-initial", {})["note"] = "uses the debate's round-1 answers (3 calls a question, counted under debate)"
@@ -130,7 +132,7 @@ def _scenarios(n: int, seed: int, model: Optional[str], mode: str, keep: Optiona
                              "correct": b.decision == sc.gold, "calls": b.calls, "seconds": round(b.seconds, 2),
                              "ungrounded": ungrounded(b.answer, allowed), "answer": b.answer, "samples": b.samples})
             shown = " · ".join(f"{r['system']} {r['decision']}{'✓' if r['correct'] else '✗'}" for r in rows[-3:])
-            stderr.print(f"[dim]{sc.id}: gold {sc.gold} · {shown}[/]")
+            progress_line("eval deliberation", f"{sc.id}: gold {sc.gold} · {shown}")
             if json_out is not None:  # after every scenario: a long run stopped half-way keeps what it measured
                 write_json_file(json_out, {"model": model_name, "seed": seed, "mode": mode, "done": k + 1, "of": n,
                                            "summary": summarise(rows), "rows": rows})

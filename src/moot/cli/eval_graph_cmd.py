@@ -14,7 +14,8 @@ from typing import Any, Optional
 import typer
 
 from moot.cli._options import model_option, parse_budget, parse_models, team_model_kwargs
-from moot.cli._output import print_json, stderr, stdout, write_json_file
+from moot.cli._output import print_json, stdout, write_json_file
+from moot.cli._progress import announce, progress_line
 from moot.errors import MootError
 
 SYSTEMS = ("team", "one-call")
@@ -82,6 +83,7 @@ def graph_eval(
                                          "each) instead of the generated ones, e.g. examples/graph-blind-2026-11-27."),
 ) -> None:
     """Score the graph team and a one-call baseline on seeded documents with a gold graph."""
+    announce("eval graph")
     from moot.eval.graph import OneCallBaseline, make_case, score, summarise
     from moot.models.registry import infer_model
     from moot.runtime import RunStore
@@ -132,9 +134,9 @@ def graph_eval(
                 pred = asyncio.run(runners[name].build(case, paths))
                 row = score(case, pred) | {"system": name, "run_id": pred.run_id, "note": pred.note}
                 rows[name].append(row)
-                stderr.print(f"[dim]{name:>8} seed {case.seed}: entities P {row['entity_precision']} R {row['entity_recall']} · "
-                             f"edges R {row['edge_recall_undirected']} · missing link {'yes' if row['missing_link_covered'] else 'no'} · "
-                             f"{row['calls']} calls, {row['seconds']}s[/]")
+                progress_line("eval graph", f"{name:>8} seed {case.seed}: entities P {row['entity_precision']} R {row['entity_recall']} · "
+                              f"edges R {row['edge_recall_undirected']} · missing link {'yes' if row['missing_link_covered'] else 'no'} · "
+                              f"{row['calls']} calls, {row['seconds']}s")
     summary = {name: summarise(r) for name, r in rows.items()}
     report = {"model": getattr(resolved, "name", str(model)), "budget": budget, "seed": seed, "summary": summary, "cases": rows}
     if json_out is not None:
@@ -178,10 +180,10 @@ def _run_suite(worlds: list[Any], chosen: list[str], runners: dict[str, Any], re
                 if json_out is not None:  # kept after every world, so a stopped eval keeps what it measured
                     write_json_file(json_out, {"model": getattr(resolved, "name", str(resolved)), "budget": budget,
                                                "partial": True, "worlds": rows})
-                stderr.print(f"[dim]{name:>8} {world.name}: entities R {row['entity_recall']} P {row['entity_precision']} · "
-                             f"edges R {row['edge_recall_undirected']} · linked {'yes' if row['subject_object_linked'] else 'no'} · "
-                             f"unmeasured {'yes' if row['unmeasured_named'] else 'no'} · publishers {row['publisher_nodes']} · "
-                             f"{row['calls']} calls, {row['seconds']}s[/]")
+                progress_line("eval graph", f"{name:>8} {world.name}: entities R {row['entity_recall']} P {row['entity_precision']} · "
+                              f"edges R {row['edge_recall_undirected']} · linked {'yes' if row['subject_object_linked'] else 'no'} · "
+                              f"unmeasured {'yes' if row['unmeasured_named'] else 'no'} · publishers {row['publisher_nodes']} · "
+                              f"{row['calls']} calls, {row['seconds']}s")
     summary = {name: summarise_worlds(r) for name, r in rows.items()}
     report = {"model": getattr(resolved, "name", str(resolved)), "budget": budget, "summary": summary, "worlds": rows}
     if save_report(report, json_out, as_json):

@@ -8,7 +8,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Optional
 
-from moot.cli._output import stderr, stdout, write_json_file
+from moot.cli._output import stdout, write_json_file
+from moot.cli._progress import progress_line
 
 
 class FamilyTeam:
@@ -74,8 +75,8 @@ def run_family(n: int, seed: int, chosen: list[str], resolved: Any, store: Any, 
                 if json_out is not None:  # kept after every question, so a stopped eval keeps what it measured
                     write_json_file(json_out, {"model": getattr(resolved, "name", str(resolved)), "seed": seed,
                                                "partial": True, "questions": rows})
-                stderr.print(f"[dim]{name:>8} #{case.index}: {got.answer or '—'} (gold {case.answer}) "
-                             f"{'✓' if row['correct'] else '✗'} · {row['calls']} calls[/]")
+                progress_line("eval graph", f"{name:>8} #{case.index}: {got.answer or '—'} (gold {case.answer}) "
+                              f"{'✓' if row['correct'] else '✗'} · {row['calls']} calls")
     summary = {name: summarise_family(r) for name, r in rows.items()}
     report = {"model": getattr(resolved, "name", str(resolved)), "seed": seed, "summary": summary, "questions": rows}
     from moot.cli.eval_graph_cmd import save_report

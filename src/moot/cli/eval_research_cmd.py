@@ -17,6 +17,7 @@ import typer
 
 from moot.cli._options import MODEL_HELP, budget_option, model_option, parse_budget, parse_models, team_model_kwargs
 from moot.cli._output import print_json, stderr, stdout, write_json_file
+from moot.cli._progress import announce, progress_line
 from moot.errors import MootError
 
 _MODES = {"single": ["single"], "multi": ["multi"], "both": ["single", "multi"], "auto": ["auto"],
@@ -77,6 +78,7 @@ def research_eval(
 ) -> None:
     """Ask the research team questions about an installed package (httpx or click) and score
     coverage, claims, citations and anti-claims, beside the one-call baseline with --mode all."""
+    announce("eval research")
     from moot.eval.research import load_set, load_suite, render_table, run_research_eval, run_research_suite
     from moot.models.registry import infer_model
     from moot.runtime import RunStore
@@ -99,7 +101,8 @@ def research_eval(
         if questions:
             raise MootError("--questions picks ids of one set", fix="drop --questions when running a --suite")
         for one in sets:  # the set-up: every package at its pinned version, before any model call
-            stderr.print(f"[dim]{one.package} {one.version} ({one.registry or 'installed'}): {one.repo(install=not no_install)}[/]")
+            progress_line("eval research", f"{one.package} {one.version} ({one.registry or 'installed'}): "
+                                           f"{one.repo(install=not no_install)}")
     qset = load_set(name=question_set)
     if sets is None and (installed := qset.installed_version()) != qset.version:
         stderr.print(f"[yellow]note:[/] the questions were written for {qset.package} {qset.version}; "
@@ -116,8 +119,8 @@ def research_eval(
     agent = TeamAgent(infer_model(choice.default), RunStore(), options=options)
 
     def on_answer(record: dict[str, Any], so_far: dict[str, Any]) -> None:
-        stderr.print(f"[dim]{record['mode']:>8} {record['package']:<10} {record['question_id']:<12} overall {record['overall']:.2f} "
-                     f"({record['seconds']}s, {record['usage']['requests']} calls)[/]")
+        progress_line("eval research", f"{record['mode']:>8} {record['package']:<10} {record['question_id']:<12} overall "
+                                       f"{record['overall']:.2f} ({record['seconds']}s, {record['usage']['requests']} calls)")
         if json_out is not None:  # saved after every answer: an interrupted run keeps what it graded
             write_json_file(json_out, so_far)
 
