@@ -70,19 +70,20 @@ def family_script(story: str) -> Any:
             return {"subject": people[0], "object": people[1]}
         if name == "EntityChoices":
             labels = re.findall(r'^c\d+\. "(.*)" \(in', task, re.M)
-            return {f"c{i}": SEX.get(label, "not a person") for i, label in enumerate(labels, 1)}
+            return {f"c{i}": f"{label}: {SEX.get(label, 'not a person')}" for i, label in enumerate(labels, 1)}
         if name == "AliasChoices":
             return {k: "different" for k in schema["properties"]}
         if name == "LinkChoices":
             out = {}
             for key, spec in schema["properties"].items():
-                chosen = "none"
-                for o in options(spec):
+                offered = options(spec)
+                chosen = no_link = next(o for o in offered if o.endswith(": no link"))
+                for o in offered:
                     if m := re.fullmatch(r"(\w+) is married to (\w+)", o):
                         chosen = o if truth.spouse.get(m[1]) == m[2] else chosen
                     elif m := re.fullmatch(r"(\w+) is a parent of (\w+)", o):
                         chosen = o if m[1] in truth.parents.get(m[2], set()) else chosen
-                    if chosen != "none":
+                    if chosen != no_link:
                         break
                 out[key] = chosen
             return out

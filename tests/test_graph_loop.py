@@ -263,3 +263,25 @@ def test_a_role_can_have_its_own_model(tmp_path: Path) -> None:
     assert "skeptic" not in {r.agent for r in default.requests} and "mapper" in {r.agent for r in default.requests}
     with pytest.raises(MootError, match="the graph team has no role 'critic'"):
         GraphTeam(make_sources(tmp_path / "src"), model=default, models={"critic": skeptic})
+
+
+def test_no_two_items_of_a_batch_share_an_answer_so_copying_the_first_one_down_is_refused() -> None:
+    from pydantic import ValidationError
+
+    from moot.teams.graph import agents as ag
+    from moot.teams.graph.vocabulary import DEFAULT, read_item_answer
+
+    labels = ["Ostby mill", "Lake Mira", "algae"]
+    mapper = ag.mapper_agent("local", labels, DEFAULT)
+    schema = mapper.output_schema().json_schema
+    offered = [set(schema["properties"][f"c{i}"]["enum"]) for i in (1, 2, 3)]
+    assert not (offered[0] & offered[1]) and not (offered[1] & offered[2])  # each candidate's answers are its own
+    assert "Lake Mira: place" in offered[1] and "Lake Mira: publisher or author" in offered[1]
+    with pytest.raises(ValidationError):  # a small model's habit: the first answer written for every item
+        mapper.output_type.model_validate({"c1": "Ostby mill: facility", "c2": "Ostby mill: facility", "c3": "Ostby mill: facility"})
+    assert read_item_answer("Lake Mira: place", "Lake Mira", ["place", "too general"]) == "place"
+    assert read_item_answer("place", "Lake Mira", ["place"]) is None  # a bare type is not this item's answer
+    pairs = [DEFAULT.options("Ostby mill", "algae"), DEFAULT.options("algae", "Lake Mira")]
+    links = ag.links_agent("local", [list(p) for p in pairs], DEFAULT).output_schema().json_schema
+    first, second = (set(links["properties"][k]["enum"]) for k in ("p1", "p2"))
+    assert not (first & second) and "Ostby mill and algae: no link" in first and pairs[0]["Ostby mill and algae: no link"] is None

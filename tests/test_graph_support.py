@@ -52,6 +52,13 @@ def options(spec: dict[str, Any]) -> list[str]:
     return list(spec.get("enum") or ([spec["const"]] if "const" in spec else []))
 
 
+def own(schema: dict[str, Any], key: str, answer: str) -> str:
+    """``answer`` if item ``key`` of the schema offers it (every item offers only answers of its own)."""
+    offered = options(schema["properties"][key])
+    assert answer in offered, (answer, offered[:3])
+    return answer
+
+
 def enum_of(schema: dict[str, Any], definition: str, field: str) -> list[str]:
     """The ids an agent may name: the enum (or const) a definition's field allows."""
     if definition not in schema.get("$defs", {}):
@@ -100,7 +107,9 @@ class GraphScript:
                 self.bad_mapper -= 1
                 return '{"c1": 7}'
             labels = re.findall(r'^c\d+\. "(.*)" \(in', task, re.M)
-            return {f"c{i}": self.types.get(label, "too general") for i, label in enumerate(labels, 1)}
+            # each candidate's answers are its own ("LABEL: type"); the scripted choice picks its type among them
+            return {f"c{i}": own(schema, f"c{i}", f"{label}: {self.types.get(label, 'too general')}")
+                    for i, label in enumerate(labels, 1)}
         if name == "AliasChoices":
             return {k: (options(v)[0] if self.same else "different") for k, v in schema["properties"].items()}
         if name == "LinkChoices":
@@ -110,7 +119,7 @@ class GraphScript:
             for key, spec in schema["properties"].items():
                 offered = options(spec)
                 self.seen_pairs.append(offered)
-                out[key] = next((o for o in offered if o in self.links), "none")
+                out[key] = next((o for o in offered if o in self.links), next(o for o in offered if o.endswith(": no link")))
             return out
         if name == "QuantifierOutput":
             return {"relationships": [{"id": i, "evidence_kind": "causal", "theoretical_basis": True, "counter_evidence": False}

@@ -243,5 +243,5 @@ def test_the_graph_teams_mapper_skeptic_and_hypothesizer_use_a_tool_server_and_b
 
     from moot.teams.graph.vocabulary import DEFAULT
 
-    mapper = ag.mapper_agent("local", 3, DEFAULT)
+    mapper = ag.mapper_agent("local", ["a", "b", "c"], DEFAULT)
     assert mapper.max_turns == 2 and mapper.tools == ()

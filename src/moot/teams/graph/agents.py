@@ -3,10 +3,16 @@
 Python proposes, the model chooses: every answer the model writes is a choice among options
 that Python put in the schema as an enum (which of the question's phrases is its subject, what
 type each candidate phrase is or that it is no entity, which known entity a new label names,
-which sentence of relation phrases a pair's text states, or "none"). Where an answer must name
+which sentence of relation phrases a pair's text states, or the pair's own "no link"). Where an answer must name
 something that exists (an element to label, a gap, a central node), the allowed names are the
 enum, so the constrained decoder cannot name anything else. The schemas are built per call;
 each has one property per item, in order, so no item can be skipped or answered twice.
+
+Every answer of a batch is the item's own: it starts with the item's words ("Quillon
+Mills: organisation", "rain and Quillon Mills: no link"), so no two items share an answer. A small model
+answering a batch whose items share one set of answers copies its first answer down the whole
+batch (measured: 24 candidates all "publisher or author", 85 pairs all "none"); with answers
+of their own, each decision is written right after the words it is about.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from pydantic import BaseModel, Field, create_model
 
 from moot.models.base import ModelSettings
 from moot.runtime import SubAgent, load_prompt
-from moot.teams.graph.vocabulary import Vocabulary
+from moot.teams.graph.vocabulary import Vocabulary, item_answers, mapper_options
 
 AGENT_NAMES = ("mapper", "skeptic", "placeholder", "quantifier", "hypothesizer")
 """The agent registry, in the order they act in an iteration."""
@@ -51,21 +57,22 @@ def question_agent(model: Any, phrases: list[str]) -> SubAgent:
                     model=model, output_type=question_output(phrases), max_turns=2, settings=_settings(80))
 
 
-def choices_output(count: int, options: list[str]) -> type[BaseModel]:
-    """One answer per numbered candidate: an entity type, or a reason it is no entity."""
-    fields: dict[str, Any] = {f"c{i}": (_choice(options), ...) for i in range(1, count + 1)}
+def choices_output(labels: Sequence[str], options: Sequence[str]) -> type[BaseModel]:
+    """One answer per numbered candidate, its own: its words and an entity type, or why it is no entity."""
+    fields: dict[str, Any] = {f"c{i}": (_choice(list(item_answers(label, options))), ...) for i, label in enumerate(labels, 1)}
     return create_model("EntityChoices", **fields)
 
 
-def mapper_agent(model: Any, count: int, vocabulary: Vocabulary, tools: Sequence[Any] = ()) -> SubAgent:
+def mapper_agent(model: Any, labels: Sequence[str], vocabulary: Vocabulary, tools: Sequence[Any] = ()) -> SubAgent:
     """The mapper's first call for a batch of sentences: which candidate phrases are entities, of which type."""
     prompt = (load_prompt("mapper", __package__)
               .replace("{kinds}", "\n".join(f"  {k}: {v}" for k, v in vocabulary.kinds.items()))
               .replace("{rejections}", "\n".join(f"  {k}: {v}" for k, v in vocabulary.rejections.items())))
-    options = [*vocabulary.kinds, *vocabulary.rejections]
+    longest = max((len(label) for label in labels), default=20)
     return SubAgent("mapper", "chooses which candidate phrases are entities of the question's world",
-                    prompt, model=model, output_type=choices_output(count, options),
-                    max_turns=2 + (TOOL_TURNS if tools else 0), tools=tools, settings=_settings(40 + 12 * count))
+                    prompt, model=model, output_type=choices_output(labels, mapper_options(vocabulary)),
+                    max_turns=2 + (TOOL_TURNS if tools else 0), tools=tools,
+                    settings=_settings(40 + len(labels) * (14 + longest // 3)))
 
 
 def aliases_output(options: list[list[str]]) -> type[BaseModel]:
@@ -81,7 +88,7 @@ def merge_agent(model: Any, options: list[list[str]]) -> SubAgent:
 
 
 def links_output(options: list[list[str]]) -> type[BaseModel]:
-    """One answer per numbered pair: the relation sentence its text states, or "none"."""
+    """One answer per numbered pair: the relation sentence its text states, or the pair's own "no link"."""
     fields: dict[str, Any] = {f"p{i}": (_choice(sentences), ...) for i, sentences in enumerate(options, 1)}
     return create_model("LinkChoices", **fields)
 

@@ -6,7 +6,7 @@
   a gap, or the question itself naming it. A phrase the model accepted that nothing links stays
   a *mention* (listed in the result, not drawn): a reader draws what the text relates.
 - A pair's choice is one of the sentences Python wrote from the vocabulary ("A causes B",
-  "B causes A", …) or "none"; the edge's quote is the pair's own sentence (or two), so it is
+  "B causes A", …) or the pair's own "A and B: no link"; the edge's quote is the pair's own sentence (or two), so it is
   grounded by construction. A hedge cue in the pair's clause makes the edge *hedged* (strength
   ≤ 0.5 by rule).
 - A sentence that says something is not known (:func:`moot.text.says_unknown`) becomes a gap
@@ -21,7 +21,7 @@ from typing import Any
 from moot.teams.graph.candidates import Candidate, Pair
 from moot.teams.graph.evidence import Document, Sentence
 from moot.teams.graph.scaffold import EntityNode, Evidence, Gap, Measure, Scaffold, label_tokens, token_key
-from moot.teams.graph.vocabulary import Vocabulary
+from moot.teams.graph.vocabulary import Vocabulary, mapper_options, read_item_answer
 from moot.text.words import stem
 
 MAX_EVIDENCE = 3
@@ -142,8 +142,9 @@ def apply_choices(entities: Entities, batch: list[Candidate], output: Any, sente
                   iteration: int) -> list[str]:
     """Record one batch's answers; returns the keys accepted as entities."""
     accepted = []
+    answers = mapper_options(entities.vocabulary)
     for i, cand in enumerate(batch, 1):
-        kind = getattr(output, f"c{i}", None)
+        kind = read_item_answer(getattr(output, f"c{i}", None), cand.label, answers)
         if kind is not None and entities.accept(cand, kind, sentences, iteration):
             accepted.append(cand.key)
     return accepted

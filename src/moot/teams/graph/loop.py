@@ -301,7 +301,7 @@ class Loop:
         size = self.cfg.candidates_per_call
         batches = [todo[i:i + size] for i in range(0, len(todo), size)][: self.cfg.choice_calls_per_iteration]
         model = self.team.model_for("mapper")
-        jobs = [self.rec.step(f"mapper-{it}-{k}", ag.mapper_agent(model, len(batch), self.vocabulary, self.team.tools),
+        jobs = [self.rec.step(f"mapper-{it}-{k}", ag.mapper_agent(model, [c.label for c in batch], self.vocabulary, self.team.tools),
                               choices_task(self.question, batch, self.read))
                 for k, batch in enumerate(batches, 1)]
         phrases = [label for label, _ in mentions_in(self.question, [])] if self.focus is None else []

@@ -12,7 +12,7 @@ Python proposes and the model chooses. Each iteration: THINK (graph questions fr
 scaffold) → ACT (sentences from the sources by FTS5, front matter kept as metadata) →
 OBSERVE (Python's candidate phrases; the mapper chooses which are entities and which labels
 name one thing) → BUILD (Python's pairs of entities sharing a sentence; the mapper chooses each
-pair's relation or "none", in batches; hedges and unknowns from the text's cues; placeholders
+pair's relation or its own "no link", in batches (every answer names its item); hedges and unknowns from the text's cues; placeholders
 and evidence labels in parallel) → SELF-CORRECT (the skeptic; the noise budget) → RECURSE,
 until an iteration adds nothing and the noise budget holds, the iteration limit, or the budget.
 The answer is a path from the question's subject to its object, found in Python. Every step is

@@ -9,7 +9,9 @@ own :class:`Vocabulary` in :class:`~moot.teams.graph.GraphConfig`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -42,14 +44,36 @@ class Vocabulary:
         return found.phrase if found else relation.replace("_", " ")
 
     def options(self, a: str, b: str) -> dict[str, tuple[str, str, str] | None]:
-        """The sentences a pair's answer may be, each mapped to (relation, source, target) or None ("none")."""
+        """The sentences a pair's answer may be, each mapped to (relation, source, target), or None
+        for the pair's own "no link" (``"A and B: no link"``: never an answer another pair has)."""
         out: dict[str, tuple[str, str, str] | None] = {}
         for name, rel in self.relations.items():
             out[f"{a} {rel.phrase} {b}"] = (name, a, b)
             if not rel.symmetric:
                 out[f"{b} {rel.phrase} {a}"] = (name, b, a)
-        out["none"] = None
+        out[no_link(a, b)] = None
         return out
+
+
+def item_answers(label: str, answers: Sequence[str]) -> dict[str, str]:
+    """An item's own answers, each its words and the answer (``"Quillon Mills: organisation"``),
+    mapped back to the answer."""
+    return {f"{label}: {a}": a for a in answers}
+
+
+def read_item_answer(value: Any, label: str, answers: Sequence[str]) -> str | None:
+    """The answer an item's value names (``None``: none of its own)."""
+    return item_answers(label, answers).get(str(value)) if value is not None else None
+
+
+def mapper_options(vocabulary: Vocabulary) -> list[str]:
+    """What a candidate can be: an entity type, or a reason it is no entity."""
+    return [*vocabulary.kinds, *vocabulary.rejections]
+
+
+def no_link(a: str, b: str) -> str:
+    """A pair's answer when its text states no link between the two."""
+    return f"{a} and {b}: no link"
 
 
 REJECTIONS = {
@@ -105,4 +129,5 @@ FAMILY = Vocabulary(
 
 VOCABULARIES = {v.name: v for v in (DEFAULT, FAMILY)}
 
-__all__ = ["DEFAULT", "FAMILY", "REJECTIONS", "Relation", "VOCABULARIES", "Vocabulary"]
+__all__ = ["DEFAULT", "FAMILY", "REJECTIONS", "Relation", "VOCABULARIES", "Vocabulary", "item_answers", "mapper_options",
+           "no_link", "read_item_answer"]
