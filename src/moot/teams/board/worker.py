@@ -33,8 +33,8 @@ import signal
 import socket
 import time
 import uuid
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from moot.teams.board.backend import BoardBackend, LeaseLostError, UnknownTaskError
