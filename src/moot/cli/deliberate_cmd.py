@@ -18,7 +18,7 @@ from typer.core import TyperGroup
 from rich.markup import escape
 from rich.table import Table
 
-from moot.cli._options import model_option, parse_budget, parse_models, team_model_kwargs
+from moot.cli._options import BudgetChoice, model_option, parse_budget, parse_models, team_model_kwargs
 from moot.cli._output import exit_for_status, print_json, stderr, stdout, usage_dict, usage_line
 from moot.cli._progress import RunProgress, announce, report_stop, task_status
 from moot.errors import MootError, UsageError
@@ -86,11 +86,11 @@ def deliberate_command(
 
     parse_now(now)  # a bad --now is one line before anything starts
 
-    mode = _size(budget, mode)
-    if budget is not None:
+    chosen = parse_budget(budget) if budget is not None else None
+    mode = _size(chosen, mode)
+    if chosen is not None:
         # the preset is the deliberation's size (coordinators, debate, calls, seconds: the team fits
         # the seconds to the model); calls=N and seconds=X override the size's limits
-        chosen = parse_budget(budget)
         if set(chosen.limits()) - {"max_calls", "deadline_s"}:
             raise UsageError("the deliberation team counts model calls and seconds only",
                              fix="use --budget calls=N and/or seconds=X (or a preset)")
@@ -126,14 +126,14 @@ def deliberate_command(
     exit_for_status(result.status)
 
 
-def _size(budget: str | None, mode: str | None) -> str:
+def _size(chosen: BudgetChoice | None, mode: str | None) -> str:
     """The deliberation's size: the preset named in ``--budget``, or the older ``--mode``; both
     naming different sizes is one line, not a silent choice."""
-    named = parse_budget(budget).preset if budget is not None and _names_preset(budget) else None
+    named = chosen.preset if chosen is not None and _names_preset(chosen.text) else None
     if mode is not None and mode not in ("quick", "standard", "deep"):
         raise UsageError(f"unknown size {mode!r}", fix="use --budget quick, standard or deep")
-    if named is not None and mode is not None and named != mode:
-        raise UsageError(f"--mode {mode} and --budget {budget} name different sizes",
+    if chosen is not None and named is not None and mode is not None and named != mode:
+        raise UsageError(f"--mode {mode} and --budget {chosen.text} name different sizes",
                          fix=f"drop --mode (it is the older spelling of --budget {mode})")
     return named or mode or "standard"
 

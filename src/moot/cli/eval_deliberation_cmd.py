@@ -42,11 +42,12 @@ def deliberation_eval(
     in the prompt and self-consistency at the team's calls. Without: the reasoning-gym questions."""
     announce("eval deliberation")
     if scenarios is not None:
+        from moot.cli._options import parse_budget
         from moot.cli.deliberate_cmd import _size
 
         if budget is not None and not all(p.strip() in ("quick", "standard", "deep") for p in budget.split(",") if p.strip()):
             raise UsageError("the scenario eval takes a size only", fix="use --budget quick, standard or deep")
-        _scenarios(scenarios, seed, model, _size(budget, mode), keep, json_out, as_json)
+        _scenarios(scenarios, seed, model, _size(parse_budget(budget) if budget else None, mode), keep, json_out, as_json)
         return
     from moot.eval.deliberation import SelfConsistency, SingleAgent, is_correct, majority, make_questions, summarise
     from moot.models.registry import infer_model

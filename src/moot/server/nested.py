@@ -29,7 +29,7 @@ def live_children(store: RunStore, children: list[RunSummary]) -> list[RunSummar
     """The children, a running one with the usage its events recorded so far (its row holds
     usage only once it ends)."""
     running = [c.run_id for c in children if c.status in UNFINISHED]
-    so_far = store.usage_so_far(running)
+    so_far = store.running_usage(running)
     return [c.model_copy(update={"usage": _out(so_far[c.run_id])}) if c.run_id in so_far else c for c in children]
 
 

@@ -74,7 +74,7 @@ def _clean(text: str) -> str:
 
 def is_provenance(label: str, provenance: list[str], titles: list[str] = ()) -> bool:  # type: ignore[assignment]
     """Whether a label names a publisher or author of the documents (or part of one: "the
-    Gazette" for "North Shore Gazette"), or is a document's whole title."""
+    Y" for a publisher named "X Y"), or is a document's whole title."""
     tokens = label_tokens(label)
     if tokens and any(tokens <= label_tokens(p) for p in provenance if p):
         return True

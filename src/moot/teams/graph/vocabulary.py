@@ -56,7 +56,7 @@ class Vocabulary:
 
 
 def item_answers(label: str, answers: Sequence[str]) -> dict[str, str]:
-    """An item's own answers, each its words and the answer (``"Quillon Mills: organisation"``),
+    """An item's own answers, each its words and the answer (for candidate ``X``: ``"X: organisation"``),
     mapped back to the answer."""
     return {f"{label}: {a}": a for a in answers}
 
