@@ -291,6 +291,52 @@ def test_a_frame_filled_wrongly_leaves_the_plain_draft_standing(kb: KnowledgeBas
     assert answer.trace.chosen == "single" and answer.answer == "The Ashby Pier has 40 berths."
 
 
+def test_the_plain_draft_reads_the_sources_whole_in_the_order_learned(kb: KnowledgeBase) -> None:
+    seen: list[str] = []
+
+    def single(request: ModelRequest) -> str:
+        seen.append(request.messages[-1].content)
+        return "The Ashby Pier reopened on 1 March 2025."
+
+    answer = ask(kb, "When did the Ashby Pier reopen?", Router(single=single), mode="single")
+    prompt = seen[0]
+    heads = ["[Harbour Gazette: Pier reopens, 2025-03-01]", "[Harbour Gazette: Summer at the pier, 2025-07-10]",
+             "[Ashby Boat Club newsletter, 2025-07-10]"]
+    assert [prompt.index(h) for h in heads] == sorted(prompt.index(h) for h in heads)
+    # the list as the source writes it, numbers and all, not regrouped sentences
+    assert "1. Call the harbour office.\n2. Pay the deposit.\n3. Collect the gate key." in prompt
+    assert answer.answer == "The Ashby Pier reopened on 1 March 2025."
+
+
+def test_a_chosen_sentence_never_replaces_a_grounded_plain_draft(kb: KnowledgeBase) -> None:
+    # the model chooses a neighbour of the sentence that answers; the plain draft had it right
+    def neighbour(request: ModelRequest) -> Any:
+        return {"sentence": next(i for i in menu_ids(request, "sentence") if "storm" not in line_of(request, f"{i}:"))}
+
+    router = Router(frame={"asks_for": "why", "about": [], "unit": ""}, quote=neighbour,
+                    single="The pier closed in 2023 because storm waves cracked its main beam.")
+    answer = ask(kb, "Why did the Ashby Pier close?", router)
+    assert answer.trace.chosen == "single" and "storm waves" in answer.answer
+    assert "quote" in {d["specialist"] for d in answer.trace.drafts}
+
+
+def test_a_step_the_question_does_not_name_gives_no_steps_answer(kb: KnowledgeBase) -> None:
+    # the frame misreads a count as a question about steps, and the model "names" a step the
+    # question never mentions: the steps specialist says nothing, the plain draft answers
+    def some_step(request: ModelRequest) -> Any:
+        return {"procedure": "p1", "relation": "position", "step": "p1.2"}
+
+    router = Router(frame={"asks_for": "steps", "about": [], "unit": ""}, steps=some_step, quote={"sentence": "none"},
+                    single="The Ashby Pier has 40 berths.")
+    answer = ask(kb, "How many berths did the Ashby Pier have when it reopened?", router)
+    assert "steps" in router.calls and "steps" not in {d["specialist"] for d in answer.trace.drafts}
+    assert answer.trace.chosen == "single" and answer.answer == "The Ashby Pier has 40 berths."
+    # a question that does name the step still gets its position
+    router = Router(frame={"asks_for": "steps", "about": [], "unit": ""}, steps=some_step, quote={"sentence": "none"})
+    answer = ask(kb, "Which step is paying the deposit when booking a berth?", router)
+    assert answer.trace.chosen == "steps" and answer.answer == "It is step 2 of 3: Pay the deposit."
+
+
 def test_sources_that_disagree_replace_a_plain_draft_that_took_one_of_them(kb: KnowledgeBase) -> None:
     router = Router(frame={"asks_for": "fact", "about": [], "unit": "berths"}, single="The pier has 48 berths.",
                     quote={"sentence": "none"})

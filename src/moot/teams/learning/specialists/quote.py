@@ -3,8 +3,9 @@
 "Why did the line close?" is answered in the sources by one sentence, and a small model writing
 its own account loses the "because". Python lists the best-matching passages (``s<id>``); the
 model chooses one (an enum) or ``none``; the draft is that sentence, in the source's words, with
-its source and date. It may replace the plain draft for a cause (the source states it better than
-a paraphrase); for a value or a date it stands by, for when the plain draft fails the checker.
+its source and date. It never replaces the plain draft: it stands by for when the plain draft fails
+the checker. (It used to replace it for a cause; on the development suites that lost more answers
+than it won, since the chosen sentence is often a neighbour of the one that answers: docs/eval.md.)
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from moot.teams.learning.ask.recall import Recall
 from moot.teams.learning.specialists.common import choose, ranked_passages
 
 KINDS = frozenset({"value", "date", "cause", "explanation"})
-REPLACES = frozenset({"cause"})
 
 
 class Quote:
@@ -43,7 +43,7 @@ class Quote:
         before = ctx.recall.passage(f"s{int(chosen.id[1:]) - 1}")
         lead = f"{before.text} " if before is not None and before.source == chosen.source and _points_back(chosen.text) else ""
         text = f"{lead}{chosen.text} ({chosen.source}{', ' + chosen.published if chosen.published else ''})"
-        return Draft(specialist=self.name, text=text, quotes=[chosen.id], replaces=ctx.frame.kind in REPLACES,
+        return Draft(specialist=self.name, text=text, quotes=[chosen.id], replaces=False,
                      why=self.applies(ctx.frame, ctx.recall) or "")
 
 

@@ -16,6 +16,7 @@ from moot.teams.learning.ask.drafts import AskContext, Draft
 from moot.teams.learning.ask.frame import QuestionFrame
 from moot.teams.learning.ask.recall import Recall, StepList
 from moot.teams.learning.specialists.common import choose
+from moot.text.words import content_words
 
 Relation = Literal["all", "first", "last", "after", "before", "position", "count"]
 
@@ -50,6 +51,15 @@ def answer_by_position(step_list: StepList, relation: str, named: int | None) ->
     return None
 
 
+NAMED = frozenset({"after", "before", "position"})
+"""The relations that start from a step the question names."""
+
+
+def names_step(question: str, item: str) -> bool:
+    """Whether the question shares a content word (by stem) with the step the model says it names."""
+    return bool(set(content_words(question)) & set(content_words(item)))
+
+
 class Steps:
     name = "steps"
     authority = 4
@@ -77,6 +87,9 @@ class Steps:
         named = None
         if picked.step and picked.step.startswith(f"{chosen.id}."):
             named = int(picked.step.split(".", 1)[1]) - 1
+        if named is not None and picked.relation in NAMED and not names_step(ctx.question, chosen.items[named]):
+            # The model named a step the question does not: its choice rests on nothing the user wrote.
+            return None
         text = answer_by_position(chosen, picked.relation, named)
         if text is None:
             return None
