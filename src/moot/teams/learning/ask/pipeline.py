@@ -1,10 +1,12 @@
 """Asking: recall, the frame, the drafts, the checker and the selection — one recorded run a question.
 
 ```
-recall (Python) ─▶ frame (model, schema) ─▶ plain draft ─┐
-                                           ├─ specialists whose precondition holds (side by side)
-                                           └──────────────┴─▶ check (Python) ─▶ select (Python) ─▶ Answer
+recall (Python) ─┬─▶ plain draft (model) ─────────────────────────────┐
+                 └─▶ frame (model, schema) ─▶ specialists whose precondition holds ─┴─▶ check ─▶ select ─▶ Answer
 ```
+
+The plain draft needs no frame, so it runs beside the frame's reading; the specialists wait for
+the frame and run side by side.
 
 Single mode (the design's baseline) is recall and the plain draft; multi mode adds the frame and
 the specialists; ``auto`` reads the frame and goes multi when a specialist applies. A question
@@ -31,6 +33,7 @@ from moot.teams.learning.ask.frame import QuestionFrame, fallback_frame, read_fr
 from moot.teams.learning.ask.recall import Recall, recall
 from moot.teams.learning.ask.select import select
 from moot.teams.learning.specialists import REGISTRY
+from moot.teams.learning.specialists.plain import SPECIALIST as PLAIN
 
 MODES = ("auto", "single", "multi")
 PhaseCallback = Callable[[str], None]
@@ -91,11 +94,21 @@ async def answer_question(kb: KnowledgeBase, question: str, *, model: Model, mod
             resolution = Resolution(chosen="none", knows=False, rule="nothing relevant was found; no model was asked",
                                     answer=f"I don't know: nothing in the knowledge base matches the question ({recalled.why}).")
         else:
-            if mode in ("auto", "multi"):
-                phase("frame")
-                frame = await read_frame(run, model_for("frame"), question, anchor=anchor)
-            else:
-                frame = fallback_frame(question, "single mode reads no frame", anchor=anchor)
+            # The plain draft reads no frame, so it starts at once, beside the frame's reading: two
+            # requests share the engine's slots, and the answer no longer waits for the frame first.
+            unread = fallback_frame(question, "single mode reads no frame", anchor=anchor)
+            ctx = AskContext(question=question, frame=unread, recall=recalled, run=run, model_for=model_for, anchor=anchor)
+            plain = asyncio.ensure_future(PLAIN.draft(ctx))
+            try:
+                if mode in ("auto", "multi"):
+                    phase("frame")
+                    frame = await read_frame(run, model_for("frame"), question, anchor=anchor)
+                else:
+                    frame = unread
+            except BaseException:
+                plain.cancel()
+                raise
+            ctx = AskContext(question=question, frame=frame, recall=recalled, run=run, model_for=model_for, anchor=anchor)
             applicable = [(s, why) for s in REGISTRY if (why := s.applies(frame, recalled))]
             if mode == "auto":
                 extra = [s.name for s, _ in applicable if s.name != "single"]
@@ -106,8 +119,10 @@ async def answer_question(kb: KnowledgeBase, question: str, *, model: Model, mod
                 applicable = [(s, why) for s, why in applicable if s.name == "single"]
             notes += [why for _, why in applicable]
             phase("draft")
-            ctx = AskContext(question=question, frame=frame, recall=recalled, run=run, model_for=model_for, anchor=anchor)
-            outcomes = await asyncio.gather(*(s.draft(ctx) for s, _ in applicable), return_exceptions=True)
+            if not any(s is PLAIN for s, _ in applicable):
+                plain.cancel()
+            outcomes = await asyncio.gather(*(plain if s is PLAIN else s.draft(ctx) for s, _ in applicable),
+                                            return_exceptions=True)
             for (specialist, _), outcome in zip(applicable, outcomes):
                 if isinstance(outcome, BaseException):
                     if isinstance(outcome, asyncio.CancelledError):
