@@ -308,6 +308,27 @@ def test_the_plain_draft_reads_the_sources_whole_in_the_order_learned(kb: Knowle
     assert answer.answer == "The Ashby Pier reopened on 1 March 2025."
 
 
+def test_the_plain_draft_does_not_wait_for_the_frame(kb: KnowledgeBase) -> None:
+    # The frame's reading finishes only once the plain draft has been asked: were the two
+    # sequential, the question would never be answered (the wait below gives up after 10 s).
+    drafted = asyncio.Event()
+    order: list[str] = []
+    router = Router()
+
+    async def model(request: ModelRequest) -> Any:
+        order.append(request.agent or "?")
+        if request.agent == "frame":
+            await asyncio.wait_for(drafted.wait(), timeout=10)
+        if request.agent == "single":
+            drafted.set()
+        return await router(request)
+
+    answer = LearningTeam(kb, model=FunctionModel(model), store=False, budget="deep").ask_sync(
+        "How many berths does the Ashby Pier have?", mode="multi")
+    assert order[:2] in (["frame", "single"], ["single", "frame"])
+    assert answer.trace.frame["decided_by"] == "model" and answer.answer == "The Ashby Pier has 40 berths."
+
+
 def test_a_chosen_sentence_never_replaces_a_grounded_plain_draft(kb: KnowledgeBase) -> None:
     # the model chooses a neighbour of the sentence that answers; the plain draft had it right
     def neighbour(request: ModelRequest) -> Any:
