@@ -291,7 +291,7 @@ def test_a_frame_filled_wrongly_leaves_the_plain_draft_standing(kb: KnowledgeBas
     assert answer.trace.chosen == "single" and answer.answer == "The Ashby Pier has 40 berths."
 
 
-def test_the_plain_draft_reads_the_sources_whole_in_the_order_learned(kb: KnowledgeBase) -> None:
+def test_the_plain_draft_reads_the_sources_whole_oldest_first(kb: KnowledgeBase) -> None:
     seen: list[str] = []
 
     def single(request: ModelRequest) -> str:

@@ -80,7 +80,8 @@ class Recall(BaseModel):
     whole: bool = False
     """Whether ``passages`` are the sources whole (they fit the prompt) or the best-matching units."""
     documents: list[Document] = Field(default_factory=list)
-    """When they fit (``whole``): every source whole, in the order learned."""
+    """When they fit (``whole``): every source whole, oldest first (undated ones first, then by date;
+    sources of one date in the order learned)."""
     facts: list[FactRef] = Field(default_factory=list)
     lists: list[StepList] = Field(default_factory=list)
     """The lists the sources write out (procedures), whole, oldest source first."""
@@ -106,9 +107,9 @@ class Recall(BaseModel):
         return "\n".join(lines).strip()
 
     def render_documents(self) -> str:
-        """The sources whole, in the order learned, each under its name and date: the text as the
-        user gave it, which a small model reads better than sentences regrouped (measured on the
-        development suites: docs/eval.md)."""
+        """The sources whole, oldest first, each under its name and date: the text as the user gave
+        it, which a small model reads better than sentences regrouped newest first (measured on the
+        development suite: docs/eval.md)."""
         return "\n\n".join(f"[{d.source}{', ' + d.published if d.published else ''}]\n{d.text.strip()}"
                            for d in self.documents)
 

@@ -1,7 +1,7 @@
 """The plain draft: one agent reads the evidence and answers (single mode's whole answer, multi mode's base).
 
-The sources are given whole when they fit the prompt, as the user gave them (in the order learned,
-each under its name and date), else their best-matching passages, grouped by source with each
+The sources are given whole when they fit the prompt, as the user gave them (oldest first, each
+under its name and date), else their best-matching passages, grouped by source with each
 source's date and a mark on values a later report changed. Every other
 specialist may only add to it or, where its precondition holds and its result checks, replace it.
 """
