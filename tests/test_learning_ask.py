@@ -338,7 +338,22 @@ def test_a_chosen_sentence_never_replaces_a_grounded_plain_draft(kb: KnowledgeBa
                     single="The pier closed in 2023 because storm waves cracked its main beam.")
     answer = ask(kb, "Why did the Ashby Pier close?", router)
     assert answer.trace.chosen == "single" and "storm waves" in answer.answer
-    assert "quote" in {d["specialist"] for d in answer.trace.drafts}
+    # it stands by: with a grounded draft in hand it is not even asked (one call saved)
+    assert "quote" not in router.calls and any(n.startswith("not asked (quote)") for n in answer.trace.notes)
+
+
+def test_the_stand_by_sentence_answers_when_no_draft_is_grounded(kb: KnowledgeBase, tmp_path: Path) -> None:
+    def storm(request: ModelRequest) -> Any:
+        return {"sentence": next(i for i in menu_ids(request, "sentence") if "storm" in line_of(request, f"{i}:"))}
+
+    store = RunStore(tmp_path / "runs.sqlite3")
+    router = Router(frame={"asks_for": "why", "about": [], "unit": ""}, quote=storm,
+                    single="The pier closed in 1999 because of a fire.")  # a year no source gives
+    answer = ask(kb, "Why did the Ashby Pier close?", router, store=store)
+    assert router.calls.count("quote") == 1 and answer.trace.chosen == "quote"
+    assert answer.answer.startswith("The pier closed in 2023 because storm waves cracked its main beam.")
+    started = [e.task_id for e in store.events(answer.run_id) if str(e.type) == "task_started"]
+    assert started.index("check") < started.index("quote") < started.index("check-stand-by") < started.index("select")
 
 
 def test_a_step_the_question_does_not_name_gives_no_steps_answer(kb: KnowledgeBase) -> None:
@@ -386,7 +401,7 @@ def test_every_step_is_a_task_of_one_recorded_run(kb: KnowledgeBase, tmp_path: P
     assert run.status == "completed"
     started = [e.task_id for e in store.events(answer.run_id) if str(e.type) == "task_started"]
     assert started[:2] == ["recall", "frame"] and started[-2:] == ["check", "select"]
-    assert {"single", "quote"} <= set(started)
+    assert "single" in started and "quote" not in started  # the plain draft answered: quote not asked
 
 
 def test_roles_are_the_frame_and_the_registry() -> None:

@@ -4,6 +4,8 @@ A specialist is one module under ``teams/learning/specialists/`` with:
 
 - ``name`` — its role (``models={name: model}`` gives it its own model) and its agent's name;
 - ``authority`` — how far its draft outranks others when it may replace the plain draft;
+- ``stands_by`` — whether it is asked only when no other draft would answer (the plain draft and
+  every other draft failed the checker), saving its call on every question a draft answers;
 - ``applies(frame, recall)`` — the reason it applies (its precondition, established by the frame
   and the evidence), or ``None``;
 - ``draft(ctx)`` — its :class:`Draft`, or ``None`` when it finds nothing to say.
@@ -80,6 +82,7 @@ class AskContext:
 class Specialist(Protocol):
     name: str
     authority: int
+    stands_by: bool
 
     def applies(self, frame: QuestionFrame, recall: Recall) -> str | None: ...
 

@@ -6,7 +6,8 @@ recall (Python) ─┬─▶ plain draft (model) ──────────�
 ```
 
 The plain draft needs no frame, so it runs beside the frame's reading; the specialists wait for
-the frame and run side by side.
+the frame and run side by side. A specialist that stands by (``stands_by``) is asked only after
+the check, when no draft passed it, and then its draft is checked too.
 
 Single mode (the design's baseline) is recall and the plain draft; multi mode adds the frame and
 the specialists; ``auto`` reads the frame and goes multi when a specialist applies. A question
@@ -28,7 +29,7 @@ from moot.models.base import Model
 from moot.runtime import Budget, BudgetTracker, EventBus, Run, RunStore
 from moot.teams.learning.answer import Answer, AnswerTrace, FactUsed, SubAgentStep
 from moot.teams.learning.ask.checker import Evidence, check
-from moot.teams.learning.ask.drafts import AskContext, Draft, Resolution
+from moot.teams.learning.ask.drafts import AskContext, Draft, Resolution, Specialist, Verdict
 from moot.teams.learning.ask.frame import QuestionFrame, fallback_frame, read_frame
 from moot.teams.learning.ask.recall import Recall, recall
 from moot.teams.learning.ask.select import select
@@ -121,19 +122,18 @@ async def answer_question(kb: KnowledgeBase, question: str, *, model: Model, mod
             phase("draft")
             if not any(s is PLAIN for s, _ in applicable):
                 plain.cancel()
-            outcomes = await asyncio.gather(*(plain if s is PLAIN else s.draft(ctx) for s, _ in applicable),
-                                            return_exceptions=True)
-            for (specialist, _), outcome in zip(applicable, outcomes):
-                if isinstance(outcome, BaseException):
-                    if isinstance(outcome, asyncio.CancelledError):
-                        raise outcome
-                    notes.append(f"{specialist.name} failed: {type(outcome).__name__}: {outcome}")
-                elif outcome is not None:
-                    drafts.append(outcome)
+            first = [(s, why) for s, why in applicable if not s.stands_by]
+            standing_by = [(s, why) for s, why in applicable if s.stands_by]
+            drafts += await _drafts(first, ctx, notes, started={PLAIN: plain})
             phase("check")
-            computed = [c for d in drafts for c in d.computed]
-            evidence = Evidence.of(recalled, question, computed)
-            verdicts = await run.python("check", "checker", lambda: [check(d, evidence) for d in drafts])
+            verdicts = await run.python("check", "checker", lambda: _check(drafts, recalled, question))
+            if standing_by and used_mode == "multi" and not _answered(drafts, verdicts):
+                # Only now, when no draft would answer, are the stand-by specialists asked.
+                phase("stand-by")
+                drafts += await _drafts(standing_by, ctx, notes)
+                verdicts = await run.python("check-stand-by", "checker", lambda: _check(drafts, recalled, question))
+            elif standing_by:
+                notes.append(f"not asked ({', '.join(s.name for s, _ in standing_by)}): a draft already answers")
             authority = {s.name: s.authority for s in REGISTRY}
             resolution = await run.python("select", "selector", lambda: select(drafts, verdicts, authority, mode=used_mode))
     result = run.result
@@ -183,6 +183,33 @@ async def answer_question(kb: KnowledgeBase, question: str, *, model: Model, mod
         seconds=time.perf_counter() - started,
         run_id=result.run_id,
     )
+
+
+async def _drafts(chosen: list[tuple[Specialist, str]], ctx: AskContext, notes: list[str], *,
+                  started: Mapping[Specialist, asyncio.Future[Draft | None]] | None = None) -> list[Draft]:
+    """The drafts of ``chosen``, side by side (a draft already ``started`` is awaited, not asked
+    again); a specialist that fails is noted and gives none."""
+    early = dict(started or {})
+    outcomes = await asyncio.gather(*(early.get(s) or s.draft(ctx) for s, _ in chosen), return_exceptions=True)
+    drafts: list[Draft] = []
+    for (specialist, _), outcome in zip(chosen, outcomes):
+        if isinstance(outcome, BaseException):
+            if isinstance(outcome, asyncio.CancelledError):
+                raise outcome
+            notes.append(f"{specialist.name} failed: {type(outcome).__name__}: {outcome}")
+        elif outcome is not None:
+            drafts.append(outcome)
+    return drafts
+
+
+def _check(drafts: list[Draft], recalled: Recall, question: str) -> list[Verdict]:
+    evidence = Evidence.of(recalled, question, [c for d in drafts for c in d.computed])
+    return [check(d, evidence) for d in drafts]
+
+
+def _answered(drafts: list[Draft], verdicts: list[Verdict]) -> bool:
+    """Whether a draft would answer: the plain draft, or any other, passed the checker."""
+    return any(v.passed for v in verdicts)
 
 
 def roles() -> tuple[str, ...]:

@@ -121,6 +121,7 @@ def by_asked_dates(listed: list[Amount], asked: list) -> list[Amount]:
 class Compute:
     name = "compute"
     authority = 3
+    stands_by = False
 
     def applies(self, frame: QuestionFrame, recall: Recall) -> str | None:
         if frame.kind in KINDS:

@@ -32,6 +32,7 @@ def between(start: date, end: date, unit: str) -> float:
 class Dates:
     name = "dates"
     authority = 4
+    stands_by = False
 
     def applies(self, frame: QuestionFrame, recall: Recall) -> str | None:
         return "dates: the question asks how long, or the time between two dates" if frame.kind == "duration" else None

@@ -20,6 +20,7 @@ PROMPTS = "moot.teams.learning"
 class Plain:
     name = "single"
     authority = 0
+    stands_by = False
 
     def applies(self, frame: QuestionFrame, recall: Recall) -> str | None:
         return "the plain draft: the evidence read by one agent"

@@ -3,8 +3,8 @@
 "Why did the line close?" is answered in the sources by one sentence, and a small model writing
 its own account loses the "because". Python lists the best-matching passages (``s<id>``); the
 model chooses one (an enum) or ``none``; the draft is that sentence, in the source's words, with
-its source and date. It never replaces the plain draft: it stands by for when the plain draft fails
-the checker. (It used to replace it for a cause; on the development suites that lost more answers
+its source and date. It never replaces the plain draft: it stands by (``stands_by``), asked only
+when the plain draft and every other draft fail the checker. (It used to replace it for a cause; on the development suites that lost more answers
 than it won, since the chosen sentence is often a neighbour of the one that answers: docs/eval.md.)
 """
 
@@ -23,6 +23,7 @@ KINDS = frozenset({"value", "date", "cause", "explanation"})
 class Quote:
     name = "quote"
     authority = 1
+    stands_by = True
 
     def applies(self, frame: QuestionFrame, recall: Recall) -> str | None:
         if frame.kind in KINDS and any(p.score > 0 for p in recall.passages):

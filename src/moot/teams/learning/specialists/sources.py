@@ -74,6 +74,7 @@ def compare(values: list[Amount]) -> str:
 class Sources:
     name = "sources"
     authority = 3
+    stands_by = False
 
     def applies(self, frame: QuestionFrame, recall: Recall) -> str | None:
         if frame.kind not in KINDS or not (frame.unit or frame.kind == "date"):

@@ -63,6 +63,7 @@ def names_step(question: str, item: str) -> bool:
 class Steps:
     name = "steps"
     authority = 4
+    stands_by = False
 
     def applies(self, frame: QuestionFrame, recall: Recall) -> str | None:
         if frame.kind == "steps" and recall.lists:
