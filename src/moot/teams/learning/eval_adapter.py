@@ -94,8 +94,9 @@ class LearningTeamAgent:
         from moot.runtime import load_prompt
 
         started = time.perf_counter()
-        articles = "\n\n".join(f"[{source}{', ' + str(date) if date else ''}]\n{text.strip()}"
-                                for source, date, text in self.articles)
+        from moot.teams.learning.ask.recall import sources_block
+
+        articles = sources_block(self.articles)
         request = ModelRequest(messages=(SystemMessage(content=load_prompt("context", __package__)),
                                          UserMessage(content=f"Articles:\n\n{articles}\n\nQuestion: {question}")),
                                settings=ModelSettings(max_tokens=300, temperature=0.0), agent="context")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import replace
 from collections.abc import Callable, Mapping
 from datetime import date
 
@@ -109,7 +110,7 @@ async def answer_question(kb: KnowledgeBase, question: str, *, model: Model, mod
             except BaseException:
                 plain.cancel()
                 raise
-            ctx = AskContext(question=question, frame=frame, recall=recalled, run=run, model_for=model_for, anchor=anchor)
+            ctx = replace(ctx, frame=frame)
             applicable = [(s, why) for s in REGISTRY if (why := s.applies(frame, recalled))]
             if mode == "auto":
                 extra = [s.name for s, _ in applicable if s.name != "single"]
@@ -127,7 +128,7 @@ async def answer_question(kb: KnowledgeBase, question: str, *, model: Model, mod
             drafts += await _drafts(first, ctx, notes, started={PLAIN: plain})
             phase("check")
             verdicts = await run.python("check", "checker", lambda: _check(drafts, recalled, question))
-            if standing_by and used_mode == "multi" and not _answered(drafts, verdicts):
+            if standing_by and used_mode == "multi" and not any(v.passed for v in verdicts):
                 # Only now, when no draft would answer, are the stand-by specialists asked.
                 phase("stand-by")
                 drafts += await _drafts(standing_by, ctx, notes)
@@ -205,11 +206,6 @@ async def _drafts(chosen: list[tuple[Specialist, str]], ctx: AskContext, notes: 
 def _check(drafts: list[Draft], recalled: Recall, question: str) -> list[Verdict]:
     evidence = Evidence.of(recalled, question, [c for d in drafts for c in d.computed])
     return [check(d, evidence) for d in drafts]
-
-
-def _answered(drafts: list[Draft], verdicts: list[Verdict]) -> bool:
-    """Whether a draft would answer: the plain draft, or any other, passed the checker."""
-    return any(v.passed for v in verdicts)
 
 
 def roles() -> tuple[str, ...]:

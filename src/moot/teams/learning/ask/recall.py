@@ -10,6 +10,7 @@ distinctive word with it, never because one of its words is missing from the kno
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import date, datetime
 from pydantic import BaseModel, Field
 
@@ -110,12 +111,17 @@ class Recall(BaseModel):
         """The sources whole, oldest first, each under its name and date: the text as the user gave
         it, which a small model reads better than sentences regrouped newest first (measured on the
         development suite: docs/eval.md)."""
-        return "\n\n".join(f"[{d.source}{', ' + d.published if d.published else ''}]\n{d.text.strip()}"
-                           for d in self.documents)
+        return sources_block((d.source, d.published, d.text) for d in self.documents)
 
     def text(self) -> str:
         """All evidence text, for the checker."""
         return "\n".join([*(p.text for p in self.passages), *(f.content for f in self.facts)])
+
+
+def sources_block(documents: Iterable[tuple[str, object, str]]) -> str:
+    """Documents as one prompt block, each under ``[name, date]``: the layout of the plain draft's
+    sources and of the one-call baseline's articles alike."""
+    return "\n\n".join(f"[{source}{', ' + str(day) if day else ''}]\n{text.strip()}" for source, day, text in documents)
 
 
 def _iso(day: date | datetime | None) -> str | None:
@@ -171,7 +177,8 @@ def recall(kb: KnowledgeBase, question: str) -> Recall:
                 else f"the {len(passages)} best-matching passages of {len(sources)} sources")),
         passages=passages,
         whole=whole,
-        documents=[Document(source=s.source, published=(_iso(s.published) or '')[:10] or None, text=s.text) for s in stored] if whole else [],
+        documents=[Document(source=s.source, published=(_iso(s.published) or "")[:10] or None, text=s.text)
+                   for s in stored] if whole else [],
         facts=[FactRef(id=int(f.id or 0), content=f.content, source=f.source, source_date=_iso(f.source_date),
                        current=f.is_current) for f in facts],
         strategy=f"{retrieval.strategy}: {retrieval.note}",
@@ -206,4 +213,4 @@ def step_lists(units: list[SourceUnit]) -> list[StepList]:
     return lists
 
 
-__all__ = ["Document", "FactRef", "StepList", "step_lists", "MAX_UNITS", "Passage", "Recall", "WHOLE_SOURCES_TOKENS", "recall"]
+__all__ = ["Document", "FactRef", "StepList", "step_lists", "MAX_UNITS", "Passage", "Recall", "WHOLE_SOURCES_TOKENS", "recall", "sources_block"]
