@@ -34,7 +34,7 @@ from moot.teams.learning.specialists.common import Amount
 from moot.teams.learning.specialists.dates import between
 from moot.teams.learning.specialists.sources import compare
 from moot.teams.learning.specialists.steps import answer_by_position
-from moot.teams.learning.ask.recall import StepList
+from moot.teams.learning.ask.recall import Passage, Recall, StepList
 
 SOURCES = [
     ("Harbour Gazette: Pier reopens", "2025-03-01",
@@ -183,6 +183,16 @@ def test_the_checker_refuses_a_number_nothing_gives_and_ignores_wording() -> Non
     assert check(Draft(specialist="single", text="It had 1,200 people."), evidence).passed
     computed = check(Draft(specialist="compute", text="4,900 (a computed value).", computed=["4900"]), evidence)
     assert computed.passed
+
+
+def test_a_month_the_question_names_grounds_the_draft_that_repeats_it() -> None:
+    # "in October" in a question about a fee notice dated in January: the draft's "October" is the
+    # question's, not an invented date (it used to refuse a right plain draft for it)
+    notice = Passage(id="s1", source="Harbour office", published="2025-01-06", text="The minimum charge is £25 a night.")
+    found = Recall(question="q", relevant=True, why="test", passages=[notice])
+    evidence = Evidence.of(found, "A 6.1 m boat stays one night in October. What is the fee?")
+    assert check(Draft(specialist="single", text="One night in October costs £25."), evidence).passed
+    assert not check(Draft(specialist="single", text="One night in March costs £25."), evidence).passed
 
 
 # --------------------------------------------------------------------------- the selection
@@ -481,3 +491,22 @@ def test_sources_compare_dates_for_a_when_question(tmp_path: Path) -> None:
     assert answer.trace.chosen == "sources"
     assert answer.answer.startswith("The latest report, Council update (2024-04-20), gives 20 May 2024.")
     assert "6 May 2024 (Council notice, 2024-03-01)" in answer.answer
+
+
+def test_a_span_between_years_is_written_in_years_not_invented_days(tmp_path: Path) -> None:
+    # "set up in 1987", "came in 2011": the dates are years, and the answer says so; it used to read
+    # "from 1 January 1987", a day no source gives, and the checker refused its own specialist's draft
+    def span(request: ModelRequest) -> Any:
+        ids = {line.split(":")[0]: line for line in request.messages[-1].content.splitlines() if line.startswith("d")}
+        start = next(i for i, line in ids.items() if "1987" in line)
+        end = next(i for i, line in ids.items() if "2011" in line)
+        return {"start": start, "end": end, "unit": "years"}
+
+    with KnowledgeBase.open(tmp_path / "dairy.sqlite3") as base:
+        base.store_source("Dairy profile", [("The co-operative was set up in 1987.", []),
+                                            ("Its head cheesemaker came to the dairy in 2011.", [])], published="2025-06-30")
+        router = Router(frame={"asks_for": "how long", "about": [], "unit": "years"}, dates=span,
+                        single="It had existed for many years.")
+        answer = ask(base, "How many years had the co-operative existed when its head cheesemaker came?", router)
+    assert answer.trace.chosen == "dates"
+    assert answer.answer.startswith("24 years: from 1987 (“1987”) to 2011 (“2011”)"), answer.answer

@@ -9,6 +9,7 @@ import pytest
 from moot.text import content_words, find_dates, find_quantities, parse_number, read_front_matter, split_units, stem
 from moot.text.dates import parse_date
 from moot.text.frontmatter import FrontMatterError
+from moot.text.numbers import unit_name
 
 
 def test_units_follow_the_markdown_structure_and_keep_the_documents_words():
@@ -88,6 +89,18 @@ def test_quantities_with_units_scales_currencies_and_number_words():
         (4.5, "dollars per kg"), (12.0, "%"), (23.0, "boats"), (105.0, "people"), (6.1, "mg/l"), (120.0, "tonne"),
         (3_100_000.0, "euros"), (1200.0, "volunteers"), (450_000.0, "euros"), (2_400_000.0, ""), (40.0, "%"),
     ]
+
+
+def test_pence_written_after_the_number_are_pounds():
+    got = [(q.value, q.unit, q.text) for q in find_quantities("The school paid 14p per kWh; a 5p coin; page 10 p.")]
+    assert got[:2] == [(0.14, "pounds per kwh", "14p per kWh"), (0.05, "pounds", "5p")]
+    assert got[2][0] == 10.0 and got[2][1] != "pounds"
+
+
+def test_unit_symbols_and_spellings_name_one_unit():
+    assert unit_name("km") == unit_name("kilometers") == "kilometre"
+    assert unit_name("M") == "metre" and unit_name("kWh") == "kilowatt-hour"
+    assert unit_name("panels") == "panels"  # a counted thing is its own unit
 
 
 def test_dates_are_not_quantities():

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date
+from pathlib import Path
 
 from text_to_num import text2num
 
@@ -33,7 +34,7 @@ _WORD_RUN = re.compile(
 _DIGITS = re.compile(
     r"(?P<cur>[£$€¥])?\s?"
     r"(?<![\w.,])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![.,]\d)"
-    r"(?:\s(?P<scale>thousand|million|billion|trillion)\b|(?P<short>bn|m|k)\b)?(?![\w])"
+    r"(?:\s(?P<scale>thousand|million|billion|trillion)\b|(?P<short>bn|m|k)\b|(?P<pence>p)\b)?(?![\w])"
     r"(?P<pct>\s?%|\s(?:per\s?cent|percent)\b)?"
 )
 _UNIT_AFTER = re.compile(
@@ -63,6 +64,25 @@ class Quantity:
         """The value in plain digits with its unit (``3100000 euros``, ``12 %``)."""
         number = f"{int(self.value)}" if self.is_integer else f"{self.value:g}"
         return f"{number} {self.unit}".strip()
+
+
+def _unit_names() -> dict[str, str]:
+    names: dict[str, str] = {}
+    for line in (Path(__file__).with_name("data") / "units.txt").read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            symbol, name = line.split(maxsplit=1)
+            names[symbol] = name
+    return names
+
+
+_UNIT_NAMES = _unit_names()
+
+
+def unit_name(unit: str) -> str:
+    """The name a unit symbol or spelling stands for (``km`` → ``kilometre``, ``meters`` → ``metre``,
+    ``kWh`` → ``kilowatt-hour``); any other unit as it is, lower case."""
+    unit = unit.strip().lower()
+    return _UNIT_NAMES.get(unit, unit)
 
 
 def parse_number(text: str) -> float | None:
@@ -124,7 +144,13 @@ def find_quantities(text: str, *, anchor: date | None = None) -> list[Quantity]:
             unit = "%"
         else:
             unit, end = _unit_after(text, end)
-            if match.group("cur"):
+            if match.group("pence") and not match.group("cur"):
+                # "14p" is how British English writes 14 pence: £0.14, so it adds to pounds.
+                value /= 100
+                if not unit.startswith(("per ", "a ", "an ")):
+                    unit, end = "", match.end()
+                unit = f"pounds {unit}".strip()
+            elif match.group("cur"):
                 unit = _CURRENCY[match.group("cur")] + (f" {unit}" if unit.startswith(("per ", "a ", "an ")) else "")
         blocked.append((start, end))
         found.append(Quantity(value, unit.lower(), text[start:end], start, end))
@@ -146,4 +172,4 @@ def find_quantities(text: str, *, anchor: date | None = None) -> list[Quantity]:
     return sorted(found, key=lambda q: q.start)
 
 
-__all__ = ["Quantity", "find_quantities", "parse_number"]
+__all__ = ["Quantity", "find_quantities", "parse_number", "unit_name"]

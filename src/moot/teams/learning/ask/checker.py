@@ -68,10 +68,11 @@ class Evidence:
     @classmethod
     def of(cls, recall: Recall, question: str, computed: list[str] = ()) -> Evidence:  # type: ignore[assignment]
         """The evidence of one question: the question, its passages (best first) and facts, the sources' dates."""
-        texts: list[tuple[str, date | None]] = [(question, None)]
+        dated = [d for p in recall.passages if (d := _anchor(p.published)) is not None]
+        # The question is read as of the newest source, as the drafts are: "in May" is a month there too.
+        texts: list[tuple[str, date | None]] = [(question, max(dated) if dated else None)]
         texts += [(p.text, _anchor(p.published)) for p in sorted(recall.passages, key=lambda p: -p.score)]
         texts += [(f.content, _anchor(f.source_date)) for f in recall.facts]
-        dated = [d for p in recall.passages if (d := _anchor(p.published)) is not None]
         return cls(texts, dated=dated, computed=list(computed))
 
     def _add_day(self, day: date) -> None:

@@ -14,8 +14,8 @@ from moot.teams.learning.ask.drafts import AskContext
 from moot.teams.learning.ask.frame import CHOICE_TOKENS
 from moot.teams.learning.ask.recall import Passage
 from moot.text.dates import find_dates
-from moot.text.numbers import find_quantities
-from moot.text.words import stem, words
+from moot.text.numbers import find_quantities, unit_name
+from moot.text.words import stem
 
 PROMPTS = "moot.teams.learning"
 MAX_OPTIONS = 14
@@ -75,10 +75,20 @@ class Day:
     where: str
     sentence: str = ""
     source: str = ""
+    precision: str = "day"
+    """``day``, ``month`` or ``year``: how much of the date the text gives ("1987" is a year, not 1 January)."""
+
+    def shown(self) -> str:
+        """The date as far as the text gives it: ``4 July 2025``, ``July 2025``, ``1987``."""
+        if self.precision == "year":
+            return str(self.day.year)
+        if self.precision == "month":
+            return self.day.strftime("%B %Y")
+        return self.day.strftime("%-d %B %Y")
 
     def render(self) -> str:
         origin = "the question" if self.where == "question" else self.source
-        return f"{self.id}: {self.day.isoformat()} (“{self.text}”) — “{_short(self.sentence)}” ({origin})"
+        return f"{self.id}: {self.shown()} (“{self.text}”) — “{_short(self.sentence)}” ({origin})"
 
 
 def ranked_passages(ctx: AskContext, limit: int = 10) -> list[Passage]:
@@ -120,18 +130,18 @@ def days(ctx: AskContext, *, limit: int = MAX_OPTIONS) -> list[Day]:
     """The question's dates, then those of the best-matching passages, each with an id ``d1`` …"""
     found: list[Day] = []
     for m in find_dates(ctx.question, anchor=ctx.anchor):
-        found.append(Day(f"d{len(found) + 1}", m.day, m.text, "question", ctx.question))
+        found.append(Day(f"d{len(found) + 1}", m.day, m.text, "question", ctx.question, precision=m.precision))
     for p in ranked_passages(ctx, limit=12):
         for m in find_dates(p.text, anchor=_anchor(p.published)):
             if m.precision != "year" or not any(d.day == m.day for d in found):
-                found.append(Day(f"d{len(found) + 1}", m.day, m.text, p.id, p.text, p.source))
+                found.append(Day(f"d{len(found) + 1}", m.day, m.text, p.id, p.text, p.source, m.precision))
     return found[:limit]
 
 
 def same_unit(a: str, b: str) -> bool:
-    """Units that are the same word (``tonnes`` and ``tonne``; both empty)."""
-    aw, bw = words(a), words(b)
-    return bool(aw) == bool(bw) and (not aw or stem(aw[0]) == stem(bw[0]))
+    """Units that name one unit (``tonnes`` and ``tonne``, ``km`` and ``kilometres``; both empty)."""
+    aw, bw = a.split(), b.split()
+    return bool(aw) == bool(bw) and (not aw or stem(unit_name(aw[0])) == stem(unit_name(bw[0])))
 
 
 def fmt(value: float) -> str:

@@ -52,8 +52,7 @@ class Dates:
         start, end = sorted([by_id[picked.start], by_id[picked.end]], key=lambda d: d.day)
         value = between(start.day, end.day, picked.unit)
         unit = picked.unit if value != 1 else picked.unit.rstrip("s")
-        text = (f"{fmt(value)} {unit}: from {start.day.strftime('%-d %B %Y')} (“{start.text}”) "
-                f"to {end.day.strftime('%-d %B %Y')} (“{end.text}”).")
+        text = f"{fmt(value)} {unit}: from {start.shown()} (“{start.text}”) to {end.shown()} (“{end.text}”)."
         return Draft(specialist=self.name, text=text, computed=[f"{value}"],
                      quotes=[d.where for d in (start, end) if d.where != "question"], replaces=True,
                      why=self.applies(ctx.frame, ctx.recall) or "")
