@@ -510,3 +510,17 @@ def test_a_span_between_years_is_written_in_years_not_invented_days(tmp_path: Pa
         answer = ask(base, "How many years had the co-operative existed when its head cheesemaker came?", router)
     assert answer.trace.chosen == "dates"
     assert answer.answer.startswith("24 years: from 1987 (“1987”) to 2011 (“2011”)"), answer.answer
+
+
+def test_a_span_from_a_relative_date_does_not_repeat_words_that_mean_another_day_here(tmp_path: Path) -> None:
+    def span(request: ModelRequest) -> Any:
+        ids = [line.split(":")[0] for line in request.messages[-1].content.splitlines() if line.startswith("d")]
+        return {"start": ids[0], "end": ids[-1], "unit": "days"}
+
+    with KnowledgeBase.open(tmp_path / "roof.sqlite3") as base:
+        base.store_source("Gazette", [("Scaffolding went up last week.", [])], published="2025-03-10")
+        base.store_source("Report", [("The panels were switched on on 1 April 2025.", [])], published="2026-04-20")
+        router = Router(frame={"asks_for": "how long", "about": [], "unit": "days"}, dates=span, single="A while.")
+        answer = ask(base, "How many days passed between the scaffolding going up and the switch-on?", router)
+    assert answer.trace.chosen == "dates", answer.trace.notes
+    assert "last week" not in answer.answer and answer.answer.endswith("to 1 April 2025 (“1 April 2025”).")

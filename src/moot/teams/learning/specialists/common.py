@@ -77,6 +77,8 @@ class Day:
     source: str = ""
     precision: str = "day"
     """``day``, ``month`` or ``year``: how much of the date the text gives ("1987" is a year, not 1 January)."""
+    relative: bool = False
+    """Written against its source's date ("last week"): the words mean another day read from elsewhere."""
 
     def shown(self) -> str:
         """The date as far as the text gives it: ``4 July 2025``, ``July 2025``, ``1987``."""
@@ -130,11 +132,12 @@ def days(ctx: AskContext, *, limit: int = MAX_OPTIONS) -> list[Day]:
     """The question's dates, then those of the best-matching passages, each with an id ``d1`` …"""
     found: list[Day] = []
     for m in find_dates(ctx.question, anchor=ctx.anchor):
-        found.append(Day(f"d{len(found) + 1}", m.day, m.text, "question", ctx.question, precision=m.precision))
+        found.append(Day(f"d{len(found) + 1}", m.day, m.text, "question", ctx.question, precision=m.precision,
+                         relative=m.relative))
     for p in ranked_passages(ctx, limit=12):
         for m in find_dates(p.text, anchor=_anchor(p.published)):
             if m.precision != "year" or not any(d.day == m.day for d in found):
-                found.append(Day(f"d{len(found) + 1}", m.day, m.text, p.id, p.text, p.source, m.precision))
+                found.append(Day(f"d{len(found) + 1}", m.day, m.text, p.id, p.text, p.source, m.precision, m.relative))
     return found[:limit]
 
 

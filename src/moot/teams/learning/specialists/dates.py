@@ -52,7 +52,9 @@ class Dates:
         start, end = sorted([by_id[picked.start], by_id[picked.end]], key=lambda d: d.day)
         value = between(start.day, end.day, picked.unit)
         unit = picked.unit if value != 1 else picked.unit.rstrip("s")
-        text = f"{fmt(value)} {unit}: from {start.shown()} (“{start.text}”) to {end.shown()} (“{end.text}”)."
+        # The source's words beside each date, unless they are relative ("last week" means another day here).
+        said = lambda d: "" if d.relative else f" (“{d.text}”)"  # noqa: E731
+        text = f"{fmt(value)} {unit}: from {start.shown()}{said(start)} to {end.shown()}{said(end)}."
         return Draft(specialist=self.name, text=text, computed=[f"{value}"],
                      quotes=[d.where for d in (start, end) if d.where != "question"], replaces=True,
                      why=self.applies(ctx.frame, ctx.recall) or "")
