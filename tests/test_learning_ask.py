@@ -244,6 +244,10 @@ def test_compute_evaluates_and_refuses_what_cannot_be_computed() -> None:
     with pytest.raises(CalculationRefused, match="different units"):  # metres and years do not add up
         evaluate("percent_change", [_amount(1, 31.5, "metres"), _amount(2, 10, "years")])
     assert evaluate("product", [_amount(1, 2, "florins"), _amount(2, 5, "hours")])[0] == 10  # a rate times a time may mix
+    with pytest.raises(CalculationRefused, match="one unit twice"):  # 12 m × 9.3 m × 8 nights: not one figure
+        evaluate("product", [_amount(1, 12, "m"), _amount(2, 9.3, "metres"), _amount(3, 8, "nights")])
+    with pytest.raises(CalculationRefused, match="a product of 4"):
+        evaluate("product", [_amount(1, 2, ""), _amount(2, 3, ""), _amount(3, 4, ""), _amount(4, 5, "")])
 
 
 def test_time_between_dates_counts_calendar_months_and_years() -> None:
@@ -524,3 +528,18 @@ def test_a_span_from_a_relative_date_does_not_repeat_words_that_mean_another_day
         answer = ask(base, "How many days passed between the scaffolding going up and the switch-on?", router)
     assert answer.trace.chosen == "dates", answer.trace.notes
     assert "last week" not in answer.answer and answer.answer.endswith("to 1 April 2025 (“1 April 2025”).")
+
+
+def test_one_day_written_twice_is_no_span(tmp_path: Path) -> None:
+    def same_day(request: ModelRequest) -> Any:
+        ids = [line.split(":")[0] for line in request.messages[-1].content.splitlines() if "12 May" in line]
+        return {"start": ids[0], "end": ids[1], "unit": "days"}
+
+    with KnowledgeBase.open(tmp_path / "pipe.sqlite3") as base:
+        base.store_source("Water board", [("Work on the pipeline began on 12 May 2023.", []),
+                                          ("Work on the first section of the village pipeline also began on 12 May.", []),
+                                          ("The village was reconnected on 1 June 2023.", [])], published="2023-06-05")
+        router = Router(frame={"asks_for": "how long", "about": [], "unit": "days"}, dates=same_day,
+                        single="20 days after work began.")
+        answer = ask(base, "How many days after work began was the village reconnected?", router)
+    assert answer.trace.chosen == "single" and not answer.answer.startswith("0 days"), answer.answer

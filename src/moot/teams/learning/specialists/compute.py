@@ -53,6 +53,12 @@ def evaluate(operation: str, chosen: list[Amount]) -> tuple[float, str, str]:
     if operation == "change":
         return values[1] - values[0], unit, f"{shown[1]} − {shown[0]}"
     if operation == "product":
+        if len(chosen) > 3:
+            raise CalculationRefused(f"a product of {len(chosen)} amounts")
+        units = [a.unit for a in chosen if a.unit]
+        if any(same_unit(x, y) for x, y in itertools.combinations(units, 2)):
+            # metres times metres, nights times nights: not what a question about one figure asks
+            raise CalculationRefused(f"product of {', '.join(a.text for a in chosen)}: one unit twice")
         result = 1.0
         for v in values:
             result *= v

@@ -50,6 +50,8 @@ class Dates:
             return None
         by_id = {d.id: d for d in listed}
         start, end = sorted([by_id[picked.start], by_id[picked.end]], key=lambda d: d.day)
+        if start.day == end.day:
+            return None  # one day, written twice: no span
         value = between(start.day, end.day, picked.unit)
         unit = picked.unit if value != 1 else picked.unit.rstrip("s")
         # The source's words beside each date, unless they are relative ("last week" means another day here).
