@@ -16,7 +16,8 @@ def test_units_follow_the_markdown_structure_and_keep_the_documents_words():
     text = (
         "# Harbour works\n\nDr. Ines Vale leads the works. The budget is 3.1 million euros.\n"
         "It rose from 2.4 million.\n\n"
-        "1. Register at the depot.\n2. Collect gloves and\n   three bags.\n\n"
+        "1. Register at the depot.\n2. Collect gloves and\n   three bags.\n"
+        "3. **Close the gate.** Once the bags are full, the gate is no longer needed.\n\n"
         "| Day | Level (%) |\n|-----|------|\n| Mon | 54 |\n| Tue | 51 |\n\n"
         "> A quoted line.\n\n```\ncode stays whole\n```\n"
     )
@@ -28,13 +29,14 @@ def test_units_follow_the_markdown_structure_and_keep_the_documents_words():
         ("sentence", "It rose from 2.4 million."),
         ("item", "Register at the depot."),
         ("item", "Collect gloves and three bags."),
+        ("item", "**Close the gate.** Once the bags are full, the gate is no longer needed."),  # one step, two sentences
         ("row", "| Mon | 54 |"),
         ("row", "| Tue | 51 |"),
         ("sentence", "A quoted line."),
         ("code", "code stays whole"),
     ]
-    assert units[6].header == "| Day | Level (%) |"
-    assert units[6].render() == "| Day | Level (%) | | Mon | 54 |"
+    assert units[7].header == "| Day | Level (%) |"
+    assert units[7].render() == "| Day | Level (%) | | Mon | 54 |"
     assert [u.index for u in units] == list(range(len(units)))
     flat = " ".join(text.split())
     for unit in units:

@@ -2,9 +2,9 @@
 
 Prose is cut into sentences by pysbd (rule-based sentence boundary detection that knows
 abbreviations such as "Dr." and decimals such as "3.1"); the Markdown structure decides the
-rest: a heading, a list item and a table row are units of their own, a table row keeps its
-table's header row beside it (a row alone — ``| Tue | 61 |`` — means nothing), and a fenced
-code block is one unit. Every unit's text is the document's own text, whitespace collapsed.
+rest: a heading, a list item (all its sentences: a step is one unit) and a table row are units
+of their own, a table row keeps its table's header row beside it (a row alone — ``| Tue | 61 |``
+— means nothing), and a fenced code block is one unit. Every unit's text is the document's own text, whitespace collapsed.
 """
 
 from __future__ import annotations
@@ -138,15 +138,13 @@ def split_units(text: str) -> list[TextUnit]:
             if heading:
                 flush()
                 if item is not None:
-                    for sentence in split_sentences(" ".join(item)):
-                        add(sentence, "item", block_index)
+                    add(" ".join(item), "item", block_index)
                     item = None
                 add(heading.group(2), "heading", block_index)
             elif bullet:
                 flush()
                 if item is not None:
-                    for sentence in split_sentences(" ".join(item)):
-                        add(sentence, "item", block_index)
+                    add(" ".join(item), "item", block_index)
                 item = [bullet.group(1)]
             elif item is not None:
                 item.append(line)  # a continuation line of the list item
@@ -154,8 +152,7 @@ def split_units(text: str) -> list[TextUnit]:
                 prose.append(line)
         flush()
         if item is not None:
-            for sentence in split_sentences(" ".join(item)):
-                add(sentence, "item", block_index)
+            add(" ".join(item), "item", block_index)
     return units
 
 
