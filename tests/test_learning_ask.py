@@ -110,6 +110,11 @@ def test_the_questions_form_proposes_the_kinds_the_model_chooses_among() -> None
     assert "what_if" in kind_options("If the repair had cost 1 million, how much would be left?")
     assert "steps" in kind_options("What is the first thing to do to book a berth?")
     assert kind_options("When did the pier reopen?") == ["date", "duration"]
+    # a calendar word that anchors the question is not what it counts: money, not a span of time
+    paid = kind_options("Had the school bought all the power it used in the first year, how much more would it have paid?")
+    assert "duration" not in paid and "what_if" in paid
+    assert "duration" in kind_options("Had the ban been lifted, how many weeks would the lake have needed to refill?")
+    assert "duration" in kind_options("What was the number of days between the two readings?")
 
 
 def test_a_failed_frame_falls_back_and_the_plain_draft_still_answers(kb: KnowledgeBase) -> None:

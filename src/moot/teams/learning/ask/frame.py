@@ -79,18 +79,23 @@ def kind_options(question: str) -> list[str]:
     if "if" in tokens or "had" in tokens[:1]:
         options.append("what_if")
     opener = next((t for t in tokens if t in _OPENERS), None)
+    # "how much", "how many", "how long" wherever it stands: the word after it says what is counted
+    amount_at = next((i + 1 for i, t in enumerate(tokens[:-1]) if t == "how" and tokens[i + 1] in _QUANTIFIERS), None)
+    spans_time = amount_at is not None and (tokens[amount_at] == "long" or tokens[amount_at + 1:amount_at + 2] != []
+                                            and tokens[amount_at + 1] in _TIME_UNITS)
     if tokens and tokens[0] in _AUXILIARIES and (opener is None or tokens.index(opener) > 3):
         options += ["value", "comparison", "change", "cause", "steps"]
-    elif opener == "how" and tokens.index(opener) + 1 < len(tokens) and tokens[tokens.index(opener) + 1] in _QUANTIFIERS:
-        after = tokens[tokens.index(opener) + 1]
-        if after == "long" or _TIME_UNITS & set(tokens):
+    elif opener == "how" and amount_at is not None and tokens.index(opener) == amount_at - 1:
+        if spans_time:
             options.append("duration")
         options += ["value", "comparison", "change", "rule", "steps"]
     elif opener is not None:
         options += _OPENERS[opener]
     else:
         options += _IMPERATIVE
-    if _TIME_UNITS & set(tokens) and "duration" not in options:
+    # A calendar unit anywhere allows a span, unless "how much/many <thing>" says what is counted
+    # ("how much more would it have paid in the first year" asks for money, not for time).
+    if (spans_time or amount_at is None and _TIME_UNITS & set(tokens)) and "duration" not in options:
         options.append("duration")
     return list(dict.fromkeys(options)) or ["value"]
 
