@@ -269,6 +269,16 @@ def test_steps_are_answered_by_position() -> None:
     assert answer_by_position(steps, "after", None) is None
 
 
+def test_a_count_of_steps_answers_only_a_question_that_counts_steps(kb: KnowledgeBase) -> None:
+    count = {"procedure": "p1", "relation": "count", "step": ""}
+    router = Router(frame={"asks_for": "steps", "about": [], "unit": "berths"}, steps=count)
+    berths = ask(kb, "How many berths does the Ashby Pier have?", router)  # counts berths, not the booking list
+    assert berths.trace.chosen == "single" and berths.answer == "The Ashby Pier has 40 berths."
+    steps = ask(kb, "How many steps does booking a berth at the Ashby Pier take?",
+                Router(frame={"asks_for": "steps", "about": [], "unit": "steps"}, steps=count))
+    assert steps.trace.chosen == "steps" and steps.answer == "There are 3 steps."
+
+
 def test_sources_name_a_disagreement_and_an_update() -> None:
     disagree = compare([_amount(1, 55, "berths", "Gazette", "2025-07-10"), _amount(2, 48, "berths", "Club", "2025-07-10"),
                         _amount(3, 40, "berths", "Gazette", "2025-03-01")])
@@ -548,3 +558,21 @@ def test_one_day_written_twice_is_no_span(tmp_path: Path) -> None:
                         single="20 days after work began.")
         answer = ask(base, "How many days after work began was the village reconnected?", router)
     assert answer.trace.chosen == "single" and not answer.answer.startswith("0 days"), answer.answer
+
+
+def test_no_span_in_weeks_from_a_date_given_only_as_a_year(tmp_path: Path) -> None:
+    def weeks(request: ModelRequest) -> Any:
+        lines = [line for line in request.messages[-1].content.splitlines() if line.startswith("d")]
+        start = next(line.split(":")[0] for line in lines if "2018" in line)
+        end = next(line.split(":")[0] for line in lines if "12 September" in line)
+        return {"start": start, "end": end, "unit": "weeks"}
+
+    with KnowledgeBase.open(tmp_path / "ban.sqlite3") as base:
+        base.store_source("Bulletin", [("The last hosepipe ban was in 2018.", []),
+                                       ("The new ban began on 1 August 2025 and was still in force on 12 September 2025.", [])],
+                          published="2025-09-12")
+        router = Router(frame={"asks_for": "how long", "about": [], "unit": ""}, dates=weeks,
+                        single="It had been in force for six weeks.")
+        answer = ask(base, "How long had the hosepipe ban been in force on 12 September?", router)
+    assert "dates" in router.calls  # the specialist ran and chose
+    assert answer.trace.chosen == "single", answer.answer  # not "401.6 weeks: from 2018"

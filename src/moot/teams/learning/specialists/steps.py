@@ -16,7 +16,7 @@ from moot.teams.learning.ask.drafts import AskContext, Draft
 from moot.teams.learning.ask.frame import QuestionFrame
 from moot.teams.learning.ask.recall import Recall, StepList
 from moot.teams.learning.specialists.common import choose
-from moot.text.words import content_words
+from moot.text.words import content_words, stem, words
 
 Relation = Literal["all", "first", "last", "after", "before", "position", "count"]
 
@@ -55,6 +55,15 @@ NAMED = frozenset({"after", "before", "position"})
 """The relations that start from a step the question names."""
 
 
+def counts_steps(question: str) -> bool:
+    """Whether a "how many …" question counts steps, the word this specialist's count answers with.
+    "How many packets may a member borrow" counts packets, not the items of a list (their count
+    is then left to the plain draft, which reads the sources)."""
+    tokens = words(question)
+    counted = next((tokens[i + 2] for i in range(len(tokens) - 2) if tokens[i:i + 2] == ["how", "many"]), None)
+    return counted is None or stem(counted) == stem("steps")
+
+
 def names_step(question: str, item: str) -> bool:
     """Whether the question shares a content word (by stem) with the step the model says it names."""
     return bool(set(content_words(question)) & set(content_words(item)))
@@ -90,6 +99,8 @@ class Steps:
             named = int(picked.step.split(".", 1)[1]) - 1
         if named is not None and picked.relation in NAMED and not names_step(ctx.question, chosen.items[named]):
             # The model named a step the question does not: its choice rests on nothing the user wrote.
+            return None
+        if picked.relation == "count" and not counts_steps(ctx.question):
             return None
         text = answer_by_position(chosen, picked.relation, named)
         if text is None:
