@@ -115,6 +115,12 @@ def test_the_questions_form_proposes_the_kinds_the_model_chooses_among() -> None
     assert "duration" not in paid and "what_if" in paid
     assert "duration" in kind_options("Had the ban been lifted, how many weeks would the lake have needed to refill?")
     assert "duration" in kind_options("What was the number of days between the two readings?")
+    # "when" inside a clause asks nothing: this is a yes/no question about a shared tank, not a date
+    tank = kind_options("If both generators draw from one shared tank, does the second protect the ward when that tank runs empty?")
+    assert "date" not in tank and "duration" not in tank and "value" in tank
+    assert kind_options("According to the report, what was the root cause?")[0] == "value"  # after two prepositions
+    assert kind_options("By how many points did the level fall?")[0] == "value"
+    assert "duration" not in kind_options("The skipper reckons seven nights will cost £180. Is he right?")
 
 
 def test_a_failed_frame_falls_back_and_the_plain_draft_still_answers(kb: KnowledgeBase) -> None:

@@ -11,6 +11,7 @@ kind ``unknown`` with the question's names stands in, and the trace says so.
 
 from __future__ import annotations
 
+import re
 from datetime import date
 from typing import Any, Literal
 
@@ -72,20 +73,49 @@ _IMPERATIVE = ("explanation", "steps", "comparison", "value")
 _TIME_UNITS = frozenset("day days week weeks month months year years hour hours minute minutes".split())
 
 
+_PREPOSITIONS = frozenset("for in on at by from to of under with since after before until during according".split())
+"""Words that may stand before a question's interrogative ("For how many days", "In which city")."""
+_CLAUSE_BREAK = re.compile(r"[,;:\u2013\u2014]|\s-\s|(?<=[.?!])\s")
+
+
+def asking_word(question: str) -> tuple[str | None, int]:
+    """The word that opens the clause that asks, and its index among the question's words.
+
+    An interrogative opens its clause — at the start of the question, or of a sentence, or after a
+    comma, colon or dash ("If it had rained, how much …"), after at most two prepositions ("According to the
+    report, what …") — and is preferred to an auxiliary opening a yes/no clause. A "when" or
+    "which" inside a clause ("does it protect the hospital when the tank runs empty") asks nothing.
+    """
+    clauses: list[tuple[int, list[str]]] = []
+    offset = 0
+    for clause in _CLAUSE_BREAK.split(question):
+        tokens = words(clause)
+        clauses.append((offset, tokens))
+        offset += len(tokens)
+    for wanted in (_OPENERS, _AUXILIARIES):
+        for start, tokens in clauses:
+            i = 0
+            while i < min(2, len(tokens)) and tokens[i] in _PREPOSITIONS:
+                i += 1
+            if i < len(tokens) and tokens[i] in wanted:
+                return tokens[i], start + i
+    return None, -1
+
+
 def kind_options(question: str) -> list[str]:
     """The kinds a question's form allows, most likely first; the model chooses among them."""
     tokens = words(question)
     options: list[str] = []
     if "if" in tokens or "had" in tokens[:1]:
         options.append("what_if")
-    opener = next((t for t in tokens if t in _OPENERS), None)
+    opener, at_opener = asking_word(question)
     # "how much", "how many", "how long" wherever it stands: the word after it says what is counted
     amount_at = next((i + 1 for i, t in enumerate(tokens[:-1]) if t == "how" and tokens[i + 1] in _QUANTIFIERS), None)
     spans_time = amount_at is not None and (tokens[amount_at] == "long" or tokens[amount_at + 1:amount_at + 2] != []
                                             and tokens[amount_at + 1] in _TIME_UNITS)
-    if tokens and tokens[0] in _AUXILIARIES and (opener is None or tokens.index(opener) > 3):
+    if opener in _AUXILIARIES:
         options += ["value", "comparison", "change", "cause", "steps"]
-    elif opener == "how" and amount_at is not None and tokens.index(opener) == amount_at - 1:
+    elif opener == "how" and amount_at == at_opener + 1:
         if spans_time:
             options.append("duration")
         options += ["value", "comparison", "change", "rule", "steps"]
