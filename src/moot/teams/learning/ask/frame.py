@@ -81,10 +81,11 @@ _CLAUSE_BREAK = re.compile(r"[,;:\u2013\u2014]|\s-\s|(?<=[.?!])\s")
 def asking_word(question: str) -> tuple[str | None, int]:
     """The word that opens the clause that asks, and its index among the question's words.
 
-    An interrogative opens its clause — at the start of the question, or of a sentence, or after a
-    comma, colon or dash ("If it had rained, how much …"), after at most two prepositions ("According to the
-    report, what …") — and is preferred to an auxiliary opening a yes/no clause. A "when" or
-    "which" inside a clause ("does it protect the hospital when the tank runs empty") asks nothing.
+    An interrogative opens its clause — at the start of the question or of a sentence, or after a
+    comma, colon or dash ("If it had rained, how much …"), after at most two prepositions
+    ("According to the report, what …") — and is preferred to an auxiliary opening a yes/no
+    clause. A "when" or "which" inside a clause ("does it protect the hospital when the tank runs
+    empty") asks nothing.
     """
     clauses: list[tuple[int, list[str]]] = []
     offset = 0
