@@ -145,7 +145,7 @@ def find_quantities(text: str, *, anchor: date | None = None) -> list[Quantity]:
         else:
             unit, end = _unit_after(text, end)
             if match.group("pence") and not match.group("cur"):
-                # "14p" is how British English writes 14 pence: £0.14, so it adds to pounds.
+                # "14p" is 14 pence, £0.14: written so, it adds to pounds.
                 value /= 100
                 if not unit.startswith(("per ", "a ", "an ")):
                     unit, end = "", match.end()

@@ -4,7 +4,8 @@ Prose is cut into sentences by pysbd (rule-based sentence boundary detection tha
 abbreviations such as "Dr." and decimals such as "3.1"); the Markdown structure decides the
 rest: a heading, a list item (all its sentences: a step is one unit) and a table row are units
 of their own, a table row keeps its table's header row beside it (a row alone — ``| Tue | 61 |``
-— means nothing), and a fenced code block is one unit. Every unit's text is the document's own text, whitespace collapsed.
+— means nothing), and a fenced code block is one unit. Every unit's text is the document's own
+text, whitespace collapsed.
 """
 
 from __future__ import annotations
@@ -135,17 +136,13 @@ def split_units(text: str) -> list[TextUnit]:
             line = _QUOTE.sub("", raw)
             heading = _HEADING.match(line)
             bullet = _ITEM.match(line)
-            if heading:
+            if heading or bullet:
                 flush()
                 if item is not None:
                     add(" ".join(item), "item", block_index)
-                    item = None
-                add(heading.group(2), "heading", block_index)
-            elif bullet:
-                flush()
-                if item is not None:
-                    add(" ".join(item), "item", block_index)
-                item = [bullet.group(1)]
+                item = [bullet.group(1)] if bullet else None
+                if heading:
+                    add(heading.group(2), "heading", block_index)
             elif item is not None:
                 item.append(line)  # a continuation line of the list item
             else:

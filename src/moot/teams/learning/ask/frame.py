@@ -103,6 +103,11 @@ def asking_word(question: str) -> tuple[str | None, int]:
     return None, -1
 
 
+def amount_asked(tokens: list[str]) -> int | None:
+    """Where "how much", "how many" or "how long" stands: the index of its degree word, or None."""
+    return next((i + 1 for i, t in enumerate(tokens[:-1]) if t == "how" and tokens[i + 1] in _QUANTIFIERS), None)
+
+
 def kind_options(question: str) -> list[str]:
     """The kinds a question's form allows, most likely first; the model chooses among them."""
     tokens = words(question)
@@ -111,7 +116,7 @@ def kind_options(question: str) -> list[str]:
         options.append("what_if")
     opener, at_opener = asking_word(question)
     # "how much", "how many", "how long" wherever it stands: the word after it says what is counted
-    amount_at = next((i + 1 for i, t in enumerate(tokens[:-1]) if t == "how" and tokens[i + 1] in _QUANTIFIERS), None)
+    amount_at = amount_asked(tokens)
     spans_time = amount_at is not None and (tokens[amount_at] == "long" or tokens[amount_at + 1:amount_at + 2] != []
                                             and tokens[amount_at + 1] in _TIME_UNITS)
     if opener in _AUXILIARIES:
@@ -218,5 +223,5 @@ async def read_frame(run: Run, model: Model, question: str, *, anchor: date | No
                          **by_format(question, anchor=anchor))
 
 
-__all__ = ["COMPUTED_KINDS", "kind_options", "KINDS", "Kind", "QuestionFrame", "by_format", "fallback_frame", "frame_schema",
+__all__ = ["COMPUTED_KINDS", "amount_asked", "kind_options", "KINDS", "Kind", "QuestionFrame", "by_format", "fallback_frame", "frame_schema",
            "question_options", "read_frame"]

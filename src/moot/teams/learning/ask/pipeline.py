@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import replace
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from datetime import date
 
 from moot.errors import MootError

@@ -17,8 +17,10 @@ from moot.teams.learning.ask.recall import Recall
 from moot.teams.learning.specialists.common import choose, days, fmt
 
 Unit = Literal["days", "weeks", "months", "years"]
+PRECISION = {"day": 0, "month": 1, "year": 2}
+"""How coarse a date's precision is."""
 FINEST = {"days": 0, "weeks": 0, "months": 1, "years": 2}
-"""The coarsest date precision each unit can be counted from (0 day, 1 month, 2 year)."""
+"""The coarsest date precision each unit can be counted from (in :data:`PRECISION`'s ranks)."""
 
 
 def between(start: date, end: date, unit: str) -> float:
@@ -54,8 +56,7 @@ class Dates:
         start, end = sorted([by_id[picked.start], by_id[picked.end]], key=lambda d: d.day)
         if start.day == end.day:
             return None  # one day, written twice: no span
-        coarsest = {"day": 0, "month": 1, "year": 2}
-        if max(coarsest.get(d.precision, 0) for d in (start, end)) > FINEST[picked.unit]:
+        if max(PRECISION.get(d.precision, 0) for d in (start, end)) > FINEST[picked.unit]:
             return None  # weeks from "2018", days from "July 2025": a precision the sources do not give
         value = between(start.day, end.day, picked.unit)
         unit = picked.unit if value != 1 else picked.unit.rstrip("s")

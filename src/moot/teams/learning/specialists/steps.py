@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Literal
 
 from moot.teams.learning.ask.drafts import AskContext, Draft
-from moot.teams.learning.ask.frame import QuestionFrame
+from moot.teams.learning.ask.frame import QuestionFrame, amount_asked
 from moot.teams.learning.ask.recall import Recall, StepList
 from moot.teams.learning.specialists.common import choose
 from moot.text.words import content_words, stem, words
@@ -60,8 +60,10 @@ def counts_steps(question: str) -> bool:
     "How many packets may a member borrow" counts packets, not the items of a list (their count
     is then left to the plain draft, which reads the sources)."""
     tokens = words(question)
-    counted = next((tokens[i + 2] for i in range(len(tokens) - 2) if tokens[i:i + 2] == ["how", "many"]), None)
-    return counted is None or stem(counted) == stem("steps")
+    at = amount_asked(tokens)
+    if at is None or tokens[at] != "many" or at + 1 >= len(tokens):
+        return True
+    return stem(tokens[at + 1]) == stem("steps")
 
 
 def names_step(question: str, item: str) -> bool:
