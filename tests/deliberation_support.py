@@ -58,7 +58,8 @@ class Deliberators:
     moderator's slots (``compromise_type``, ``side``, ``option`` word, ``adjustment``, ``slot`` word,
     ``condition`` word); ``validate``: specialist → its round-4 vote (default +2); ``votes``: voter →
     vote on every position; ``bad``: schema names whose replies break the schema; ``unnamed``: the
-    positions, in turn, of specialists whose name the request does not carry (over HTTP).
+    positions, in turn, of specialists whose name the request does not carry (over HTTP), one per
+    specialist (known by the evidence ids its schema offers).
     """
 
     def __init__(self, *, reading: list[tuple[str, str, str]] | None = None,
@@ -72,6 +73,7 @@ class Deliberators:
         self.validate, self.votes, self.bad = validate or {}, votes or {}, bad
         self.window, self.polish, self.barrier, self.slow = window, polish, barrier, slow or {}
         self.unnamed, self.answered = unnamed or [], 0
+        self.unnamed_by: dict[frozenset[str], tuple[str, str, str, int]] = {}
         self.calls: list[tuple[str, str]] = []
         """(schema, agent) per request, in order."""
         self.requests: list[ModelRequest] = []
@@ -95,8 +97,12 @@ class Deliberators:
             if self.barrier is not None:
                 await asyncio.wait_for(self.barrier.wait(), 5)
             if agent not in self.positions and self.unnamed:  # over HTTP the agent's name does not travel
-                what, word, impact, confidence = self.unnamed[self.answered % len(self.unnamed)]
-                self.answered += 1
+                # a specialist is known by its evidence ids (its schema), so its two calls get one answer
+                mine = frozenset(enum(schema, None, "evidence"))
+                if mine not in self.unnamed_by:
+                    self.unnamed_by[mine] = self.unnamed[self.answered % len(self.unnamed)]
+                    self.answered += 1
+                what, word, impact, confidence = self.unnamed_by[mine]
             else:
                 what, word, impact, confidence = self.positions.get(agent, ("do", "", "low", 50))
             return {"position": choose(enum(schema, None, "position"), what, word),

@@ -137,6 +137,8 @@ def specialist_slots(m: Mode, available: Sequence[int]) -> list[int]:
 
     ``available``: specialists with data, per activated coordinator. The reading of the request and,
     in modes that debate, one debate are reserved first; further debates and votes use what is left.
+    A specialist counts one call; the calls left over pay for asking again with the positions listed
+    the other way (the team's ``_order_checks``).
     """
     reserve = READER_CALLS + (DEBATE_CALLS if m.debate else 0)
     room = max(1, m.max_calls - reserve)

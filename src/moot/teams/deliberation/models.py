@@ -26,6 +26,7 @@ COMPROMISE_TYPES: tuple[str, ...] = ("full_merge", "time_split", "priority_overr
 DataQuality = Literal["high", "medium", "low"]
 Impact = Literal["low", "medium", "high"]
 EvidenceKind = Literal["metric", "trend", "event", "free_time", "message", "note"]
+Readiness = Literal["lower", "usual", "higher"]
 
 IMPACT_WEIGHT: dict[str, float] = {"low": 1.0, "medium": 2.0, "high": 3.0}
 """Impact as a number for ranking (impact × adjusted confidence)."""
@@ -50,6 +51,11 @@ class Evidence(BaseModel):
     shown_value: str = ""
     shown_baseline: str = ""
     """The numbers as the text writes them (rounded like the data)."""
+    change: float | None = None
+    """For a metric with a baseline: ``(value − baseline) / baseline`` (−0.36 is 36 % below the week)."""
+    readiness: Readiness | None = None
+    """For a metric with a baseline: what the change says of the body's readiness for effort, computed by
+    :func:`moot.teams.deliberation.evidence.readiness` (``None`` for every other kind of evidence)."""
 
 
 class AgentInsight(BaseModel):

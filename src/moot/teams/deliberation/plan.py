@@ -16,6 +16,10 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+OPTION_KINDS: tuple[str, ...] = ("physical activity", "work or study", "rest or sleep", "social or leisure", "other")
+"""What an option is, as the reader chooses it; a physical activity is what readiness evidence speaks to."""
+PHYSICAL = "physical activity"
+REST = "rest or sleep"
 PositionKind = Literal["do", "skip", "shorten", "move", "split"]
 POSITION_KINDS: tuple[str, ...] = ("do", "skip", "shorten", "move", "split")
 ItemState = Literal["as planned", "shortened", "moved", "skipped"]
@@ -57,6 +61,8 @@ class Option(BaseModel):
     window: TimeWindow
     """Its planned time: the event's, the time the request gives, or the decision window."""
     time_from: Literal["calendar", "request", "decision window"] = "decision window"
+    kind: str = "other"
+    """One of :data:`OPTION_KINDS`, chosen by the reader."""
 
     def name(self) -> str:
         return f"'{self.label}'"
@@ -288,8 +294,28 @@ def candidate_positions(options: dict[str, Option], free: list[TimeWindow]) -> l
     return out
 
 
+def readiness_positions(direction: str, options: dict[str, Option], positions: list[Position]) -> list[Position] | None:
+    """The positions that readiness evidence allows, or ``None`` when no option is one it speaks to.
+
+    It speaks to physical activities and to options of rest: readiness ``lower`` allows skipping or
+    moving a physical activity and doing any other option as planned (rest among them); ``higher``
+    allows doing a physical activity as planned; ``usual`` (nothing against either) allows splitting
+    the time with the physical activity first, else shortening it."""
+    physical = {oid for oid, o in options.items() if o.kind == PHYSICAL}
+    rest = {oid for oid, o in options.items() if o.kind == REST}
+    if not physical and not (rest and direction == "lower"):
+        return None
+    if direction == "lower":
+        return [p for p in positions if (p.option in physical and p.kind in ("skip", "move"))
+                or (p.kind == "do" and p.option not in physical)]
+    if direction == "higher":
+        return [p for p in positions if p.kind == "do" and p.option in physical]
+    split = [p for p in positions if p.kind == "split" and p.option in physical]
+    return split or [p for p in positions if p.kind == "shorten" and p.option in physical]
+
+
 __all__ = [
-    "DEFAULT_OPTION_MINUTES", "POSITION_KINDS", "Claims", "ItemState", "Option", "PlanItem", "Position", "PositionKind",
+    "DEFAULT_OPTION_MINUTES", "OPTION_KINDS", "PHYSICAL", "POSITION_KINDS", "Claims", "ItemState", "Option", "PlanItem", "Position", "PositionKind", "REST",
     "TimeWindow", "candidate_positions", "clash", "describe", "fitting_slots", "free_slots", "merge_claims", "plan_items",
-    "shortened", "split_times", "state_of",
+    "readiness_positions", "shortened", "split_times", "state_of",
 ]

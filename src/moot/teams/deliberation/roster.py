@@ -10,6 +10,12 @@ The default roster is the design's three coordinators. A user can write their ow
     name = "sleep"
     focus = "sleep duration and sleep debt"
     reads = ["metrics:sleep_hours"]
+    readiness = ["sleep"]
+
+``readiness`` names the metrics that are signs of the body's readiness for effort (``-resting``:
+the lower, the readier). Their change against the week is computed by Python
+(:func:`moot.teams.deliberation.evidence.readiness`) and narrows the positions the specialist may
+take on a physical option.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ class Specialist:
     """What it looks at, in a few words (goes into its prompt)."""
     reads: tuple[str, ...]
     keywords: tuple[str, ...] = ()
+    readiness: tuple[str, ...] = ()
+    """Metric patterns that are signs of readiness for effort, ``-`` first when lower is readier."""
 
 
 @dataclass(frozen=True)
@@ -57,17 +65,18 @@ class Roster:
         raise KeyError(name)
 
 
-def _s(name: str, focus: str, reads: list[str], keywords: list[str]) -> Specialist:
-    return Specialist(name, focus, tuple(reads), tuple(keywords))
+def _s(name: str, focus: str, reads: list[str], keywords: list[str], readiness: tuple[str, ...] = ()) -> Specialist:
+    return Specialist(name, focus, tuple(reads), tuple(keywords), readiness)
 
 
 DEFAULT_ROSTER = Roster((
     Coordinator("health", (
         _s("recovery", "recovery, readiness, heart-rate variability and resting heart rate",
            ["metrics:recovery", "metrics:readiness", "metrics:hrv", "metrics:heart rate variability", "metrics:resting",
-            "metrics:strain", "metrics:*"], ["recovery", "hrv", "rest", "tired"]),
+            "metrics:strain", "metrics:*"], ["recovery", "hrv", "rest", "tired"],
+           ("recovery", "readiness", "hrv", "heart rate variability", "-resting", "-strain")),
         _s("sleep", "sleep duration and sleep debt", ["metrics:sleep", "metrics:asleep", "metrics:bed"],
-           ["sleep", "bed", "tired", "night"]),
+           ["sleep", "bed", "tired", "night"], ("sleep", "asleep")),
         _s("glucose", "blood glucose", ["metrics:glucose"], ["glucose", "sugar"]),
         _s("blood", "blood biomarkers", ["metrics:ldl", "metrics:hba1c", "metrics:cholesterol"], ["blood", "cholesterol", "ldl"]),
         _s("activity", "steps and exercise", ["metrics:steps", "metrics:active", "metrics:exercise", "metrics:workout"],
@@ -127,8 +136,13 @@ def load_roster(path: str | Path) -> Roster:
             if name in names:
                 raise MootError(f"specialist name {name!r} appears twice in {p.name}", fix="give every specialist its own name")
             names.add(name)
+            signs = s.get("readiness", [])
+            if not isinstance(signs, list) or not all(isinstance(x, str) and x.strip("+- ") for x in signs):
+                raise MootError(f"specialist {name!r} in {p.name}: readiness must be a list of metric names",
+                                fix='write readiness = ["hrv", "-resting"] (a leading - : lower is readier)')
             specialists.append(Specialist(name, str(s.get("focus", name)), tuple(str(k) for k in reads),
-                                          tuple(str(k).lower() for k in s.get("keywords", []))))
+                                          tuple(str(k).lower() for k in s.get("keywords", [])),
+                                          tuple(x.strip().lower() for x in signs)))
         if not specialists:
             raise MootError(f"coordinator {domain!r} in {p.name} has no specialists", fix="add [[coordinator.specialist]] entries under it")
         coordinators.append(Coordinator(domain, tuple(specialists), tuple(str(k).lower() for k in c.get("keywords", []))))

@@ -49,7 +49,7 @@ from moot.teams.deliberation.consensus import (
 from moot.teams.deliberation.data import DataSet, load_folder
 from moot.teams.deliberation.debate import Built, Side, run_debate, stakes, voice
 from moot.teams.deliberation.decision import answer_text, decide, polish_ok, render
-from moot.teams.deliberation.evidence import evidence_for
+from moot.teams.deliberation.evidence import evidence_for, readiness_signal
 from moot.teams.deliberation.memory import FeedbackMemory
 from moot.teams.deliberation.models import (
     IMPACT_WEIGHT,
@@ -72,6 +72,7 @@ from moot.teams.deliberation.plan import (
     clash,
     describe,
     free_slots,
+    readiness_positions,
 )
 from moot.teams.deliberation.roster import DEFAULT_ROSTER, Roster, Specialist, activate, load_roster
 
@@ -259,9 +260,17 @@ class _Deliberation:
         self.free = free_slots(events + [o.window for o in self.options.values()], self.now)
         positions = {describe(p, self.options): p for p in candidate_positions(self.options, self.free)}
 
-        # 3. every specialist takes a position, all in parallel
+        # 3. every specialist takes a position, all in parallel (Python settles those its readiness evidence decides)
         jobs = [(domain, s) for domain, specialists in chosen for s in specialists]
-        taken = await asyncio.gather(*(self._specialist(domain, s, positions) for domain, s in jobs))
+        stances = [self._stance(s, positions) for _, s in jobs]
+        asks = [st if isinstance(st, dict) else None for st in stances]
+        checks = self._order_checks(asks, positions)
+
+        async def take(k: int) -> tuple[Position, Any] | None:
+            st, (domain, s) = stances[k], jobs[k]
+            return await self._specialist(domain, s, st, checks[k]) if isinstance(st, dict) else st
+
+        taken = await asyncio.gather(*(take(k) for k in range(len(jobs))))
         self._merge(jobs, [t for t in taken])
         for domain, specialists in chosen:
             self.result.coordinators.append(coordinator_result(domain, specialists, self.result.insights, jobs, taken))
@@ -316,7 +325,7 @@ class _Deliberation:
     # ------------------------------------------------------------------ 2-3. evidence and positions
 
     def _gather(self, s: Specialist, claimed: set[str]) -> bool:
-        found = evidence_for(self.team.data, list(s.reads), self.now, claimed)
+        found = evidence_for(self.team.data, list(s.reads), self.now, claimed, readiness_signs=s.readiness)
         by_text = {e.text: k for k, e in self.evidence.items()}
         mine = []
         for f in found:
@@ -329,18 +338,66 @@ class _Deliberation:
         self.mine[s.name] = mine
         return bool(mine)
 
-    async def _specialist(self, domain: str, s: Specialist, positions: dict[str, Position]) -> tuple[Position, Any] | None:
-        mine = self.mine[s.name]
-        agent = ag.specialist_agent(self.team.model_for("specialist"), s.name, s.focus, list(positions), mine)
+    def _stance(self, s: Specialist, positions: dict[str, Position]) -> tuple[Position, Any] | dict[str, Position] | None:
+        """What Python settles before a specialist's call: its readiness evidence (computed) narrows the
+        positions on a physical option to those it allows, and when one is left it is the position (no
+        call). Returns that ``(position, stance)``, the positions the model is to choose from, or
+        ``None`` when the specialist takes no position (said in the notes)."""
+        signal = readiness_signal([self.evidence[e] for e in self.mine[s.name]])
+        narrowed = readiness_positions(signal.direction, self.options, list(positions.values())) if signal else None
+        if narrowed is None:
+            return positions
+        allowed = {describe(p, self.options): p for p in narrowed}
+        if not allowed:
+            self.notes.append(f"{s.name}: no position ({signal.why}: no position the options allow follows from it)")  # type: ignore[union-attr]
+            return None
+        if len(allowed) == 1:
+            return next(iter(allowed.values())), signal.stance()  # type: ignore[union-attr]
+        return allowed
+
+    def _order_checks(self, asks: list[dict[str, Position] | None], everything: dict[str, Position]) -> list[bool]:
+        """Which specialists choosing from every position are asked twice, the positions listed in
+        Python's order and reversed: as many as the calls left allow after one call each, the mode's
+        first debate and the polish asked for; they go before the votes, which a position that follows
+        the listing order would not deserve (a narrowed choice needs no check: every position in it
+        follows the evidence)."""
+        spare = (self.calls_left() - sum(1 for a in asks if a is not None) - (DEBATE_CALLS if self.mode.debate else 0)
+                 - (1 if self.team.polish else 0))
+        checks = []
+        for a in asks:
+            check = a is everything and spare > 0
+            spare -= check
+            checks.append(check)
+        return checks
+
+    async def _specialist(self, domain: str, s: Specialist, allowed: dict[str, Position], check: bool) -> tuple[Position, Any] | None:
+        """The model's choice of a position among ``allowed``; with ``check``, asked twice, the positions
+        listed one way and the other: a choice that follows the listing order is no choice (a small
+        model tends to take the first position it is shown)."""
+        mine, listed = self.mine[s.name], list(allowed)
+        orders = (listed, listed[::-1]) if check else (listed,)
+        outcomes = await asyncio.gather(*(
+            self.rec.step(f"{domain}.{s.name}" + ("" if k == 0 else ".reversed"), self._specialist_agent(s, order, mine),
+                          self._specialist_task(mine, order))
+            for k, order in enumerate(orders)))
+        if any(o is None or not o.ok for o in outcomes):
+            return None
+        picks = [o.output.position for o in outcomes]  # type: ignore[union-attr]
+        if len(set(picks)) > 1:
+            self.notes.append(f"{s.name}: no position (it took '{picks[0]}' from the positions listed one way and "
+                              f"'{picks[1]}' from them listed the other way)")
+            return None
+        return allowed[picks[0]], outcomes[0].output  # type: ignore[union-attr]
+
+    def _specialist_agent(self, s: Specialist, listed: list[str], mine: list[str]) -> Any:
+        return ag.specialist_agent(self.team.model_for("specialist"), s.name, s.focus, listed, mine)
+
+    def _specialist_task(self, mine: list[str], listed: list[str]) -> str:
         options = "\n".join(f"- {o.name()}: {o.window.label()}" + (f" (on the calendar as '{o.event}')" if o.event else "")
                             for o in self.options.values())
-        task = (f"The decision: {self.window_label}\nOptions:\n{options}\n\nEvidence from the person's data:\n"
+        return (f"The decision: {self.window_label}\nOptions:\n{options}\n\nEvidence from the person's data:\n"
                 + "\n".join(f"{e}: {self.evidence[e].text}" for e in mine)
-                + "\n\nPositions you can take:\n" + "\n".join(f"- {p}" for p in positions))
-        outcome = await self.rec.step(f"{domain}.{s.name}", agent, task)
-        if outcome is None or not outcome.ok:
-            return None
-        return positions[outcome.output.position], outcome.output
+                + "\n\nPositions you can take:\n" + "\n".join(f"- {p}" for p in listed))
 
     def _merge(self, jobs: list[tuple[str, Specialist]], taken: list[tuple[Position, Any] | None]) -> None:
         """One insight per distinct position, with every specialist that took it."""
