@@ -53,7 +53,8 @@ POSITIONS: dict[str, tuple[str, str, str, int]] = {
 class Deliberators:
     """Plays the reader, the specialists, the moderator, the validators, the voters and the polisher.
 
-    ``reading``: (label, a word of its calendar event or "", a time value's start or "") per option;
+    ``reading``: (label, a word of its calendar event or "", a time value's start or "", optionally its
+    kind) per option;
     ``positions``: specialist → (kind, option word, impact, confidence); ``compromise``: the
     moderator's slots (``compromise_type``, ``side``, ``option`` word, ``adjustment``, ``slot`` word,
     ``condition`` word); ``validate``: specialist → its round-4 vote (default +2); ``votes``: voter →
@@ -62,7 +63,7 @@ class Deliberators:
     specialist (known by the evidence ids its schema offers).
     """
 
-    def __init__(self, *, reading: list[tuple[str, str, str]] | None = None,
+    def __init__(self, *, reading: list[tuple[str, ...]] | None = None,
                  positions: dict[str, tuple[str, str, str, int]] | None = None, compromise: dict[str, str] | None = None,
                  validate: dict[str, int] | None = None, votes: dict[str, int] | None = None, bad: tuple[str, ...] = (),
                  window: str = "", polish: str = "", barrier: asyncio.Barrier | None = None,
@@ -91,7 +92,8 @@ class Deliberators:
             events, times = enum(schema, "RequestOption", "event"), enum(schema, "RequestOption", "time")
             windows = enum(schema, None, "window")
             return {"options": [{"label": label, "event": choose(events, "", ev) if ev else "none",
-                                 "time": choose(times, t) if t else "not stated"} for label, ev, t in self.reading],
+                                 "time": choose(times, t) if t else "not stated", **({"kind": kind[0]} if kind else {})}
+                                for label, ev, t, *kind in self.reading],
                     "window": choose(windows, "", self.window) if self.window else "not stated"}
         if kind == "SpecialistPosition":
             if self.barrier is not None:

@@ -8,6 +8,8 @@ import asyncio
 import csv
 from pathlib import Path
 
+import pytest
+
 from moot.eval.deliberation_scenarios import allowed_numbers, grade_plan, make_scenarios, one_call, summarise, ungrounded
 from moot.models.testing import FunctionModel
 from moot.teams.deliberation import DeliberationTeam
@@ -61,3 +63,59 @@ def test_one_call_and_self_consistency_choose_under_a_schema_and_take_the_majori
             {"system": "x", "gold": "both", "correct": False, "ungrounded": ["99 %"], "calls": 6, "seconds": 3.0}]
     assert summarise(rows)["x"] == {"scenarios": 2, "accuracy": 0.5, "grounded": 0.5, "calls": 7, "seconds": 2.0,
                                     "by_gold": {"A": "1/1", "both": "0/1"}}
+
+
+SUITE_ICS = """BEGIN:VCALENDAR
+VERSION:2.0
+PRODID:-//test//EN
+BEGIN:VEVENT
+UID:1
+DTSTART:20270112T183000
+DTEND:20270112T193000
+SUMMARY:Five-a-side football
+END:VEVENT
+END:VCALENDAR
+"""
+
+
+def write_suite(root: Path, gold: str = "B", **change: str) -> Path:
+    import json
+
+    (root / "s01").mkdir(parents=True)
+    (root / "s01" / "games.ics").write_text(SUITE_ICS)
+    (root / "s01" / "band.csv").write_text("day,HRV (ms),Resting heart rate (bpm),note\n"
+                                           + "".join(f"2027-01-{d:02d},{h},{r},ok\n" for d, h, r in
+                                                     zip(range(4, 12), (64, 66, 63, 65, 64, 66, 52, 44), (50, 51, 50, 49, 50, 51, 56, 59))))
+    item = {"id": "s01", "folder": "s01", "request": "This evening at 6:30pm, football or the client call prep?",
+            "now": "2027-01-11T21:00", "option_a": "football", "option_b": "client call prep", "gold": gold, **change}
+    (root / "scenarios.json").write_text(json.dumps([item]))
+    return root
+
+
+def test_a_suite_written_elsewhere_is_loaded_graded_and_checked_for_numbers(tmp_path: Path) -> None:
+    from moot.eval.deliberation_scenarios import load_suite
+
+    [sc] = load_suite(write_suite(tmp_path / "suite"))
+    assert (sc.id, sc.gold, sc.train, sc.work) == ("s01", "B", "football", "client call prep")
+    allowed = allowed_numbers(sc)
+    # every numeric column of every CSV, and its 7-day means (the text column is left out)
+    assert {44.0, 59.0, 52.0} <= allowed and round((66 + 63 + 65 + 64 + 66 + 52 + 44) / 7, 1) in allowed
+    assert ungrounded("HRV 44 ms against 71 ms", allowed) == ["71 ms"]
+    script = Deliberators(reading=[("football", "Five", "", "physical activity"), ("client call prep", "", "")],
+                          positions={"calendar": ("do", "football", "medium", 60), "recovery": ("do", "client", "high", 80)},
+                          compromise={"compromise_type": "priority_override", "side": "A", "option": "football"})
+    result = DeliberationTeam(sc.folder, model=model_for(script), mode="standard").deliberate_sync(sc.request, now=sc.now)
+    # HRV 44 against its week and a resting pulse above its week: readiness is lower, the football is not played as planned
+    assert result.decision is not None and grade_plan(sc, result.decision.plan) == "B"
+
+
+@pytest.mark.parametrize(("change", "says"), [({"gold": "maybe"}, "gold 'maybe' is not A, B or both"),
+                                              ({"option_b": ""}, "lacks option_b"),
+                                              ({"folder": "s09"}, "its folder does not exist")])
+def test_a_bad_suite_is_one_line_naming_the_fix(tmp_path: Path, change: dict[str, str], says: str) -> None:
+    from moot.errors import MootError
+    from moot.eval.deliberation_scenarios import load_suite
+
+    with pytest.raises(MootError) as err:
+        load_suite(write_suite(tmp_path / "suite", **change))
+    assert says in err.value.one_line() and "option_a" in err.value.one_line()

@@ -35,19 +35,24 @@ def deliberation_eval(
                                          "`moot deliberate --budget`: quick, standard (default) or deep."),
     mode: Optional[str] = typer.Option(None, "--mode", hidden=True, help="The older spelling of --budget."),
     keep: Optional[Path] = typer.Option(None, "--keep", help="With --scenarios: write the scenario folders here and keep them."),
+    suite: Optional[Path] = typer.Option(None, "--suite", help="Instead of seeded scenarios: a folder of scenarios written "
+                                         "elsewhere (scenarios.json and one data folder each; see docs/eval.md)."),
 ) -> None:
     """Score the deliberation team and the baselines a user would try first, at the same model and equal calls.
 
     With --scenarios: decision accuracy, grounding of every number and calls, against one call with all the data
     in the prompt and self-consistency at the team's calls. Without: the reasoning-gym questions."""
     announce("eval deliberation")
-    if scenarios is not None:
+    if suite is not None and scenarios is not None:
+        raise UsageError("--suite and --scenarios both choose the scenarios", fix="pass one of them")
+    if scenarios is not None or suite is not None:
         from moot.cli._options import parse_budget
         from moot.cli.deliberate_cmd import _size
 
         if budget is not None and not all(p.strip() in ("quick", "standard", "deep") for p in budget.split(",") if p.strip()):
             raise UsageError("the scenario eval takes a size only", fix="use --budget quick, standard or deep")
-        _scenarios(scenarios, seed, model, _size(parse_budget(budget) if budget else None, mode), keep, json_out, as_json)
+        _scenarios(scenarios or 0, seed, model, _size(parse_budget(budget) if budget else None, mode), keep, json_out, as_json,
+                   suite)
         return
     from moot.eval.deliberation import SelfConsistency, SingleAgent, is_correct, majority, make_questions, summarise
     from moot.models.registry import infer_model
@@ -102,23 +107,34 @@ def deliberation_eval(
 
 
 def _scenarios(n: int, seed: int, model: Optional[str], mode: str, keep: Optional[Path], json_out: Optional[Path],
-               as_json: bool) -> None:
+               as_json: bool, suite: Optional[Path] = None) -> None:
     import tempfile
 
-    from moot.eval.deliberation_scenarios import allowed_numbers, grade_plan, make_scenarios, one_call, summarise, ungrounded
+    from moot.eval.deliberation_scenarios import (
+        allowed_numbers,
+        grade_plan,
+        load_suite,
+        make_scenarios,
+        one_call,
+        summarise,
+        ungrounded,
+    )
     from moot.models.registry import infer_model
     from moot.teams.deliberation import DeliberationTeam
     from moot.teams.deliberation.consensus import mode as get_mode
 
-    if n < 1:
+    if suite is None and n < 1:
         raise MootError("--scenarios must be at least 1", fix="use --scenarios 30 (the full set) or fewer for a quick look")
     get_mode(mode)
+    listed = load_suite(suite) if suite is not None else None
     resolved = infer_model(model)
     model_name = getattr(resolved, "name", str(model))
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="moot-scenarios-") as tmp:
         root = keep if keep is not None else Path(tmp)
-        for k, sc in enumerate(make_scenarios(n, root, seed)):
+        chosen = listed if listed is not None else make_scenarios(n, root, seed)
+        n = len(chosen)
+        for k, sc in enumerate(chosen):
             allowed = allowed_numbers(sc)
             team = DeliberationTeam(sc.folder, model=resolved, mode=mode)
             result = team.deliberate_sync(sc.request, now=sc.now)
@@ -135,7 +151,8 @@ def _scenarios(n: int, seed: int, model: Optional[str], mode: str, keep: Optiona
             shown = " · ".join(f"{r['system']} {r['decision']}{'✓' if r['correct'] else '✗'}" for r in rows[-3:])
             progress_line("eval deliberation", f"{sc.id}: gold {sc.gold} · {shown}")
             if json_out is not None:  # after every scenario: a long run stopped half-way keeps what it measured
-                write_json_file(json_out, {"model": model_name, "seed": seed, "mode": mode, "done": k + 1, "of": n,
+                write_json_file(json_out, {"model": model_name, "seed": seed, "mode": mode, "suite": str(suite) if suite else None,
+                                           "done": k + 1, "of": n,
                                            "summary": summarise(rows), "rows": rows})
     summary = summarise(rows)
     if as_json:
@@ -144,7 +161,7 @@ def _scenarios(n: int, seed: int, model: Optional[str], mode: str, keep: Optiona
         return
     from rich.table import Table
 
-    table = Table(title=f"deliberation scenarios ({n}, seed {seed})", show_edge=False)
+    table = Table(title=f"deliberation scenarios ({n}, {f'suite {suite}' if suite else f'seed {seed}'})", show_edge=False)
     for col in ("system", "accuracy", "grounded", "calls", "seconds", "by gold"):
         table.add_column(col)
     for name, s in summary.items():

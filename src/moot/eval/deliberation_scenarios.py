@@ -67,6 +67,10 @@ MESSAGES = {
 
 @dataclass
 class Scenario:
+    """One decision with its gold. ``train`` names the option whose fate is graded (with
+    ``train_event``, its calendar title), ``work`` the other one; a suite's scenario (:func:`load_suite`)
+    fills them from its ``option_a`` and ``option_b``."""
+
     id: str
     gold: Gold
     folder: Path
@@ -76,6 +80,9 @@ class Scenario:
     work: str
     train_event: str
     work_event: str
+    a_choice: str = ""
+    """The one-call baseline's wording of option A (default ``do the <train>``)."""
+    why: str = ""
 
 
 def _series(rng: random.Random, base: float, last: float, spread: float, decimals: int) -> list[float]:
@@ -142,13 +149,57 @@ def grade_plan(scenario: Scenario, plan: list[Any]) -> Gold | None:
     return "A" if state == "as planned" else "both" if state == "shortened" else "B"
 
 
+def load_suite(root: Path) -> list[Scenario]:
+    """A folder of scenarios written elsewhere: ``scenarios.json`` lists each one's ``id``, ``folder``,
+    ``request``, ``now``, ``option_a`` (the option whose fate is graded, on the calendar), ``option_b``
+    and ``gold`` (``A``: A as planned; ``B``: A skipped or moved; ``both``: a compromise keeping both)."""
+    import json
+
+    from moot.errors import MootError
+
+    index = root / "scenarios.json"
+    try:
+        items = json.loads(index.read_text("utf-8"))
+    except FileNotFoundError:
+        raise MootError(f"{index} does not exist", fix="pass --suite a folder holding scenarios.json and one folder per scenario") from None
+    except json.JSONDecodeError as exc:
+        raise MootError(f"{index} is not valid JSON ({exc})", fix="fix scenarios.json at that line") from None
+    out = []
+    for k, item in enumerate(items if isinstance(items, list) else [], 1):
+        missing = [f for f in ("id", "folder", "request", "now", "option_a", "option_b", "gold") if not item.get(f)]
+        if missing or item["gold"] not in ("A", "B", "both") or not (root / item["folder"]).is_dir():
+            why = f"lacks {', '.join(missing)}" if missing else (f"gold {item['gold']!r} is not A, B or both"
+                                                                  if item["gold"] not in ("A", "B", "both") else "its folder does not exist")
+            raise MootError(f"scenario #{k} in {index.name} {why}", fix="give each scenario id, folder, request, now, option_a, "
+                                                                         "option_b and gold (A, B or both)")
+        out.append(Scenario(id=item["id"], gold=item["gold"], folder=root / item["folder"], request=item["request"],
+                            now=item["now"], train=item["option_a"], work=item["option_b"], train_event="", work_event="",
+                            a_choice=item["option_a"], why=item.get("why", "")))
+    if not out:
+        raise MootError(f"{index} lists no scenario", fix="write a JSON list of scenarios into it")
+    return out
+
+
+def _columns(folder: Path) -> list[list[float]]:
+    """The numeric columns of every CSV in the folder (a cell that is not a number ends its column's use)."""
+    import csv
+
+    out = []
+    for f in sorted(folder.glob("*.csv")):
+        rows = list(csv.reader(f.read_text("utf-8").splitlines()))[1:]
+        for col in range(1, max((len(r) for r in rows), default=0)):
+            try:
+                out.append([float(r[col]) for r in rows if len(r) > col and r[col].strip()])
+            except ValueError:
+                continue
+    return out
+
+
 def allowed_numbers(scenario: Scenario) -> set[float]:
     """The numbers an answer may contain: the data's and the request's, and 7-day means of the CSV's columns."""
     texts = [scenario.request] + [f.read_text() for f in sorted(scenario.folder.iterdir()) if f.is_file()]
     allowed = {round(q.value, 2) for t in texts for q in find_quantities(t)}
-    rows = [line.split(",") for line in (scenario.folder / "wearable.csv").read_text().splitlines()[1:]]
-    for col in (1, 2):
-        values = [float(r[col]) for r in rows]
+    for values in _columns(scenario.folder):
         for end in range(3, len(values) + 1):
             window = values[max(0, end - 7):end]
             mean = statistics.fmean(window)
@@ -172,7 +223,7 @@ ONE_CALL_PROMPT = ("You advise a person on a decision between two options for th
 
 
 def _one_call_output(scenario: Scenario) -> Any:
-    choices = (f"do the {scenario.train}", f"{scenario.work}", "split the time between both")
+    choices = (scenario.a_choice or f"do the {scenario.train}", f"{scenario.work}", "split the time between both")
     return create_model("OneCallDecision", decision=(Literal[choices], ...),  # type: ignore[valid-type]
                         answer=(str, Field(default="", max_length=400))), choices
 
@@ -234,5 +285,5 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return out
 
 
-__all__ = ["KINDS", "BaselineAnswer", "Scenario", "allowed_numbers", "grade_plan", "make_scenarios", "one_call", "summarise",
-           "ungrounded"]
+__all__ = ["KINDS", "BaselineAnswer", "Scenario", "allowed_numbers", "grade_plan", "load_suite", "make_scenarios", "one_call",
+           "summarise", "ungrounded"]

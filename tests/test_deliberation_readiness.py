@@ -1,0 +1,179 @@
+"""Readiness evidence and the order check: what keeps a specialist's position tied to the data.
+
+Python computes what a readiness metric's move against its week says (lower, usual, higher) and
+narrows the positions on a physical option to those it allows; a position the model chooses from
+all of them is asked for twice, listed both ways, and one that follows the listing order is none.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from moot.errors import MootError
+from moot.runtime import RunStore
+from moot.teams.deliberation import DeliberationTeam
+from moot.teams.deliberation.data import load_folder
+from moot.teams.deliberation.evidence import READINESS_CHANGE, evidence_for, readiness, readiness_signal
+from moot.teams.deliberation.models import Evidence
+from moot.teams.deliberation.plan import Option, TimeWindow, candidate_positions, describe, free_slots, readiness_positions
+from moot.teams.deliberation.roster import load_roster
+
+from deliberation_support import NOW, Deliberators, model_for
+
+T7 = datetime(2026, 11, 25, 7, 0, tzinfo=timezone.utc)
+HOUR = TimeWindow(start=T7, end=T7 + timedelta(hours=1))
+
+CALENDAR = """BEGIN:VCALENDAR
+VERSION:2.0
+PRODID:-//test//EN
+BEGIN:VEVENT
+UID:1
+DTSTART:20261125T070000Z
+DTEND:20261125T080000Z
+SUMMARY:Hill repeats with the club
+END:VEVENT
+BEGIN:VEVENT
+UID:2
+DTSTART:20261125T100000Z
+DTEND:20261125T113000Z
+SUMMARY:Quarterly review
+END:VEVENT
+END:VCALENDAR
+"""
+REQUEST = "Tomorrow at 7am, should I do the hill repeats or go over the quarterly review slides?"
+READ = [("hill repeats", "Hill", "", "physical activity"), ("go over the quarterly review slides", "", "Wed 07:00", "work or study")]
+
+
+def folder(tmp_path: Path, recovery: list[int], resting: list[int]) -> Path:
+    """A calendar and a wearable export whose last day is the request's (24 November)."""
+    root = tmp_path / "data"
+    root.mkdir()
+    (root / "cal.ics").write_text(CALENDAR)
+    rows = [f"2026-11-{16 + k},{r},{h}" for k, (r, h) in enumerate(zip(recovery, resting))]
+    (root / "watch.csv").write_text("date,Recovery score %,Resting heart rate (bpm)\n" + "\n".join(rows) + "\n")
+    return root
+
+
+LOW = ([62, 60, 63, 61, 59, 62, 50, 41, 38], [52, 53, 52, 51, 53, 52, 55, 58, 61])
+HIGH = ([55, 57, 54, 56, 55, 57, 60, 68, 79], [58, 57, 58, 59, 57, 58, 55, 53, 51])
+USUAL = ([60, 62, 61, 59, 60, 61, 62, 60, 61], [54, 53, 54, 55, 54, 53, 54, 54, 54])
+
+
+def test_a_metric_moved_a_tenth_of_its_week_is_a_sign_and_the_roster_says_which_way_is_ready() -> None:
+    assert READINESS_CHANGE == 0.10
+    assert readiness(-0.36, 1) == "lower" and readiness(0.25, 1) == "higher"
+    assert readiness(0.05, 1) == readiness(-0.09, 1) == "usual"
+    # a resting heart rate 12 % above its week: less ready (the roster writes it "-resting")
+    assert readiness(0.12, -1) == "lower" and readiness(-0.12, -1) == "higher"
+    assert readiness(-0.5, None) is None and readiness(None, 1) is None
+
+
+def test_readiness_is_computed_from_the_specialists_own_signs(tmp_path: Path) -> None:
+    data = load_folder(folder(tmp_path, *LOW))
+    now = datetime(2026, 11, 24, 20, 0, tzinfo=timezone.utc)
+    found = {e.label: e for e in evidence_for(data, ["metrics:recovery", "metrics:resting"], now,
+                                              readiness_signs=("recovery", "-resting")) if e.kind == "metric"}
+    recovery, resting = found["recovery score"], found["resting heart rate"]
+    assert recovery.text == "recovery score 38 % today against a weekly average of 57 %"
+    assert recovery.readiness == "lower" and recovery.change == pytest.approx((38 - 396 / 7) / (396 / 7))
+    assert resting.readiness == "lower" and resting.change is not None and resting.change > 0  # higher pulse, less ready
+    # without readiness signs a metric is evidence, but no sign
+    plain = evidence_for(data, ["metrics:recovery"], now)
+    assert all(e.readiness is None for e in plain)
+
+
+def sign(way: str | None, change: float, eid: str = "E1") -> Evidence:
+    return Evidence(evidence_id=eid, kind="metric", text=f"metric {eid}", source="watch.csv", change=change, readiness=way)  # type: ignore[arg-type]
+
+
+def test_signs_that_agree_are_a_signal_and_signs_that_disagree_leave_it_to_the_model() -> None:
+    low = readiness_signal([sign("lower", -0.36, "E1"), sign("usual", -0.04, "E2"), sign("lower", -0.2, "E3")])
+    assert low is not None and low.direction == "lower" and low.evidence_ids == ["E1", "E3"]
+    stance = low.stance()
+    # confidence 50 % plus the largest move in points, impact high from a 25 % move
+    assert (stance.confidence, stance.impact, stance.evidence) == (86, "high", ["E1", "E3"])
+    usual = readiness_signal([sign("usual", 0.03), sign("usual", -0.05, "E2")])
+    assert usual is not None and usual.direction == "usual" and usual.stance().confidence == 50
+    assert readiness_signal([sign("lower", -0.3), sign("higher", 0.2, "E2")]) is None
+    assert readiness_signal([Evidence(evidence_id="E1", kind="note", text="a note", source="n.md")]) is None
+
+
+def options(kind_a: str = "physical activity", kind_b: str = "work or study") -> dict[str, Option]:
+    return {"O1": Option(option_id="O1", label="hill repeats", window=HOUR, kind=kind_a),
+            "O2": Option(option_id="O2", label="review slides", window=HOUR, kind=kind_b)}
+
+
+def test_readiness_narrows_the_positions_on_a_physical_option() -> None:
+    opts = options()
+    every = candidate_positions(opts, free_slots([HOUR], T7 - timedelta(hours=10)))
+    said = lambda ps: [describe(p, opts) for p in ps]  # noqa: E731
+    lower = said(readiness_positions("lower", opts, every) or [])
+    assert lower and all(p.startswith(("skip 'hill", "move 'hill", "do 'review")) for p in lower)
+    assert "do 'review slides' as planned (Wed 07:00–08:00)" in lower and "skip 'hill repeats'" in lower
+    assert said(readiness_positions("higher", opts, every) or []) == ["do 'hill repeats' as planned (Wed 07:00–08:00)"]
+    # at the usual level nothing speaks against either: the time is split, the physical option first
+    assert said(readiness_positions("usual", opts, every) or []) == [
+        "split the time: 'hill repeats' Wed 07:00–07:30, then 'review slides' Wed 07:30–08:00"]
+    # no option readiness speaks to: the model weighs the evidence among every position
+    assert readiness_positions("lower", options("work or study", "social or leisure"), every) is None
+    # lower readiness also speaks for an option of rest
+    rest = options("rest or sleep", "social or leisure")
+    assert said(readiness_positions("lower", rest, candidate_positions(rest, [])) or []) == [
+        "do 'hill repeats' as planned (Wed 07:00–08:00)", "do 'review slides' as planned (Wed 07:00–08:00)"]
+
+
+def run(tmp_path: Path, script: Deliberators, data: Path, mode: str = "standard") -> object:
+    team = DeliberationTeam(data, model=model_for(script), store=RunStore(tmp_path / "runs.db"), mode=mode)
+    return team.deliberate_sync(REQUEST, now=NOW)
+
+
+def test_higher_readiness_settles_the_health_positions_without_a_call(tmp_path: Path) -> None:
+    script = Deliberators(reading=READ, positions={"calendar": ("do", "hill", "medium", 60)})
+    result = run(tmp_path, script, folder(tmp_path, *HIGH))
+    asked = {agent for kind, agent in script.calls if kind == "SpecialistPosition"}
+    assert "recovery" not in asked
+    mine = next(i for i in result.insights if "recovery" in i.supporters)  # type: ignore[attr-defined]
+    assert mine.recommendation == "do 'hill repeats' as planned (Wed 07:00–08:00)"
+    assert any(e.startswith("recovery score 79 % today against a weekly average of") for e in mine.evidence)
+    assert result.answer.splitlines()[0].startswith("Do 'hill repeats' as planned")  # type: ignore[attr-defined]
+
+
+def test_lower_readiness_lets_the_model_choose_only_among_positions_that_spare_the_body(tmp_path: Path) -> None:
+    script = Deliberators(reading=READ, positions={"recovery": ("do", "", "high", 80), "calendar": ("do", "hill", "medium", 60)})
+    result = run(tmp_path, script, folder(tmp_path, *LOW))
+    [request] = [r for r in script.requests if r.agent == "recovery"]
+    offered = request.output.json_schema["properties"]["position"]["enum"]  # type: ignore[union-attr]
+    assert "do 'hill repeats' as planned (Wed 07:00–08:00)" not in offered
+    mine = next(i for i in result.insights if "recovery" in i.supporters)  # type: ignore[attr-defined]
+    assert mine.recommendation == "do 'go over the quarterly review slides' as planned (Wed 07:00–08:00)"
+
+
+def test_a_choice_that_follows_the_listing_order_is_no_position(tmp_path: Path) -> None:
+    # calendar answers "the first 'do' listed", which is a different option when the list is reversed;
+    # deep_content answers the same position whichever way the list runs
+    script = Deliberators(reading=READ, positions={"calendar": ("do", "", "high", 90), "deep_content": ("do", "slides", "high", 70)})
+    data = folder(tmp_path, *USUAL)
+    (data / "notes.md").write_text("# Week\n\n## 2026-11-24\n\nThe slides still need the budget table.\n")
+    result = run(tmp_path, script, data)
+    one_way, other_way = [r.output.json_schema["properties"]["position"]["enum"]  # type: ignore[union-attr]
+                          for r in script.requests if r.agent == "calendar"]
+    assert other_way == one_way[::-1]
+    supporters = {s for i in result.insights for s in i.supporters}  # type: ignore[attr-defined]
+    assert "calendar" not in supporters and "deep_content" in supporters
+    assert any(n.startswith("calendar: no position (it took 'do 'hill repeats' as planned") for n in result.notes)  # type: ignore[attr-defined]
+
+
+def test_the_roster_declares_readiness_signs_and_a_bad_one_is_one_line(tmp_path: Path) -> None:
+    good = tmp_path / "good.toml"
+    good.write_text('[[coordinator]]\ndomain = "body"\n[[coordinator.specialist]]\nname = "heart"\n'
+                    'reads = ["metrics:hrv", "metrics:resting"]\nreadiness = ["HRV", "-resting"]\n')
+    assert load_roster(good).specialist("heart").readiness == ("hrv", "-resting")
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[coordinator]]\ndomain = "body"\n[[coordinator.specialist]]\nname = "heart"\n'
+                   'reads = ["metrics:hrv"]\nreadiness = "hrv"\n')
+    with pytest.raises(MootError) as err:
+        load_roster(bad)
+    assert "readiness must be a list of metric names" in err.value.one_line() and "-resting" in err.value.one_line()
