@@ -60,20 +60,23 @@ class Deliberators:
     ``condition`` word); ``validate``: specialist → its round-4 vote (default +2); ``votes``: voter →
     vote on every position; ``bad``: schema names whose replies break the schema; ``unnamed``: the
     positions, in turn, of specialists whose name the request does not carry (over HTTP), one per
-    specialist (known by the evidence ids its schema offers).
+    specialist (known by the evidence ids its schema offers); ``physical``: a word of the option that
+    is a sport (default: none of them).
     """
 
     def __init__(self, *, reading: list[tuple[str, ...]] | None = None,
                  positions: dict[str, tuple[str, str, str, int]] | None = None, compromise: dict[str, str] | None = None,
                  validate: dict[str, int] | None = None, votes: dict[str, int] | None = None, bad: tuple[str, ...] = (),
                  window: str = "", polish: str = "", barrier: asyncio.Barrier | None = None,
-                 slow: dict[str, float] | None = None, unnamed: list[tuple[str, str, str, int]] | None = None) -> None:
+                 slow: dict[str, float] | None = None, unnamed: list[tuple[str, str, str, int]] | None = None,
+                 physical: str = "") -> None:
         self.reading = reading if reading is not None else READING
         self.positions = positions if positions is not None else POSITIONS
         self.compromise = compromise or {"compromise_type": "time_split", "side": "A", "option": "keep working"}
         self.validate, self.votes, self.bad = validate or {}, votes or {}, bad
         self.window, self.polish, self.barrier, self.slow = window, polish, barrier, slow or {}
         self.unnamed, self.answered = unnamed or [], 0
+        self.physical = physical
         self.unnamed_by: dict[frozenset[str], tuple[str, str, str, int]] = {}
         self.calls: list[tuple[str, str]] = []
         """(schema, agent) per request, in order."""
@@ -109,6 +112,9 @@ class Deliberators:
                 what, word, impact, confidence = self.positions.get(agent, ("do", "", "low", 50))
             return {"position": choose(enum(schema, None, "position"), what, word),
                     "evidence": enum(schema, None, "evidence")[:2], "impact": impact, "confidence": confidence}
+        if kind == "PhysicalOption":  # which option is a sport: the one whose label holds ``physical``, else none
+            answers = enum(schema, None, "answer")
+            return {"answer": next((a for a in answers if self.physical and self.physical in a), answers[-1])}
         if kind == "Compromise":
             c = self.compromise
             reply = {"compromise_type": c["compromise_type"] if c["compromise_type"] in enum(schema, None, "compromise_type")

@@ -53,8 +53,8 @@ def test_json_shape_feedback_and_runs_show(tmp_path: Path) -> None:
     assert [r["round_type"] for r in debate["rounds"]] == ["position", "evidence", "compromise", "validation"]
     assert debate["resolution"]["compromise_type"] == "time_split" and debate["resolution"]["accepted"] is True
     assert data["conflicts"][0]["type"] == "contradiction" and "agent_a" in data["conflicts"][0]
-    # the reader, 4 specialists (2 asked again, positions listed the other way), the moderator, the two sides' votes
-    assert data["usage"]["requests"] == 10
+    # the reader, which option is a sport, 4 specialists, the moderator, the two sides' votes
+    assert data["usage"]["requests"] == 9
     assert data["decision"]["what"].startswith("Do 'keep working tonight', shortened to Tue 20:30–22:30")
     # the human view opens with the decision, then names the debate and how to give feedback
     assert human.returncode == 0, human.stderr

@@ -44,7 +44,7 @@ END:VEVENT
 END:VCALENDAR
 """
 REQUEST = "Tomorrow at 7am, should I do the hill repeats or go over the quarterly review slides?"
-READ = [("hill repeats", "Hill", "", "physical activity"), ("go over the quarterly review slides", "", "Wed 07:00", "work or study")]
+READ = [("hill repeats", "Hill", ""), ("go over the quarterly review slides", "", "Wed 07:00")]
 
 
 def folder(tmp_path: Path, recovery: list[int], resting: list[int]) -> Path:
@@ -101,7 +101,7 @@ def test_signs_that_agree_are_a_signal_and_signs_that_disagree_leave_it_to_the_m
     assert readiness_signal([Evidence(evidence_id="E1", kind="note", text="a note", source="n.md")]) is None
 
 
-def options(kind_a: str = "physical activity", kind_b: str = "work or study") -> dict[str, Option]:
+def options(kind_a: str = "physical activity", kind_b: str = "other") -> dict[str, Option]:
     return {"O1": Option(option_id="O1", label="hill repeats", window=HOUR, kind=kind_a),
             "O2": Option(option_id="O2", label="review slides", window=HOUR, kind=kind_b)}
 
@@ -117,21 +117,17 @@ def test_readiness_narrows_the_positions_on_a_physical_option() -> None:
     # at the usual level nothing speaks against either: the time is split, the physical option first
     assert said(readiness_positions("usual", opts, every) or []) == [
         "split the time: 'hill repeats' Wed 07:00–07:30, then 'review slides' Wed 07:30–08:00"]
-    # no option readiness speaks to: the model weighs the evidence among every position
-    assert readiness_positions("lower", options("work or study", "social or leisure"), every) is None
-    # lower readiness also speaks for an option of rest
-    rest = options("rest or sleep", "social or leisure")
-    assert said(readiness_positions("lower", rest, candidate_positions(rest, [])) or []) == [
-        "do 'hill repeats' as planned (Wed 07:00–08:00)", "do 'review slides' as planned (Wed 07:00–08:00)"]
+    # no physical option: readiness says nothing of these options, the model weighs the evidence
+    assert readiness_positions("lower", options("other", "other"), every) is None
 
 
-def run(tmp_path: Path, script: Deliberators, data: Path, mode: str = "standard") -> object:
-    team = DeliberationTeam(data, model=model_for(script), store=RunStore(tmp_path / "runs.db"), mode=mode)
+def run(tmp_path: Path, script: Deliberators, data: Path, mode: str = "standard", **kw: object) -> object:
+    team = DeliberationTeam(data, model=model_for(script), store=RunStore(tmp_path / "runs.db"), mode=mode, **kw)  # type: ignore[arg-type]
     return team.deliberate_sync(REQUEST, now=NOW)
 
 
 def test_higher_readiness_settles_the_health_positions_without_a_call(tmp_path: Path) -> None:
-    script = Deliberators(reading=READ, positions={"calendar": ("do", "hill", "medium", 60)})
+    script = Deliberators(reading=READ, positions={"calendar": ("do", "hill", "medium", 60)}, physical="hill")
     result = run(tmp_path, script, folder(tmp_path, *HIGH))
     asked = {agent for kind, agent in script.calls if kind == "SpecialistPosition"}
     assert "recovery" not in asked
@@ -142,7 +138,8 @@ def test_higher_readiness_settles_the_health_positions_without_a_call(tmp_path: 
 
 
 def test_lower_readiness_lets_the_model_choose_only_among_positions_that_spare_the_body(tmp_path: Path) -> None:
-    script = Deliberators(reading=READ, positions={"recovery": ("do", "", "high", 80), "calendar": ("do", "hill", "medium", 60)})
+    script = Deliberators(reading=READ, positions={"recovery": ("do", "", "high", 80), "calendar": ("do", "hill", "medium", 60)},
+                          physical="hill")
     result = run(tmp_path, script, folder(tmp_path, *LOW))
     [request] = [r for r in script.requests if r.agent == "recovery"]
     offered = request.output.json_schema["properties"]["position"]["enum"]  # type: ignore[union-attr]
@@ -154,10 +151,13 @@ def test_lower_readiness_lets_the_model_choose_only_among_positions_that_spare_t
 def test_a_choice_that_follows_the_listing_order_is_no_position(tmp_path: Path) -> None:
     # calendar answers "the first 'do' listed", which is a different option when the list is reversed;
     # deep_content answers the same position whichever way the list runs
-    script = Deliberators(reading=READ, positions={"calendar": ("do", "", "high", 90), "deep_content": ("do", "slides", "high", 70)})
+    script = Deliberators(reading=READ, positions={"calendar": ("do", "", "high", 90), "deep_content": ("do", "slides", "high", 70)},
+                          physical="hill")
     data = folder(tmp_path, *USUAL)
     (data / "notes.md").write_text("# Week\n\n## 2026-11-24\n\nThe slides still need the budget table.\n")
-    result = run(tmp_path, script, data)
+    result = run(tmp_path, script, data, order_check=True)
+    # which option is a sport was asked both ways round too, and the answers agreed
+    assert [r.agent for r in script.requests].count("physical") == 2
     one_way, other_way = [r.output.json_schema["properties"]["position"]["enum"]  # type: ignore[union-attr]
                           for r in script.requests if r.agent == "calendar"]
     assert other_way == one_way[::-1]
@@ -177,3 +177,22 @@ def test_the_roster_declares_readiness_signs_and_a_bad_one_is_one_line(tmp_path:
     with pytest.raises(MootError) as err:
         load_roster(bad)
     assert "readiness must be a list of metric names" in err.value.one_line() and "-resting" in err.value.one_line()
+
+
+def test_a_physical_option_named_differently_each_way_round_is_none(tmp_path: Path) -> None:
+    from moot.models.testing import FunctionModel
+
+    inner = Deliberators(reading=READ, positions={"calendar": ("do", "hill", "medium", 60)})
+
+    def first_listed(request):  # type: ignore[no-untyped-def]
+        if request.agent == "physical":  # answers the first option shown, whichever it is
+            return {"answer": request.output.json_schema["properties"]["answer"]["enum"][0]}
+        return inner(request)
+
+    team = DeliberationTeam(folder(tmp_path, *LOW), model=FunctionModel(first_listed), mode="standard", order_check=True)
+    result = team.deliberate_sync(REQUEST, now=NOW)
+    assert any(n.startswith("no option is taken for a physical activity (asked which one is, the model answered 'hill repeats'")
+               for n in result.notes)
+    # without a physical option the readiness specialists are not narrowed: recovery chose among every position
+    offered = [r.output.json_schema["properties"]["position"]["enum"] for r in inner.requests if r.agent == "recovery"]
+    assert offered and "do 'hill repeats' as planned (Wed 07:00–08:00)" in offered[0]

@@ -168,10 +168,12 @@ def test_modes_are_the_designs_table() -> None:
 
 def test_specialists_leave_room_for_the_debate() -> None:
     # standard: 10 calls - 1 reading - 3 for one debate leaves 6; at most 2 specialists per coordinator
-    assert specialist_slots(MODES["standard"], [3, 3]) == [2, 2]
-    assert sum(specialist_slots(MODES["standard"], [3, 3])) + 1 + DEBATE_CALLS <= MODES["standard"].max_calls
+    assert specialist_slots(MODES["standard"], [3, 3], reader_calls=1) == [2, 2]
+    assert sum(specialist_slots(MODES["standard"], [3, 3], reader_calls=1)) + 1 + DEBATE_CALLS <= MODES["standard"].max_calls
     # quick: 4 calls = the reading and 3 specialists of its one coordinator
-    assert specialist_slots(MODES["quick"], [6]) == [3]
-    assert specialist_slots(MODES["deep"], [6, 3, 3]) == [3, 3, 3]
+    assert specialist_slots(MODES["quick"], [6], reader_calls=1) == [3]
+    assert specialist_slots(MODES["deep"], [6, 3, 3], reader_calls=1) == [3, 3, 3]
+    # with readiness evidence the physical option is asked for twice: quick keeps one specialist
+    assert specialist_slots(MODES["quick"], [6]) == [1] and specialist_slots(MODES["standard"], [3, 3]) == [2, 2]
     # a tight override trims the biggest first but keeps one per coordinator
     assert specialist_slots(MODES["standard"].with_limits(max_calls=6), [3, 3]) == [1, 1]

@@ -69,6 +69,10 @@ def deliberate_command(
     no_memory: bool = typer.Option(False, "--no-memory", help="Neither use nor store past decisions."),
     polish: bool = typer.Option(False, "--polish", help="Let the model reword the answer's first line when a call is left "
                                                         "(refused if it changes a number, a time or an option's name)."),
+    order_check: Optional[bool] = typer.Option(
+        None, "--order-check/--no-order-check",
+        help="Ask every choice among listed options twice, listed both ways, and keep no answer that changes with the "
+             "order (default: on for a model on this machine, off for others)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object: reading, evidence, decision, coordinators, insights, conflicts, debates, votes, usage."),
     record_content: bool = typer.Option(
         False, "--record-content", help="Also record prompts and responses in the run store (shown on the run's web page)."
@@ -101,7 +105,7 @@ def deliberate_command(
     memory = None if no_memory else FeedbackMemory()
     try:
         team = DeliberationTeam(data, **models, mode=mode, roster=roster, store=RunStore(), memory=memory,
-                                max_calls=max_calls, deadline_s=max_seconds, polish=polish)
+                                max_calls=max_calls, deadline_s=max_seconds, polish=polish, order_check=order_check)
         progress.say(f"{team.mode.name} mode over {data}")
         if team.data.skipped and not as_json:
             for s in team.data.skipped[:8]:

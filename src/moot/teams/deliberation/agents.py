@@ -42,6 +42,15 @@ def reader_agent(model: Any, output_type: type[BaseModel]) -> SubAgent:
                     model=model, output_type=output_type, max_turns=2, settings=_settings(220))
 
 
+def physical_output(choices: list[str]) -> type[BaseModel]:
+    return create_model("PhysicalOption", answer=(_choice(choices), ...))
+
+
+def physical_agent(model: Any, choices: list[str]) -> SubAgent:
+    return SubAgent("physical", "says which option is a sport or physical exercise", load_prompt("physical", __package__),
+                    model=model, output_type=physical_output(choices), max_turns=2, settings=_settings(40))
+
+
 # --------------------------------------------------------------------------- specialists
 
 
@@ -123,5 +132,6 @@ def voter_agent(model: Any, name: str, focus: str, insight_ids: list[str]) -> Su
 
 __all__ = [
     "ADJUSTMENTS", "NONE", "CompromiseVote", "PolishedSentence", "compromise_output", "ids", "moderator_agent",
+    "physical_agent", "physical_output",
     "polisher_agent", "position_output", "reader_agent", "specialist_agent", "validator_agent", "voter_agent",
 ]

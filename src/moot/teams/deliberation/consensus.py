@@ -119,8 +119,9 @@ MODES: dict[str, Mode] = {
 """The design's table: quick 1 coordinator / no debate / no consensus / 4 calls / 15 s; standard
 2 / debate / light / 10 / 30 s; deep all 3 / debate / full / 20 / 60 s."""
 
-READER_CALLS = 1
-"""The request is read once, into its options and window."""
+READER_CALLS = 3
+"""The request is read once, into its options and window; which option is a physical activity is
+asked twice, the options listed both ways (only when readiness evidence needs it)."""
 DEBATE_CALLS = 3
 """Model calls one debate costs: the moderator's compromise and each side's vote on it (round 1's
 positions are the specialists' own; round 2's evidence is computed by Python from the data)."""
@@ -132,15 +133,16 @@ def mode(name: str) -> Mode:
     return MODES[name]
 
 
-def specialist_slots(m: Mode, available: Sequence[int]) -> list[int]:
+def specialist_slots(m: Mode, available: Sequence[int], reader_calls: int = READER_CALLS) -> list[int]:
     """How many specialists each activated coordinator runs, so the mode's later phases keep their calls.
 
     ``available``: specialists with data, per activated coordinator. The reading of the request and,
     in modes that debate, one debate are reserved first; further debates and votes use what is left.
+    ``reader_calls``: 1 when no specialist has readiness evidence (no physical option is asked for).
     A specialist counts one call; the calls left over pay for asking again with the positions listed
     the other way (the team's ``_order_checks``).
     """
-    reserve = READER_CALLS + (DEBATE_CALLS if m.debate else 0)
+    reserve = reader_calls + (DEBATE_CALLS if m.debate else 0)
     room = max(1, m.max_calls - reserve)
     slots = [min(n, m.specialists_per_coordinator) for n in available]
     while sum(slots) > room:  # trim the largest first, never below one per coordinator

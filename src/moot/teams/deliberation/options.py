@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field, create_model
 
 from moot.teams.deliberation.data import CalendarEvent
 from moot.teams.deliberation.models import RequestReading
-from moot.teams.deliberation.plan import DEFAULT_OPTION_MINUTES, OPTION_KINDS, Option, TimeWindow
+from moot.teams.deliberation.plan import DEFAULT_OPTION_MINUTES, Option, TimeWindow
 from moot.text.clock import find_clock_times, next_occurrence
 from moot.text.words import content_words
 
@@ -92,7 +92,6 @@ def reader_output(choices: Choices) -> type[BaseModel]:
         label=(str, Field(max_length=80, description="the option in the request's own words")),
         event=(_enum([*choices.events, NO_EVENT]), NO_EVENT),
         time=(_enum([*choices.times, NOT_STATED]), NOT_STATED),
-        kind=(_enum(list(OPTION_KINDS)), "other"),
     )
     return create_model("OptionsInRequest", options=(list[option], Field(min_length=1, max_length=MAX_OPTIONS)),  # type: ignore[valid-type]
                         window=(_enum([*choices.windows, NOT_STATED]), NOT_STATED))
@@ -106,7 +105,7 @@ def resolve(output: Any, request: str, choices: Choices, now: datetime) -> Reque
     """The reader's choices checked and completed in Python (see the module docstring)."""
     notes: list[str] = []
     request_words = set(content_words(request, numbers=False))
-    picked: list[tuple[str, CalendarEvent | None, datetime | None, str]] = []
+    picked: list[tuple[str, CalendarEvent | None, datetime | None]] = []
     seen: set[frozenset[str]] = set()
     for item in getattr(output, "options", []) or []:
         label = _clean(item.label)
@@ -129,13 +128,12 @@ def resolve(output: Any, request: str, choices: Choices, now: datetime) -> Reque
                 event = sharing[0]
                 notes.append(f"linked the option {label!r} to the calendar's '{event.title}'")
         seen.add(frozenset(words))
-        kind = str(getattr(item, "kind", "other"))
-        picked.append((label, event, moment, kind if kind in OPTION_KINDS else "other"))
+        picked.append((label, event, moment))
     window_label = getattr(output, "window", NOT_STATED)
     window = choices.windows.get(window_label)
     if window is None:
         timed = [(e.start, e.end) if e else (t, t + timedelta(minutes=DEFAULT_OPTION_MINUTES))
-                 for _, e, t, _ in picked if e or t]
+                 for _, e, t in picked if e or t]
         if timed:
             window = TimeWindow(start=min(s for s, _ in timed), end=max(e for _, e in timed))
             window_label = f"the options' time ({window.label()})"
@@ -144,11 +142,11 @@ def resolve(output: Any, request: str, choices: Choices, now: datetime) -> Reque
             notes.append(f"the request gives no time: the decision is taken for {window_label}")
     if not picked:
         inside = [(e.title, e) for e in choices.events.values() if e.start < window.end and e.end > window.start]
-        picked = [(title, e, None, "other") for title, e in inside[:MAX_OPTIONS]]
+        picked = [(title, e, None) for title, e in inside[:MAX_OPTIONS]]
         if picked:
             notes.append("no option could be read from the request: the calendar's events in the window are the options")
     options = []
-    for k, (label, event, moment, kind) in enumerate(picked[:MAX_OPTIONS], 1):
+    for k, (label, event, moment) in enumerate(picked[:MAX_OPTIONS], 1):
         if event is not None:
             span, source = TimeWindow(start=event.start, end=event.end), "calendar"
         elif moment is not None:
@@ -156,7 +154,7 @@ def resolve(output: Any, request: str, choices: Choices, now: datetime) -> Reque
         else:
             span, source = window, "decision window"
         options.append(Option(option_id=f"O{k}", label=label, event=event.title if event else None, window=span,
-                              time_from=source, kind=kind))  # type: ignore[arg-type]
+                              time_from=source))  # type: ignore[arg-type]
     return RequestReading(options=options, window=window, window_label=window_label, note="; ".join(notes))
 
 

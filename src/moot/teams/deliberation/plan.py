@@ -16,10 +16,9 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-OPTION_KINDS: tuple[str, ...] = ("physical activity", "work or study", "rest or sleep", "social or leisure", "other")
-"""What an option is, as the reader chooses it; a physical activity is what readiness evidence speaks to."""
 PHYSICAL = "physical activity"
-REST = "rest or sleep"
+"""An option's kind when the model named it, the same both ways round, as the sport or exercise among
+the options (the team's ``_physical``); readiness evidence speaks to it. Every other option is ``other``."""
 PositionKind = Literal["do", "skip", "shorten", "move", "split"]
 POSITION_KINDS: tuple[str, ...] = ("do", "skip", "shorten", "move", "split")
 ItemState = Literal["as planned", "shortened", "moved", "skipped"]
@@ -61,8 +60,7 @@ class Option(BaseModel):
     window: TimeWindow
     """Its planned time: the event's, the time the request gives, or the decision window."""
     time_from: Literal["calendar", "request", "decision window"] = "decision window"
-    kind: str = "other"
-    """One of :data:`OPTION_KINDS`, chosen by the reader."""
+    kind: Literal["physical activity", "other"] = "other"
 
     def name(self) -> str:
         return f"'{self.label}'"
@@ -295,15 +293,13 @@ def candidate_positions(options: dict[str, Option], free: list[TimeWindow]) -> l
 
 
 def readiness_positions(direction: str, options: dict[str, Option], positions: list[Position]) -> list[Position] | None:
-    """The positions that readiness evidence allows, or ``None`` when no option is one it speaks to.
+    """The positions that readiness evidence allows, or ``None`` when no option is a physical activity.
 
-    It speaks to physical activities and to options of rest: readiness ``lower`` allows skipping or
-    moving a physical activity and doing any other option as planned (rest among them); ``higher``
-    allows doing a physical activity as planned; ``usual`` (nothing against either) allows splitting
-    the time with the physical activity first, else shortening it."""
+    ``lower`` allows skipping or moving the physical activity and doing another option as planned;
+    ``higher`` allows doing the physical activity as planned; ``usual`` (nothing against either)
+    allows splitting the time with it first, else shortening it."""
     physical = {oid for oid, o in options.items() if o.kind == PHYSICAL}
-    rest = {oid for oid, o in options.items() if o.kind == REST}
-    if not physical and not (rest and direction == "lower"):
+    if not physical:
         return None
     if direction == "lower":
         return [p for p in positions if (p.option in physical and p.kind in ("skip", "move"))
@@ -315,7 +311,8 @@ def readiness_positions(direction: str, options: dict[str, Option], positions: l
 
 
 __all__ = [
-    "DEFAULT_OPTION_MINUTES", "OPTION_KINDS", "PHYSICAL", "POSITION_KINDS", "Claims", "ItemState", "Option", "PlanItem", "Position", "PositionKind", "REST",
+    "DEFAULT_OPTION_MINUTES", "PHYSICAL", "POSITION_KINDS", "Claims", "ItemState", "Option", "PlanItem", "Position",
+    "PositionKind",
     "TimeWindow", "candidate_positions", "clash", "describe", "fitting_slots", "free_slots", "merge_claims", "plan_items",
     "readiness_positions", "shortened", "split_times", "state_of",
 ]

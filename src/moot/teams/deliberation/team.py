@@ -64,6 +64,7 @@ from moot.teams.deliberation.models import (
 )
 from moot.teams.deliberation.options import choices_for, reader_output, resolve
 from moot.teams.deliberation.plan import (
+    PHYSICAL,
     Claims,
     Option,
     Position,
@@ -76,6 +77,7 @@ from moot.teams.deliberation.plan import (
 )
 from moot.teams.deliberation.roster import DEFAULT_ROSTER, Roster, Specialist, activate, load_roster
 
+NEITHER = "none of them"
 EV_COORDINATOR = "deliberation.coordinator"
 EV_OPTIONS = "deliberation.options"
 EV_INSIGHTS = "deliberation.insights"
@@ -115,10 +117,13 @@ class DeliberationTeam:
     def __init__(self, data: str | Path | DataSet, *, model: Any = None, models: RoleModels | None = None,
                  mode: str = "standard", roster: Roster | str | Path | None = None, store: RunStore | None = None,
                  memory: FeedbackMemory | None = None, max_calls: int | None = None, deadline_s: float | None = None,
-                 polish: bool = False) -> None:
+                 polish: bool = False, order_check: bool | None = None) -> None:
         """``model`` serves every agent; ``models`` gives single roles their own model
         (``{"moderator": "openai:gpt-4o"}``; roles: :data:`ROLES`). ``polish``: let the model reword
-        the answer's first line when a call is left (Python checks the rewording)."""
+        the answer's first line when a call is left (Python checks the rewording). ``order_check``:
+        ask every choice among listed options twice, listed both ways, and take no answer that
+        changes with the order; on by default for a model that runs on this machine (the embedded
+        0.5B model took the first position shown on every scenario measured), off for others."""
         base = get_mode(mode)
         self.roster = load_roster(roster) if isinstance(roster, (str, Path)) else (roster or DEFAULT_ROSTER)
         self.data = data if isinstance(data, DataSet) else load_folder(data)
@@ -132,6 +137,7 @@ class DeliberationTeam:
         if self.mode.deadline_s <= 0:
             raise MootError("the time budget must be positive", fix="use --max-seconds 30 or more")
         self.store, self.memory, self.polish = store, memory, polish
+        self.order_check = runs_locally(self.model) if order_check is None else order_check
 
     def model_for(self, role: str) -> Model:
         """The model of one role: its own from ``models``, else the team's ``model``."""
@@ -247,7 +253,9 @@ class _Deliberation:
         if not chosen:
             self.result.answer = "No specialist found evidence in the data for this request. No model was asked."
             return "no evidence in the data"
-        slots = specialist_slots(mode, [max(1, len(s)) for _, s in chosen])
+        readiness = any(readiness_signal([self.evidence[e] for e in self.mine[s.name]]) for _, sp in chosen for s in sp)
+        slots = specialist_slots(mode, [max(1, len(s)) for _, s in chosen],
+                                 1 + (0 if not readiness else 2 if self.team.order_check else 1))
         chosen = [(d, s[:n]) for (d, s), n in zip(chosen, slots)]
         for domain, specialists in chosen:
             self.emit(EV_COORDINATOR, agent=domain, domain=domain, activated=True,
@@ -259,6 +267,7 @@ class _Deliberation:
         events = [TimeWindow(start=e.start, end=e.end) for e in data.events]
         self.free = free_slots(events + [o.window for o in self.options.values()], self.now)
         positions = {describe(p, self.options): p for p in candidate_positions(self.options, self.free)}
+        await self._physical([s for _, specialists in chosen for s in specialists])
 
         # 3. every specialist takes a position, all in parallel (Python settles those its readiness evidence decides)
         jobs = [(domain, s) for domain, specialists in chosen for s in specialists]
@@ -268,7 +277,12 @@ class _Deliberation:
 
         async def take(k: int) -> tuple[Position, Any] | None:
             st, (domain, s) = stances[k], jobs[k]
-            return await self._specialist(domain, s, st, checks[k]) if isinstance(st, dict) else st
+            if not isinstance(st, dict):
+                return st
+            if st is positions and self.team.order_check and not checks[k]:
+                self.notes.append(f"{s.name}: not asked (the calls left could not ask it twice, the positions listed both ways)")
+                return None
+            return await self._specialist(domain, s, st, checks[k])
 
         taken = await asyncio.gather(*(take(k) for k in range(len(jobs))))
         self._merge(jobs, [t for t in taken])
@@ -322,6 +336,32 @@ class _Deliberation:
             return False
         return True
 
+    async def _physical(self, running: list[Specialist]) -> None:
+        """Which option is a sport or physical exercise, asked twice, the options listed one way and the
+        other; an answer that changes with the order names none (the 0.5B model cannot say what kind
+        of thing an option is when asked outright, and takes the first or second option shown when
+        unsure). Asked only when a specialist has readiness evidence, which speaks to that option."""
+        if not any(readiness_signal([self.evidence[e] for e in self.mine[s.name]]) for s in running):
+            return
+        labels = [o.label for o in self.options.values()]
+        orders = (labels, labels[::-1]) if self.team.order_check else (labels,)
+        if self.calls_left() < len(orders) or len(set(labels)) < len(labels):
+            return
+        task = "Which of these is a sport or physical exercise?"
+        outcomes = await asyncio.gather(*(
+            self.rec.step("physical" + ("" if k == 0 else ".reversed"),
+                          ag.physical_agent(self.team.model_for("reader"), [*order, NEITHER]),
+                          task + "\n" + "\n".join(f"- {x}" for x in [*order, NEITHER]))
+            for k, order in enumerate(orders)))
+        picks = [o.output.answer if o is not None and o.ok else None for o in outcomes]
+        if len(set(picks)) == 1 and picks[0] in labels:
+            for o in self.options.values():
+                if o.label == picks[0]:
+                    o.kind = PHYSICAL
+        elif len(picks) == 2 and picks[0] != picks[1]:
+            self.notes.append(f"no option is taken for a physical activity (asked which one is, the model answered "
+                              f"{picks[0] or 'nothing'!r} and, the options listed the other way, {picks[1] or 'nothing'!r})")
+
     # ------------------------------------------------------------------ 2-3. evidence and positions
 
     def _gather(self, s: Specialist, claimed: set[str]) -> bool:
@@ -356,24 +396,26 @@ class _Deliberation:
         return allowed
 
     def _order_checks(self, asks: list[dict[str, Position] | None], everything: dict[str, Position]) -> list[bool]:
-        """Which specialists choosing from every position are asked twice, the positions listed in
-        Python's order and reversed: as many as the calls left allow after one call each, the mode's
-        first debate and the polish asked for; they go before the votes, which a position that follows
-        the listing order would not deserve (a narrowed choice needs no check: every position in it
-        follows the evidence)."""
-        spare = (self.calls_left() - sum(1 for a in asks if a is not None) - (DEBATE_CALLS if self.mode.debate else 0)
-                 - (1 if self.team.polish else 0))
+        """Which specialists choosing from every position are asked: each twice, the positions listed
+        in Python's order and reversed, as far as the calls left allow after the narrowed choices (one
+        call each), the mode's first debate and the polish asked for. They go before the votes; a
+        specialist the calls cannot check is not asked, since a choice unchecked against the listing
+        order is mostly the first position shown."""
+        if not self.team.order_check:
+            return [False] * len(asks)
+        spare = (self.calls_left() - sum(1 for a in asks if a is not None and a is not everything)
+                 - (DEBATE_CALLS if self.mode.debate else 0) - (1 if self.team.polish else 0))
         checks = []
         for a in asks:
-            check = a is everything and spare > 0
-            spare -= check
+            check = a is everything and spare >= 2
+            spare -= 2 * check
             checks.append(check)
         return checks
 
     async def _specialist(self, domain: str, s: Specialist, allowed: dict[str, Position], check: bool) -> tuple[Position, Any] | None:
         """The model's choice of a position among ``allowed``; with ``check``, asked twice, the positions
-        listed one way and the other: a choice that follows the listing order is no choice (a small
-        model tends to take the first position it is shown)."""
+        listed one way and the other: a choice that follows the listing order is no choice (the 0.5B
+        model took the first position shown on every scenario it was measured on)."""
         mine, listed = self.mine[s.name], list(allowed)
         orders = (listed, listed[::-1]) if check else (listed,)
         outcomes = await asyncio.gather(*(
