@@ -193,6 +193,18 @@ def test_a_physical_option_named_differently_each_way_round_is_none(tmp_path: Pa
     result = team.deliberate_sync(REQUEST, now=NOW)
     assert any(n.startswith("no option is taken for a physical activity (asked which one is, the model answered 'hill repeats'")
                for n in result.notes)
+    assert result.decision is not None or result.answer.startswith("No decision")
     # without a physical option the readiness specialists are not narrowed: recovery chose among every position
     offered = [r.output.json_schema["properties"]["position"]["enum"] for r in inner.requests if r.agent == "recovery"]
     assert offered and "do 'hill repeats' as planned (Wed 07:00–08:00)" in offered[0]
+
+
+def test_when_no_specialist_takes_a_position_the_answer_says_there_is_no_decision_and_why(tmp_path: Path) -> None:
+    # every specialist answers "the first 'do' listed": with the order check none of them keeps a position
+    first_do = {n: ("do", "", "high", 80) for n in ("recovery", "sleep", "calendar", "deep_content", "cardio", "activity")}
+    script = Deliberators(reading=READ, positions=first_do)
+    result = run(tmp_path, script, folder(tmp_path, *USUAL), order_check=True)
+    assert result.insights == [] and result.decision is None  # type: ignore[attr-defined]
+    lines = result.answer.splitlines()  # type: ignore[attr-defined]
+    assert lines[0].startswith("No decision: no specialist took a position the data supports")
+    assert any("no position (it took 'do 'hill repeats' as planned" in line for line in lines[1:])

@@ -289,6 +289,9 @@ class _Deliberation:
         for domain, specialists in chosen:
             self.result.coordinators.append(coordinator_result(domain, specialists, self.result.insights, jobs, taken))
         if not self.result.insights:
+            if not self.rec.failures:  # every specialist answered and none took a position: say so first
+                self.result.answer = "\n".join(["No decision: no specialist took a position the data supports "
+                                                 "(the reasons follow).", *self.notes])
             return "no specialist gave a usable answer"
 
         # 4. conflicts, from the positions' calendar claims (Python)
