@@ -34,6 +34,13 @@ def choose(options: list[str], kind: str, word: str = "") -> str:
     return found[0]
 
 
+def ics(*events: tuple[str, str, str]) -> str:
+    """An iCalendar file of ``(DTSTART, DTEND, SUMMARY)`` events."""
+    body = "".join(f"BEGIN:VEVENT\nUID:{k}\nDTSTART:{a}\nDTEND:{b}\nSUMMARY:{title}\nEND:VEVENT\n"
+                   for k, (a, b, title) in enumerate(events, 1))
+    return f"BEGIN:VCALENDAR\nVERSION:2.0\nPRODID:-//test//EN\n{body}END:VCALENDAR\n"
+
+
 READING = [("keep working tonight", "Finish Q4 report", "")]
 """The reader's answer on the sleep-vs-deadline request: one option, the report block tonight."""
 

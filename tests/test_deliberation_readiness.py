@@ -21,28 +21,13 @@ from moot.teams.deliberation.models import Evidence
 from moot.teams.deliberation.plan import Option, TimeWindow, candidate_positions, describe, free_slots, readiness_positions
 from moot.teams.deliberation.roster import load_roster
 
-from deliberation_support import NOW, Deliberators, model_for
+from deliberation_support import NOW, Deliberators, ics, model_for
 
 T7 = datetime(2026, 11, 25, 7, 0, tzinfo=timezone.utc)
 HOUR = TimeWindow(start=T7, end=T7 + timedelta(hours=1))
 
-CALENDAR = """BEGIN:VCALENDAR
-VERSION:2.0
-PRODID:-//test//EN
-BEGIN:VEVENT
-UID:1
-DTSTART:20261125T070000Z
-DTEND:20261125T080000Z
-SUMMARY:Hill repeats with the club
-END:VEVENT
-BEGIN:VEVENT
-UID:2
-DTSTART:20261125T100000Z
-DTEND:20261125T113000Z
-SUMMARY:Quarterly review
-END:VEVENT
-END:VCALENDAR
-"""
+CALENDAR = ics(("20261125T070000Z", "20261125T080000Z", "Hill repeats with the club"),
+               ("20261125T100000Z", "20261125T113000Z", "Quarterly review"))
 REQUEST = "Tomorrow at 7am, should I do the hill repeats or go over the quarterly review slides?"
 READ = [("hill repeats", "Hill", ""), ("go over the quarterly review slides", "", "Wed 07:00")]
 

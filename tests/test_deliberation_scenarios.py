@@ -13,7 +13,7 @@ import pytest
 from moot.eval.deliberation_scenarios import allowed_numbers, grade_plan, make_scenarios, one_call, summarise, ungrounded
 from moot.models.testing import FunctionModel
 from moot.teams.deliberation import DeliberationTeam
-from deliberation_support import Deliberators, model_for
+from deliberation_support import Deliberators, ics, model_for
 
 
 def test_thirty_scenarios_whose_data_shows_their_gold_decision(tmp_path: Path) -> None:
@@ -65,17 +65,7 @@ def test_one_call_and_self_consistency_choose_under_a_schema_and_take_the_majori
                                     "by_gold": {"A": "1/1", "both": "0/1"}}
 
 
-SUITE_ICS = """BEGIN:VCALENDAR
-VERSION:2.0
-PRODID:-//test//EN
-BEGIN:VEVENT
-UID:1
-DTSTART:20270112T183000
-DTEND:20270112T193000
-SUMMARY:Five-a-side football
-END:VEVENT
-END:VCALENDAR
-"""
+SUITE_ICS = ics(("20270112T183000", "20270112T193000", "Hockey practice"))
 
 
 def write_suite(root: Path, gold: str = "B", **change: str) -> Path:
@@ -86,8 +76,8 @@ def write_suite(root: Path, gold: str = "B", **change: str) -> Path:
     (root / "s01" / "band.csv").write_text("day,HRV (ms),Resting heart rate (bpm),note\n"
                                            + "".join(f"2027-01-{d:02d},{h},{r},ok\n" for d, h, r in
                                                      zip(range(4, 12), (64, 66, 63, 65, 64, 66, 52, 44), (50, 51, 50, 49, 50, 51, 56, 59))))
-    item = {"id": "s01", "folder": "s01", "request": "This evening at 6:30pm, football or the client call prep?",
-            "now": "2027-01-11T21:00", "option_a": "football", "option_b": "client call prep", "gold": gold, **change}
+    item = {"id": "s01", "folder": "s01", "request": "Tomorrow at 6:30pm, hockey practice or the quarterly invoices?",
+            "now": "2027-01-11T21:00", "option_a": "hockey practice", "option_b": "quarterly invoices", "gold": gold, **change}
     (root / "scenarios.json").write_text(json.dumps([item]))
     return root
 
@@ -96,16 +86,16 @@ def test_a_suite_written_elsewhere_is_loaded_graded_and_checked_for_numbers(tmp_
     from moot.eval.deliberation_scenarios import load_suite
 
     [sc] = load_suite(write_suite(tmp_path / "suite"))
-    assert (sc.id, sc.gold, sc.train, sc.work) == ("s01", "B", "football", "client call prep")
+    assert (sc.id, sc.gold, sc.train, sc.work) == ("s01", "B", "hockey practice", "quarterly invoices")
     allowed = allowed_numbers(sc)
     # every numeric column of every CSV, and its 7-day means (the text column is left out)
     assert {44.0, 59.0, 52.0} <= allowed and round((66 + 63 + 65 + 64 + 66 + 52 + 44) / 7, 1) in allowed
     assert ungrounded("HRV 44 ms against 71 ms", allowed) == ["71 ms"]
-    script = Deliberators(reading=[("football", "Five", "", "physical activity"), ("client call prep", "", "")],
-                          positions={"calendar": ("do", "football", "medium", 60), "recovery": ("do", "client", "high", 80)},
-                          compromise={"compromise_type": "priority_override", "side": "A", "option": "football"})
+    script = Deliberators(reading=[("hockey practice", "Hockey", ""), ("quarterly invoices", "", "")], physical="hockey",
+                          positions={"calendar": ("do", "hockey", "medium", 60), "recovery": ("do", "invoices", "high", 80)},
+                          compromise={"compromise_type": "priority_override", "side": "A", "option": "hockey"})
     result = DeliberationTeam(sc.folder, model=model_for(script), mode="standard").deliberate_sync(sc.request, now=sc.now)
-    # HRV 44 against its week and a resting pulse above its week: readiness is lower, the football is not played as planned
+    # HRV 44 against its week and a resting pulse above its week: readiness is lower, the practice is not kept as planned
     assert result.decision is not None and grade_plan(sc, result.decision.plan) == "B"
 
 
