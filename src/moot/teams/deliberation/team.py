@@ -173,6 +173,8 @@ class _Deliberation:
         self.options: dict[str, Option] = {}
         self.evidence: dict[str, Evidence] = {}
         self.mine: dict[str, list[str]] = {}
+        self.signals: dict[str, Any] = {}
+        """Specialist → its readiness signal (computed once, before the slots are counted)."""
         """Specialist → the evidence ids it reads."""
         self.cited_by: dict[str, list[str]] = {}
         self.claims_of: dict[str, Claims] = {}
@@ -253,7 +255,8 @@ class _Deliberation:
         if not chosen:
             self.result.answer = "No specialist found evidence in the data for this request. No model was asked."
             return "no evidence in the data"
-        readiness = any(readiness_signal([self.evidence[e] for e in self.mine[s.name]]) for _, sp in chosen for s in sp)
+        self.signals = {s.name: readiness_signal([self.evidence[e] for e in self.mine[s.name]]) for _, sp in chosen for s in sp}
+        readiness = any(self.signals.values())
         slots = specialist_slots(mode, [max(1, len(s)) for _, s in chosen],
                                  1 + (0 if not readiness else 2 if self.team.order_check else 1))
         chosen = [(d, s[:n]) for (d, s), n in zip(chosen, slots)]
@@ -344,7 +347,7 @@ class _Deliberation:
         other; an answer that changes with the order names none (the 0.5B model cannot say what kind
         of thing an option is when asked outright, and takes the first or second option shown when
         unsure). Asked only when a specialist has readiness evidence, which speaks to that option."""
-        if not any(readiness_signal([self.evidence[e] for e in self.mine[s.name]]) for s in running):
+        if not any(self.signals.get(s.name) for s in running):
             return
         labels = [o.label for o in self.options.values()]
         orders = (labels, labels[::-1]) if self.team.order_check else (labels,)
@@ -386,7 +389,7 @@ class _Deliberation:
         positions on a physical option to those it allows, and when one is left it is the position (no
         call). Returns that ``(position, stance)``, the positions the model is to choose from, or
         ``None`` when the specialist takes no position (said in the notes)."""
-        signal = readiness_signal([self.evidence[e] for e in self.mine[s.name]])
+        signal = self.signals.get(s.name)
         narrowed = readiness_positions(signal.direction, self.options, list(positions.values())) if signal else None
         if narrowed is None:
             return positions
