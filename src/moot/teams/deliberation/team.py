@@ -173,9 +173,9 @@ class _Deliberation:
         self.options: dict[str, Option] = {}
         self.evidence: dict[str, Evidence] = {}
         self.mine: dict[str, list[str]] = {}
+        """Specialist → the evidence ids it reads."""
         self.signals: dict[str, Any] = {}
         """Specialist → its readiness signal (computed once, before the slots are counted)."""
-        """Specialist → the evidence ids it reads."""
         self.cited_by: dict[str, list[str]] = {}
         self.claims_of: dict[str, Claims] = {}
         self.stakes_of: dict[str, list[tuple[str, str]]] = {}
