@@ -34,6 +34,12 @@ def choose(options: list[str], kind: str, word: str = "") -> str:
     return found[0]
 
 
+def piece_of(pieces: list[str], label: str) -> str:
+    """The piece of the request (the reader's enum) that holds ``label``, or ``label`` when no enum is offered
+    or none holds it (a reply that breaks the schema, as a model's might)."""
+    return next((p for p in pieces if label.lower() in p.lower()), label)
+
+
 def ics(*events: tuple[str, str, str]) -> str:
     """An iCalendar file of ``(DTSTART, DTEND, SUMMARY)`` events."""
     body = "".join(f"BEGIN:VEVENT\nUID:{k}\nDTSTART:{a}\nDTEND:{b}\nSUMMARY:{title}\nEND:VEVENT\n"
@@ -100,8 +106,8 @@ class Deliberators:
             return '{"nothing": "useful"}'
         if kind == "OptionsInRequest":
             events, times = enum(schema, "RequestOption", "event"), enum(schema, "RequestOption", "time")
-            windows = enum(schema, None, "window")
-            return {"options": [{"label": label, "event": choose(events, "", ev) if ev else "none",
+            windows, pieces = enum(schema, None, "window"), enum(schema, "RequestOption", "label")
+            return {"options": [{"label": piece_of(pieces, label), "event": choose(events, "", ev) if ev else "none",
                                  "time": choose(times, t) if t else "not stated", **({"kind": kind[0]} if kind else {})}
                                 for label, ev, t, *kind in self.reading],
                     "window": choose(windows, "", self.window) if self.window else "not stated"}

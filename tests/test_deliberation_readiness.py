@@ -18,7 +18,15 @@ from moot.teams.deliberation import DeliberationTeam
 from moot.teams.deliberation.data import load_folder
 from moot.teams.deliberation.evidence import READINESS_CHANGE, evidence_for, readiness, readiness_signal
 from moot.teams.deliberation.models import Evidence
-from moot.teams.deliberation.plan import Option, TimeWindow, candidate_positions, describe, free_slots, readiness_positions
+from moot.teams.deliberation.plan import (
+    Option,
+    TimeWindow,
+    candidate_positions,
+    describe,
+    free_slots,
+    lean_positions,
+    readiness_positions,
+)
 from moot.teams.deliberation.roster import load_roster
 
 from deliberation_support import NOW, Deliberators, ics, model_for
@@ -106,6 +114,16 @@ def test_readiness_narrows_the_positions_on_a_physical_option() -> None:
     assert readiness_positions("lower", options("other", "other"), every) is None
 
 
+def test_favouring_an_option_that_overlaps_no_other_is_skipping_the_others() -> None:
+    later = TimeWindow(start=T7 + timedelta(hours=3), end=T7 + timedelta(hours=4))
+    opts = {"O1": Option(option_id="O1", label="hill repeats", window=HOUR),
+            "O2": Option(option_id="O2", label="review slides", window=later)}
+    every = candidate_positions(opts, free_slots([HOUR, later], T7 - timedelta(hours=12)))
+    said = [describe(p, opts) for p in lean_positions(opts, every)]
+    # no split (they do not overlap): the compromise is the first option shortened
+    assert said == ["skip 'review slides'", "skip 'hill repeats'", "shorten 'hill repeats' to Wed 07:00–07:30"]
+
+
 def run(tmp_path: Path, script: Deliberators, data: Path, mode: str = "standard", **kw: object) -> object:
     team = DeliberationTeam(data, model=model_for(script), store=RunStore(tmp_path / "runs.db"), mode=mode, **kw)  # type: ignore[arg-type]
     return team.deliberate_sync(REQUEST, now=NOW)
@@ -117,9 +135,9 @@ def test_higher_readiness_settles_the_health_positions_without_a_call(tmp_path: 
     asked = {agent for kind, agent in script.calls if kind == "SpecialistPosition"}
     assert "recovery" not in asked
     mine = next(i for i in result.insights if "recovery" in i.supporters)  # type: ignore[attr-defined]
-    assert mine.recommendation == "do 'hill repeats' as planned (Wed 07:00–08:00)"
+    assert mine.recommendation == "do 'do the hill repeats' as planned (Wed 07:00–08:00)"
     assert any(e.startswith("recovery score 79 % today against a weekly average of") for e in mine.evidence)
-    assert result.answer.splitlines()[0].startswith("Do 'hill repeats' as planned")  # type: ignore[attr-defined]
+    assert result.answer.splitlines()[0].startswith("Do 'do the hill repeats' as planned")  # type: ignore[attr-defined]
 
 
 def test_lower_readiness_lets_the_model_choose_only_among_positions_that_spare_the_body(tmp_path: Path) -> None:
@@ -128,7 +146,7 @@ def test_lower_readiness_lets_the_model_choose_only_among_positions_that_spare_t
     result = run(tmp_path, script, folder(tmp_path, *LOW))
     [request] = [r for r in script.requests if r.agent == "recovery"]
     offered = request.output.json_schema["properties"]["position"]["enum"]  # type: ignore[union-attr]
-    assert "do 'hill repeats' as planned (Wed 07:00–08:00)" not in offered
+    assert "do 'do the hill repeats' as planned (Wed 07:00–08:00)" not in offered
     mine = next(i for i in result.insights if "recovery" in i.supporters)  # type: ignore[attr-defined]
     assert mine.recommendation == "do 'go over the quarterly review slides' as planned (Wed 07:00–08:00)"
 
@@ -146,9 +164,13 @@ def test_a_choice_that_follows_the_listing_order_is_no_position(tmp_path: Path) 
     one_way, other_way = [r.output.json_schema["properties"]["position"]["enum"]  # type: ignore[union-attr]
                           for r in script.requests if r.agent == "calendar"]
     assert other_way == one_way[::-1]
+    # with no evidence of its own to narrow them, a specialist chooses among one position per option and a compromise
+    assert one_way == ["do 'do the hill repeats' as planned (Wed 07:00–08:00)",
+                       "do 'go over the quarterly review slides' as planned (Wed 07:00–08:00)",
+                       "split the time: 'do the hill repeats' Wed 07:00–07:30, then 'go over the quarterly review slides' Wed 07:30–08:00"]
     supporters = {s for i in result.insights for s in i.supporters}  # type: ignore[attr-defined]
     assert "calendar" not in supporters and "deep_content" in supporters
-    assert any(n.startswith("calendar: no position (it took 'do 'hill repeats' as planned") for n in result.notes)  # type: ignore[attr-defined]
+    assert any(n.startswith("calendar: no position (it took 'do 'do the hill repeats' as planned") for n in result.notes)  # type: ignore[attr-defined]
 
 
 def test_the_roster_declares_readiness_signs_and_a_bad_one_is_one_line(tmp_path: Path) -> None:
@@ -176,12 +198,12 @@ def test_a_physical_option_named_differently_each_way_round_is_none(tmp_path: Pa
 
     team = DeliberationTeam(folder(tmp_path, *LOW), model=FunctionModel(first_listed), mode="standard", order_check=True)
     result = team.deliberate_sync(REQUEST, now=NOW)
-    assert any(n.startswith("no option is taken for a physical activity (asked which one is, the model answered 'hill repeats'")
+    assert any(n.startswith("no option is taken for a physical activity (asked which one is, the model answered 'do the hill repeats'")
                for n in result.notes)
     assert result.decision is not None or result.answer.startswith("No decision")
     # without a physical option the readiness specialists are not narrowed: recovery chose among every position
     offered = [r.output.json_schema["properties"]["position"]["enum"] for r in inner.requests if r.agent == "recovery"]
-    assert offered and "do 'hill repeats' as planned (Wed 07:00–08:00)" in offered[0]
+    assert offered and "do 'do the hill repeats' as planned (Wed 07:00–08:00)" in offered[0]
 
 
 def test_when_no_specialist_takes_a_position_the_answer_says_there_is_no_decision_and_why(tmp_path: Path) -> None:
@@ -192,4 +214,4 @@ def test_when_no_specialist_takes_a_position_the_answer_says_there_is_no_decisio
     assert result.insights == [] and result.decision is None  # type: ignore[attr-defined]
     lines = result.answer.splitlines()  # type: ignore[attr-defined]
     assert lines[0].startswith("No decision: no specialist took a position the data supports")
-    assert any("no position (it took 'do 'hill repeats' as planned" in line for line in lines[1:])
+    assert any("no position (it took 'do 'do the hill repeats' as planned" in line for line in lines[1:])

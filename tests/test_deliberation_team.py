@@ -12,7 +12,7 @@ import pytest
 
 from moot.runtime import EventBus, RunStore
 from moot.teams.deliberation import DeliberationTeam
-from deliberation_support import NOW, RECOVERY_DAY, REQUEST, SLEEP_VS_DEADLINE, Deliberators, model_for
+from deliberation_support import NOW, RECOVERY_DAY, REQUEST, SLEEP_VS_DEADLINE, Deliberators, enum, model_for
 
 
 def team(tmp_path: Path, script: Deliberators, folder: Path = SLEEP_VS_DEADLINE, **kw: object) -> DeliberationTeam:
@@ -87,18 +87,20 @@ def morning(tmp_path: Path) -> Path:
     return folder
 
 
-TWO_OPTIONS = [("track session", "Track", ""), ("rehearse the workshop demo", "", "Wed 07:00"), ("eat well", "", "")]
+TWO_OPTIONS = [("track session", "Track", ""), ("rehearse the workshop demo", "", "Wed 07:00")]
 
 
-def test_two_options_for_one_morning_are_read_from_the_request_and_a_made_up_option_is_dropped(tmp_path: Path) -> None:
+def test_two_options_for_one_morning_are_pieces_of_the_request(tmp_path: Path) -> None:
     positions = {"recovery": ("skip", "track", "high", 80), "sleep": ("skip", "track", "medium", 70),
                  "calendar": ("do", "track", "high", 70)}
     script = Deliberators(reading=TWO_OPTIONS, positions=positions, compromise={"compromise_type": "time_split", "option": "track"})
     result = team(tmp_path, script, morning(tmp_path), mode="standard").deliberate_sync(MORNING, now=NOW)
     reading = result.reading
     assert [(o.label, o.time_from, o.window.label()) for o in reading.options] == [
-        ("track session", "calendar", "Wed 07:00–08:00"), ("rehearse the workshop demo", "request", "Wed 07:00–08:00")]
-    assert "dropped the option 'eat well'" in reading.note
+        ("do the track session", "calendar", "Wed 07:00–08:00"), ("rehearse the workshop demo", "request", "Wed 07:00–08:00")]
+    # the reader chose among the request's pieces: the time alone ("Tomorrow at 7am") was not offered
+    asked = next(r for r in script.requests if r.output.name == "OptionsInRequest")
+    assert enum(asked.output.json_schema, "RequestOption", "label") == ["do the track session", "rehearse the workshop demo"]
     # "skip the run" (recovery and sleep together) and "do the run" (calendar) contradict each other
     [conflict] = result.conflicts
     assert conflict.type == "contradiction" and conflict.agent_a.supporters == ["recovery", "sleep"]
@@ -107,9 +109,9 @@ def test_two_options_for_one_morning_are_read_from_the_request_and_a_made_up_opt
     [debate] = result.debates
     assert debate.status == "resolved" and debate.resolution.compromise_type == "time_split"
     assert [(i.label, i.state, i.at.label() if i.at else "") for i in debate.resolution.plan] == [
-        ("track session", "shortened", "Wed 07:00–07:30"), ("rehearse the workshop demo", "shortened", "Wed 07:30–08:00")]
+        ("do the track session", "shortened", "Wed 07:00–07:30"), ("rehearse the workshop demo", "shortened", "Wed 07:30–08:00")]
     lines = result.answer.splitlines()
-    assert lines[0] == "Do 'track session', shortened to Wed 07:00–07:30; do 'rehearse the workshop demo', shortened to Wed 07:30–08:00."
+    assert lines[0] == "Do 'do the track session', shortened to Wed 07:00–07:30; do 'rehearse the workshop demo', shortened to Wed 07:30–08:00."
     assert lines[2] == "Calendar: 'Track session 6x800m' Wed 07:00–08:00 → Wed 07:00–07:30; add 'rehearse the workshop demo' Wed 07:30–08:00"
     assert "recovery score 34 % today against a weekly average of 54 % (recovery)" in lines[1]
 
@@ -264,8 +266,9 @@ def test_the_moderator_can_have_its_own_model(tmp_path: Path) -> None:
 def test_an_option_the_reader_left_unlinked_is_the_calendars_event_at_its_time_when_they_share_a_word(tmp_path: Path) -> None:
     script = Deliberators(reading=[("interval session", "", "Wed 07:00"), ("prepare the client workshop", "", "Wed 07:00")],
                           positions={})
-    result = team(tmp_path, script, morning(tmp_path), mode="quick").deliberate_sync(MORNING, now=NOW)
+    result = team(tmp_path, script, morning(tmp_path), mode="quick").deliberate_sync(
+        "Tomorrow at 7am, should I do my interval session or prepare the client workshop?", now=NOW)
     # "interval session" at 7:00 and "Track session 6x800m" 07:00–08:00; the workshop shares "client" but is at 09:30
     assert [(o.label, o.event) for o in result.reading.options] == [
-        ("interval session", "Track session 6x800m"), ("prepare the client workshop", None)]
-    assert "linked the option 'interval session' to the calendar's 'Track session 6x800m'" in result.reading.note
+        ("do my interval session", "Track session 6x800m"), ("prepare the client workshop", None)]
+    assert "linked the option 'do my interval session' to the calendar's 'Track session 6x800m'" in result.reading.note

@@ -14,7 +14,7 @@ from moot.text.dates import DateMention, find_dates
 from moot.text.frontmatter import FrontMatter, read_front_matter
 from moot.text.names import find_names, names_in
 from moot.text.numbers import Quantity, find_quantities, parse_number
-from moot.text.phrases import Phrase, noun_phrases
+from moot.text.phrases import Phrase, alternatives, noun_phrases
 from moot.text.sentences import TextUnit, split_units
 from moot.text.words import STOPWORDS, content_words, stem, words
 
@@ -26,6 +26,7 @@ __all__ = [
     "Phrase",
     "Quantity",
     "TextUnit",
+    "alternatives",
     "content_words",
     "find_cues",
     "find_dates",

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from moot.text.dates import find_dates
 from moot.text.words import STOPWORDS
 
-PhraseKind = Literal["np", "joined"]
+PhraseKind = Literal["np", "joined", "alternative"]
 
 _DROP_LEADING = frozenset({"DT", "PRP$", "PDT", "WDT", "WP$", "CD", "POS"})
 _DROP_TRAILING = frozenset({"POS", "CD"})
@@ -165,4 +165,32 @@ def noun_phrases(sentence: str) -> list[Phrase]:
     return phrases
 
 
-__all__ = ["Phrase", "PhraseKind", "noun_phrases", "tag"]
+_CLAUSE_BREAKS = frozenset({"CC", "MD"})
+_CLAUSE_LEADING = frozenset({"PRP", "TO", "WP", "WRB", "WDT", "RB"})
+
+
+def alternatives(text: str) -> list[Phrase]:
+    """The runs of a text between its coordinating conjunctions, modal verbs and punctuation, as
+    written: the pieces a question that offers a choice is made of ("should I finish the report or go
+    for a run at 7pm?" → "finish the report", "go for a run at 7pm"). Leading pronouns, "to",
+    adverbs and wh-words are dropped, so a piece starts at its verb or noun; an apostrophe is not
+    punctuation here ("Ana's party"). Which pieces are the things chosen between is not decided
+    here: that is a reading of the sentence, the model's under a schema."""
+    pieces: list[list[tuple[str, str, str, int, int]]] = [[]]
+    for token in tag(text):
+        word, pos = token[0], token[1]
+        if pos in _CLAUSE_BREAKS or not any(ch.isalnum() or ch in "'’" for ch in word):
+            pieces.append([])
+        else:
+            pieces[-1].append(token)
+    out: list[Phrase] = []
+    for tokens in pieces:
+        while tokens and tokens[0][1] in _CLAUSE_LEADING:
+            tokens = tokens[1:]
+        if tokens and any(ch.isalpha() for t in tokens for ch in t[0]):
+            start, end = tokens[0][3], tokens[-1][4]
+            out.append(Phrase(text[start:end], start, end, tokens[-1][0], "alternative"))
+    return out
+
+
+__all__ = ["Phrase", "PhraseKind", "alternatives", "noun_phrases", "tag"]

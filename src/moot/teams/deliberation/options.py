@@ -1,9 +1,12 @@
 """Reading the request: the options it names and the decision's time window.
 
-One model call, under a schema Python builds for this request: each option is written in the
-request's words, tied to one of the calendar's coming events (an enum) or to one of the clock
-times the request writes (an enum, read by :func:`moot.text.clock.find_clock_times`), and the
-window is one of the coming parts of the day (an enum). Python then checks and completes it:
+One model call, under a schema Python builds for this request: each option is one of the pieces
+the request is made of (an enum: the runs between its conjunctions, modal verbs and punctuation,
+read by :func:`moot.text.alternatives`, less those that only say when), tied to one of the
+calendar's coming events (an enum) or to one of the clock times the request writes (an enum, read
+by :func:`moot.text.clock.find_clock_times`), and the window is one of the coming parts of the day
+(an enum). The 0.5B model, asked to write the options in the request's words, copied the whole
+question ("Should I ... or ...") as one option; choosing among the pieces it cannot. Python then checks and completes it:
 an option whose words are neither in the request nor in its event is dropped (the model made it
 up), repeats are merged, an option gets its event's time, else the request's time (an hour
 long), else the decision window; a window left unstated is the span of the options' times.
@@ -11,6 +14,7 @@ long), else the decision window; a window left unstated is the span of the optio
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, time, timedelta
 from typing import Any, Literal
@@ -21,26 +25,33 @@ from moot.teams.deliberation.data import CalendarEvent
 from moot.teams.deliberation.models import RequestReading
 from moot.teams.deliberation.plan import DEFAULT_OPTION_MINUTES, Option, TimeWindow
 from moot.text.clock import find_clock_times, next_occurrence
-from moot.text.words import content_words
+from moot.text.dates import find_dates
+from moot.text.phrases import alternatives
+from moot.text.words import STOPWORDS, content_words
 
 NOT_STATED = "not stated"
 NO_EVENT = "none"
 MAX_OPTIONS = 4
 EVENT_HOURS = 48
 _PARTS = (("morning", 6, 12), ("afternoon", 12, 17), ("evening", 17, 22), ("night", 22, 30))
+_DAY_WORDS = frozenset({name for name, _, _ in _PARTS} | {"tonight", "today", "tomorrow", "now"})
+MAX_PIECE = 80
 
 
 @dataclass
 class Choices:
     """The enums of one request's reading schema, and what each value stands for."""
 
+    pieces: list[str] = field(default_factory=list)
+    """The request's pieces an option is chosen from; empty when none could be read (the label is then free text)."""
     events: dict[str, CalendarEvent] = field(default_factory=dict)
     times: dict[str, datetime] = field(default_factory=dict)
     windows: dict[str, TimeWindow] = field(default_factory=dict)
 
     def listing(self) -> str:
         """The choices as the reader's prompt shows them."""
-        return ("Calendar events:\n" + ("\n".join(f"- {e}" for e in self.events) or "- (none)")
+        return (("Pieces of the request:\n" + "\n".join(f"- {p}" for p in self.pieces) + "\n" if self.pieces else "")
+                + "Calendar events:\n" + ("\n".join(f"- {e}" for e in self.events) or "- (none)")
                 + "\nTimes in the request:\n" + ("\n".join(f"- {t}" for t in self.times) or "- (none)")
                 + "\nParts of the day:\n" + "\n".join(f"- {w}" for w in self.windows))
 
@@ -69,8 +80,32 @@ def day_parts(now: datetime, hours: int = 36) -> dict[str, TimeWindow]:
     return out
 
 
+def says_only_when(piece: str) -> bool:
+    """Whether a piece of a request only says when ("Tomorrow at 8am", "this evening at 7"): its words,
+    less clock times and dates, are parts of the day or small words."""
+    spans = sorted([(m.start, m.end) for m in find_clock_times(piece)] + [(m.start, m.end) for m in find_dates(piece)])
+    rest, at = [], 0
+    for a, b in spans:
+        if a >= at:
+            rest.append(piece[at:a])
+            at = b
+    rest.append(piece[at:])
+    words = [w for w in re.findall(r"[a-z]+", " ".join(rest).lower()) if w not in STOPWORDS]
+    return all(w in _DAY_WORDS for w in words)
+
+
+def request_pieces(request: str) -> list[str]:
+    """The pieces of the request an option may be (see the module docstring), each once, in order."""
+    out: list[str] = []
+    for piece in alternatives(request):
+        text = piece.text[:MAX_PIECE].strip()
+        if text and text not in out and not says_only_when(text):
+            out.append(text)
+    return out
+
+
 def choices_for(request: str, events: list[CalendarEvent], now: datetime) -> Choices:
-    c = Choices()
+    c = Choices(pieces=request_pieces(request))
     for e in events:
         if e.end > now and e.start < now + timedelta(hours=EVENT_HOURS) and len(c.events) < 12:
             c.events.setdefault(f"{TimeWindow(start=e.start, end=e.end).label()} {e.title[:60]}", e)
@@ -86,10 +121,12 @@ def _enum(values: list[str]) -> Any:
 
 
 def reader_output(choices: Choices) -> type[BaseModel]:
-    """The reading schema: options with an event and a time from the enums, and a window."""
+    """The reading schema: options from the request's pieces, with an event and a time from the enums, and a window."""
+    label: Any = (_enum(choices.pieces), Field(description="the option: one piece of the request")) if choices.pieces \
+        else (str, Field(max_length=MAX_PIECE, description="the option in the request's own words"))
     option = create_model(
         "RequestOption",
-        label=(str, Field(max_length=80, description="the option in the request's own words")),
+        label=label,
         event=(_enum([*choices.events, NO_EVENT]), NO_EVENT),
         time=(_enum([*choices.times, NOT_STATED]), NOT_STATED),
     )
@@ -158,4 +195,5 @@ def resolve(output: Any, request: str, choices: Choices, now: datetime) -> Reque
     return RequestReading(options=options, window=window, window_label=window_label, note="; ".join(notes))
 
 
-__all__ = ["NOT_STATED", "NO_EVENT", "Choices", "choices_for", "day_parts", "reader_output", "resolve"]
+__all__ = ["NOT_STATED", "NO_EVENT", "Choices", "choices_for", "day_parts", "reader_output", "request_pieces", "resolve",
+           "says_only_when"]

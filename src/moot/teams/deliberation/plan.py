@@ -310,9 +310,34 @@ def readiness_positions(direction: str, options: dict[str, Option], positions: l
     return split or [p for p in positions if p.kind == "shorten" and p.option in physical]
 
 
+def lean_positions(options: dict[str, Option], positions: list[Position]) -> list[Position]:
+    """The few positions a specialist is asked to choose among when a small model must choose and no
+    evidence narrows them: one for each option it may favour, and one compromise.
+
+    Favouring an option is doing it as planned, which takes the others' time where they overlap;
+    an option that overlaps none of the others is favoured by skipping them instead. The compromise
+    is the time split with the first option first, else the first option shortened. Asked among
+    ten or more positions, the 0.5B model took whichever was listed first; among three, the
+    listing order decides less of its choice (the order check still asks it both ways round)."""
+    out: list[Position] = []
+    for oid, o in options.items():
+        others = [k for k in options if k != oid]
+        if all(o.window.overlaps(options[k].window) for k in others):
+            out += [p for p in positions if p.kind == "do" and p.option == oid]
+        else:
+            out += [p for p in positions if p.kind == "skip" and p.option in others]
+    split = [p for p in positions if p.kind == "split"]
+    out += split[:1] or [p for p in positions if p.kind == "shorten"][:1]
+    unique: list[Position] = []
+    for p in out:
+        if p not in unique:
+            unique.append(p)
+    return unique
+
+
 __all__ = [
     "DEFAULT_OPTION_MINUTES", "PHYSICAL", "POSITION_KINDS", "Claims", "ItemState", "Option", "PlanItem", "Position",
     "PositionKind",
-    "TimeWindow", "candidate_positions", "clash", "describe", "fitting_slots", "free_slots", "merge_claims", "plan_items",
-    "readiness_positions", "shortened", "split_times", "state_of",
+    "TimeWindow", "candidate_positions", "clash", "describe", "fitting_slots", "free_slots", "lean_positions", "merge_claims",
+    "plan_items", "readiness_positions", "shortened", "split_times", "state_of",
 ]

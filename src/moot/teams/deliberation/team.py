@@ -73,6 +73,7 @@ from moot.teams.deliberation.plan import (
     clash,
     describe,
     free_slots,
+    lean_positions,
     readiness_positions,
 )
 from moot.teams.deliberation.roster import DEFAULT_ROSTER, Roster, Specialist, activate, load_roster
@@ -277,14 +278,18 @@ class _Deliberation:
         stances = [self._stance(s, positions) for _, s in jobs]
         asks = [st if isinstance(st, dict) else None for st in stances]
         checks = self._order_checks(asks, positions)
+        # a small model (the order check is on) chooses among a few positions, one per option and a compromise
+        lean = {describe(p, self.options): p for p in lean_positions(self.options, list(positions.values()))}
 
         async def take(k: int) -> tuple[Position, Any] | None:
             st, (domain, s) = stances[k], jobs[k]
             if not isinstance(st, dict):
                 return st
-            if st is positions and self.team.order_check and not checks[k]:
-                self.notes.append(f"{s.name}: not asked (the calls left could not ask it twice, the positions listed both ways)")
-                return None
+            if st is positions and self.team.order_check:
+                if not checks[k]:
+                    self.notes.append(f"{s.name}: not asked (the calls left could not ask it twice, the positions listed both ways)")
+                    return None
+                st = lean
             return await self._specialist(domain, s, st, checks[k])
 
         taken = await asyncio.gather(*(take(k) for k in range(len(jobs))))
