@@ -122,6 +122,11 @@ def test_favouring_an_option_that_overlaps_no_other_is_skipping_the_others() -> 
     said = [describe(p, opts) for p in lean_positions(opts, every)]
     # no split (they do not overlap): the compromise is the first option shortened
     assert said == ["skip 'review slides'", "skip 'hill repeats'", "shorten 'hill repeats' to Wed 07:00–07:30"]
+    # one option: do it, skip it, or shorten it
+    alone = {"O1": opts["O1"]}
+    every = candidate_positions(alone, free_slots([HOUR], T7 - timedelta(hours=12)))
+    assert [describe(p, alone) for p in lean_positions(alone, every)] == [
+        "do 'hill repeats' as planned (Wed 07:00–08:00)", "skip 'hill repeats'", "shorten 'hill repeats' to Wed 07:00–07:30"]
 
 
 def run(tmp_path: Path, script: Deliberators, data: Path, mode: str = "standard", **kw: object) -> object:

@@ -315,7 +315,8 @@ def lean_positions(options: dict[str, Option], positions: list[Position]) -> lis
     evidence narrows them: one for each option it may favour, and one compromise.
 
     Favouring an option is doing it as planned, which takes the others' time where they overlap;
-    an option that overlaps none of the others is favoured by skipping them instead. The compromise
+    an option that overlaps none of the others is favoured by skipping them instead, and a lone
+    option may be skipped. The compromise
     is the time split with the first option first, else the first option shortened. Asked among
     ten or more positions, the 0.5B model took whichever was listed first; among three, the
     listing order decides less of its choice (the order check still asks it both ways round)."""
@@ -326,6 +327,8 @@ def lean_positions(options: dict[str, Option], positions: list[Position]) -> lis
             out += [p for p in positions if p.kind == "do" and p.option == oid]
         else:
             out += [p for p in positions if p.kind == "skip" and p.option in others]
+    if len(options) == 1:  # "should I keep working?": against it is not doing it
+        out += [p for p in positions if p.kind == "skip"]
     split = [p for p in positions if p.kind == "split"]
     out += split[:1] or [p for p in positions if p.kind == "shorten"][:1]
     unique: list[Position] = []
