@@ -127,6 +127,8 @@ class Deliberators:
                     "evidence": enum(schema, None, "evidence")[:2], "impact": impact, "confidence": confidence}
         if kind == "PhysicalOption":  # which option is a sport: the one whose label holds ``physical``, else none
             answers = enum(schema, None, "answer")
+            if agent == "not_physical":  # which one is not: the first other option, when one is a sport
+                return {"answer": next((a for a in answers[:-1] if self.physical and self.physical not in a), answers[-1])}
             return {"answer": next((a for a in answers if self.physical and self.physical in a), answers[-1])}
         if kind == "Compromise":
             c = self.compromise

@@ -164,8 +164,12 @@ def test_a_choice_that_follows_the_listing_order_is_no_position(tmp_path: Path) 
     data = folder(tmp_path, *USUAL)
     (data / "notes.md").write_text("# Week\n\n## 2026-11-24\n\nThe slides still need the budget table.\n")
     result = run(tmp_path, script, data, order_check=True)
-    # which option is a sport was asked both ways round too, and the answers agreed
-    assert [r.agent for r in script.requests].count("physical") == 2
+    # which option is a sport was asked, and which is not (listed the other way round), and the answers agreed
+    agents = [r.agent for r in script.requests]
+    assert agents.count("physical") == 1 and agents.count("not_physical") == 1
+    [sport] = [r for r in script.requests if r.agent == "physical"]
+    [other] = [r for r in script.requests if r.agent == "not_physical"]
+    assert other.output.json_schema["properties"]["answer"]["enum"][:2] == sport.output.json_schema["properties"]["answer"]["enum"][:2][::-1]
     one_way, other_way = [r.output.json_schema["properties"]["position"]["enum"]  # type: ignore[union-attr]
                           for r in script.requests if r.agent == "calendar"]
     assert other_way == one_way[::-1]
@@ -191,20 +195,21 @@ def test_the_roster_declares_readiness_signs_and_a_bad_one_is_one_line(tmp_path:
     assert "readiness must be a list of metric names" in err.value.one_line() and "-resting" in err.value.one_line()
 
 
-def test_a_physical_option_named_differently_each_way_round_is_none(tmp_path: Path) -> None:
+def test_an_option_named_both_as_the_sport_and_as_not_a_sport_is_none(tmp_path: Path) -> None:
     from moot.models.testing import FunctionModel
 
     inner = Deliberators(reading=READ, positions={"calendar": ("do", "hill", "medium", 60)})
 
-    def first_listed(request):  # type: ignore[no-untyped-def]
-        if request.agent == "physical":  # answers the first option shown, whichever it is
-            return {"answer": request.output.json_schema["properties"]["answer"]["enum"][0]}
+    def same_answer(request):  # type: ignore[no-untyped-def]
+        if request.agent in ("physical", "not_physical"):  # names the slides whichever question is asked
+            return {"answer": next(a for a in request.output.json_schema["properties"]["answer"]["enum"] if "slides" in a)}
         return inner(request)
 
-    team = DeliberationTeam(folder(tmp_path, *LOW), model=FunctionModel(first_listed), mode="standard", order_check=True)
+    team = DeliberationTeam(folder(tmp_path, *LOW), model=FunctionModel(same_answer), mode="standard", order_check=True)
     result = team.deliberate_sync(REQUEST, now=NOW)
-    assert any(n.startswith("no option is taken for a physical activity (asked which one is, the model answered 'do the hill repeats'")
-               for n in result.notes)
+    assert ("no option is taken for a physical activity (asked which one is, the model answered 'go over the quarterly "
+            "review slides'; asked which one is not, 'go over the quarterly review slides')") in result.notes
+    assert not any(o.kind == "physical activity" for o in result.reading.options)
     assert result.decision is not None or result.answer.startswith("No decision")
     # without a physical option the readiness specialists are not narrowed: recovery chose among every position
     offered = [r.output.json_schema["properties"]["position"]["enum"] for r in inner.requests if r.agent == "recovery"]

@@ -46,9 +46,12 @@ def physical_output(choices: list[str]) -> type[BaseModel]:
     return create_model("PhysicalOption", answer=(_choice(choices), ...))
 
 
-def physical_agent(model: Any, choices: list[str]) -> SubAgent:
-    return SubAgent("physical", "says which option is a sport or physical exercise", load_prompt("physical", __package__),
-                    model=model, output_type=physical_output(choices), max_turns=2, settings=_settings(40))
+def physical_agent(model: Any, choices: list[str], *, negated: bool = False) -> SubAgent:
+    """Says which option is a sport or physical exercise; ``negated``: which one is not (agent ``not_physical``)."""
+    return SubAgent("not_physical" if negated else "physical",
+                    f"says which option is {'not ' if negated else ''}a sport or physical exercise",
+                    load_prompt("physical", __package__), model=model, output_type=physical_output(choices),
+                    max_turns=2, settings=_settings(40))
 
 
 # --------------------------------------------------------------------------- specialists

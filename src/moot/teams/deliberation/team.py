@@ -79,6 +79,8 @@ from moot.teams.deliberation.plan import (
 from moot.teams.deliberation.roster import DEFAULT_ROSTER, Roster, Specialist, activate, load_roster
 
 NEITHER = "none of them"
+SPORT = "Which of these is a sport or physical exercise?"
+NOT_SPORT = "Which of these is not a sport or physical exercise (work, study, a chore, rest or a social event)?"
 EV_COORDINATOR = "deliberation.coordinator"
 EV_OPTIONS = "deliberation.options"
 EV_INSIGHTS = "deliberation.insights"
@@ -348,30 +350,34 @@ class _Deliberation:
         return True
 
     async def _physical(self, running: list[Specialist]) -> None:
-        """Which option is a sport or physical exercise, asked twice, the options listed one way and the
-        other; an answer that changes with the order names none (the 0.5B model cannot say what kind
-        of thing an option is when asked outright, and takes the first or second option shown when
-        unsure). Asked only when a specialist has readiness evidence, which speaks to that option."""
+        """Which option is a sport or physical exercise. With the order check, asked as two questions
+        that must agree: which one is, the options listed one way, and which one is not, listed the
+        other way; the answer stands only when the second names another option. Measured on 18
+        requests, the 0.5B model named a work task as the sport, the same whichever way the options
+        were listed, in 6 of them (and the sport in 1), and answered yes to "is this a sport?" for
+        everything; asked both questions it named the same option or none, so it names none here
+        and readiness narrows nothing. Asked only when a specialist has readiness evidence, which
+        speaks to that option."""
         if not any(self.signals.get(s.name) for s in running):
             return
         labels = [o.label for o in self.options.values()]
-        orders = (labels, labels[::-1]) if self.team.order_check else (labels,)
-        if self.calls_left() < len(orders) or len(set(labels)) < len(labels):
+        questions = [(SPORT, labels)] + ([(NOT_SPORT, labels[::-1])] if self.team.order_check else [])
+        if self.calls_left() < len(questions) or len(set(labels)) < len(labels):
             return
-        task = "Which of these is a sport or physical exercise?"
         outcomes = await asyncio.gather(*(
-            self.rec.step("physical" + ("" if k == 0 else ".reversed"),
-                          ag.physical_agent(self.team.model_for("reader"), [*order, NEITHER]),
-                          task + "\n" + "\n".join(f"- {x}" for x in [*order, NEITHER]))
-            for k, order in enumerate(orders)))
+            self.rec.step("physical" if k == 0 else "not_physical",
+                          ag.physical_agent(self.team.model_for("reader"), [*order, NEITHER], negated=k == 1),
+                          question + "\n" + "\n".join(f"- {x}" for x in [*order, NEITHER]))
+            for k, (question, order) in enumerate(questions)))
         picks = [o.output.answer if o is not None and o.ok else None for o in outcomes]
-        if len(set(picks)) == 1 and picks[0] in labels:
-            for o in self.options.values():
-                if o.label == picks[0]:
-                    o.kind = PHYSICAL
-        elif len(picks) == 2 and picks[0] != picks[1]:
+        sport = picks[0] if picks[0] in labels else None
+        if sport is not None and len(picks) == 2 and (picks[1] not in labels or picks[1] == sport):
             self.notes.append(f"no option is taken for a physical activity (asked which one is, the model answered "
-                              f"{picks[0] or 'nothing'!r} and, the options listed the other way, {picks[1] or 'nothing'!r})")
+                              f"{sport!r}; asked which one is not, {picks[1] or 'nothing'!r})")
+            sport = None
+        for o in self.options.values():
+            if o.label == sport:
+                o.kind = PHYSICAL
 
     # ------------------------------------------------------------------ 2-3. evidence and positions
 
