@@ -150,6 +150,18 @@ def test_verifier_corrected_revises_the_answer(repo: Path, tmp_path: Path) -> No
     assert "def parse_request(raw):" in verifier_task
 
 
+def test_a_verifier_correction_naming_its_own_tool_is_refused_and_the_claim_stays(repo: Path, tmp_path: Path) -> None:
+    script = ResearchScript(PLAN_3, synth=GOOD, verdicts=[
+        {"claim": 1, "status": "VERIFIED"},
+        {"claim": 2, "status": "CORRECTED", "correction": "The function `read_file` is called with the raw request."},
+    ])
+    result = team_for(repo, script, tmp_path).ask_sync("How does the app handle a request end-to-end?", mode="multi")
+    assert "read_file" not in result.answer
+    refused = [v for v in result.verification if v.method == "model" and v.status == "UNVERIFIABLE"]
+    assert refused and refused[0].correction.startswith("the verifier's correction was refused: read_file is one of moot's")
+    assert refused[0].claim in result.answer  # the claim it would have replaced is still there
+
+
 def test_invented_citations_are_corrected_or_removed(repo: Path, tmp_path: Path) -> None:
     bad = ("Sessions are saved by `save_session` (app/session_saver.py:12). "
            "The app also has a cache in lib/cache.py:40 that stores pages.")

@@ -395,7 +395,7 @@ class ResearchTeam:
             task = model_task(index, to_model) + (f"\nPlanner's hints: {hints[:400]}" if hints else "")
             outcome = await run.step("verifier", verifier_agent(self.model_for("verifier"), code_tools(index)), task,
                                      depends_on=["synthesizer"])
-            model_verdicts, model_replace = apply_model_verdicts(to_model, outcome.output if outcome else None)
+            model_verdicts, model_replace = apply_model_verdicts(to_model, outcome.output if outcome else None, index)
             verdicts += model_verdicts
             replace.update(model_replace)
         else:

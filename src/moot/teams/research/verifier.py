@@ -271,7 +271,13 @@ def model_task(index: CodeIndex, claims: list[Claim]) -> str:
     return "\n\n".join(parts) + "\n\nGive a verdict for every claim."
 
 
-def apply_model_verdicts(claims: list[Claim], output: object) -> tuple[list[VerificationResult], dict[str, str]]:
+def apply_model_verdicts(claims: list[Claim], output: object,
+                         index: CodeIndex | None = None) -> tuple[list[VerificationResult], dict[str, str]]:
+    """The verifier model's verdicts, and the replacements its corrections imply. With ``index``, a
+    correction is held to the same check as the answer's own statements: a part naming code the
+    repository lacks, or one of moot's tools, is removed, and a correction with nothing true left is
+    refused (the claim stays, unverifiable). On a blind package the 0.5B verifier "corrected" a claim
+    into "The function `read_file` is called with …", naming its own tool."""
     verdicts, replace = [], {}
     by_number = {v.claim: v for v in output.verdicts} if isinstance(output, VerifierOutput) else {}
     for n, claim in enumerate(claims, 1):
@@ -281,12 +287,19 @@ def apply_model_verdicts(claims: list[Claim], output: object) -> tuple[list[Veri
             verdicts.append(VerificationResult(claim=claim.text, status="UNVERIFIABLE", citation=cite, method="model",
                                                correction="the verifier gave no verdict"))
             continue
-        status = v.status if v.status != "CORRECTED" or v.correction.strip() else "UNVERIFIABLE"
-        verdicts.append(VerificationResult(claim=claim.text, status=status, correction=v.correction.strip(),  # type: ignore[arg-type]
+        correction = v.correction.strip()
+        status = v.status if v.status != "CORRECTED" or correction else "UNVERIFIABLE"
+        if status == "CORRECTED" and index is not None:
+            checked, notes = _check_names(index, correction, paths_of=index.file_paths)
+            if not checked:
+                status, correction = "UNVERIFIABLE", f"the verifier's correction was refused: {'; '.join(notes)}"
+            else:
+                correction = checked
+        verdicts.append(VerificationResult(claim=claim.text, status=status, correction=correction,  # type: ignore[arg-type]
                                            citation=cite, method="model"))
         if status == "CORRECTED":
-            kept = " ".join(c.text for c in claim.citations if c.text not in v.correction)
-            replace[claim.text] = v.correction.strip() + (f" ({kept})" if kept else "")
+            kept = " ".join(c.text for c in claim.citations if c.text not in correction)
+            replace[claim.text] = correction + (f" ({kept})" if kept else "")
     return verdicts, replace
 
 
