@@ -28,5 +28,7 @@ def test_a_piece_that_only_says_when_is_not_offered_as_an_option() -> None:
     assert not says_only_when("go over the slides at 7am") and not says_only_when("piano practice")
     assert request_pieces("This evening at 7, should I go over the slides or practise the piano?") == [
         "go over the slides", "practise the piano"]
+    # a piece that opens with a preposition says when or where, not what
+    assert request_pieces("After work today, should I go to the gym or call my sister?") == ["go to the gym", "call my sister"]
     # each once, in the request's order
     assert request_pieces("Piano or slides? Piano or slides?") == ["Piano", "slides"]

@@ -2,14 +2,15 @@
 
 One model call, under a schema Python builds for this request: each option is one of the pieces
 the request is made of (an enum: the runs between its conjunctions, modal verbs and punctuation,
-read by :func:`moot.text.alternatives`, less those that only say when), tied to one of the
-calendar's coming events (an enum) or to one of the clock times the request writes (an enum, read
-by :func:`moot.text.clock.find_clock_times`), and the window is one of the coming parts of the day
-(an enum). The 0.5B model, asked to write the options in the request's words, copied the whole
-question ("Should I ... or ...") as one option; choosing among the pieces it cannot. Python then checks and completes it:
-an option whose words are neither in the request nor in its event is dropped (the model made it
-up), repeats are merged, an option gets its event's time, else the request's time (an hour
-long), else the decision window; a window left unstated is the span of the options' times.
+read by :func:`moot.text.alternatives`, less those that only say when or open with a
+preposition), tied to one of the calendar's coming events (an enum) or to one of the clock times
+the request writes (an enum, read by :func:`moot.text.clock.find_clock_times`), and the window is
+one of the coming parts of the day (an enum). The 0.5B model, asked to write the options in the
+request's words, copied the whole question ("Should I ... or ...") as one option; choosing among
+the pieces it cannot. Python then checks and completes it: an option whose words are neither in
+the request nor in its event is dropped (the model made it up), repeats are merged, an option
+gets its event's time, else the request's time (an hour long), else the decision window; a window
+left unstated is the span of the options' times.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from moot.teams.deliberation.models import RequestReading
 from moot.teams.deliberation.plan import DEFAULT_OPTION_MINUTES, Option, TimeWindow
 from moot.text.clock import find_clock_times, next_occurrence
 from moot.text.dates import find_dates
-from moot.text.phrases import alternatives
+from moot.text.phrases import alternatives, tag
 from moot.text.words import STOPWORDS, content_words
 
 NOT_STATED = "not stated"
@@ -95,11 +96,15 @@ def says_only_when(piece: str) -> bool:
 
 
 def request_pieces(request: str) -> list[str]:
-    """The pieces of the request an option may be (see the module docstring), each once, in order."""
+    """The pieces of the request an option may be (see the module docstring), each once, in order.
+    A piece that opens with a preposition ("at lunch today", "after work") says when or where
+    something happens, not what: it is not offered (the 0.5B reader took "At lunch today" for an
+    option, and the answer said to do it as planned)."""
     out: list[str] = []
     for piece in alternatives(request):
         text = piece.text[:MAX_PIECE].strip()
-        if text and text not in out and not says_only_when(text):
+        tags = tag(text)
+        if text and text not in out and not says_only_when(text) and not (tags and tags[0][1] == "IN"):
             out.append(text)
     return out
 
