@@ -316,10 +316,10 @@ def lean_positions(options: dict[str, Option], positions: list[Position]) -> lis
 
     Favouring an option is doing it as planned, which takes the others' time where they overlap;
     an option that overlaps none of the others is favoured by skipping them instead, and a lone
-    option may be skipped. The compromise
-    is the time split with the first option first, else the first option shortened. Asked among
-    ten or more positions, the 0.5B model took whichever was listed first; among three, the
-    listing order decides less of its choice (the order check still asks it both ways round)."""
+    option may be skipped. The compromise is the time split with the first option first, else the
+    first option shortened. Asked among ten or more positions, the 0.5B model took whichever was
+    listed first; among three it still mostly does, and the order check (asking it both ways
+    round) drops those choices."""
     out: list[Position] = []
     for oid, o in options.items():
         others = [k for k in options if k != oid]
