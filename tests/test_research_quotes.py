@@ -21,11 +21,9 @@ from moot.runtime import RunStore
 from moot.teams.research import ResearchConfig, ResearchTeam
 from moot.teams.research.quotes import (
     CodeLine,
-    ConditionPick,
     QuotePick,
     candidate_lines,
     chosen,
-    conditions_limit,
     pick_type,
     question_terms,
     quote_section,
@@ -114,17 +112,6 @@ def test_chosen_keeps_shown_lines_once_in_source_order() -> None:
     section = quote_section(chosen(lines, QuotePick(lines=[3])))
     assert section.endswith("- a.py:9 (in `a.f`): `x = 9`")
     assert quote_section([]) == ""
-
-
-def test_conditions_take_at_most_half_the_picked_places() -> None:
-    assert [conditions_limit(n) for n in (1, 4, 8)] == [1, 2, 4]
-    schema = pick_type(6, 4, conditions=[1, 2, 3, 4])
-    assert schema.model_validate({"conditions": [1, 2], "lines": [5, 6]}).conditions == [1, 2]
-    with pytest.raises(ValidationError):  # four conditions would leave no place for the lines that state the answer
-        schema.model_validate({"conditions": [1, 2, 3, 4], "lines": []})
-    lines = [CodeLine(path="a.py", line=n, text=f"if x == {n}:" if n < 5 else f"y = {n}", symbol="a.f") for n in range(1, 7)]
-    # a provider that does not enforce the schema: its extra conditions are dropped, its lines kept
-    assert [c.line for c in chosen(lines, ConditionPick(conditions=[1, 2, 3, 4], lines=[5, 6]), 4)] == [1, 2, 5, 6]
 
 
 def pick_lines_holding(*fragments: str):

@@ -40,26 +40,18 @@ class ConditionPick(BaseModel):
     lines: list[int] = Field(default_factory=list, max_length=MAX_PICKED)
 
 
-def conditions_limit(limit: int) -> int:
-    """How many of a how-question's ``limit`` picked lines may be conditions: half, at least one.
-    With no such cap the 0.5B picker filled every place with conditions on httpx's decoding and
-    pooling questions (quoting proxy branches and redirect checks), and the lines that state the
-    answer (``DEFAULT_LIMITS = Limits(max_connections=100, …)``) were no longer quoted."""
-    return max(1, limit // 2)
-
-
 def pick_type(count: int, limit: int = MAX_PICKED, *, conditions: list[int] | None = None) -> type[BaseModel]:
     """The picker's schema with line numbers limited to 1..``count`` (constrained decoding
     cannot name a line it was not shown). With ``conditions`` (the numbers of the shown lines
     that are conditions, for a how-question) the schema asks first for one or more of those,
-    then for any other lines; the conditions take at most half the places (:func:`conditions_limit`)."""
+    then for any other lines."""
     if count <= 0:
         return QuotePick
     numbers = Literal[tuple(range(1, count + 1))]  # type: ignore[valid-type]
     if conditions:
         return create_model(  # type: ignore[call-overload, no-any-return]
             "ConditionPick", __base__=ConditionPick,
-            conditions=(list[Literal[tuple(conditions)]], Field(min_length=1, max_length=conditions_limit(limit),  # type: ignore[misc]
+            conditions=(list[Literal[tuple(conditions)]], Field(min_length=1, max_length=limit,  # type: ignore[misc]
                                                                 description="numbers of the conditions that decide the answer")),
             lines=(list[numbers], Field(default_factory=list, max_length=limit,
                                         description="numbers of other lines that show the answer")),
@@ -92,15 +84,11 @@ def picker_task(question: str, lines: list[CodeLine], *, how: bool = False) -> s
     return f"Question: {question}\n\nLines:\n{shown}\n\n{ask}"
 
 
-def chosen(lines: list[CodeLine], output: object, limit: int = MAX_PICKED) -> list[CodeLine]:
-    """The lines the model picked (conditions first, at most :func:`conditions_limit` of them, so a
-    provider that does not enforce the schema cannot crowd the other lines out either), at most
-    ``limit``, each once, in source order (file, then line); nothing when it picked none or gave no
-    valid answer (nothing is guessed for it)."""
-    if not isinstance(output, (QuotePick, ConditionPick)):
-        return []
-    numbers = [*getattr(output, "conditions", [])[:conditions_limit(limit)], *output.lines]
-    picked = [lines[n - 1] for n in dict.fromkeys(numbers) if 1 <= n <= len(lines)][:limit]
+def chosen(lines: list[CodeLine], output: object) -> list[CodeLine]:
+    """The lines the model picked (conditions first), each once, in source order (file, then
+    line); nothing when it picked none or gave no valid answer (nothing is guessed for it)."""
+    numbers = [*getattr(output, "conditions", []), *output.lines] if isinstance(output, (QuotePick, ConditionPick)) else []
+    picked = [lines[n - 1] for n in dict.fromkeys(numbers) if 1 <= n <= len(lines)][:MAX_PICKED]
     return sorted(picked, key=lambda c: (c.path, c.line))
 
 
@@ -126,7 +114,6 @@ __all__ = [
     "ConditionPick",
     "QuotePick",
     "condition_numbers",
-    "conditions_limit",
     "ranked_choice",
     "candidate_lines",
     "led_elsewhere",

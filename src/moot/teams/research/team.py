@@ -370,7 +370,7 @@ class ResearchTeam:
             outcome = await run.step(task_id, picker_agent(self.model_for("line-picker"), len(lines), limit=per_ask,
                                                            conditions=conditions),
                                      picker_task(asked, lines, how=how), depends_on=depends)
-            return chosen(lines, outcome.output if outcome else None, per_ask)
+            return chosen(lines, outcome.output if outcome else None)
 
         picked = await asyncio.gather(*(pick(n, q, lines) for n, (q, lines) in enumerate(ranked, 1)))
         seen: set[tuple[str, int]] = set()
