@@ -100,11 +100,11 @@ def request_pieces(request: str) -> list[str]:
     A piece that opens with a preposition ("at lunch today", "after work") says when or where
     something happens, not what: it is not offered (the 0.5B reader took "At lunch today" for an
     option, and the answer said to do it as planned)."""
+    opening = {start: pos for _, pos, _, start, _ in tag(request)}  # the request's tagging (cached), read in context
     out: list[str] = []
     for piece in alternatives(request):
         text = piece.text[:MAX_PIECE].strip()
-        tags = tag(text)
-        if text and text not in out and not says_only_when(text) and not (tags and tags[0][1] == "IN"):
+        if text and text not in out and not says_only_when(text) and opening.get(piece.start) != "IN":
             out.append(text)
     return out
 

@@ -281,7 +281,8 @@ class _Deliberation:
         asks = [st if isinstance(st, dict) else None for st in stances]
         checks = self._order_checks(asks, positions)
         # a small model (the order check is on) chooses among a few positions, one per option and a compromise
-        lean = {describe(p, self.options): p for p in lean_positions(self.options, list(positions.values()))}
+        lean = ({describe(p, self.options): p for p in lean_positions(self.options, list(positions.values()))}
+                if self.team.order_check else {})
 
         async def take(k: int) -> tuple[Position, Any] | None:
             st, (domain, s) = stances[k], jobs[k]

@@ -199,18 +199,24 @@ def _check_names(index: CodeIndex, text: str, *, paths_of: Callable[[], list[str
     return text, notes
 
 
+def file_paths_once(index: CodeIndex) -> Callable[[], list[str]]:
+    """The index's file paths, read on the first call only (and only when a statement names a file)."""
+    paths: list[str] = []
+
+    def paths_of() -> list[str]:
+        if not paths:
+            paths.extend(index.file_paths())
+        return paths
+
+    return paths_of
+
+
 def check_citations(index: CodeIndex, claims: list[Claim]) -> tuple[list[VerificationResult], dict[str, str], list[Claim]]:
     """Mechanical verdicts, the text replacements they imply, and the claims left for the model."""
     verdicts: list[VerificationResult] = []
     replace: dict[str, str] = {}
     left: list[Claim] = []
-    paths: list[str] = []
-
-    def paths_of() -> list[str]:  # read once per answer, and only when a claim names a file
-        if not paths:
-            paths.extend(index.file_paths())
-        return paths
-
+    paths_of = file_paths_once(index)
     for claim in claims:
         fixed, notes = _check_names(index, claim.text, paths_of=paths_of)
         if fixed != claim.text:
@@ -279,6 +285,7 @@ def apply_model_verdicts(claims: list[Claim], output: object,
     refused (the claim stays, unverifiable). On a blind package the 0.5B verifier "corrected" a claim
     into "The function `read_file` is called with …", naming its own tool."""
     verdicts, replace = [], {}
+    paths_of = file_paths_once(index) if index is not None else None
     by_number = {v.claim: v for v in output.verdicts} if isinstance(output, VerifierOutput) else {}
     for n, claim in enumerate(claims, 1):
         v = by_number.get(n)
@@ -289,8 +296,8 @@ def apply_model_verdicts(claims: list[Claim], output: object,
             continue
         correction = v.correction.strip()
         status = v.status if v.status != "CORRECTED" or correction else "UNVERIFIABLE"
-        if status == "CORRECTED" and index is not None:
-            checked, notes = _check_names(index, correction, paths_of=index.file_paths)
+        if status == "CORRECTED" and index is not None and paths_of is not None:
+            checked, notes = _check_names(index, correction, paths_of=paths_of)
             if not checked:
                 status, correction = "UNVERIFIABLE", f"the verifier's correction was refused: {'; '.join(notes)}"
             else:
