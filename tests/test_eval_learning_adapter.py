@@ -48,10 +48,10 @@ def write_suite(folder: Path) -> Path:
 
 
 def team_model(request: ModelRequest) -> Any:
-    """Learns every sentence but the engineer's; the single agent answers lengths well and costs
+    """Labels every sentence but the engineer's; the single agent answers lengths well and costs
     badly; the compute specialist picks the cost. Routed by the calling agent's name."""
     task = request.messages[-1].content
-    if request.agent == "fact-labeller":  # every sentence but the engineer's
+    if request.agent == "fact-labeller":  # every sentence but the engineer's is labelled
         lines = [line for line in task.splitlines() if re.match(r"^\d+\. ", line)]
         labels = choose_labels(request.output.json_schema, task)["labels"]
         return {"labels": [["", ""] if "engineer" in line else label for line, label in zip(lines, labels)]}
@@ -95,9 +95,9 @@ def test_learning_team_through_the_harness_with_stage_attribution(tmp_path: Path
         length = by[("L1.1", mode)]
         assert length.passed and length.run_id and length.model_calls >= 1
         assert store.get_run(length.run_id).status == "completed"  # `moot runs show` can show it
-    # The engineer's sentence was never learned: the learning stage, found by looking in the KB.
-    assert by[("L1.3", "multi")].stage in ("learning",)
-    assert "Olsen" in by[("L1.3", "multi")].stage_reason
+    # The labeller left the engineer's sentence unlabelled; it is learned all the same (the source's
+    # own text), so the vague answer is the reasoning's fault, not the learning's.
+    assert by[("L1.3", "multi")].stage == "reasoning" and not by[("L1.3", "multi")].passed
     # Single and multi got the same vague draft for the cost; nothing in it could be refused.
     assert by[("L1.2", "single")].stage == "reasoning" and by[("L1.2", "multi")].stage == "reasoning"
     # The one-call baseline: one request with the article in it, graded like the others.

@@ -73,7 +73,20 @@ def test_labels_outside_the_options_or_beyond_the_sentences_are_refused() -> Non
         options,
     )
     assert refused == 4  # invented entity, foreign property, foreign reference, an item beyond the units
-    assert [(lab.entity, lab.property) for lab in labels] == [("Harwell Trust", "members")]
+    # the refused words are gone, the sentence stays: a fact with no labels rather than none
+    assert [(lab.unit.text, lab.entity, lab.property) for lab in labels] == [
+        ("The Harwell Trust has 1,200 members.", "Harwell Trust", "members"), ("It owns 3 boats.", "", "")]
+
+
+def test_a_sentence_the_model_leaves_unlabelled_or_skips_is_still_stored_as_the_sources_text() -> None:
+    units = split_units("The mill was built in 1791. A restoration cost 420,000 crowns. It reopened in 2021.")
+    options = propose(units, document_names=["Sorrel Mill"], published=date(2024, 5, 20))
+    # a small model labels nothing in the first sentence and stops after two items
+    labels, refused = read_labels({"labels": [["", ""], ["", "restoration"]]}, options)
+    facts = build_facts(labels, source="Trust", published=date(2024, 5, 20))
+    assert refused == 0
+    assert [f.content.split(" (refers to")[0] for f in facts] == [u.text for u in units]
+    assert facts[0].value == "" and facts[1].value == "420,000 crowns" and facts[1].concept == "restoration"
 
 
 def test_two_values_under_one_key_in_one_source_are_not_a_supersession_key() -> None:

@@ -129,14 +129,20 @@ def label_schema(options: Sequence[UnitOptions]) -> type[BaseModel]:
 def read_labels(output: Any, options: Sequence[UnitOptions]) -> tuple[list[UnitLabel], int]:
     """The model's answer as labels, each checked against its unit's options; returns (labels, refused).
 
+    Every unit gets a label, so every unit becomes a fact: the labels only add what a fact is
+    about. A small model leaves most sentences unlabelled (["", ""]), and dropping those lost
+    the facts questions needed (a founding year, a cost), where storing a sentence that states
+    little costs one row that no question retrieves.
+
     A provider that does not enforce the schema may answer with fewer or more items, or with
-    words outside the options: an item beyond the units is ignored, a missing one means no
-    label, and a word outside its options is refused (counted) rather than stored.
+    words outside the options: an item beyond the units is ignored, a missing one means an
+    empty label, and a word outside its options is refused (counted) rather than stored.
     """
-    raw = output.labels if isinstance(output, BaseModel) else (output or {}).get("labels", [])
+    raw = list((output.labels if isinstance(output, BaseModel) else (output or {}).get("labels", [])) or [])
     labels: list[UnitLabel] = []
     refused = 0
-    for option, item in zip(options, list(raw or [])):
+    for position, option in enumerate(options):
+        item = raw[position] if position < len(raw) else None
         values = [str(v or "") for v in (item or [])][:3]
         values += [""] * (3 - len(values))
         entity, prop, reference = values
@@ -146,9 +152,8 @@ def read_labels(output: Any, options: Sequence[UnitOptions]) -> tuple[list[UnitL
             prop, refused = "", refused + 1
         if reference and reference not in option.references:
             reference, refused = "", refused + 1
-        if entity or prop:
-            labels.append(UnitLabel(option.unit, entity, prop, reference))
-    refused += max(0, len(list(raw or [])) - len(options))
+        labels.append(UnitLabel(option.unit, entity, prop, reference))
+    refused += max(0, len(raw) - len(options))
     return labels, refused
 
 

@@ -84,13 +84,28 @@ def question_for(fact: StoredFact) -> QuizItem | None:
 
 
 def plan_material(kb: KnowledgeBase, topic: str, *, limit: int) -> list[PlannedFact]:
-    """The topic's current facts from the teacher's knowledge base, easiest first."""
+    """The topic's current facts from the teacher's knowledge base, easiest first.
+
+    The facts retrieved for the topic come first, then the other current facts of the same
+    sources (in the order those sources were first retrieved): a document found for the topic is
+    about it, though many of its sentences never repeat the topic's words (they say "it", or name
+    only a part or an event), so retrieval alone left them out of the lesson.
+    """
     seen: set[int] = set()
     material: list[StoredFact] = []
-    for fact in kb.retrieve(topic, limit=limit).facts:
-        if fact.is_current and fact.id is not None and fact.id not in seen:
-            seen.add(fact.id)
-            material.append(fact)
+
+    def take(facts: list[StoredFact]) -> None:
+        for fact in facts:
+            if fact.is_current and fact.id is not None and fact.id not in seen:
+                seen.add(fact.id)
+                material.append(fact)
+
+    retrieved = kb.retrieve(topic, limit=limit).facts
+    take(retrieved)
+    for source in dict.fromkeys(f.source for f in retrieved if f.source):
+        if len(material) >= limit:
+            break
+        take(kb.facts(source=source))
     material = material[:limit]
     planned = [PlannedFact(f, fact_difficulty(f, material), question_for(f)) for f in material]
     # Stable: equally hard facts keep the retrieval's relevance order.
