@@ -103,15 +103,15 @@ def test_relearning_the_same_article_stores_nothing_new(kb: KnowledgeBase) -> No
 
 
 def test_explicit_event_date_orders_the_fact_and_future_dates_are_ignored(kb: KnowledgeBase) -> None:
-    run(learn(kb, "Riverwatch has 14 trout on 2026-06-20. Depot has 2 scales on 2027-01-01.",
+    run(learn(kb, "Riverwatch has 14 trout on 2026-06-20. Dunmore Depot has 2 scales on 2027-01-01.",
               source="News", published="2026-07-06", model=model()))
     trout = kb.current("Riverwatch", "trout")
-    scales = kb.current("Depot", "scales")
+    scales = kb.current("Dunmore Depot", "scales")
     assert trout is not None and scales is not None
     # an event date the text states orders the fact by that day, before the publication date
     assert trout.temporal_index < scales.temporal_index
     # a date after publication is a plan, so the fact is ordered by its source date instead
-    assert kb.history("Depot", "scales")[0].temporal_index == scales.temporal_index
+    assert kb.history("Dunmore Depot", "scales")[0].temporal_index == scales.temporal_index
 
 
 def test_long_document_is_chunked_and_progress_is_reported(kb: KnowledgeBase) -> None:

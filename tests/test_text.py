@@ -139,3 +139,16 @@ def test_a_front_matter_date_that_is_no_date_names_the_key():
 def test_words_and_stems():
     assert stem("volunteers") == stem("volunteer") == stem("Volunteering")
     assert content_words("The volunteers registered since January", stems=False) == ["volunteers", "registered", "january"]
+
+
+def test_a_word_that_only_opens_a_sentence_is_a_name_only_when_english_has_no_such_word():
+    from moot.text import find_names, names_in
+
+    assert names_in("Visitors can watch the wheel turn.") == []
+    assert names_in("Sealed drains help the river.") == []
+    assert names_in("Describe the plan of the Hadley Trust.") == [("Hadley Trust", False)]
+    assert names_in("Norway has won the cup.") == [("Norway", True)]  # no English word "norway"
+    assert names_in("Saltreach's port grew.") == [("Saltreach", True)]
+    # written mid-sentence, a capitalised word is a name whatever English has
+    assert names_in("The mill of Brown and Sons opened.") == [("Brown and Sons", False)]
+    assert find_names(["Today the mill is run by Jory Penhallow.", "Volunteers help Jory Penhallow."]) == ["Jory Penhallow"]

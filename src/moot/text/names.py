@@ -4,16 +4,22 @@ A run of capitalised words is a name ("Hadley Canal Trust", "Dr. Ana Ortiz"), jo
 across the small words names contain ("Bank of England", "Isle of Man"). Function words at a
 name's edges ("The") and the calendar's words (months and weekdays are dates, read by
 :mod:`moot.text.dates`) are not part of a name, and a trailing possessive is dropped
-("Saltreach's" → "Saltreach"). A single capitalised word that only ever starts a sentence may
-be a name ("Norway has won…") or not ("Volunteers work…"): every sentence's first word is
-capitalised, so it is kept, ranked after the names the text capitalises mid-sentence.
+("Saltreach's" → "Saltreach"). A single capitalised word that starts a sentence may be a name
+("Norway has won…") or not ("Volunteers work…", "Sealed drains…", "Describe the…"): every
+sentence's first word is capitalised. It is no name when English has it as a lower-case word
+(TextBlob's tagging lexicon, 94,000 words, shipped in its wheel); otherwise it is kept, ranked
+after the names the text capitalises mid-sentence. So a name that is also a word ("Rose said…")
+is missed where it only ever opens a sentence, which costs less than every "Today" and
+"Visitors" offered as the thing a sentence is about.
 """
 
 from __future__ import annotations
 
 import calendar
+import functools
 import re
 from collections.abc import Iterable
+from typing import Any
 
 from moot.text.words import STOPWORDS
 
@@ -38,8 +44,22 @@ def _trim(words: list[str]) -> list[str]:
     return words
 
 
+@functools.lru_cache(maxsize=1)
+def _lexicon() -> Any:
+    from textblob.en import lexicon  # imported on first use: it brings NLTK's modules along
+
+    return lexicon
+
+
+def is_english_word(word: str) -> bool:
+    """True when English writes ``word`` in lower case: the lower-case form is in TextBlob's lexicon."""
+    lower = word.lower()
+    return lower.isalpha() and lower in _lexicon()
+
+
 def names_in(text: str) -> list[tuple[str, bool]]:
-    """The capitalised runs of one sentence as ``(name, starts_the_sentence)``, in order."""
+    """The capitalised runs of one sentence as ``(name, starts_the_sentence)``, in order; a single
+    word that only opens the sentence and is an English word is none (module doc)."""
     found: list[tuple[str, bool]] = []
     for match in _NAME.finditer(text):
         words = match.group(0).rstrip(".,;:").split()
@@ -50,8 +70,11 @@ def names_in(text: str) -> list[tuple[str, bool]]:
         if not trimmed:
             continue
         name = _POSSESSIVE.sub("", " ".join(trimmed)).strip(" .,;:")
+        single_opening = at_start and len(trimmed) == 1
+        if single_opening and is_english_word(name):
+            continue
         if len(name) >= 2 and not name.replace(".", "").isdigit():
-            found.append((name, at_start and len(trimmed) == 1))
+            found.append((name, single_opening))
     return found
 
 
@@ -75,4 +98,4 @@ def find_names(sentences: Iterable[str], *, exclude: Iterable[str] = ()) -> list
     return sorted(kept, key=lambda n: (n not in mid_sentence, -counts[n], order[n]))
 
 
-__all__ = ["find_names", "names_in"]
+__all__ = ["find_names", "is_english_word", "names_in"]
