@@ -125,7 +125,9 @@ def test_long_document_is_chunked_and_progress_is_reported(kb: KnowledgeBase) ->
     assert report.chunks > 3 and report.chunks_learned == report.chunks
     assert report.model_calls == report.chunks  # one call a chunk, no summary call
     asked = [len([ln for ln in r.messages[-1].content.splitlines() if re.match(r"^\d+\. ", ln)]) for r in llm.requests]
-    assert sum(asked) == 12 * 7 and max(asked) <= 14  # every sentence labelled once, in chunks a small model can follow
+    # each stating sentence labelled once, in chunks a small model can follow; the sentences that
+    # state no quantity or date are stored as they are, without being asked about
+    assert sum(asked) == 12 and report.facts_extracted == 12 * 7
     assert len(kb.facts(entity="Brill3")) >= 1 and kb.current("Brill3", "bridges").value == "13 bridges"  # type: ignore[union-attr]
     done = [p.chunks_done for p in seen if p.phase == "extracting"]
     assert done == sorted(done) and done[0] == 0 and done[-1] == report.chunks

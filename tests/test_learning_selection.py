@@ -89,6 +89,21 @@ def test_a_sentence_the_model_leaves_unlabelled_or_skips_is_still_stored_as_the_
     assert facts[0].value == "" and facts[1].value == "420,000 crowns" and facts[1].concept == "restoration"
 
 
+def test_only_units_that_state_a_quantity_a_date_or_point_back_are_asked_and_every_unit_is_stored(kb: KnowledgeBase) -> None:
+    llm = model()
+    text = ("The Harwell Trust runs the ferry. The ferry carries 40 cars. That number doubled in summer. "
+            "Visitors like the view.")
+    report = run(learn(kb, text, source="Gazette", published="2026-07-06", model=llm))
+    asked = [line for line in llm.requests[0].messages[-1].content.splitlines() if re.match(r"^\d+\. ", line)]
+    assert [line.split(". ", 1)[1] for line in asked] == ["The ferry carries 40 cars.", "That number doubled in summer."]
+    assert report.facts_stored == 4 and len(llm.requests) == 1
+    assert kb.current("Harwell Trust", "cars").value == "40 cars"  # type: ignore[union-attr]
+    # a text that states no quantity or date costs no call: its sentences are stored as they are
+    quiet = model()
+    second = run(learn(kb, "The Harwell Trust owns a boathouse. Members meet there.", source="Notes", model=quiet))
+    assert quiet.requests == [] and second.facts_stored == 2 and second.model_calls == 0
+
+
 def test_two_values_under_one_key_in_one_source_are_not_a_supersession_key() -> None:
     units = split_units("The Harwell Trust received 700,000 euros. Its budget is now 3.1 million euros.")
     options = propose(units, document_names=["Harwell Trust"])

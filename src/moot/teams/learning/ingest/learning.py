@@ -68,9 +68,9 @@ from moot.teams.learning.ingest.selection import (
     build_facts,
     document_names,
     label_schema,
+    labels_for,
     numbered_units,
     propose,
-    read_labels,
 )
 from moot.text.frontmatter import FrontMatterError, read_front_matter
 from moot.text.sentences import split_units
@@ -180,8 +180,10 @@ def _plan(
                 continue  # headings only: stored as text, nothing to ask
             task_id = f"chunk-{chunk.index + 1}"
             options[task_id] = chunk_options
-            tasks.append(SubAgentTask("fact-labeller", f"{header}\n\n{numbered_units(chunk_options)}", id=task_id,
-                                      output_type=label_schema(chunk_options)))
+            asked = [o for o in chunk_options if o.asked]
+            if asked:  # otherwise every unit is stored unlabelled, without a call
+                tasks.append(SubAgentTask("fact-labeller", f"{header}\n\n{numbered_units(asked)}", id=task_id,
+                                          output_type=label_schema(asked)))
     else:
         chunks = split_into_chunks(content, max_tokens=chunk_tokens)
         new = [c for c in chunks if c.text not in known]
@@ -318,8 +320,8 @@ async def learn(
         task_id = f"chunk-{chunk.index + 1}"
         task_result = results.get(task_id)
         facts: list[Fact] = []
-        if extraction == "select" and task_result is not None:
-            labels, refused = read_labels(task_result.output, plan.options[task_id])
+        if extraction == "select" and task_id in plan.options:
+            labels, refused = labels_for(plan.options[task_id], task_result.output if task_result is not None else None)
             facts = build_facts(labels, source=source, published=published_date)
             dropped += refused
         elif task_result is not None:

@@ -48,6 +48,9 @@ class UnitOptions:
     properties: tuple[str, ...]
     references: tuple[str, ...] = ()
     """Only for a unit that opens with a word pointing back; empty otherwise."""
+    asked: bool = True
+    """Whether the model labels this unit: it states a quantity or a date, or points back. The
+    others are stored all the same, with no labels (see :func:`labels_for`)."""
 
     @property
     def needs_reference(self) -> bool:
@@ -101,7 +104,12 @@ def propose(units: Sequence[TextUnit], *, document_names: Sequence[str] = (), pu
             named = [n for u in recent for n, _ in names_in(u.render()) if n in known]
             amounts = [] if pointer in PERSONAL else [q.text for u in recent for q in find_quantities(u.render(), anchor=published)]
             references = tuple(dict.fromkeys([*reversed(amounts), *reversed(named)]))[:MAX_REFERENCE_OPTIONS]
-        options.append(UnitOptions(unit, entities, properties, references))
+        # A label pays where it is used: the entity and property of a quantity are its supersession
+        # key, a date orders the fact, a pointer needs its reference. A unit with none of these is
+        # stored as its own text; labelling it cost a third of the tokens and calls for a label
+        # nothing reads (retrieval finds its names in its text).
+        states = bool(find_quantities(text, anchor=published) or find_dates(text, anchor=published))
+        options.append(UnitOptions(unit, entities, properties, references, asked=states or bool(references)))
         previous.append(unit)
     return options
 
@@ -155,6 +163,16 @@ def read_labels(output: Any, options: Sequence[UnitOptions]) -> tuple[list[UnitL
         labels.append(UnitLabel(option.unit, entity, prop, reference))
     refused += max(0, len(raw) - len(options))
     return labels, refused
+
+
+def labels_for(options: Sequence[UnitOptions], output: Any) -> tuple[list[UnitLabel], int]:
+    """Every unit's label, in order: the model's answer (``output``, for the asked units only, as
+    :func:`label_schema` and :func:`numbered_units` showed them) read by :func:`read_labels`, and an
+    empty label for each unit that was not asked. ``output`` is ``None`` when no unit was asked."""
+    asked = [o for o in options if o.asked]
+    read, refused = read_labels(output, asked) if asked else ([], 0)
+    by_unit = {id(label.unit): label for label in read}
+    return [by_unit.get(id(o.unit)) or UnitLabel(o.unit, "", "") for o in options], refused
 
 
 def numbered_units(options: Sequence[UnitOptions]) -> str:
@@ -231,6 +249,7 @@ __all__ = [
     "document_names",
     "event_day",
     "label_schema",
+    "labels_for",
     "numbered_units",
     "propose",
     "read_labels",
