@@ -5,9 +5,11 @@ Measures: generation tokens/s through ``LocalModel.request`` vs ``xllamacpp.Serv
 handle_chat_completions`` called directly (same prompt and settings, alternating, so page
 cache and load drift hit both alike); aggregate tokens/s with 1, 2 and 4 concurrent requests
 on one loaded model (moot always drives the engine in streaming mode, which also lets a
-timeout stop decoding; the raw engine is measured in both modes); time to first token when streaming; peak RSS; and the tool-calling
+timeout stop decoding; the raw engine is measured in both modes); time to first token when streaming; peak RSS; the tool-calling
 reliability of the constrained-choice method (right tool + arguments on the first turn,
-right answer after the tool result).
+right answer after the tool result); and what a JSON schema costs in generation speed: the
+learning team's labelling request for a bundled article, generated under its schema, in JSON
+mode and free, the same prompt each time.
 
 The shared engine (one engine process per model file, every moot process its client):
 aggregate tokens/s with 1, 2 and 4 *processes* each sending one request at a time through it,
@@ -196,6 +198,54 @@ async def tool_reliability(model: LocalModel, cases: int) -> dict[str, Any]:
     return {"cases": cases, "right_tool_and_args": first_ok, "right_answer_after_result": answer_ok}
 
 
+async def schema_cost(model: LocalModel, rounds: int) -> dict[str, Any]:
+    """Generation tokens/s of one real request (the learning team's labelling of a bundled article)
+    under its JSON schema, in JSON mode and unconstrained; the engine's own generation timings,
+    median over ``rounds``, alternating the three so load drift hits each alike."""
+    from moot.runtime import load_prompt
+    from moot.teams.learning.ingest.selection import document_names, label_schema, numbered_units, propose
+    from moot.text.sentences import split_units
+
+    units = split_units((ROOT / "examples" / "learning" / "articles" / "03-drain-sealed.md").read_text(encoding="utf-8"))
+    options = [o for o in propose(units, document_names=document_names(units)) if o.asked]
+    messages = [{"role": "system", "content": load_prompt("label_sentences", "moot.teams.learning")},
+                {"role": "user", "content": numbered_units(options)}]
+    schema = label_schema(options).model_json_schema()
+    formats = {
+        "schema": {"type": "json_schema", "json_schema": {"name": "SentenceLabels", "schema": schema}},
+        "json_mode": {"type": "json_object"},
+        "free": None,
+    }
+    engine = await model.engine()
+    rates: dict[str, list[float]] = {name: [] for name in formats}
+    tokens: dict[str, list[int]] = {name: [] for name in formats}
+
+    async def once(name: str) -> None:
+        timings: dict[str, Any] = {}
+
+        def on_chunk(chunk: dict[str, Any]) -> bool:
+            timings.update(chunk.get("timings") or {})
+            return False
+
+        body: dict[str, Any] = {"messages": messages, "max_tokens": 300, "temperature": 0.0, "stream": True}
+        if formats[name] is not None:
+            body["response_format"] = formats[name]
+        await asyncio.to_thread(engine.server.handle_chat_completions, body, on_chunk)
+        rates[name].append(float(timings.get("predicted_per_second") or 0.0))
+        tokens[name].append(int(timings.get("predicted_n") or 0))
+
+    await once("free")  # warm-up: the prompt enters the cache for all three
+    rates["free"].clear()
+    tokens["free"].clear()
+    for i in range(rounds):
+        for name in (list(formats) if i % 2 == 0 else list(formats)[::-1]):
+            await once(name)
+    out: dict[str, Any] = {name: {"tok_s": round(statistics.median(r), 2), "tokens": statistics.median(tokens[name])}
+                           for name, r in rates.items()}
+    out["schema_over_free"] = round(out["schema"]["tok_s"] / max(out["free"]["tok_s"], 1e-9), 3)
+    return out
+
+
 # ------------------------------------------------------------------ the shared engine
 
 CLIENT = """
@@ -372,6 +422,7 @@ async def main(quick: bool) -> dict[str, Any]:
     out["aggregate_tok_s_by_concurrency"] = await concurrency(model, max_tokens=32 if quick else 128)
     out["time_to_first_token_s"] = await time_to_first_token(model, rounds=3 if quick else 8)
     out["tool_calling"] = await tool_reliability(model, cases=2 if quick else len(TOOL_CASES))
+    out["schema_cost"] = await schema_cost(model, rounds=1 if quick else 3)
     out["engine_loads"] = engine_loads(model.path or "")
     out["peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     await model.aclose()
