@@ -3,9 +3,10 @@
 Python cuts a chunk into its text units (sentences, list items, table rows: :mod:`moot.text`)
 and proposes, for each unit, the labels it can have: the names written in it or just before
 it (what it can be about) and its own content words (which property it states). The model
-only *chooses*, under a JSON schema built for this chunk, one pair per unit — and for a unit
-that opens with a word pointing back ("That number…", "She…"), also what it points to, among
-the names and quantities of the units before it. So the model writes a few tokens a fact
+only *chooses*, under a JSON schema built for this chunk, one pair per unit that states a
+quantity or a date — and for a unit that opens with a word pointing back ("That number…",
+"She…"), also what it points to, among the names and quantities of the units before it. Every
+unit is stored, asked or not; an unasked or unlabelled unit is a fact with no labels. So the model writes a few tokens a fact
 instead of re-writing each fact, and cannot alter a number or a name: a fact's text is the
 source's own text, plus the reference words it chose.
 
@@ -106,8 +107,8 @@ def propose(units: Sequence[TextUnit], *, document_names: Sequence[str] = (), pu
             references = tuple(dict.fromkeys([*reversed(amounts), *reversed(named)]))[:MAX_REFERENCE_OPTIONS]
         # A label pays where it is used: the entity and property of a quantity are its supersession
         # key, a date orders the fact, a pointer needs its reference. A unit with none of these is
-        # stored as its own text; labelling it cost a third of the tokens and calls for a label
-        # nothing reads (retrieval finds its names in its text).
+        # stored as its own text; labelling it cost tokens (29 of the bundled articles' 66 units)
+        # for a label nothing reads (retrieval finds its names in its text).
         states = bool(find_quantities(text, anchor=published) or find_dates(text, anchor=published))
         options.append(UnitOptions(unit, entities, properties, references, asked=states or bool(references)))
         previous.append(unit)
