@@ -141,14 +141,14 @@ def test_words_and_stems():
     assert content_words("The volunteers registered since January", stems=False) == ["volunteers", "registered", "january"]
 
 
-def test_a_word_that_only_opens_a_sentence_is_a_name_only_when_english_has_no_such_word():
+def test_a_word_that_only_opens_a_sentence_is_a_name_only_when_the_dictionary_has_no_such_word():
     from moot.text import find_names, names_in
 
     assert names_in("Visitors can watch the wheel turn.") == []
     assert names_in("Sealed drains help the river.") == []
     assert names_in("Describe the plan of the Hadley Trust.") == [("Hadley Trust", False)]
-    assert names_in("Norway has won the cup.") == [("Norway", True)]  # no English word "norway"
-    assert names_in("Saltreach's port grew.") == [("Saltreach", True)]
-    # written mid-sentence, a capitalised word is a name whatever English has
+    assert names_in("Norway has won the cup.") == [("Norway", True)]  # no lower-case "norway" in the lexicon
+    assert names_in("Quillorn's port grew.") == [("Quillorn", True)]
+    # written mid-sentence, a capitalised word is a name whatever the dictionary has
     assert names_in("The mill of Brown and Sons opened.") == [("Brown and Sons", False)]
     assert find_names(["Today the mill is run by Jory Penhallow.", "Volunteers help Jory Penhallow."]) == ["Jory Penhallow"]

@@ -4,10 +4,10 @@ A run of capitalised words is a name ("Hadley Canal Trust", "Dr. Ana Ortiz"), jo
 across the small words names contain ("Bank of England", "Isle of Man"). Function words at a
 name's edges ("The") and the calendar's words (months and weekdays are dates, read by
 :mod:`moot.text.dates`) are not part of a name, and a trailing possessive is dropped
-("Saltreach's" → "Saltreach"). A single capitalised word that starts a sentence may be a name
+("Quillorn's" → "Quillorn"). A single capitalised word that starts a sentence may be a name
 ("Norway has won…") or not ("Volunteers work…", "Sealed drains…", "Describe the…"): every
-sentence's first word is capitalised. It is no name when English has it as a lower-case word
-(TextBlob's tagging lexicon, 94,000 words, shipped in its wheel); otherwise it is kept, ranked
+sentence's first word is capitalised. It is no name when the dictionary has it as a lower-case
+word (TextBlob's tagging lexicon, 94,000 words, shipped in its wheel); otherwise it is kept, ranked
 after the names the text capitalises mid-sentence. So a name that is also a word ("Rose said…")
 is missed where it only ever opens a sentence, which costs less than every "Today" and
 "Visitors" offered as the thing a sentence is about.
@@ -51,15 +51,15 @@ def _lexicon() -> Any:
     return lexicon
 
 
-def is_english_word(word: str) -> bool:
-    """True when English writes ``word`` in lower case: the lower-case form is in TextBlob's lexicon."""
+def is_dictionary_word(word: str) -> bool:
+    """True when the lower-case form of ``word`` is in TextBlob's lexicon (a common word, not a name)."""
     lower = word.lower()
     return lower.isalpha() and lower in _lexicon()
 
 
 def names_in(text: str) -> list[tuple[str, bool]]:
     """The capitalised runs of one sentence as ``(name, starts_the_sentence)``, in order; a single
-    word that only opens the sentence and is an English word is none (module doc)."""
+    word that only opens the sentence and is a dictionary word is none (module doc)."""
     found: list[tuple[str, bool]] = []
     for match in _NAME.finditer(text):
         words = match.group(0).rstrip(".,;:").split()
@@ -71,7 +71,7 @@ def names_in(text: str) -> list[tuple[str, bool]]:
             continue
         name = _POSSESSIVE.sub("", " ".join(trimmed)).strip(" .,;:")
         single_opening = at_start and len(trimmed) == 1
-        if single_opening and is_english_word(name):
+        if single_opening and is_dictionary_word(name):
             continue
         if len(name) >= 2 and not name.replace(".", "").isdigit():
             found.append((name, single_opening))
@@ -98,4 +98,4 @@ def find_names(sentences: Iterable[str], *, exclude: Iterable[str] = ()) -> list
     return sorted(kept, key=lambda n: (n not in mid_sentence, -counts[n], order[n]))
 
 
-__all__ = ["find_names", "is_english_word", "names_in"]
+__all__ = ["find_names", "is_dictionary_word", "names_in"]

@@ -170,10 +170,9 @@ def labels_for(options: Sequence[UnitOptions], output: Any) -> tuple[list[UnitLa
     """Every unit's label, in order: the model's answer (``output``, for the asked units only, as
     :func:`label_schema` and :func:`numbered_units` showed them) read by :func:`read_labels`, and an
     empty label for each unit that was not asked. ``output`` is ``None`` when no unit was asked."""
-    asked = [o for o in options if o.asked]
-    read, refused = read_labels(output, asked) if asked else ([], 0)
-    by_unit = {id(label.unit): label for label in read}
-    return [by_unit.get(id(o.unit)) or UnitLabel(o.unit, "", "") for o in options], refused
+    read, refused = read_labels(output, [o for o in options if o.asked])  # one label per asked unit, in order
+    labels = iter(read)
+    return [next(labels) if o.asked else UnitLabel(o.unit, "", "") for o in options], refused
 
 
 def numbered_units(options: Sequence[UnitOptions]) -> str:
