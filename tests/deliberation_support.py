@@ -28,8 +28,9 @@ def enum(schema: dict[str, Any], definition: str | None, prop: str) -> list[Any]
 
 
 def choose(options: list[str], kind: str, word: str = "") -> str:
-    """The first enum value that starts with ``kind`` and holds ``word``."""
-    found = [o for o in options if o.startswith(kind) and word.lower() in o.lower()]
+    """The first enum value that starts with ``kind`` and holds ``word`` (a "do" position on an option
+    worded "do …" starts with the quoted label: ``'do the hill repeats' as planned``)."""
+    found = [o for o in options if o.lstrip("'").startswith(kind) and word.lower() in o.lower()]
     assert found, f"no {kind!r} with {word!r} among {options}"
     return found[0]
 

@@ -140,9 +140,9 @@ def test_higher_readiness_settles_the_health_positions_without_a_call(tmp_path: 
     asked = {agent for kind, agent in script.calls if kind == "SpecialistPosition"}
     assert "recovery" not in asked
     mine = next(i for i in result.insights if "recovery" in i.supporters)  # type: ignore[attr-defined]
-    assert mine.recommendation == "do 'do the hill repeats' as planned (Wed 07:00–08:00)"
+    assert mine.recommendation == "'do the hill repeats' as planned (Wed 07:00–08:00)"
     assert any(e.startswith("recovery score 79 % today against a weekly average of") for e in mine.evidence)
-    assert result.answer.splitlines()[0].startswith("Do 'do the hill repeats' as planned")  # type: ignore[attr-defined]
+    assert result.answer.splitlines()[0].startswith("'do the hill repeats' as planned")  # type: ignore[attr-defined]
 
 
 def test_lower_readiness_lets_the_model_choose_only_among_positions_that_spare_the_body(tmp_path: Path) -> None:
@@ -151,7 +151,7 @@ def test_lower_readiness_lets_the_model_choose_only_among_positions_that_spare_t
     result = run(tmp_path, script, folder(tmp_path, *LOW))
     [request] = [r for r in script.requests if r.agent == "recovery"]
     offered = request.output.json_schema["properties"]["position"]["enum"]  # type: ignore[union-attr]
-    assert "do 'do the hill repeats' as planned (Wed 07:00–08:00)" not in offered
+    assert "'do the hill repeats' as planned (Wed 07:00–08:00)" not in offered
     mine = next(i for i in result.insights if "recovery" in i.supporters)  # type: ignore[attr-defined]
     assert mine.recommendation == "do 'go over the quarterly review slides' as planned (Wed 07:00–08:00)"
 
@@ -174,12 +174,12 @@ def test_a_choice_that_follows_the_listing_order_is_no_position(tmp_path: Path) 
                           for r in script.requests if r.agent == "calendar"]
     assert other_way == one_way[::-1]
     # with no evidence of its own to narrow them, a specialist chooses among one position per option and a compromise
-    assert one_way == ["do 'do the hill repeats' as planned (Wed 07:00–08:00)",
+    assert one_way == ["'do the hill repeats' as planned (Wed 07:00–08:00)",
                        "do 'go over the quarterly review slides' as planned (Wed 07:00–08:00)",
                        "split the time: 'do the hill repeats' Wed 07:00–07:30, then 'go over the quarterly review slides' Wed 07:30–08:00"]
     supporters = {s for i in result.insights for s in i.supporters}  # type: ignore[attr-defined]
     assert "calendar" not in supporters and "deep_content" in supporters
-    assert any(n.startswith("calendar: no position (it took 'do 'do the hill repeats' as planned") for n in result.notes)  # type: ignore[attr-defined]
+    assert any(n.startswith("calendar: no position (it took «'do the hill repeats' as planned") for n in result.notes)  # type: ignore[attr-defined]
 
 
 def test_the_roster_declares_readiness_signs_and_a_bad_one_is_one_line(tmp_path: Path) -> None:
@@ -213,7 +213,7 @@ def test_an_option_named_both_as_the_sport_and_as_not_a_sport_is_none(tmp_path: 
     assert result.decision is not None or result.answer.startswith("No decision")
     # without a physical option the readiness specialists are not narrowed: recovery chose among every position
     offered = [r.output.json_schema["properties"]["position"]["enum"] for r in inner.requests if r.agent == "recovery"]
-    assert offered and "do 'do the hill repeats' as planned (Wed 07:00–08:00)" in offered[0]
+    assert offered and "'do the hill repeats' as planned (Wed 07:00–08:00)" in offered[0]
 
 
 def test_when_no_specialist_takes_a_position_the_answer_says_there_is_no_decision_and_why(tmp_path: Path) -> None:
@@ -224,4 +224,4 @@ def test_when_no_specialist_takes_a_position_the_answer_says_there_is_no_decisio
     assert result.insights == [] and result.decision is None  # type: ignore[attr-defined]
     lines = result.answer.splitlines()  # type: ignore[attr-defined]
     assert lines[0].startswith("No decision: no specialist took a position the data supports")
-    assert any("no position (it took 'do 'do the hill repeats' as planned" in line for line in lines[1:])
+    assert any("no position (it took «'do the hill repeats' as planned" in line for line in lines[1:])

@@ -111,7 +111,7 @@ def test_two_options_for_one_morning_are_pieces_of_the_request(tmp_path: Path) -
     assert [(i.label, i.state, i.at.label() if i.at else "") for i in debate.resolution.plan] == [
         ("do the track session", "shortened", "Wed 07:00–07:30"), ("rehearse the workshop demo", "shortened", "Wed 07:30–08:00")]
     lines = result.answer.splitlines()
-    assert lines[0] == "Do 'do the track session', shortened to Wed 07:00–07:30; do 'rehearse the workshop demo', shortened to Wed 07:30–08:00."
+    assert lines[0] == "'do the track session', shortened to Wed 07:00–07:30; do 'rehearse the workshop demo', shortened to Wed 07:30–08:00."
     assert lines[2] == "Calendar: 'Track session 6x800m' Wed 07:00–08:00 → Wed 07:00–07:30; add 'rehearse the workshop demo' Wed 07:30–08:00"
     assert "recovery score 34 % today against a weekly average of 54 % (recovery)" in lines[1]
 

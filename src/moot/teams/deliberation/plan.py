@@ -65,6 +65,16 @@ class Option(BaseModel):
     def name(self) -> str:
         return f"'{self.label}'"
 
+    def with_verb(self, verb: str) -> str:
+        return with_verb(verb, self.label)
+
+
+def with_verb(verb: str, label: str) -> str:
+    """``do 'interval run'``; a label that a request worded with the same verb keeps its own
+    (``'do the hill repeats'``, not ``do 'do the hill repeats'``)."""
+    first = label.split(maxsplit=1)[0].lower() if label.strip() else ""
+    return f"'{label}'" if first == verb else f"{verb} '{label}'"
+
 
 class Position(BaseModel):
     """A typed position on the decision (the specialist picks one that Python proposed)."""
@@ -106,7 +116,7 @@ def describe(position: Position, options: dict[str, Option]) -> str:
     """The position in words (Python's, never a model's)."""
     o = options[position.option]
     if position.kind == "do":
-        return f"do {o.name()} as planned ({o.window.label()})"
+        return f"{o.with_verb('do')} as planned ({o.window.label()})"
     if position.kind == "skip":
         return f"skip {o.name()}"
     if position.kind == "shorten" and position.at:
@@ -169,14 +179,14 @@ class PlanItem(BaseModel):
 
     def describe(self) -> str:
         """What to do about the option, as an instruction (``do 'interval run', shortened to …``)."""
-        name = f"'{self.label}'"
         if self.state == "skipped" or self.at is None:
-            return f"skip {name}"
+            return f"skip '{self.label}'"
+        done = with_verb("do", self.label)
         if self.state == "as planned":
-            return f"do {name} as planned ({self.at.label()})"
+            return f"{done} as planned ({self.at.label()})"
         if self.state == "shortened":
-            return f"do {name}, shortened to {self.at.label()}"
-        return f"do {name}, moved to {self.at.label()}"
+            return f"{done}, shortened to {self.at.label()}"
+        return f"{done}, moved to {self.at.label()}"
 
 
 def state_of(at: TimeWindow | None, planned: TimeWindow) -> ItemState:

@@ -444,8 +444,8 @@ class _Deliberation:
             return None
         picks = [o.output.position for o in outcomes]  # type: ignore[union-attr]
         if len(set(picks)) > 1:
-            self.notes.append(f"{s.name}: no position (it took '{picks[0]}' from the positions listed one way and "
-                              f"'{picks[1]}' from them listed the other way)")
+            self.notes.append(f"{s.name}: no position (it took «{picks[0]}» from the positions listed one way and "
+                              f"«{picks[1]}» from them listed the other way)")
             return None
         return allowed[picks[0]], outcomes[0].output  # type: ignore[union-attr]
 
