@@ -77,7 +77,7 @@ def family_script(story: str) -> Any:
             out = {}
             for key, spec in schema["properties"].items():
                 offered = options(spec)
-                chosen = no_link = next(o for o in offered if o.startswith("no link between "))
+                chosen = no_link = next(o for o in offered if o.endswith(": no link"))
                 for o in offered:
                     if m := re.fullmatch(r"(\w+) is married to (\w+)", o):
                         chosen = o if truth.spouse.get(m[1]) == m[2] else chosen

@@ -284,4 +284,4 @@ def test_no_two_items_of_a_batch_share_an_answer_so_copying_the_first_one_down_i
     pairs = [DEFAULT.options("Ostby mill", "algae"), DEFAULT.options("algae", "Lake Mira")]
     links = ag.links_agent("local", [list(p) for p in pairs], DEFAULT).output_schema().json_schema
     first, second = (set(links["properties"][k]["enum"]) for k in ("p1", "p2"))
-    assert not (first & second) and "no link between Ostby mill and algae" in first and pairs[0]["no link between Ostby mill and algae"] is None
+    assert not (first & second) and "Ostby mill and algae: no link" in first and pairs[0]["Ostby mill and algae: no link"] is None

@@ -119,7 +119,7 @@ class GraphScript:
             for key, spec in schema["properties"].items():
                 offered = options(spec)
                 self.seen_pairs.append(offered)
-                out[key] = next((o for o in offered if o in self.links), next(o for o in offered if o.startswith("no link between ")))
+                out[key] = next((o for o in offered if o in self.links), next(o for o in offered if o.endswith(": no link")))
             return out
         if name == "QuantifierOutput":
             return {"relationships": [{"id": i, "evidence_kind": "causal", "theoretical_basis": True, "counter_evidence": False}

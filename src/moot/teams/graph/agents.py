@@ -9,7 +9,7 @@ enum, so the constrained decoder cannot name anything else. The schemas are buil
 each has one property per item, in order, so no item can be skipped or answered twice.
 
 Every answer of a batch is the item's own: it starts with the item's words ("X:
-organisation" for candidate X, "no link between A and B" for pair A, B), so no two items share an answer. A small model
+organisation" for candidate X, "A and B: no link" for pair A, B), so no two items share an answer. A small model
 answering a batch whose items share one set of answers copies its first answer down the whole
 batch (measured: 24 candidates all "publisher or author", 85 pairs all "none"); with answers
 of their own, each decision is written right after the words it is about.

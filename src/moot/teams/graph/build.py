@@ -6,7 +6,7 @@
   a gap, or the question itself naming it. A phrase the model accepted that nothing links stays
   a *mention* (listed in the result, not drawn): a reader draws what the text relates.
 - A pair's choice is one of the sentences Python wrote from the vocabulary ("A causes B",
-  "B causes A", …) or the pair's own "no link between A and B"; the edge's quote is the pair's own sentence (or two), so it is
+  "B causes A", …) or the pair's own "A and B: no link"; the edge's quote is the pair's own sentence (or two), so it is
   grounded by construction. A hedge cue in the pair's clause makes the edge *hedged* (strength
   ≤ 0.5 by rule).
 - A sentence that says something is not known (:func:`moot.text.says_unknown`) becomes a gap

@@ -45,7 +45,7 @@ class Vocabulary:
 
     def options(self, a: str, b: str) -> dict[str, tuple[str, str, str] | None]:
         """The sentences a pair's answer may be, each mapped to (relation, source, target), or None
-        for the pair's own "no link" (``"no link between A and B"``: never an answer another pair has)."""
+        for the pair's own "no link" (``"A and B: no link"``: never an answer another pair has)."""
         out: dict[str, tuple[str, str, str] | None] = {}
         for name, rel in self.relations.items():
             out[f"{a} {rel.phrase} {b}"] = (name, a, b)
@@ -72,12 +72,8 @@ def mapper_options(vocabulary: Vocabulary) -> list[str]:
 
 
 def no_link(a: str, b: str) -> str:
-    """A pair's answer when its text states no link between the two.
-
-    It opens with "no link", not with the pair's labels: the task shows each pair as ``"A" and
-    "B"``, and of all a pair's answers only "A and B: no link" (the form before) went on the way
-    the task's words do, so a model copying them landed on it."""
-    return f"no link between {a} and {b}"
+    """A pair's answer when its text states no link between the two."""
+    return f"{a} and {b}: no link"
 
 
 REJECTIONS = {
