@@ -127,3 +127,25 @@ def test_activation_follows_data_and_says_why_others_are_off(tmp_path: Path) -> 
                                      'reads = ["metrics:glucose"]\n')
     none = activate(load_roster(tmp_path / "g.toml"), data, "How is my glucose?", 2)
     assert none.active == [] and "glucose" in none.no_data_reason
+
+
+def test_message_exports_name_their_time_text_and_sender_as_chat_and_mail_exports_do(tmp_path: Path) -> None:
+    # a chat export that says "timestamp" and "author", one that writes seconds since 1970 as "ts", a
+    # mail export's "sent_at"/"body"; a line with no time at all is still skipped, and says what it needs
+    folder = write(tmp_path / "m", {
+        "chat.jsonl": '{"timestamp": "2026-11-24T16:00:00Z", "author": "Dana", "text": "Standup moved to 9:30"}\n'
+                      '{"ts": "1795536000.000100", "user": "Kit", "message": "deploy window is short"}\n'
+                      '{"ts": 1795539600, "text": "ok"}\n'
+                      '{"author": "Lee", "text": "no time here"}\n',
+        "mail.jsonl": '{"sent_at": "2026-11-24T08:15:00+00:00", "sender": "boss@example.com", "body": "Slides by Friday"}\n',
+    })
+    data = load_folder(folder, tz=timezone.utc)
+    got = sorted((m.time.isoformat(), m.sender, m.text) for m in data.messages)
+    assert got == [
+        ("2026-11-24T08:15:00+00:00", "boss@example.com", "Slides by Friday"),
+        ("2026-11-24T16:00:00+00:00", "Dana", "Standup moved to 9:30"),
+        ("2026-11-24T16:00:00.000100+00:00", "Kit", "deploy window is short"),
+        ("2026-11-24T17:00:00+00:00", "", "ok"),
+    ]
+    [skipped] = data.skipped
+    assert (skipped.file, skipped.line) == ("chat.jsonl", 4) and '"timestamp"' in skipped.reason

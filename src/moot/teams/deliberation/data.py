@@ -7,7 +7,9 @@ Four kinds of file, by extension:
   ``Heart rate variability (ms)``, ``hrv_ms``): the unit comes from the header's ``%``,
   ``(unit)`` or ``[unit]``, the name from the rest;
 - ``*.ics`` — iCalendar events, parsed with the ``icalendar`` package;
-- ``*.jsonl`` — message exports, one ``{"time", "source", "from", "text"}`` object per line;
+- ``*.jsonl`` — message exports, one ``{"time", "source", "from", "text"}`` object per line (the time
+  may be called ``timestamp``, ``datetime``, ``date``, ``sent_at``, ``created_at`` or ``ts``, and be
+  seconds since 1970; the text ``body``, ``message`` or ``content``; the sender ``sender``, ``author`` or ``user``);
 - ``*.md`` / ``*.txt`` — notes.
 
 A bad row, line or file is skipped with its file and line named (:class:`SkippedInput`); the rest
@@ -354,6 +356,28 @@ def _load_ics(name: str, raw: bytes, data: DataSet, tz: Any) -> None:
         data.skipped.append(SkippedInput(file=name, reason="no events in the calendar"))
 
 
+TIME_FIELDS = ("time", "timestamp", "datetime", "date", "sent_at", "created_at", "ts")
+"""Where a message export keeps its time, in the order looked for (the names chat and mail exports use)."""
+TEXT_FIELDS = ("text", "body", "message", "content")
+SENDER_FIELDS = ("from", "sender", "author", "user")
+
+
+def _first(item: dict[str, Any], names: tuple[str, ...]) -> tuple[str, Any] | None:
+    return next(((n, item[n]) for n in names if item.get(n) not in (None, "")), None)
+
+
+def _message_time(value: Any, tz: Any) -> datetime:
+    """An ISO 8601 string, or seconds since 1970 (a number, or a string of one, as chat exports write)."""
+    if isinstance(value, bool):
+        raise ValueError("not a time")
+    if isinstance(value, (int, float)) or isinstance(value, str) and re.fullmatch(r"\d{9,11}(\.\d+)?", value.strip()):
+        # in the folder's time zone, or the machine's local time as the other naive times are read
+        return datetime.fromtimestamp(float(value), tz=tz) if tz is not None else datetime.fromtimestamp(float(value))
+    if isinstance(value, str):
+        return _as_datetime(datetime.fromisoformat(value.strip().replace("Z", "+00:00")), tz)
+    raise ValueError("not a time")
+
+
 def _load_jsonl(name: str, text: str, data: DataSet, tz: Any) -> None:
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -363,15 +387,19 @@ def _load_jsonl(name: str, text: str, data: DataSet, tz: Any) -> None:
         except json.JSONDecodeError:
             data.skipped.append(SkippedInput(file=name, line=number, reason="not JSON"))
             continue
-        if not isinstance(item, dict) or not isinstance(item.get("time"), str) or not isinstance(item.get("text"), str):
-            data.skipped.append(SkippedInput(file=name, line=number, reason='needs "time" and "text" strings'))
+        stamp = _first(item, TIME_FIELDS) if isinstance(item, dict) else None
+        body = _first(item, TEXT_FIELDS) if isinstance(item, dict) else None
+        if stamp is None or body is None or not isinstance(body[1], str):
+            data.skipped.append(SkippedInput(file=name, line=number,
+                                             reason='needs a time ("time" or "timestamp", ISO 8601) and a "text" string'))
             continue
         try:
-            when = _as_datetime(datetime.fromisoformat(item["time"].replace("Z", "+00:00")), tz)
-        except ValueError:
-            data.skipped.append(SkippedInput(file=name, line=number, reason=f"time {item['time'][:40]!r} is not ISO 8601"))
+            when = _message_time(stamp[1], tz)
+        except (ValueError, OverflowError, OSError):
+            data.skipped.append(SkippedInput(file=name, line=number, reason=f"{stamp[0]} {str(stamp[1])[:40]!r} is not ISO 8601"))
             continue
+        sender = _first(item, SENDER_FIELDS)
         data.messages.append(Message(time=when, source=str(item.get("source", "")) or Path(name).stem,
-                                     sender=str(item.get("from", "")), text=" ".join(item["text"].split())[:300]))
+                                     sender=str(sender[1]) if sender else "", text=" ".join(body[1].split())[:300]))
 
 
