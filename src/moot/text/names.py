@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import calendar
 import functools
+import importlib.util
 import re
 from collections.abc import Iterable
-from typing import Any
+from pathlib import Path
 
+from moot.errors import ConfigError
 from moot.text.words import STOPWORDS
 
 _CALENDAR = frozenset(
@@ -45,10 +47,17 @@ def _trim(words: list[str]) -> list[str]:
 
 
 @functools.lru_cache(maxsize=1)
-def _lexicon() -> Any:
-    from textblob.en import lexicon  # imported on first use: it brings NLTK's modules along
+def _lexicon() -> frozenset[str]:
+    """The lexicon's words, read from the file in TextBlob's wheel (``word TAG`` a line) on first use.
 
-    return lexicon
+    Read directly, not through ``textblob.en``, whose import brings NLTK's modules along: that took
+    over a second, inside whichever team first met a capitalised word, on its event loop."""
+    spec = importlib.util.find_spec("textblob")
+    if spec is None or spec.origin is None:
+        raise ConfigError("TextBlob is not installed", fix="run scripts/setup (or pip install moot) again")
+    path = Path(spec.origin).parent / "en" / "en-lexicon.txt"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return frozenset(line.split(" ", 1)[0] for line in lines if line and not line.startswith(";;;"))
 
 
 def is_dictionary_word(word: str) -> bool:
