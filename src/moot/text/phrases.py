@@ -46,6 +46,12 @@ def _parser() -> Any:
     return parse
 
 
+def warm() -> None:
+    """Load the tagger now (about a second on 2 cores, NLTK's modules with it), so that the first
+    sentence read inside a deadline-bound run does not pay it on the event loop."""
+    _parser()
+
+
 @functools.lru_cache(maxsize=4096)
 def tag(sentence: str) -> tuple[tuple[str, str, str, int, int], ...]:
     """The sentence's tokens as ``(word, tag, chunk, start, end)``; chunk is ``B-NP``, ``I-VP``, ``O``, …

@@ -32,6 +32,7 @@ from moot.models.base import Model
 from moot.models.registry import RoleModels, model_for, resolve_models
 from moot.runtime import Budget, EventBus, Run, RunStore
 from moot.teams.graph import agents as ag
+from moot.text import phrases
 from moot.teams.graph.evidence import SourceIndex
 from moot.teams.graph.loop import Loop
 from moot.teams.graph.result import GraphResult
@@ -144,6 +145,9 @@ class GraphTeam:
                                     "and a date are metadata, not text to reason over", fix="pass files with a body of text")
                 raise MootError("the sources hold no text", fix="pass text or Markdown files that are not empty")
             self._index = index
+            # the loop tags sentences for candidate phrases: the tagger loads here, with the sources,
+            # rather than on the event loop inside the question's deadline
+            phrases.warm()
         return self._index
 
     def close(self) -> None:
