@@ -388,8 +388,8 @@ def _load_jsonl(name: str, text: str, data: DataSet, tz: Any) -> None:
             data.skipped.append(SkippedInput(file=name, line=number, reason="not JSON"))
             continue
         stamp = _first(item, TIME_FIELDS) if isinstance(item, dict) else None
-        body = _first(item, TEXT_FIELDS) if isinstance(item, dict) else None
-        if stamp is None or body is None or not isinstance(body[1], str):
+        body = _first(item, TEXT_FIELDS) if stamp is not None else None
+        if body is None or not isinstance(body[1], str):
             data.skipped.append(SkippedInput(file=name, line=number,
                                              reason='needs a time ("time" or "timestamp", ISO 8601) and a "text" string'))
             continue

@@ -65,9 +65,6 @@ class Option(BaseModel):
     def name(self) -> str:
         return f"'{self.label}'"
 
-    def with_verb(self, verb: str) -> str:
-        return with_verb(verb, self.label)
-
 
 def with_verb(verb: str, label: str) -> str:
     """``do 'interval run'``; a label that a request worded with the same verb keeps its own
@@ -116,7 +113,7 @@ def describe(position: Position, options: dict[str, Option]) -> str:
     """The position in words (Python's, never a model's)."""
     o = options[position.option]
     if position.kind == "do":
-        return f"{o.with_verb('do')} as planned ({o.window.label()})"
+        return f"{with_verb('do', o.label)} as planned ({o.window.label()})"
     if position.kind == "skip":
         return f"skip {o.name()}"
     if position.kind == "shorten" and position.at:

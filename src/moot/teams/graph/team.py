@@ -32,12 +32,12 @@ from moot.models.base import Model
 from moot.models.registry import RoleModels, model_for, resolve_models
 from moot.runtime import Budget, EventBus, Run, RunStore
 from moot.teams.graph import agents as ag
-from moot.text import phrases
 from moot.teams.graph.evidence import SourceIndex
 from moot.teams.graph.loop import Loop
 from moot.teams.graph.result import GraphResult
 from moot.teams.graph.scaffold import DEFAULT_NOISE_BUDGET
 from moot.teams.graph.vocabulary import DEFAULT, VOCABULARIES, Vocabulary
+from moot.text import phrases
 
 BUDGETS: dict[str, dict[str, Any]] = {
     "quick": {"iterations": 2, "max_calls": 20},
