@@ -121,7 +121,7 @@ def test_multi_answers_with_the_computed_value_where_single_invents_one(tmp_path
             return {"asks_for": "calculation", "about": [], "unit": "cost"}
         if request.agent == "compute":
             ids = [line.split(":")[0] for line in request.messages[-1].content.splitlines() if " crowns" in line]
-            return {"operation": "sum", "amounts": ids[:2]}
+            return {"operation": "sum", "first": ids[0], "second": ids[1]}
         return team_model(request)
 
     results = asyncio.run(run_progressive(load_suite(suite), learning_team_factory(FunctionModel(costs), store=store),

@@ -306,8 +306,8 @@ def test_single_mode_is_recall_and_one_plain_draft(kb: KnowledgeBase) -> None:
 
 def test_multi_mode_computes_a_difference_the_model_chose_and_the_trace_shows_the_frame(kb: KnowledgeBase) -> None:
     def compute(request: ModelRequest) -> Any:
-        ids = {line.split(":")[0] for line in request.messages[-1].content.splitlines() if "million pounds" in line}
-        return {"operation": "difference", "amounts": sorted(ids)}
+        ids = sorted(line.split(":")[0] for line in request.messages[-1].content.splitlines() if "million pounds" in line)
+        return {"operation": "difference", "first": ids[0], "second": ids[1]}
 
     router = Router(frame={"asks_for": "calculation", "about": [], "unit": "cost"}, compute=compute,
                     single="The repair cost 2.4 million pounds.")
@@ -418,9 +418,11 @@ def test_sources_that_disagree_replace_a_plain_draft_that_took_one_of_them(kb: K
 
 def test_reports_of_one_count_are_never_added_up(kb: KnowledgeBase) -> None:
     def add_everything(request: ModelRequest) -> Any:
-        return {"operation": "sum", "amounts": menu_ids(request, "amounts")[:4]}
+        ids = {line.split(":")[0]: line for line in request.messages[-1].content.splitlines() if " berths" in line}
+        pick = lambda needle: next(i for i, line in ids.items() if needle in line)  # noqa: E731
+        return {"operation": "sum", "first": pick("55 berths"), "second": pick("48 berths")}
 
-    # the model reads "how many" as a calculation and adds every berth count it is shown
+    # the model reads "how many" as a calculation and adds two reports of the pier's berth count
     router = Router(frame={"asks_for": "calculation", "about": [], "unit": "berths"}, compute=add_everything,
                     single="The club counts 48 berths.")
     answer = ask(kb, "How many berths does the club count at the Ashby Pier?", router)

@@ -17,7 +17,7 @@ file and one registry line. Drafts are checked and selected in Python (``checker
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from typing import Protocol
 
@@ -77,6 +77,8 @@ class AskContext:
     model_for: Callable[[str], Model]
     anchor: date | None = None
     """The newest source date: what "today" means for the sources."""
+    notes: list[str] = field(default_factory=list)
+    """What specialists report for the trace beside their drafts (a choice refused, and why)."""
 
 
 class Specialist(Protocol):

@@ -126,12 +126,15 @@ async def answer_question(kb: KnowledgeBase, question: str, *, model: Model, mod
             first = [(s, why) for s, why in applicable if not s.stands_by]
             standing_by = [(s, why) for s, why in applicable if s.stands_by]
             drafts += await _drafts(first, ctx, notes, started={PLAIN: plain})
+            notes += ctx.notes
             phase("check")
             verdicts = await run.python("check", "checker", lambda: _check(drafts, recalled, question))
             if standing_by and used_mode == "multi" and not any(v.passed for v in verdicts):
                 # Only now, when no draft would answer, are the stand-by specialists asked.
                 phase("stand-by")
+                ctx.notes.clear()
                 drafts += await _drafts(standing_by, ctx, notes)
+                notes += ctx.notes
                 verdicts = await run.python("check-stand-by", "checker", lambda: _check(drafts, recalled, question))
             elif standing_by:
                 notes.append(f"not asked ({', '.join(s.name for s, _ in standing_by)}): a draft already answers")

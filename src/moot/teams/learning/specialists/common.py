@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
-from typing import Any
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, create_model
 
 from moot.models.base import ModelSettings
 from moot.runtime import SubAgent, load_prompt
+from moot.runtime.budget import runs_locally
 from moot.teams.learning.ask.drafts import AskContext
 from moot.teams.learning.ask.frame import CHOICE_TOKENS
 from moot.teams.learning.ask.recall import Passage
@@ -30,6 +33,62 @@ async def choose(ctx: AskContext, role: str, prompt: str, message: str, fields: 
                      output_type=schema, max_turns=2, settings=ModelSettings(max_tokens=max_tokens, temperature=0.0))
     outcome = await ctx.run.step(role, agent, message)
     return outcome.output if outcome is not None and outcome.ok else None
+
+
+Listed = TypeVar("Listed", "Amount", "Day")
+
+
+@dataclass(frozen=True)
+class Listing:
+    """What the model chose among listed items: its other fields, and the items its id fields name."""
+
+    output: BaseModel
+    picked: dict[str, Any]
+    """Each id field's item (``None`` for an id that names nothing)."""
+    note: str = ""
+
+
+async def choose_listed(ctx: AskContext, role: str, prompt: str, heading: str, items: Sequence[Listed],
+                        fields: Callable[[Any], dict[str, Any]], picks: Sequence[str], *, name: str, prefix: str,
+                        ordered: Callable[[BaseModel], bool] = lambda _output: False) -> Listing | None:
+    """The model chooses among ``items``, listed under ``heading`` with ids by position (``d1`` …);
+    ``fields(ids)`` builds the schema from the ids' enum and ``picks`` names its id fields.
+
+    With the order check (on for a model on this machine, which takes whichever items are listed
+    first), the model is asked twice, the items listed in Python's order and reversed, ids by
+    position both times; the choice stands only when both name the same items (in the same order
+    when ``ordered(output)`` says the order matters) and agree on every other field. ``None`` when a
+    call failed, the budget had no room, or the two answers differ."""
+    checked = runs_locally(ctx.model_for(role))
+    listings = [list(items), list(reversed(items))] if checked else [list(items)]
+
+    async def ask(listing: list[Listed]) -> tuple[BaseModel | None, dict[str, Listed]]:
+        relabelled = [replace(item, id=f"{prefix}{i + 1}") for i, item in enumerate(listing)]
+        ids = Literal[tuple(item.id for item in relabelled)]  # type: ignore[valid-type]
+        menu = "\n".join(item.render() for item in relabelled)
+        output = await choose(ctx, role, prompt, f"{heading}:\n{menu}\n\nQuestion: {ctx.question}", fields(ids), name=name)
+        return output, {r.id: original for r, original in zip(relabelled, listing)}
+
+    answers = await asyncio.gather(*(ask(listing) for listing in listings))
+    if any(output is None for output, _ in answers):
+        return None
+    readings = [{f: by_id.get(getattr(output, f, None)) for f in picks} for output, by_id in answers]
+    first = answers[0][0]
+    assert first is not None
+    if len(answers) == 2:
+        second = answers[1][0]
+        assert second is not None
+        others = {k: v for k, v in first.model_dump().items() if k not in picks}
+        same = others == {k: v for k, v in second.model_dump().items() if k not in picks} and (
+            [readings[0][f] for f in picks] == [readings[1][f] for f in picks] if ordered(first)
+            else {id(readings[0][f]) for f in picks} == {id(readings[1][f]) for f in picks})
+        if not same:
+            said = lambda output, reading: ", ".join([*(str(v) for k, v in output.model_dump().items() if k not in picks),  # noqa: E731
+                                                       *(item.text if item else "nothing" for item in reading.values())])
+            ctx.notes.append(f"{role}: no choice: listed both ways, it chose {said(first, readings[0])} "
+                             f"and then {said(second, readings[1])}")
+            return None
+    return Listing(first, readings[0], "chosen the same listed both ways" if checked else "")
 
 
 def _anchor(published: str | None) -> date | None:
@@ -58,6 +117,8 @@ class Amount:
     sentence: str = ""
     when: date | None = None
     """What the amount is dated: the date its sentence gives, else its source's date."""
+    day_stated: bool = False
+    """Whether its sentence itself states the day of ``when`` (not only a month, or its source's date)."""
 
     def render(self) -> str:
         origin = "the question" if self.where == "question" else self.source
@@ -100,13 +161,18 @@ def ranked_passages(ctx: AskContext, limit: int = 10) -> list[Passage]:
 def dated(text: str, published: str | None) -> date | None:
     """What a sentence is dated: its latest full date not after its source's, else a month it names,
     else its source's date."""
+    return dated_as(text, published)[0]
+
+
+def dated_as(text: str, published: str | None) -> tuple[date | None, bool]:
+    """:func:`dated`, and whether the sentence states that day itself."""
     anchor = _anchor(published)
     mentions = find_dates(text, anchor=anchor)
     full = [m.day for m in mentions if m.precision == "day" and (anchor is None or m.day <= anchor)]
     if full:
-        return max(full)
+        return max(full), True
     months = [m.day for m in mentions if m.precision == "month" and (anchor is None or m.day <= anchor)]
-    return max(months) if months else anchor
+    return (max(months) if months else anchor), False
 
 
 def amounts(ctx: AskContext, *, passages: list[Passage] | None = None, limit: int = MAX_OPTIONS) -> list[Amount]:
@@ -119,23 +185,43 @@ def amounts(ctx: AskContext, *, passages: list[Passage] | None = None, limit: in
         found.append(Amount("", q.value, q.unit, q.text, "question", sentence=ctx.question))
     listed: list[Amount] = []
     for p in passages if passages is not None else ranked_passages(ctx):
-        when = dated(p.text, p.published)
+        when, stated = dated_as(p.text, p.published)
         for q in find_quantities(p.text, anchor=_anchor(p.published)):
-            listed.append(Amount("", q.value, q.unit, q.text, p.id, p.source, p.published, p.text, when))
+            listed.append(Amount("", q.value, q.unit, q.text, p.id, p.source, p.published, p.text, when, stated))
     asked = {(d.year, d.month) for d in ctx.frame.dates} if ctx.frame is not None else set()
     if asked:
         listed.sort(key=lambda a: not (a.when is not None and (a.when.year, a.when.month) in asked))
     return [replace(a, id=f"q{i + 1}") for i, a in enumerate([*found, *listed][:limit])]
 
 
+def dateline(text: str, mentions: Sequence[Any]) -> bool:
+    """Whether a sentence is a dateline or a byline ("Varnby, 14 March 2023.", "Harbour Gazette, 2 May"):
+    no word in lower case outside its dates. It says where and when a report was written, which is
+    provenance, not an event of the world."""
+    rest = text
+    for m in sorted(mentions, key=lambda m: m.start, reverse=True):
+        rest = rest[:m.start] + " " + rest[m.end:]
+    return not any(w[:1].islower() for w in rest.split())
+
+
 def days(ctx: AskContext, *, limit: int = MAX_OPTIONS) -> list[Day]:
-    """The question's dates, then those of the best-matching passages, each with an id ``d1`` …"""
+    """The question's dates, then those of the best-matching passages, each with an id ``d1`` …
+
+    A passage's date is listed once however often it is written ("on 14 March … said today"), and
+    datelines are not listed: each listed date is an event's, so the model chooses among fewer."""
     found: list[Day] = []
     for m in find_dates(ctx.question, anchor=ctx.anchor):
         found.append(Day(f"d{len(found) + 1}", m.day, m.text, "question", ctx.question, precision=m.precision,
                          relative=m.relative))
     for p in ranked_passages(ctx, limit=12):
-        for m in find_dates(p.text, anchor=_anchor(p.published)):
+        mentions = find_dates(p.text, anchor=_anchor(p.published))
+        if dateline(p.text, mentions):
+            continue
+        seen: set[date] = set()
+        for m in mentions:
+            if m.day in seen:
+                continue
+            seen.add(m.day)
             if m.precision != "year" or not any(d.day == m.day for d in found):
                 found.append(Day(f"d{len(found) + 1}", m.day, m.text, p.id, p.text, p.source, m.precision, m.relative))
     return found[:limit]
@@ -154,4 +240,4 @@ def fmt(value: float) -> str:
     return f"{value:,.2f}".rstrip("0").rstrip(".")
 
 
-__all__ = ["Amount", "Day", "amounts", "choose", "days", "fmt", "ranked_passages", "same_unit"]
+__all__ = ["Amount", "Day", "Listing", "amounts", "choose", "choose_listed", "days", "fmt", "ranked_passages", "same_unit"]

@@ -14,17 +14,17 @@ from __future__ import annotations
 import itertools
 from typing import Literal
 
-from pydantic import Field
-
 from moot.teams.learning.ask.drafts import AskContext, Draft
 from moot.teams.learning.ask.frame import QuestionFrame
 from moot.teams.learning.ask.recall import Recall
-from moot.teams.learning.specialists.common import Amount, amounts, choose, fmt, same_unit
+from moot.teams.learning.specialists.common import Amount, amounts, choose, choose_listed, fmt, same_unit
 from moot.text.names import names_in
 
 Operation = Literal["sum", "difference", "change", "product", "ratio", "percent_of", "percent_change", "average",
                     "minimum", "maximum", "none"]
 KINDS = frozenset({"comparison", "change", "what_if"})
+ORDERED = frozenset({"change", "ratio", "percent_of", "percent_change"})
+"""Operations whose result depends on which amount comes first."""
 SAME_UNIT = frozenset({"sum", "difference", "change", "percent_change", "average", "minimum", "maximum"})
 """Operations whose amounts must be of one unit (a product or a ratio may mix them)."""
 
@@ -37,7 +37,7 @@ def evaluate(operation: str, chosen: list[Amount]) -> tuple[float, str, str]:
     """The value, its unit and the expression, for ``operation`` over ``chosen`` (in order)."""
     values = [a.value for a in chosen]
     unit = chosen[0].unit if chosen and all(same_unit(a.unit, chosen[0].unit) for a in chosen) else ""
-    shown = [f"{fmt(a.value)}{' ' + a.unit if a.unit else ''}" for a in chosen]
+    shown = [f"{fmt(a.value)}{'' if a.unit in ('', '%') else ' '}{a.unit}" for a in chosen]
     if not chosen:
         raise CalculationRefused("no amounts chosen")
     if operation in ("difference", "change", "ratio", "percent_of", "percent_change") and len(chosen) != 2:
@@ -107,15 +107,28 @@ def sentence(operation: str, value: float, unit: str, expression: str, chosen: l
     return f"{number} ({expression})."
 
 
+def of_asked_unit(listed: list[Amount], asked: str) -> list[Amount]:
+    """When the frame's unit word is the unit of two or more of the evidence's amounts ("percentage"
+    and ``61%``, "tonnes" and ``95 tonnes``): the question's amounts and those. Otherwise all of them."""
+    matching = [a for a in listed if a.where != "question" and a.unit and asked and same_unit(a.unit, asked)]
+    if len(matching) < 2:
+        return listed
+    return [a for a in listed if a.where == "question" or a in matching]
+
+
 def by_asked_dates(listed: list[Amount], asked: list) -> list[Amount]:
     """When the question names two or more months or days and each is the date of exactly one listed
-    amount, all of one unit: those amounts, oldest first. Otherwise nothing (the model chooses)."""
-    months = list(dict.fromkeys((d.year, d.month) for d in asked))
-    if len(months) < 2:
+    amount, all of one unit: those amounts, oldest first. An amount whose sentence states the asked
+    day itself is taken before others of its month. Otherwise nothing (the model chooses)."""
+    days = list(dict.fromkeys(asked))
+    if len({(d.year, d.month) for d in days}) < 2:
         return []
     picked: list[Amount] = []
-    for month in months:
-        matching = [a for a in listed if a.where != "question" and a.when is not None and (a.when.year, a.when.month) == month]
+    for day in days:
+        evidence = [a for a in listed if a.where != "question" and a.when is not None]
+        matching = [a for a in evidence if a.day_stated and a.when == day]
+        if not matching:
+            matching = [a for a in evidence if (a.when.year, a.when.month) == (day.year, day.month)]  # type: ignore[union-attr]
         if len({a.value for a in matching}) != 1:
             return []
         picked.append(matching[0])
@@ -140,31 +153,33 @@ class Compute:
         listed = amounts(ctx)
         if not listed:
             return None
+        listed = of_asked_unit(listed, ctx.frame.unit)
         dated = by_asked_dates(listed, ctx.frame.dates)
-        menu = "\n".join(a.render() for a in (dated or listed))
         if dated:
             # The question's dates pick one amount each (same unit): the model chooses the operation only.
+            menu = "\n".join(a.render() for a in dated)
             picked = await choose(ctx, self.name, "choose_amounts", f"Amounts:\n{menu}\n\nQuestion: {ctx.question}",
                                   {"operation": (Operation, ...)}, name="Operation")
             chosen = dated
         else:
-            ids = tuple(a.id for a in listed)
-            picked = await choose(
-                ctx, self.name, "choose_amounts", f"Amounts:\n{menu}\n\nQuestion: {ctx.question}",
-                {"operation": (Operation, ...), "amounts": (list[Literal[ids]], Field(min_length=1, max_length=6))},  # type: ignore[valid-type]
-                name="Calculation",
-            )
-            by_id = {a.id: a for a in listed}
-            chosen = [by_id[i] for i in dict.fromkeys(getattr(picked, "amounts", []) or []) if i in by_id]
+            # Two amounts, each chosen on its own (an enum of the listed ids): asked for a list, the 0.5B
+            # model listed every id offered, which no operation of two amounts can use.
+            choice = await choose_listed(ctx, self.name, "choose_amounts", "Amounts", listed,
+                                         lambda ids: {"operation": (Operation, ...), "first": (ids, ...), "second": (ids, ...)},
+                                         ("first", "second"), name="Calculation", prefix="q",
+                                         ordered=lambda output: getattr(output, "operation", "") in ORDERED)
+            picked = choice.output if choice is not None else None
+            chosen = list({id(a): a for a in (choice.picked.values() if choice is not None else []) if a is not None}.values())
         if picked is None or picked.operation == "none":
             return None
         if picked.operation in ("sum", "average") and reports_of_one_value(chosen):
             return None
+        operation = picked.operation
         try:
-            value, unit, expression = evaluate(picked.operation, chosen)
+            value, unit, expression = evaluate(operation, chosen)
         except CalculationRefused:
             return None
-        text = sentence(picked.operation, value, unit, expression, chosen)
+        text = sentence(operation, value, unit, expression, chosen)
         return Draft(specialist=self.name, text=text, computed=[f"{value}", f"{round(value, 2)}"],
                      quotes=[a.where for a in chosen if a.where != "question"],
                      replaces=ctx.frame.kind in KINDS, why=self.applies(ctx.frame, ctx.recall) or "")

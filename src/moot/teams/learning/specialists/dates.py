@@ -3,7 +3,9 @@
 Python lists the dates of the question and of the best-matching passages (``d1`` …, each with its
 sentence), read by :mod:`moot.text` (relative ones, "last Tuesday", against the source's date);
 the model chooses the start, the end and the unit asked; Python counts the days, weeks, months or
-years between them.
+years between them. On a model on this machine the choice is made twice, the dates listed both
+ways, and stands only when both name the same two dates and unit (the 0.5B model took the first
+two listed).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Literal
 from moot.teams.learning.ask.drafts import AskContext, Draft
 from moot.teams.learning.ask.frame import QuestionFrame
 from moot.teams.learning.ask.recall import Recall
-from moot.teams.learning.specialists.common import choose, days, fmt
+from moot.teams.learning.specialists.common import choose_listed, days, fmt
 
 Unit = Literal["days", "weeks", "months", "years"]
 PRECISION = {"day": 0, "month": 1, "year": 2}
@@ -45,15 +47,13 @@ class Dates:
         listed = days(ctx)
         if len(listed) < 2:
             return None
-        ids = tuple(d.id for d in listed)
-        menu = "\n".join(d.render() for d in listed)
-        picked = await choose(ctx, self.name, "choose_dates", f"Dates:\n{menu}\n\nQuestion: {ctx.question}",
-                              {"start": (Literal[ids], ...), "end": (Literal[ids], ...), "unit": (Unit, ...)},  # type: ignore[valid-type]
-                              name="Span")
-        if picked is None or picked.start == picked.end:
+        choice = await choose_listed(ctx, self.name, "choose_dates", "Dates", listed,
+                                     lambda ids: {"start": (ids, ...), "end": (ids, ...), "unit": (Unit, ...)},
+                                     ("start", "end"), name="Span", prefix="d")
+        if choice is None or None in choice.picked.values() or choice.picked["start"] is choice.picked["end"]:
             return None
-        by_id = {d.id: d for d in listed}
-        start, end = sorted([by_id[picked.start], by_id[picked.end]], key=lambda d: d.day)
+        picked = choice.output
+        start, end = sorted([choice.picked["start"], choice.picked["end"]], key=lambda d: d.day)
         if start.day == end.day:
             return None  # one day, written twice: no span
         if max(PRECISION.get(d.precision, 0) for d in (start, end)) > FINEST[picked.unit]:

@@ -12,6 +12,7 @@ disagreement names both, an update gives the latest and what it was before.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 from typing import Literal
 
@@ -104,7 +105,7 @@ class Sources:
             relabelled = []
             for a in found:
                 counter += 1
-                relabelled.append(Amount(f"q{counter}", a.value, a.unit, a.text, a.where, a.source, a.published, a.sentence, a.when))
+                relabelled.append(replace(a, id=f"q{counter}"))
             best[source] = relabelled
         sources = list(best)[:MAX_SOURCES]
         chosen: dict[str, Amount] = {s: best[s][0] for s in sources if len(best[s]) == 1}

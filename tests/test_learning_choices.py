@@ -1,0 +1,160 @@
+"""Choices among listed dates and amounts: on a model on this machine they are asked twice, listed
+both ways, and stand only when both answers name the same items; Python reads the asked unit and
+the asked days before the model chooses.
+
+The 0.5B model took whichever dates or amounts were listed first (on the bundled suite's duration
+questions it answered "5 years" and "0 months" from the first two dates listed). A choice that
+changes with the listing order is no choice: the plain draft answers instead.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from moot.memory import Fact, KnowledgeBase
+from moot.models.base import ModelRequest
+from moot.models.testing import FunctionModel
+from moot.teams.learning import LearningTeam
+from moot.teams.learning.specialists.common import same_unit
+
+SOURCES = [
+    ("Kettle Bay Courier: Jetty works", "2025-05-20",
+     "Kettle Bay, 20 May 2025. Work on the new Kettle Bay jetty began on 12 May 2025. The old jetty dates from 1961."),
+    ("Kettle Bay Courier: Ferry", "2025-06-05",
+     "The Kettle Bay ferry service started on 1 June 2025, the first since 1998."),
+]
+
+RESERVOIR = [
+    ("Dunley Herald: Spring", "2023-03-14",
+     "The Dunley reservoir stood at 82% of its capacity on 14 March. In a normal March it is above 90%."),
+    ("Dunley Herald: Summer", "2023-06-20",
+     "The Dunley reservoir was at 61% of capacity on 20 June."),
+]
+
+
+def open_kb(path: Path, sources: list[tuple[str, str, str]]) -> KnowledgeBase:
+    base = KnowledgeBase.open(path)
+    for source, published, text in sources:
+        base.store_source(source, [(text, [Fact(text.split(". ")[0])])], published=published)
+    return base
+
+
+@pytest.fixture
+def kb(tmp_path: Path) -> KnowledgeBase:
+    base = open_kb(tmp_path / "bay.sqlite3", SOURCES)
+    yield base
+    base.close()
+
+
+def lines(request: ModelRequest) -> list[str]:
+    return [line for line in request.messages[-1].content.splitlines() if line[:1] in "dq" and ":" in line]
+
+
+def id_of(request: ModelRequest, needle: str) -> str:
+    return next(line.split(":")[0] for line in lines(request) if needle in line)
+
+
+class Script:
+    """The frame, the plain draft and one specialist's choice; every request's agent is logged."""
+
+    def __init__(self, frame: dict[str, Any], single: str, **choices: Any) -> None:
+        self.frame, self.single, self.choices = frame, single, choices
+        self.calls: list[str] = []
+
+    def __call__(self, request: ModelRequest) -> Any:
+        role = request.agent or "?"
+        self.calls.append(role)
+        if role == "frame":
+            return self.frame
+        if role == "single":
+            return self.single
+        if role in self.choices:
+            return self.choices[role](request)
+        return {"sentence": "none"} if role == "quote" else {}
+
+
+def ask(kb: KnowledgeBase, question: str, script: Script, *, model_name: str) -> Any:
+    team = LearningTeam(kb, model=FunctionModel(script, name=model_name), store=False, budget="deep")
+    return team.ask_sync(question, mode="multi")
+
+
+QUESTION = "How many days after work on the Kettle Bay jetty began did the ferry service start?"
+DURATION = {"asks_for": "how long", "about": [], "unit": "days"}
+
+
+def test_a_local_models_dates_stand_when_it_names_the_same_two_listed_both_ways(kb: KnowledgeBase) -> None:
+    listed: list[list[str]] = []
+
+    def by_meaning(request: ModelRequest) -> Any:
+        listed.append(lines(request))
+        return {"start": id_of(request, ": 12 May 2025"), "end": id_of(request, ": 1 June 2025"), "unit": "days"}
+
+    script = Script(DURATION, "The ferry started on 1 June 2025.", dates=by_meaning)
+    answer = ask(kb, QUESTION, script, model_name="local:scripted")
+    assert script.calls.count("dates") == 2  # listed one way, then the other
+    # the same dates, reversed, with ids by position; the dateline "Kettle Bay, 20 May 2025." is no event
+    assert [line.split(":", 1)[1] for line in listed[0]] == [line.split(":", 1)[1] for line in reversed(listed[1])]
+    assert [line.split(":")[0] for line in listed[1]] == [f"d{i}" for i in range(1, len(listed[1]) + 1)]
+    assert not any("20 May 2025" in line for line in listed[0]) and any("1961" in line for line in listed[0])
+    assert answer.trace.chosen == "dates" and answer.answer.startswith("20 days"), answer.answer
+
+
+def test_a_local_models_dates_that_follow_the_listing_order_are_no_choice(kb: KnowledgeBase) -> None:
+    first_two = lambda r: {"start": lines(r)[0].split(":")[0], "end": lines(r)[1].split(":")[0], "unit": "years"}  # noqa: E731
+    script = Script(DURATION, "The ferry started on 1 June 2025.", dates=first_two)
+    answer = ask(kb, QUESTION, script, model_name="local:scripted")
+    assert script.calls.count("dates") == 2
+    assert answer.trace.chosen == "single" and answer.answer == "The ferry started on 1 June 2025."
+    assert any(n.startswith("dates: no choice: listed both ways") for n in answer.trace.notes), answer.trace.notes
+
+
+def test_a_hosted_model_is_asked_once(kb: KnowledgeBase) -> None:
+    by_meaning = lambda r: {"start": id_of(r, ": 12 May 2025"), "end": id_of(r, ": 1 June 2025"), "unit": "days"}  # noqa: E731
+    script = Script(DURATION, "The ferry started on 1 June 2025.", dates=by_meaning)
+    answer = ask(kb, QUESTION, script, model_name="function")
+    assert script.calls.count("dates") == 1 and answer.trace.chosen == "dates"
+
+
+def test_two_amounts_are_chosen_one_field_each_and_checked_both_ways(tmp_path: Path) -> None:
+    base = open_kb(tmp_path / "dunley.sqlite3", RESERVOIR)
+    question = "What is the gap between the Dunley reservoir's level in March and its level in June?"
+    frame = {"asks_for": "calculation", "about": [], "unit": ""}
+    fields: list[set[str]] = []
+
+    def by_meaning(request: ModelRequest) -> Any:
+        fields.append(set(request.output.json_schema["properties"]))  # type: ignore[union-attr]
+        return {"operation": "difference", "first": id_of(request, "82%"), "second": id_of(request, "61%")}
+
+    script = Script(frame, "It was 82%.", compute=by_meaning)
+    answer = ask(base, question, script, model_name="local:scripted")
+    assert script.calls.count("compute") == 2
+    assert fields == [{"operation", "first", "second"}] * 2  # one amount a field: no list to fill with every id
+    assert answer.trace.chosen == "compute" and answer.answer.startswith("21% (82% − 61%)"), answer.answer
+    base.close()
+
+
+def test_the_asked_days_pick_the_amounts_whose_sentences_state_them(tmp_path: Path) -> None:
+    base = open_kb(tmp_path / "dunley.sqlite3", RESERVOIR)
+    question = "How did the Dunley reservoir level change between 14 March and 20 June 2023?"
+    frame = {"asks_for": "change", "about": [], "unit": "level"}
+    seen: list[str] = []
+
+    def change(request: ModelRequest) -> Any:
+        seen.append(request.messages[-1].content)
+        return {"operation": "change"}
+
+    script = Script(frame, "It fell.", compute=change)
+    answer = ask(base, question, script, model_name="local:scripted")
+    # 82% (its sentence states 14 March) is taken over 90% (a normal March, dated by its source):
+    # Python lists only the two amounts of the asked days, and the model chooses the operation
+    assert "90%" not in seen[0] and "82%" in seen[0] and "61%" in seen[0]
+    assert answer.trace.chosen == "compute" and "down 21" in answer.answer and "(61% − 82%)" in answer.answer, answer.answer
+    base.close()
+
+
+def test_percent_is_one_unit_however_written() -> None:
+    assert same_unit("%", "percentage") and same_unit("%", "percent") and same_unit("percentage", "%")
+    assert not same_unit("%", "tonnes")
