@@ -18,7 +18,7 @@ from pathlib import Path
 from text_to_num import text2num
 
 from moot.text.dates import find_dates
-from moot.text.words import STOPWORDS
+from moot.text.words import STOPWORDS, stem
 
 _SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12, "bn": 1e9, "m": 1e6, "k": 1e3}
 _CURRENCY = {"£": "pounds", "$": "dollars", "€": "euros", "¥": "yen"}
@@ -76,6 +76,7 @@ def _unit_names() -> dict[str, str]:
 
 
 _UNIT_NAMES = _unit_names()
+_MEASURES = frozenset(stem(name) for name in _UNIT_NAMES.values())
 
 
 def unit_name(unit: str) -> str:
@@ -83,6 +84,16 @@ def unit_name(unit: str) -> str:
     ``kWh`` → ``kilowatt-hour``); any other unit as it is, lower case."""
     unit = unit.strip().lower()
     return _UNIT_NAMES.get(unit, unit)
+
+
+def is_measure(unit: str) -> bool:
+    """Whether a quantity's unit measures rather than counts: a unit of ``units.txt`` (litres,
+    tonnes, kilometres …) or a currency. A percentage is neither: it is a share of a count too."""
+    first = unit.strip().lower().split()[:1]
+    if not first:
+        return False
+    name = stem(unit_name(first[0]))
+    return (name in _MEASURES and name != stem("percent")) or first[0] in _CURRENCY.values()
 
 
 def parse_number(text: str) -> float | None:
@@ -172,4 +183,4 @@ def find_quantities(text: str, *, anchor: date | None = None) -> list[Quantity]:
     return sorted(found, key=lambda q: q.start)
 
 
-__all__ = ["Quantity", "find_quantities", "parse_number", "unit_name"]
+__all__ = ["Quantity", "find_quantities", "is_measure", "parse_number", "unit_name"]

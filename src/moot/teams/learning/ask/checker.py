@@ -8,6 +8,11 @@ is not refused for it); the days, weeks, months and years between two evidence d
 counts (up to ten: "two sources", "step 3"). A draft stating anything else states what the
 sources do not give: it fails. The checker compares values, never wording: it does not refuse a
 right figure because the question says "people" and the source "visitors".
+
+One comparison of kinds is made, by the units' closed set: a question that counts things ("how
+many bottles") is not answered by a measure ("1,800 litres", "450 euros"). A draft whose every
+figure (apart from those the question itself states) is a measure, where the question counts,
+fails: a small model given no count reports the nearest figure it has.
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ from datetime import date
 from moot.teams.learning.ask.drafts import Draft, Verdict
 from moot.teams.learning.ask.recall import Recall
 from moot.text.dates import find_dates
-from moot.text.numbers import find_quantities
+from moot.text.numbers import find_quantities, is_measure
+from moot.text.words import STOPWORDS, words
 
 SMALL_COUNT = 10
 MAX_PAIRED = 48
@@ -27,6 +33,21 @@ MAX_PAIRED = 48
 
 def _close(a: float, b: float) -> bool:
     return abs(a - b) <= max(0.011, 0.005 * max(abs(a), abs(b)))
+
+
+_COMPARATIVES = frozenset({"more", "fewer", "less", "extra"})
+
+
+def counted(question: str) -> str:
+    """The word a "how many" question counts when it counts things, not a measure ("how many
+    bottles" → ``bottles``; "how many litres", "how many of the 40 houses" → ``""``)."""
+    tokens = words(question)
+    for i in range(len(tokens) - 2):
+        if tokens[i] == "how" and tokens[i + 1] == "many":
+            rest = [w for w in tokens[i + 2:i + 4] if w not in _COMPARATIVES]
+            noun = rest[0] if rest else ""
+            return noun if noun.isalpha() and noun not in STOPWORDS and not is_measure(noun) else ""
+    return ""
 
 
 def _anchor(published: str | None) -> date | None:
@@ -39,9 +60,13 @@ def _anchor(published: str | None) -> date | None:
 class Evidence:
     """The numbers and dates a draft may state, built once per question."""
 
-    def __init__(self, texts: list[tuple[str, date | None]], *, dated: list[date] = (), computed: list[str] = ()) -> None:  # type: ignore[assignment]
+    def __init__(self, texts: list[tuple[str, date | None]], *, dated: list[date] = (), computed: list[str] = (),  # type: ignore[assignment]
+                 question: str = "") -> None:
         """``texts`` with the date each was written (for "6 July" without a year), most relevant first;
-        ``dated``: the sources' own dates; ``computed``: values worked out for the answer."""
+        ``dated``: the sources' own dates; ``computed``: values worked out for the answer;
+        ``question``: what a count is checked against (:func:`counted`)."""
+        self.counted = counted(question) if question else ""
+        self.question_numbers = [q.value for q in find_quantities(question)] if question else []
         self.numbers: list[float] = []
         self.days: set[date] = set()
         self.months: set[tuple[int, int]] = set()
@@ -73,7 +98,7 @@ class Evidence:
         texts: list[tuple[str, date | None]] = [(question, max(dated) if dated else None)]
         texts += [(p.text, _anchor(p.published)) for p in sorted(recall.passages, key=lambda p: -p.score)]
         texts += [(f.content, _anchor(f.source_date)) for f in recall.facts]
-        return cls(texts, dated=dated, computed=list(computed))
+        return cls(texts, dated=dated, computed=list(computed), question=question)
 
     def _add_day(self, day: date) -> None:
         self.days.add(day)
@@ -138,6 +163,13 @@ def check(draft: Draft, evidence: Evidence) -> Verdict:
     if missing:
         return Verdict(specialist=draft.specialist, passed=False, ungrounded=missing,
                        note=f"{draft.specialist}: states {', '.join(missing)}, which no source gives or computes")
+    if evidence.counted:
+        stated = [q for q in find_quantities(draft.text, anchor=anchor)
+                  if not any(_close(q.value, n) for n in evidence.question_numbers)]
+        if stated and all(is_measure(q.unit) for q in stated):
+            texts = ", ".join(q.text for q in stated)
+            return Verdict(specialist=draft.specialist, passed=False, unlike=[q.text for q in stated],
+                           note=f"{draft.specialist}: gives {texts} where the question counts {evidence.counted}")
     return Verdict(specialist=draft.specialist, passed=True, note=f"{draft.specialist}: every number and date grounded")
 
 

@@ -53,7 +53,18 @@ class Verdict(BaseModel):
     passed: bool
     ungrounded: list[str] = Field(default_factory=list)
     """Numbers or dates the draft states that no passage, fact, question or computation holds."""
+    unlike: list[str] = Field(default_factory=list)
+    """Figures of another kind than asked: measures ("1,800 litres") where the question counts things."""
     note: str = ""
+
+    @property
+    def fault(self) -> str:
+        """What the draft got wrong, for the selector's rule."""
+        if self.ungrounded:
+            return f"states {', '.join(self.ungrounded)}, found in no source"
+        if self.unlike:
+            return f"gives {', '.join(self.unlike)}, not a count of what is asked"
+        return "passed"
 
 
 class Resolution(BaseModel):

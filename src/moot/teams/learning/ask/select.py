@@ -33,16 +33,16 @@ def select(drafts: list[Draft], verdicts: list[Verdict], authority: dict[str, in
     failed = next((v for v in verdicts if v.specialist == "single" and not v.passed), None)
     if mode == "multi" and ranked:
         chosen = ranked[0]
-        why = f"the plain draft states {', '.join(failed.ungrounded)}, which no source gives" if failed else "no plain draft"
+        why = f"the plain draft {failed.fault}" if failed else "no plain draft"
         return Resolution(chosen=chosen.specialist, answer=chosen.text, verdicts=verdicts,
                           rule=f"{why}; {chosen.specialist}'s draft is grounded")
     if plain is not None and failed is not None:
         if mode == "single":
             # The baseline keeps its answer; the note says which numbers nothing supports.
             return Resolution(chosen="single", answer=plain.text, verdicts=verdicts,
-                              rule=f"single mode keeps the plain draft; it states {', '.join(failed.ungrounded)}, found in no source")
+                              rule=f"single mode keeps the plain draft; it {failed.fault}")
         return Resolution(chosen="none", answer=UNKNOWN, verdicts=verdicts, knows=False,
-                          rule=f"no draft is grounded (the plain draft states {', '.join(failed.ungrounded)}, found in no source)")
+                          rule=f"no draft is grounded (the plain draft {failed.fault})")
     return Resolution(chosen="none", answer="", verdicts=verdicts, knows=False, rule="no agent produced a draft")
 
 
