@@ -85,7 +85,9 @@ def asking_word(question: str) -> tuple[str | None, int]:
     comma, colon or dash ("If it had rained, how much …"), after at most two prepositions
     ("According to the report, what …") — and is preferred to an auxiliary opening a yes/no
     clause. A "when" or "which" inside a clause ("does it protect the hospital when the tank runs
-    empty") asks nothing.
+    empty") asks nothing, and neither does a "when" that opens a clause without an auxiliary after
+    it ("When restarting the pump, what comes next?"): that is a time clause, and a later clause's
+    interrogative asks.
     """
     clauses: list[tuple[int, list[str]]] = []
     offset = 0
@@ -93,14 +95,18 @@ def asking_word(question: str) -> tuple[str | None, int]:
         tokens = words(clause)
         clauses.append((offset, tokens))
         offset += len(tokens)
+    subordinate: tuple[str, int] | None = None
     for wanted in (_OPENERS, _AUXILIARIES):
         for start, tokens in clauses:
             i = 0
             while i < min(2, len(tokens)) and tokens[i] in _PREPOSITIONS:
                 i += 1
             if i < len(tokens) and tokens[i] in wanted:
+                if tokens[i] == "when" and tokens[i + 1:i + 2] and tokens[i + 1] not in _AUXILIARIES:
+                    subordinate = subordinate or (tokens[i], start + i)
+                    continue
                 return tokens[i], start + i
-    return None, -1
+    return subordinate or (None, -1)
 
 
 def amount_asked(tokens: list[str]) -> int | None:
