@@ -158,3 +158,21 @@ def test_the_asked_days_pick_the_amounts_whose_sentences_state_them(tmp_path: Pa
 def test_percent_is_one_unit_however_written() -> None:
     assert same_unit("%", "percentage") and same_unit("%", "percent") and same_unit("percentage", "%")
     assert not same_unit("%", "tonnes")
+
+
+def test_sources_that_agree_on_the_asked_unit_replace_a_plain_draft_that_took_another_figure(tmp_path: Path) -> None:
+    base = open_kb(tmp_path / "fair.sqlite3", [
+        ("Orla Post", "2024-10-14", "Some 4,200 people came to the Orla lantern fair, where 1,150 lanterns were floated."),
+        ("Orla Echo", "2024-10-16", "The Orla lantern fair drew 6,500 people, and 1,150 lanterns were floated."),
+    ])
+    frame = {"asks_for": "fact", "about": [], "unit": "lanterns"}
+    script = Script(frame, "4,200 lanterns were floated.")  # a figure of the passage, not the lanterns
+    answer = ask(base, "How many lanterns were floated at the Orla lantern fair?", script, model_name="local:scripted")
+    assert "sources" not in script.calls  # each source's lantern count is read by Python: no choice asked
+    assert answer.trace.chosen == "sources", answer.trace.notes
+    assert answer.answer.startswith("1,150 lanterns — every source that gives it agrees: Orla Post (2024-10-14); Orla Echo")
+    # asked about people, the same sources disagree, and say so
+    script = Script({"asks_for": "fact", "about": [], "unit": "people"}, "4,200 people came.")
+    answer = ask(base, "How many people came to the Orla lantern fair?", script, model_name="local:scripted")
+    assert answer.trace.chosen == "sources" and "6,500 people" in answer.answer and "4,200 people" in answer.answer
+    base.close()

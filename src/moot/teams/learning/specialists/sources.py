@@ -4,10 +4,12 @@ Two sources giving different figures (or dates) for one thing — on the same da
 different dates an update — are what a single agent most often gets wrong one way or the other
 (it answers one of them, or the older one). Python takes each source's best-matching passage that
 gives a figure (ranked against the question: :func:`moot.memory.units.rank_units`); where that
-passage gives several figures the model chooses the one asked, per source (an enum each); Python
-keeps the figures about what is asked (the frame's unit word is their unit or in their sentence)
-and of one unit, compares them and writes each with its source and date: a
-disagreement names both, an update gives the latest and what it was before.
+passage gives several figures, Python takes the one of the frame's unit when there is exactly one,
+else the model chooses the one asked, per source (an enum each); Python keeps the figures about
+what is asked (the frame's unit word is their unit or in their sentence) and of one unit, compares
+them and writes each with its source and date: a disagreement names both, an update gives the
+latest and what it was before. Sources that agree, each figure read by Python, give that figure
+with every source (a plain draft that took another figure of the passage is replaced).
 """
 
 from __future__ import annotations
@@ -72,6 +74,12 @@ def compare(values: list[Amount]) -> str:
     return head
 
 
+def agree(values: list[Amount]) -> str:
+    """Sources that give one figure: the figure, and each source with its date."""
+    said = "; ".join(f"{a.source}{' (' + a.published + ')' if a.published else ''}" for a in sorted(values, key=lambda a: a.published or ""))
+    return f"{values[0].text} — every source that gives it agrees: {said}."
+
+
 class Sources:
     name = "sources"
     authority = 3
@@ -108,8 +116,13 @@ class Sources:
                 relabelled.append(replace(a, id=f"q{counter}"))
             best[source] = relabelled
         sources = list(best)[:MAX_SOURCES]
-        chosen: dict[str, Amount] = {s: best[s][0] for s in sources if len(best[s]) == 1}
-        ask = [s for s in sources if len(best[s]) > 1]
+        # A source whose figures hold exactly one of the asked unit ("1,150 lanterns" beside "4,200
+        # people", asked about lanterns) gives that one; Python reads it, the model is not asked.
+        by_unit = {s: [a for a in best[s] if ctx.frame.unit and same_unit(a.unit, ctx.frame.unit)] for s in sources}
+        chosen: dict[str, Amount] = {s: best[s][0] if len(best[s]) == 1 else by_unit[s][0] for s in sources
+                                     if len(best[s]) == 1 or len(by_unit[s]) == 1}
+        read_by_python = set(chosen)
+        ask = [s for s in sources if s not in chosen]
         if ask:
             # A passage with several figures: the model chooses, for those sources only, the one asked.
             fields = {f"source_{i + 1}": (Literal[(*(a.id for a in best[s]), "none")], ...) for i, s in enumerate(ask)}  # type: ignore[valid-type]
@@ -129,8 +142,14 @@ class Sources:
             return None
         unit = max({a.unit for a in values}, key=lambda u: sum(same_unit(u, a.unit) for a in values))
         values = [a for a in values if same_unit(a.unit, unit)]
-        if len(values) < 2 or len({round(a.value, 6) for a in values}) < 2:
-            return None  # one source, or all agree: nothing for this specialist to add
+        if len(values) < 2:
+            return None  # one source: nothing for this specialist to add
+        if len({round(a.value, 6) for a in values}) < 2:
+            if not all(a.source in read_by_python for a in values) or ctx.frame.kind == "date":
+                return None  # agreeing figures the model picked may be one listing position, not one value
+            text = agree(values)
+            return Draft(specialist=self.name, text=text, quotes=[a.where for a in values], replaces=True,
+                         why=self.applies(ctx.frame, ctx.recall) or "")
         text = compare(values)
         return Draft(specialist=self.name, text=text, quotes=[a.where for a in values], replaces=True,
                      why=self.applies(ctx.frame, ctx.recall) or "")
