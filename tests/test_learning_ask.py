@@ -119,6 +119,8 @@ def test_the_questions_form_proposes_the_kinds_the_model_chooses_among() -> None
     tank = kind_options("If both generators draw from one shared tank, does the second protect the ward when that tank runs empty?")
     assert "date" not in tank and "duration" not in tank and "value" in tank
     assert kind_options("According to the report, what was the root cause?")[0] == "value"  # after two prepositions
+    # "how many more" asks for a difference of two figures, never one figure
+    assert kind_options("How many more berths does the pier have now than in March?") == ["comparison", "change"]
     # a "when" with no auxiliary after it opens a time clause; the clause after the comma asks
     assert "steps" in kind_options("When booking a berth, what is done right after paying the deposit?")
     assert "date" not in kind_options("When the tank runs empty, does the second generator start?")

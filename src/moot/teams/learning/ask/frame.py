@@ -68,6 +68,8 @@ _OPENERS: dict[str, tuple[str, ...]] = {
 }
 _QUANTIFIERS = frozenset("many much far old big large long".split())
 """After "how": a question about an amount (a closed class of English degree words)."""
+_COMPARATIVES = frozenset("more fewer less".split())
+"""After "how many/much": the question asks for a difference (a closed class of English comparatives)."""
 _AUXILIARIES = frozenset("is are was were do does did can could would will should has have had may might must".split())
 _IMPERATIVE = ("explanation", "steps", "comparison", "value")
 _TIME_UNITS = frozenset("day days week weeks month months year years hour hours minute minutes".split())
@@ -130,7 +132,11 @@ def kind_options(question: str) -> list[str]:
     elif opener == "how" and amount_at == at_opener + 1:
         if spans_time:
             options.append("duration")
-        options += ["value", "comparison", "change", "rule", "steps"]
+        if tokens[amount_at + 1:amount_at + 2] and tokens[amount_at + 1] in _COMPARATIVES:
+            # "how many more", "how much less": a difference between two figures, not one figure
+            options += ["comparison", "change"]
+        else:
+            options += ["value", "comparison", "change", "rule", "steps"]
     elif opener is not None:
         options += _OPENERS[opener]
     else:
