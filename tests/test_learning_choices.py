@@ -24,7 +24,7 @@ SOURCES = [
     ("Kettle Bay Courier: Jetty works", "2025-05-20",
      "Kettle Bay, 20 May 2025. Work on the new Kettle Bay jetty began on 12 May 2025. The old jetty dates from 1961."),
     ("Kettle Bay Courier: Ferry", "2025-06-05",
-     "The Kettle Bay ferry service started on 1 June 2025, the first since 1998."),
+     "Kettle Bay Courier notice, 5 June 2025. The Kettle Bay ferry service started on 1 June 2025, the first since 1998."),
 ]
 
 RESERVOIR = [
@@ -99,6 +99,8 @@ def test_a_local_models_dates_stand_when_it_names_the_same_two_listed_both_ways(
     assert [line.split(":", 1)[1] for line in listed[0]] == [line.split(":", 1)[1] for line in reversed(listed[1])]
     assert [line.split(":")[0] for line in listed[1]] == [f"d{i}" for i in range(1, len(listed[1]) + 1)]
     assert not any("20 May 2025" in line for line in listed[0]) and any("1961" in line for line in listed[0])
+    # "… notice, 5 June 2025." states its source's own date and has no verb: a dateline too
+    assert not any("5 June 2025" in line for line in listed[0])
     assert answer.trace.chosen == "dates" and answer.answer.startswith("20 days"), answer.answer
 
 

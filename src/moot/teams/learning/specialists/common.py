@@ -17,6 +17,7 @@ from moot.teams.learning.ask.drafts import AskContext
 from moot.teams.learning.ask.frame import CHOICE_TOKENS
 from moot.teams.learning.ask.recall import Passage
 from moot.text.dates import find_dates
+from moot.text import phrases
 from moot.text.numbers import find_quantities, unit_name
 from moot.text.words import stem
 
@@ -194,14 +195,31 @@ def amounts(ctx: AskContext, *, passages: list[Passage] | None = None, limit: in
     return [replace(a, id=f"q{i + 1}") for i, a in enumerate([*found, *listed][:limit])]
 
 
-def dateline(text: str, mentions: Sequence[Any]) -> bool:
-    """Whether a sentence is a dateline or a byline ("Varnby, 14 March 2023.", "Harbour Gazette, 2 May"):
-    no word in lower case outside its dates. It says where and when a report was written, which is
-    provenance, not an event of the world."""
+DATELINE_WORDS = 8
+"""The most words outside its dates a dateline has ("Kelder Town Council notice, 20 August 2024.")."""
+
+
+def dateline(text: str, mentions: Sequence[Any], published: date | None = None) -> bool:
+    """Whether a sentence with dates is a dateline or a byline ("Varnby, 14 March 2023.", "Harbour
+    Gazette notice, 2 May"): no word in lower case outside its dates, or — when it states its
+    source's own date — a few words and no verb (the tagger of :mod:`moot.text.phrases`). It says
+    where and when a report was written, which is provenance, not an event of the world."""
+    if not mentions:
+        return False
     rest = text
     for m in sorted(mentions, key=lambda m: m.start, reverse=True):
         rest = rest[:m.start] + " " + rest[m.end:]
-    return not any(w[:1].islower() for w in rest.split())
+    outside = [w for w in rest.split() if any(c.isalpha() for c in w)]
+    if not any(w[:1].islower() for w in outside):
+        return True
+    if published is None or not any(m.day == published for m in mentions) or len(outside) > DATELINE_WORDS:
+        return False
+    return not any(t[1].startswith("VB") for t in phrases.tag(text))
+
+
+async def tagger_ready() -> None:
+    """Load the tagger off the event loop (about a second, once a process) before :func:`days`."""
+    await asyncio.to_thread(phrases.warm)
 
 
 def days(ctx: AskContext, *, limit: int = MAX_OPTIONS) -> list[Day]:
@@ -215,7 +233,7 @@ def days(ctx: AskContext, *, limit: int = MAX_OPTIONS) -> list[Day]:
                          relative=m.relative))
     for p in ranked_passages(ctx, limit=12):
         mentions = find_dates(p.text, anchor=_anchor(p.published))
-        if dateline(p.text, mentions):
+        if dateline(p.text, mentions, _anchor(p.published)):
             continue
         seen: set[date] = set()
         for m in mentions:
@@ -240,4 +258,4 @@ def fmt(value: float) -> str:
     return f"{value:,.2f}".rstrip("0").rstrip(".")
 
 
-__all__ = ["Amount", "Day", "Listing", "amounts", "choose", "choose_listed", "days", "fmt", "ranked_passages", "same_unit"]
+__all__ = ["Amount", "Day", "Listing", "amounts", "choose", "choose_listed", "dateline", "tagger_ready", "days", "fmt", "ranked_passages", "same_unit"]

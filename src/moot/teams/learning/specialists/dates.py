@@ -16,7 +16,7 @@ from typing import Literal
 from moot.teams.learning.ask.drafts import AskContext, Draft
 from moot.teams.learning.ask.frame import QuestionFrame
 from moot.teams.learning.ask.recall import Recall
-from moot.teams.learning.specialists.common import choose_listed, days, fmt
+from moot.teams.learning.specialists.common import choose_listed, days, fmt, tagger_ready
 
 Unit = Literal["days", "weeks", "months", "years"]
 PRECISION = {"day": 0, "month": 1, "year": 2}
@@ -44,6 +44,7 @@ class Dates:
         return "dates: the question asks how long, or the time between two dates" if frame.kind == "duration" else None
 
     async def draft(self, ctx: AskContext) -> Draft | None:
+        await tagger_ready()
         listed = days(ctx)
         if len(listed) < 2:
             return None

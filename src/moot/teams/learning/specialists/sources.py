@@ -21,7 +21,7 @@ from typing import Literal
 from moot.teams.learning.ask.drafts import AskContext, Draft
 from moot.teams.learning.ask.frame import QuestionFrame
 from moot.teams.learning.ask.recall import Passage, Recall
-from moot.teams.learning.specialists.common import Amount, amounts, choose, same_unit
+from moot.teams.learning.specialists.common import Amount, amounts, choose, dateline, same_unit, tagger_ready
 from moot.text.dates import find_dates
 from moot.text.words import stem, words
 
@@ -30,11 +30,23 @@ PER_SOURCE = 2
 MAX_SOURCES = 6
 
 
-def per_source(recall: Recall) -> dict[str, list[Passage]]:
-    """Each source's best-matching passages (those that match at all), best first."""
-    found: dict[str, list[Passage]] = {}
+Report = tuple[str, str]
+"""A report: its source's name and its date. One council's notices of April and June are two reports."""
+
+
+def report_of(item: Passage | Amount) -> Report:
+    return (item.source, item.published or "")
+
+
+def named(report: Report) -> str:
+    return f"{report[0]} ({report[1]})" if report[1] else report[0]
+
+
+def per_source(recall: Recall) -> dict[Report, list[Passage]]:
+    """Each report's best-matching passages (those that match at all), best first."""
+    found: dict[Report, list[Passage]] = {}
     for p in sorted((p for p in recall.passages if p.score > 0), key=lambda p: -p.score):
-        items = found.setdefault(p.source, [])
+        items = found.setdefault(report_of(p), [])
         if len(items) < PER_SOURCE:
             items.append(p)
     return found
@@ -43,9 +55,12 @@ def per_source(recall: Recall) -> dict[str, list[Passage]]:
 def dates_in(passage: Passage) -> list[Amount]:
     """A passage's dates as amounts to compare (the day's ordinal, "date" as their unit)."""
     anchor = date.fromisoformat(passage.published[:10]) if passage.published else None
+    mentions = find_dates(passage.text, anchor=anchor)
+    if dateline(passage.text, mentions, anchor):
+        return []
     return [Amount("", float(m.day.toordinal()), "date", m.text, passage.id, passage.source, passage.published,
                    passage.text, m.day)
-            for m in find_dates(passage.text, anchor=anchor) if m.precision in ("day", "month")]
+            for m in mentions if m.precision in ("day", "month")]
 
 
 def about_asked(amount: Amount, asked: str) -> bool:
@@ -94,9 +109,11 @@ class Sources:
         return None
 
     async def draft(self, ctx: AskContext) -> Draft | None:
+        if ctx.frame.kind == "date":
+            await tagger_ready()
         groups = per_source(ctx.recall)
         top = max((p.score for ps in groups.values() for p in ps), default=0.0)
-        best: dict[str, list[Amount]] = {}
+        best: dict[Report, list[Amount]] = {}
         for source, passages in groups.items():
             for passage in passages:
                 if passage.score < 0.5 * top:
@@ -119,14 +136,14 @@ class Sources:
         # A source whose figures hold exactly one of the asked unit ("1,150 lanterns" beside "4,200
         # people", asked about lanterns) gives that one; Python reads it, the model is not asked.
         by_unit = {s: [a for a in best[s] if ctx.frame.unit and same_unit(a.unit, ctx.frame.unit)] for s in sources}
-        chosen: dict[str, Amount] = {s: best[s][0] if len(best[s]) == 1 else by_unit[s][0] for s in sources
+        chosen: dict[Report, Amount] = {s: best[s][0] if len(best[s]) == 1 else by_unit[s][0] for s in sources
                                      if len(best[s]) == 1 or len(by_unit[s]) == 1}
         read_by_python = set(chosen)
         ask = [s for s in sources if s not in chosen]
         if ask:
             # A passage with several figures: the model chooses, for those sources only, the one asked.
             fields = {f"source_{i + 1}": (Literal[(*(a.id for a in best[s]), "none")], ...) for i, s in enumerate(ask)}  # type: ignore[valid-type]
-            menu = "\n\n".join(f"source_{i + 1} = {s}:\n" + "\n".join(a.render() for a in best[s]) for i, s in enumerate(ask))
+            menu = "\n\n".join(f"source_{i + 1} = {named(s)}:\n" + "\n".join(a.render() for a in best[s]) for i, s in enumerate(ask))
             picked = await choose(ctx, self.name, "choose_values", f"{menu}\n\nQuestion: {ctx.question}", fields,
                                   name="PerSource")
             if picked is None:
@@ -145,7 +162,7 @@ class Sources:
         if len(values) < 2:
             return None  # one source: nothing for this specialist to add
         if len({round(a.value, 6) for a in values}) < 2:
-            if not all(a.source in read_by_python for a in values) or ctx.frame.kind == "date":
+            if not all(report_of(a) in read_by_python for a in values) or ctx.frame.kind == "date":
                 return None  # agreeing figures the model picked may be one listing position, not one value
             text = agree(values)
             return Draft(specialist=self.name, text=text, quotes=[a.where for a in values], replaces=True,
