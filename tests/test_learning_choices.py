@@ -50,7 +50,7 @@ def kb(tmp_path: Path) -> KnowledgeBase:
 
 
 def lines(request: ModelRequest) -> list[str]:
-    return [line for line in request.messages[-1].content.splitlines() if line[:1] in "dq" and ":" in line]
+    return [line for line in request.messages[-1].content.splitlines() if line[:1] in "dqs" and line[1:2].isdigit() and ":" in line]
 
 
 def id_of(request: ModelRequest, needle: str) -> str:
@@ -178,3 +178,20 @@ def test_sources_that_agree_on_the_asked_unit_replace_a_plain_draft_that_took_an
     answer = ask(base, "How many people came to the Orla lantern fair?", script, model_name="local:scripted")
     assert answer.trace.chosen == "sources" and "6,500 people" in answer.answer and "4,200 people" in answer.answer
     base.close()
+
+
+def test_a_plain_draft_that_says_the_sources_do_not_say_is_checked_by_a_sentence_chosen_both_ways(kb: KnowledgeBase) -> None:
+    question = "When did the Kettle Bay ferry service start?"
+    frame = {"asks_for": "when", "about": [], "unit": ""}
+    by_meaning = lambda r: {"sentence": id_of(r, "ferry service started")}  # noqa: E731
+    script = Script(frame, "The sources do not say.", quote=by_meaning)
+    answer = ask(kb, question, script, model_name="local:scripted")
+    assert script.calls.count("quote") == 2
+    assert answer.trace.chosen == "quote" and "started on 1 June 2025" in answer.answer, answer.answer
+    assert any("says the sources do not say" in n for n in answer.trace.notes), answer.trace.notes
+    # a sentence chosen by its place in the list is no choice: the plain draft's answer stands
+    first = lambda r: {"sentence": lines(r)[0].split(":")[0]}  # noqa: E731
+    script = Script(frame, "The sources do not say.", quote=first)
+    answer = ask(kb, question, script, model_name="local:scripted")
+    assert answer.answer == "The sources do not say." and answer.trace.chosen == "single"
+    assert any(n.startswith("quote: no choice: listed both ways") for n in answer.trace.notes), answer.trace.notes

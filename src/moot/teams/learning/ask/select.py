@@ -6,8 +6,9 @@
    Python (``Draft.replaces``: a computed value, a step by position, each source's value) replaces
    the plain draft; among several, the highest authority.
 3. Otherwise the plain draft answers — it is never made worse by a specialist that merely ran.
-4. When the plain draft fails the checker, a grounded draft of another specialist answers; when
-   none is grounded, the answer says plainly that the sources do not say.
+4. When the plain draft fails the checker, or says the sources do not say, a grounded draft of
+   another specialist answers; when none is grounded, the answer says plainly that the sources do
+   not say.
 """
 
 from __future__ import annotations
@@ -15,6 +16,15 @@ from __future__ import annotations
 from moot.teams.learning.ask.drafts import Draft, Resolution, Verdict
 
 UNKNOWN = "The sources do not say."
+
+
+def declines(draft: Draft | None) -> bool:
+    """Whether a draft says the sources do not give the answer, as the plain draft's prompt tells it
+    to say it (``prompts/answer.md``): our own instruction's words, not the sources'."""
+    if draft is None:
+        return False
+    text = " ".join(draft.text.lower().replace("’", "'").split())
+    return any(s in text for s in ("do not say", "does not say", "don't say", "doesn't say"))
 
 
 def select(drafts: list[Draft], verdicts: list[Verdict], authority: dict[str, int], *, mode: str) -> Resolution:
@@ -28,12 +38,14 @@ def select(drafts: list[Draft], verdicts: list[Verdict], authority: dict[str, in
             chosen = replacing[0]
             return Resolution(chosen=chosen.specialist, answer=chosen.text, verdicts=verdicts,
                               rule=f"{chosen.specialist} replaces the plain draft ({chosen.why}); every number checked")
-    if plain is not None and plain.specialist in passed:
+    declined = mode == "multi" and bool(ranked) and declines(plain)
+    if plain is not None and plain.specialist in passed and not declined:
         return Resolution(chosen="single", answer=plain.text, verdicts=verdicts, rule="the plain draft, every number checked")
     failed = next((v for v in verdicts if v.specialist == "single" and not v.passed), None)
     if mode == "multi" and ranked:
         chosen = ranked[0]
-        why = f"the plain draft {failed.fault}" if failed else "no plain draft"
+        why = ("the plain draft says the sources do not say" if declined else
+               f"the plain draft {failed.fault}" if failed else "no plain draft")
         return Resolution(chosen=chosen.specialist, answer=chosen.text, verdicts=verdicts,
                           rule=f"{why}; {chosen.specialist}'s draft is grounded")
     if plain is not None and failed is not None:
@@ -46,4 +58,4 @@ def select(drafts: list[Draft], verdicts: list[Verdict], authority: dict[str, in
     return Resolution(chosen="none", answer="", verdicts=verdicts, knows=False, rule="no agent produced a draft")
 
 
-__all__ = ["UNKNOWN", "select"]
+__all__ = ["UNKNOWN", "declines", "select"]

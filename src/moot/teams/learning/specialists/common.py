@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, create_model
 
@@ -36,7 +36,16 @@ async def choose(ctx: AskContext, role: str, prompt: str, message: str, fields: 
     return outcome.output if outcome is not None and outcome.ok else None
 
 
-Listed = TypeVar("Listed", "Amount", "Day")
+Listed = TypeVar("Listed", bound="Choosable")
+
+
+class Choosable(Protocol):
+    """An item the model chooses among: a frozen dataclass with an ``id`` that it renders with."""
+
+    id: str
+    text: str
+
+    def render(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -51,7 +60,7 @@ class Listing:
 
 async def choose_listed(ctx: AskContext, role: str, prompt: str, heading: str, items: Sequence[Listed],
                         fields: Callable[[Any], dict[str, Any]], picks: Sequence[str], *, name: str, prefix: str,
-                        ordered: Callable[[BaseModel], bool] = lambda _output: False) -> Listing | None:
+                        ordered: Callable[[BaseModel], bool] = lambda _output: False, none: bool = False) -> Listing | None:
     """The model chooses among ``items``, listed under ``heading`` with ids by position (``d1`` …);
     ``fields(ids)`` builds the schema from the ids' enum and ``picks`` names its id fields.
 
@@ -59,13 +68,14 @@ async def choose_listed(ctx: AskContext, role: str, prompt: str, heading: str, i
     first), the model is asked twice, the items listed in Python's order and reversed, ids by
     position both times; the choice stands only when both name the same items (in the same order
     when ``ordered(output)`` says the order matters) and agree on every other field. ``None`` when a
-    call failed, the budget had no room, or the two answers differ."""
+    call failed, the budget had no room, or the two answers differ. ``none``: the ids' enum also
+    offers "none" (an id field answered so names no item)."""
     checked = runs_locally(ctx.model_for(role))
     listings = [list(items), list(reversed(items))] if checked else [list(items)]
 
     async def ask(listing: list[Listed]) -> tuple[BaseModel | None, dict[str, Listed]]:
         relabelled = [replace(item, id=f"{prefix}{i + 1}") for i, item in enumerate(listing)]
-        ids = Literal[tuple(item.id for item in relabelled)]  # type: ignore[valid-type]
+        ids = Literal[(*(item.id for item in relabelled), *(("none",) if none else ()))]  # type: ignore[valid-type]
         menu = "\n".join(item.render() for item in relabelled)
         output = await choose(ctx, role, prompt, f"{heading}:\n{menu}\n\nQuestion: {ctx.question}", fields(ids), name=name)
         return output, {r.id: original for r, original in zip(relabelled, listing)}

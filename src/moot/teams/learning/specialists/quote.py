@@ -10,14 +10,30 @@ than it won, since the chosen sentence is often a neighbour of the one that answ
 
 from __future__ import annotations
 
-from typing import Literal
+from dataclasses import dataclass
 
 from moot.teams.learning.ask.drafts import AskContext, Draft
 from moot.teams.learning.ask.frame import QuestionFrame
-from moot.teams.learning.ask.recall import Recall
-from moot.teams.learning.specialists.common import choose, ranked_passages
+from moot.teams.learning.ask.recall import Passage, Recall
+from moot.teams.learning.specialists.common import choose_listed, ranked_passages
 
 KINDS = frozenset({"value", "date", "cause", "explanation"})
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """A passage as the model sees it in the list."""
+
+    id: str
+    passage: Passage
+
+    @property
+    def text(self) -> str:
+        return self.passage.text
+
+    def render(self) -> str:
+        p = self.passage
+        return f"{self.id}: {p.text} ({p.source}{', ' + p.published if p.published else ''})"
 
 
 class Quote:
@@ -31,15 +47,15 @@ class Quote:
         return None
 
     async def draft(self, ctx: AskContext) -> Draft | None:
-        best = ranked_passages(ctx, limit=6)
+        best = [Sentence(p.id, p) for p in ranked_passages(ctx, limit=6)]
         if not best:
             return None
-        menu = "\n".join(f"{p.id}: {p.text} ({p.source}{', ' + p.published if p.published else ''})" for p in best)
-        picked = await choose(ctx, self.name, "choose_passage", f"Sentences:\n{menu}\n\nQuestion: {ctx.question}",
-                              {"sentence": (Literal[(*(p.id for p in best), "none")], ...)}, name="Sentence")  # type: ignore[valid-type]
-        if picked is None or picked.sentence == "none":
+        choice = await choose_listed(ctx, self.name, "choose_passage", "Sentences", best,
+                                     lambda ids: {"sentence": (ids, ...)}, ("sentence",), name="Sentence", prefix="s",
+                                     none=True)
+        if choice is None or choice.picked["sentence"] is None:
             return None
-        chosen = next(p for p in best if p.id == picked.sentence)
+        chosen = choice.picked["sentence"].passage
         # The text as the source writes it; where the sentence opens by pointing back, the one before it too.
         before = ctx.recall.passage(f"s{int(chosen.id[1:]) - 1}")
         lead = f"{before.text} " if before is not None and before.source == chosen.source and _points_back(chosen.text) else ""
