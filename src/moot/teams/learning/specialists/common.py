@@ -16,8 +16,8 @@ from moot.runtime.budget import runs_locally
 from moot.teams.learning.ask.drafts import AskContext
 from moot.teams.learning.ask.frame import CHOICE_TOKENS
 from moot.teams.learning.ask.recall import Passage
-from moot.text.dates import find_dates
 from moot.text import phrases
+from moot.text.dates import find_dates
 from moot.text.numbers import find_quantities, unit_name
 from moot.text.words import stem
 
@@ -40,7 +40,8 @@ Listed = TypeVar("Listed", bound="Choosable")
 
 
 class Choosable(Protocol):
-    """An item the model chooses among: a frozen dataclass with an ``id`` that it renders with."""
+    """An item the model chooses among: a frozen dataclass whose ``id`` :func:`choose_listed` sets by
+    position, rendered with it; ``text`` is what the trace quotes of it."""
 
     id: str
     text: str
@@ -55,7 +56,6 @@ class Listing:
     output: BaseModel
     picked: dict[str, Any]
     """Each id field's item (``None`` for an id that names nothing)."""
-    note: str = ""
 
 
 async def choose_listed(ctx: AskContext, role: str, prompt: str, heading: str, items: Sequence[Listed],
@@ -99,7 +99,7 @@ async def choose_listed(ctx: AskContext, role: str, prompt: str, heading: str, i
             ctx.notes.append(f"{role}: no choice: listed both ways, it chose {said(first, readings[0])} "
                              f"and then {said(second, readings[1])}")
             return None
-    return Listing(first, readings[0], "chosen the same listed both ways" if checked else "")
+    return Listing(first, readings[0])
 
 
 def _anchor(published: str | None) -> date | None:
@@ -169,14 +169,9 @@ def ranked_passages(ctx: AskContext, limit: int = 10) -> list[Passage]:
     return sorted((p for p in ctx.recall.passages if p.score > 0), key=lambda p: -p.score)[:limit]
 
 
-def dated(text: str, published: str | None) -> date | None:
-    """What a sentence is dated: its latest full date not after its source's, else a month it names,
-    else its source's date."""
-    return dated_as(text, published)[0]
-
-
 def dated_as(text: str, published: str | None) -> tuple[date | None, bool]:
-    """:func:`dated`, and whether the sentence states that day itself."""
+    """What a sentence is dated — its latest full date not after its source's, else a month it
+    names, else its source's date — and whether the sentence states that day itself."""
     anchor = _anchor(published)
     mentions = find_dates(text, anchor=anchor)
     full = [m.day for m in mentions if m.precision == "day" and (anchor is None or m.day <= anchor)]
