@@ -174,12 +174,11 @@ class Compute:
             return None
         if picked.operation in ("sum", "average") and reports_of_one_value(chosen):
             return None
-        operation = picked.operation
         try:
-            value, unit, expression = evaluate(operation, chosen)
+            value, unit, expression = evaluate(picked.operation, chosen)
         except CalculationRefused:
             return None
-        text = sentence(operation, value, unit, expression, chosen)
+        text = sentence(picked.operation, value, unit, expression, chosen)
         return Draft(specialist=self.name, text=text, computed=[f"{value}", f"{round(value, 2)}"],
                      quotes=[a.where for a in chosen if a.where != "question"],
                      replaces=ctx.frame.kind in KINDS, why=self.applies(ctx.frame, ctx.recall) or "")

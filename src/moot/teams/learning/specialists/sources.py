@@ -91,7 +91,7 @@ def compare(values: list[Amount]) -> str:
 
 def agree(values: list[Amount]) -> str:
     """Sources that give one figure: the figure, and each source with its date."""
-    said = "; ".join(f"{a.source}{' (' + a.published + ')' if a.published else ''}" for a in sorted(values, key=lambda a: a.published or ""))
+    said = "; ".join(named(report_of(a)) for a in sorted(values, key=lambda a: a.published or ""))
     return f"{values[0].text} — every source that gives it agrees: {said}."
 
 
