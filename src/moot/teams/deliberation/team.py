@@ -77,6 +77,7 @@ from moot.teams.deliberation.plan import (
     readiness_positions,
 )
 from moot.teams.deliberation.roster import DEFAULT_ROSTER, Roster, Specialist, activate, load_roster
+from moot.text import phrases
 
 NEITHER = "none of them"
 SPORT = "Which of these is a sport or physical exercise?"
@@ -331,6 +332,9 @@ class _Deliberation:
     # ------------------------------------------------------------------ 1. the request
 
     async def _read(self) -> bool:
+        # The request's pieces are read by the tagger: load it off the event loop (about a second,
+        # once a process), not inside the deadline-bound run's loop on first use.
+        await asyncio.to_thread(phrases.warm)
         choices = choices_for(self.request, self.team.data.events, self.now)
         task = f"Now: {self.now:%a %Y-%m-%d %H:%M}\n\nThe request: {self.request}\n\n{choices.listing()}"
         outcome = await self.rec.step("read", ag.reader_agent(self.team.model_for("reader"), reader_output(choices)), task)
