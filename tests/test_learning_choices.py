@@ -195,3 +195,17 @@ def test_a_plain_draft_that_says_the_sources_do_not_say_is_checked_by_a_sentence
     answer = ask(kb, question, script, model_name="local:scripted")
     assert answer.answer == "The sources do not say." and answer.trace.chosen == "single"
     assert any(n.startswith("quote: no choice: listed both ways") for n in answer.trace.notes), answer.trace.notes
+
+
+def test_figures_about_different_named_things_are_not_reports_of_one_value(tmp_path: Path) -> None:
+    base = open_kb(tmp_path / "bakeries.sqlite3", [
+        ("Dunmore Herald", "2024-02-10", "The Millgate bakery of the Ovenby co-op bakes 900 loaves a day."),
+        ("Ovenby newsletter", "2024-02-24", "The co-op's Ridgeway bakery, opened in 2022, bakes 600 loaves a day."),
+    ])
+    frame = {"asks_for": "fact", "about": [], "unit": "loaves"}
+    script = Script(frame, "The co-op bakes 900 loaves a day.")
+    answer = ask(base, "How many loaves does the Ovenby co-op bake each day?", script, model_name="local:scripted")
+    # not "the latest report gives 600 loaves; earlier 900": Millgate's and Ridgeway's are two bakeries
+    assert "sources" not in {d["specialist"] for d in answer.trace.drafts}, (answer.answer, answer.trace.notes)
+    assert answer.trace.chosen == "single"
+    base.close()

@@ -23,7 +23,8 @@ from moot.teams.learning.ask.frame import QuestionFrame
 from moot.teams.learning.ask.recall import Passage, Recall
 from moot.teams.learning.specialists.common import Amount, amounts, choose, dateline, same_unit, tagger_ready
 from moot.text.dates import find_dates
-from moot.text.words import stem, words
+from moot.text.names import names_in
+from moot.text.words import refers_back, stem, words
 
 KINDS = frozenset({"value", "date", "change", "comparison"})
 PER_SOURCE = 2
@@ -87,6 +88,28 @@ def compare(values: list[Amount]) -> str:
     if earlier:
         head += " Earlier: " + "; ".join(f"{a.text} ({a.source}, {a.published})" for a in reversed(earlier)) + "."
     return head
+
+
+def subject_names(ctx: AskContext, amount: Amount, known: set[str]) -> set[str]:
+    """The names a figure's sentence is about, beyond ``known`` (the question's and the sources'
+    own): "Millgate" for "The Millgate bakery bakes 900 loaves a day." A sentence that opens by
+    pointing back ("It bakes 600 …") is read with the one before it in its source."""
+    text = amount.sentence
+    if refers_back(text) and amount.where[1:].isdigit():
+        before = ctx.recall.passage(f"s{int(amount.where[1:]) - 1}")
+        if before is not None and before.source == amount.source:
+            text = f"{before.text} {text}"
+    return {n for n, _ in names_in(text)} - known
+
+
+def about_different_things(ctx: AskContext, values: list[Amount]) -> bool:
+    """Whether two of the figures are about different named things (one bakery's loaves and
+    another's), so they are neither one value reported twice nor an update of it."""
+    known = {n for n, _ in names_in(ctx.question)} | {a.source for a in values}
+    known |= {w for n in list(known) for w in n.split()}
+    named = [subject_names(ctx, a, known) for a in values]
+    named = [{n for n in names if n not in known and not set(n.split()) <= known} for names in named]
+    return any(a and b and not (a & b) for i, a in enumerate(named) for b in named[i + 1:])
 
 
 def agree(values: list[Amount]) -> str:
@@ -161,6 +184,8 @@ class Sources:
         values = [a for a in values if same_unit(a.unit, unit)]
         if len(values) < 2:
             return None  # one source: nothing for this specialist to add
+        if about_different_things(ctx, values):
+            return None  # two bakeries' loaves are parts, not reports of one value (compute may add them)
         if len({round(a.value, 6) for a in values}) < 2:
             if not all(report_of(a) in read_by_python for a in values) or ctx.frame.kind == "date":
                 return None  # agreeing figures the model picked may be one listing position, not one value
