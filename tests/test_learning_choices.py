@@ -209,3 +209,17 @@ def test_figures_about_different_named_things_are_not_reports_of_one_value(tmp_p
     assert "sources" not in {d["specialist"] for d in answer.trace.drafts}, (answer.answer, answer.trace.notes)
     assert answer.trace.chosen == "single"
     base.close()
+
+
+def test_one_sources_dates_of_different_days_are_different_events(tmp_path: Path) -> None:
+    base = open_kb(tmp_path / "pipeline.sqlite3", [
+        ("Varby Weekly", "2023-03-14", "Work on the Orrin pipeline will begin on 12 May."),
+        ("Varby Weekly", "2023-09-05", "The Orrin pipeline was finished on 30 August."),
+    ])
+    script = Script({"asks_for": "when", "about": [], "unit": ""}, "It was finished on 30 August.")
+    question = "Which came first: work on the Orrin pipeline beginning, or the pipeline being finished?"
+    answer = ask(base, question, script, model_name="local:scripted")
+    # not "the latest report gives 30 August; earlier: 12 May": one paper's two reports date two events
+    assert "sources" not in {d["specialist"] for d in answer.trace.drafts}, (answer.answer, answer.trace.notes)
+    assert answer.answer == "It was finished on 30 August."
+    base.close()

@@ -32,22 +32,25 @@ MAX_SOURCES = 6
 
 
 Report = tuple[str, str]
-"""A report: its source's name and its date. One council's notices of April and June are two reports."""
+"""A report: its source's name and its date. One council's notices of April and June are two reports
+of a figure (a price raised in June). For a date asked, a report is a source: one source's dates of
+different days are of different events (work began in May, finished in August), and what is
+compared is what different sources say."""
 
 
-def report_of(item: Passage | Amount) -> Report:
-    return (item.source, item.published or "")
+def report_of(item: Passage | Amount, *, dated: bool = True) -> Report:
+    return (item.source, item.published or "" if dated else "")
 
 
 def named(report: Report) -> str:
     return f"{report[0]} ({report[1]})" if report[1] else report[0]
 
 
-def per_source(recall: Recall) -> dict[Report, list[Passage]]:
+def per_source(recall: Recall, *, dated: bool = True) -> dict[Report, list[Passage]]:
     """Each report's best-matching passages (those that match at all), best first."""
     found: dict[Report, list[Passage]] = {}
     for p in sorted((p for p in recall.passages if p.score > 0), key=lambda p: -p.score):
-        items = found.setdefault(report_of(p), [])
+        items = found.setdefault(report_of(p, dated=dated), [])
         if len(items) < PER_SOURCE:
             items.append(p)
     return found
@@ -126,7 +129,8 @@ class Sources:
     def applies(self, frame: QuestionFrame, recall: Recall) -> str | None:
         if frame.kind not in KINDS or not (frame.unit or frame.kind == "date"):
             return None
-        holding = [s for s, ps in per_source(recall).items() if any(any(c.isdigit() for c in p.text) for p in ps)]
+        holding = [s for s, ps in per_source(recall, dated=frame.kind != "date").items()
+                   if any(any(c.isdigit() for c in p.text) for p in ps)]
         if len(holding) >= 2:
             return f"sources: {len(holding)} sources give figures about what is asked; Python compares what each says"
         return None
@@ -134,7 +138,7 @@ class Sources:
     async def draft(self, ctx: AskContext) -> Draft | None:
         if ctx.frame.kind == "date":
             await tagger_ready()
-        groups = per_source(ctx.recall)
+        groups = per_source(ctx.recall, dated=ctx.frame.kind != "date")
         top = max((p.score for ps in groups.values() for p in ps), default=0.0)
         best: dict[Report, list[Amount]] = {}
         for source, passages in groups.items():
