@@ -21,6 +21,7 @@ import itertools
 from datetime import date
 
 from moot.teams.learning.ask.drafts import Draft, Verdict
+from moot.teams.learning.ask.frame import COMPARATIVES
 from moot.teams.learning.ask.recall import Recall
 from moot.text.dates import find_dates
 from moot.text.numbers import find_quantities, is_measure
@@ -35,7 +36,8 @@ def _close(a: float, b: float) -> bool:
     return abs(a - b) <= max(0.011, 0.005 * max(abs(a), abs(b)))
 
 
-_COMPARATIVES = frozenset({"more", "fewer", "less", "extra"})
+_BEFORE_THE_NOUN = COMPARATIVES | {"extra"}
+"""Words that may stand between "how many" and what it counts ("how many more beds", "how many extra litres")."""
 
 
 def counted(question: str) -> str:
@@ -44,7 +46,7 @@ def counted(question: str) -> str:
     tokens = words(question)
     for i in range(len(tokens) - 2):
         if tokens[i] == "how" and tokens[i + 1] == "many":
-            rest = [w for w in tokens[i + 2:i + 4] if w not in _COMPARATIVES]
+            rest = [w for w in tokens[i + 2:i + 4] if w not in _BEFORE_THE_NOUN]
             noun = rest[0] if rest else ""
             return noun if noun.isalpha() and noun not in STOPWORDS and not is_measure(noun) else ""
     return ""

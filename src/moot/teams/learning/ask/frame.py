@@ -68,7 +68,7 @@ _OPENERS: dict[str, tuple[str, ...]] = {
 }
 _QUANTIFIERS = frozenset("many much far old big large long".split())
 """After "how": a question about an amount (a closed class of English degree words)."""
-_COMPARATIVES = frozenset("more fewer less".split())
+COMPARATIVES = frozenset("more fewer less".split())
 """After "how many/much": the question asks for a difference (a closed class of English comparatives)."""
 _AUXILIARIES = frozenset("is are was were do does did can could would will should has have had may might must".split())
 _IMPERATIVE = ("explanation", "steps", "comparison", "value")
@@ -132,7 +132,7 @@ def kind_options(question: str) -> list[str]:
     elif opener == "how" and amount_at == at_opener + 1:
         if spans_time:
             options.append("duration")
-        if tokens[amount_at + 1:amount_at + 2] and tokens[amount_at + 1] in _COMPARATIVES:
+        if tokens[amount_at + 1:amount_at + 2] and tokens[amount_at + 1] in COMPARATIVES:
             # "how many more", "how much less": a difference between two figures, not one figure
             options += ["comparison", "change"]
         else:
