@@ -214,22 +214,22 @@ def test_a_month_the_question_names_grounds_the_draft_that_repeats_it() -> None:
 
 def test_a_measure_does_not_answer_a_question_that_counts_things() -> None:
     fair = Passage(id="s1", source="Fair report", published="2025-09-01",
-                   text="The press made 1,800 litres of juice and took 450 euros; 600 people came.")
+                   text="The mill ground 1,800 kilograms of flour and took 450 euros; 600 people came.")
     found = Recall(question="q", relevant=True, why="test", passages=[fair])
-    bottles = Evidence.of(found, "How many bottles of juice were sold at the fair?")
-    refused = check(Draft(specialist="single", text="They sold 1,800 litres of juice."), bottles)
-    assert not refused.passed and refused.unlike == ["1,800 litres"] and "counts bottles" in refused.note
-    assert not check(Draft(specialist="single", text="They took 450 euros."), bottles).passed
+    sacks = Evidence.of(found, "How many sacks of flour were sold at the fair?")
+    refused = check(Draft(specialist="single", text="They sold 1,800 kilograms of flour."), sacks)
+    assert not refused.passed and refused.unlike == ["1,800 kilograms"] and "counts sacks" in refused.note
+    assert not check(Draft(specialist="single", text="They took 450 euros."), sacks).passed
     # a count (of any noun: the checker does not compare nouns) or a bare number passes
-    assert check(Draft(specialist="single", text="600 people came."), bottles).passed
-    assert check(Draft(specialist="single", text="The sources give 600."), bottles).passed
+    assert check(Draft(specialist="single", text="600 people came."), sacks).passed
+    assert check(Draft(specialist="single", text="The sources give 600."), sacks).passed
     # a question that asks for a measure is not a count; a number the question states is not the answer
-    litres = Evidence.of(found, "How many litres of juice did the press make?")
-    assert check(Draft(specialist="single", text="It made 1,800 litres."), litres).passed
-    of_them = Evidence.of(found, "How many of the 1,800 litres were sold?")
-    assert check(Draft(specialist="single", text="Of the 1,800 litres, the sources give no share sold."), of_them).passed
+    kilograms = Evidence.of(found, "How many kilograms of flour did the mill grind?")
+    assert check(Draft(specialist="single", text="It ground 1,800 kilograms."), kilograms).passed
+    of_them = Evidence.of(found, "How many of the 1,800 kilograms were sold?")
+    assert check(Draft(specialist="single", text="Of the 1,800 kilograms, the sources give no share sold."), of_them).passed
     # in multi mode such a plain draft gives way to "the sources do not say"
-    resolution = select([Draft(specialist="single", text="They sold 1,800 litres.")], [refused], {}, mode="multi")
+    resolution = select([Draft(specialist="single", text="They sold 1,800 kilograms.")], [refused], {}, mode="multi")
     assert resolution.answer == UNKNOWN and "not a count of what is asked" in resolution.rule
 
 

@@ -28,10 +28,10 @@ SOURCES = [
 ]
 
 RESERVOIR = [
-    ("Dunley Herald: Spring", "2023-03-14",
-     "The Dunley reservoir stood at 82% of its capacity on 14 March. In a normal March it is above 90%."),
-    ("Dunley Herald: Summer", "2023-06-20",
-     "The Dunley reservoir was at 61% of capacity on 20 June."),
+    ("Brask Courier: Spring", "2023-03-09",
+     "The Brask lake stood at 74% of its capacity on 9 March. In a normal March it is above 85%."),
+    ("Brask Courier: Summer", "2023-06-18",
+     "The Brask lake was at 59% of capacity on 18 June."),
 ]
 
 
@@ -121,26 +121,26 @@ def test_a_hosted_model_is_asked_once(kb: KnowledgeBase) -> None:
 
 
 def test_two_amounts_are_chosen_one_field_each_and_checked_both_ways(tmp_path: Path) -> None:
-    base = open_kb(tmp_path / "dunley.sqlite3", RESERVOIR)
-    question = "What is the gap between the Dunley reservoir's level in March and its level in June?"
+    base = open_kb(tmp_path / "brask.sqlite3", RESERVOIR)
+    question = "What is the gap between the Brask lake's level in March and its level in June?"
     frame = {"asks_for": "calculation", "about": [], "unit": ""}
     fields: list[set[str]] = []
 
     def by_meaning(request: ModelRequest) -> Any:
         fields.append(set(request.output.json_schema["properties"]))  # type: ignore[union-attr]
-        return {"operation": "difference", "first": id_of(request, "82%"), "second": id_of(request, "61%")}
+        return {"operation": "difference", "first": id_of(request, "74%"), "second": id_of(request, "59%")}
 
-    script = Script(frame, "It was 82%.", compute=by_meaning)
+    script = Script(frame, "It was 74%.", compute=by_meaning)
     answer = ask(base, question, script, model_name="local:scripted")
     assert script.calls.count("compute") == 2
     assert fields == [{"operation", "first", "second"}] * 2  # one amount a field: no list to fill with every id
-    assert answer.trace.chosen == "compute" and answer.answer.startswith("21% (82% − 61%)"), answer.answer
+    assert answer.trace.chosen == "compute" and answer.answer.startswith("15% (74% − 59%)"), answer.answer
     base.close()
 
 
 def test_the_asked_days_pick_the_amounts_whose_sentences_state_them(tmp_path: Path) -> None:
-    base = open_kb(tmp_path / "dunley.sqlite3", RESERVOIR)
-    question = "How did the Dunley reservoir level change between 14 March and 20 June 2023?"
+    base = open_kb(tmp_path / "brask.sqlite3", RESERVOIR)
+    question = "How did the Brask lake level change between 9 March and 18 June 2023?"
     frame = {"asks_for": "change", "about": [], "unit": "level"}
     seen: list[str] = []
 
@@ -150,10 +150,10 @@ def test_the_asked_days_pick_the_amounts_whose_sentences_state_them(tmp_path: Pa
 
     script = Script(frame, "It fell.", compute=change)
     answer = ask(base, question, script, model_name="local:scripted")
-    # 82% (its sentence states 14 March) is taken over 90% (a normal March, dated by its source):
+    # 74% (its sentence states 9 March) is taken over 85% (a normal March, dated by its source):
     # Python lists only the two amounts of the asked days, and the model chooses the operation
-    assert "90%" not in seen[0] and "82%" in seen[0] and "61%" in seen[0]
-    assert answer.trace.chosen == "compute" and "down 21" in answer.answer and "(61% − 82%)" in answer.answer, answer.answer
+    assert "85%" not in seen[0] and "74%" in seen[0] and "59%" in seen[0]
+    assert answer.trace.chosen == "compute" and "down 15" in answer.answer and "(59% − 74%)" in answer.answer, answer.answer
     base.close()
 
 
@@ -163,20 +163,20 @@ def test_percent_is_one_unit_however_written() -> None:
 
 
 def test_sources_that_agree_on_the_asked_unit_replace_a_plain_draft_that_took_another_figure(tmp_path: Path) -> None:
-    base = open_kb(tmp_path / "fair.sqlite3", [
-        ("Orla Post", "2024-10-14", "Some 4,200 people came to the Orla lantern fair, where 1,150 lanterns were floated."),
-        ("Orla Echo", "2024-10-16", "The Orla lantern fair drew 6,500 people, and 1,150 lanterns were floated."),
+    base = open_kb(tmp_path / "parade.sqlite3", [
+        ("Tarrow Post", "2024-10-14", "Some 3,100 people came to the Tarrow boat parade, where 120 boats sailed."),
+        ("Tarrow Echo", "2024-10-16", "The Tarrow boat parade drew 5,200 people, and 120 boats sailed."),
     ])
-    frame = {"asks_for": "fact", "about": [], "unit": "lanterns"}
-    script = Script(frame, "4,200 lanterns were floated.")  # a figure of the passage, not the lanterns
-    answer = ask(base, "How many lanterns were floated at the Orla lantern fair?", script, model_name="local:scripted")
-    assert "sources" not in script.calls  # each source's lantern count is read by Python: no choice asked
+    frame = {"asks_for": "fact", "about": [], "unit": "boats"}
+    script = Script(frame, "3,100 boats sailed.")  # a figure of the passage, not the boats
+    answer = ask(base, "How many boats sailed in the Tarrow boat parade?", script, model_name="local:scripted")
+    assert "sources" not in script.calls  # each source's boat count is read by Python: no choice asked
     assert answer.trace.chosen == "sources", answer.trace.notes
-    assert answer.answer.startswith("1,150 lanterns — every source that gives it agrees: Orla Post (2024-10-14); Orla Echo")
+    assert answer.answer.startswith("120 boats — every source that gives it agrees: Tarrow Post (2024-10-14); Tarrow Echo")
     # asked about people, the same sources disagree, and say so
-    script = Script({"asks_for": "fact", "about": [], "unit": "people"}, "4,200 people came.")
-    answer = ask(base, "How many people came to the Orla lantern fair?", script, model_name="local:scripted")
-    assert answer.trace.chosen == "sources" and "6,500 people" in answer.answer and "4,200 people" in answer.answer
+    script = Script({"asks_for": "fact", "about": [], "unit": "people"}, "3,100 people came.")
+    answer = ask(base, "How many people came to the Tarrow boat parade?", script, model_name="local:scripted")
+    assert answer.trace.chosen == "sources" and "5,200 people" in answer.answer and "3,100 people" in answer.answer
     base.close()
 
 
@@ -198,26 +198,26 @@ def test_a_plain_draft_that_says_the_sources_do_not_say_is_checked_by_a_sentence
 
 
 def test_figures_about_different_named_things_are_not_reports_of_one_value(tmp_path: Path) -> None:
-    base = open_kb(tmp_path / "bakeries.sqlite3", [
-        ("Dunmore Herald", "2024-02-10", "The Millgate bakery of the Ovenby co-op bakes 900 loaves a day."),
-        ("Ovenby newsletter", "2024-02-24", "The co-op's Ridgeway bakery, opened in 2022, bakes 600 loaves a day."),
+    base = open_kb(tmp_path / "workshops.sqlite3", [
+        ("Brant Courier", "2024-02-10", "The Eastfield workshop of the Brant guild makes 90 chairs a week."),
+        ("Brant guild newsletter", "2024-02-24", "The guild's Westmoor workshop, opened in 2022, makes 60 chairs a week."),
     ])
-    frame = {"asks_for": "fact", "about": [], "unit": "loaves"}
-    script = Script(frame, "The co-op bakes 900 loaves a day.")
-    answer = ask(base, "How many loaves does the Ovenby co-op bake each day?", script, model_name="local:scripted")
-    # not "the latest report gives 600 loaves; earlier 900": Millgate's and Ridgeway's are two bakeries
+    frame = {"asks_for": "fact", "about": [], "unit": "chairs"}
+    script = Script(frame, "The guild makes 90 chairs a week.")
+    answer = ask(base, "How many chairs does the Brant guild make each week?", script, model_name="local:scripted")
+    # not "the latest report gives 60 chairs; earlier 90": Eastfield's and Westmoor's are two workshops
     assert "sources" not in {d["specialist"] for d in answer.trace.drafts}, (answer.answer, answer.trace.notes)
     assert answer.trace.chosen == "single"
     base.close()
 
 
 def test_one_sources_dates_of_different_days_are_different_events(tmp_path: Path) -> None:
-    base = open_kb(tmp_path / "pipeline.sqlite3", [
-        ("Varby Weekly", "2023-03-14", "Work on the Orrin pipeline will begin on 12 May."),
-        ("Varby Weekly", "2023-09-05", "The Orrin pipeline was finished on 30 August."),
+    base = open_kb(tmp_path / "bridge.sqlite3", [
+        ("Selby Weekly", "2023-03-14", "Work on the Kessock bridge will begin on 12 May."),
+        ("Selby Weekly", "2023-09-05", "The Kessock bridge was finished on 30 August."),
     ])
     script = Script({"asks_for": "when", "about": [], "unit": ""}, "It was finished on 30 August.")
-    question = "Which came first: work on the Orrin pipeline beginning, or the pipeline being finished?"
+    question = "Which came first: work on the Kessock bridge beginning, or the bridge being finished?"
     answer = ask(base, question, script, model_name="local:scripted")
     # not "the latest report gives 30 August; earlier: 12 May": one paper's two reports date two events
     assert "sources" not in {d["specialist"] for d in answer.trace.drafts}, (answer.answer, answer.trace.notes)

@@ -10,7 +10,7 @@ sources do not give: it fails. The checker compares values, never wording: it do
 right figure because the question says "people" and the source "visitors".
 
 One comparison of kinds is made, by the units' closed set: a question that counts things ("how
-many bottles") is not answered by a measure ("1,800 litres", "450 euros"). A draft whose every
+many chairs") is not answered by a measure ("300 kilograms", "450 euros"). A draft whose every
 figure (apart from those the question itself states) is a measure, where the question counts,
 fails: a small model given no count reports the nearest figure it has.
 """
@@ -37,12 +37,12 @@ def _close(a: float, b: float) -> bool:
 
 
 _BEFORE_THE_NOUN = COMPARATIVES | {"extra"}
-"""Words that may stand between "how many" and what it counts ("how many more beds", "how many extra litres")."""
+"""Words that may stand between "how many" and what it counts ("how many more chairs", "how many extra kilograms")."""
 
 
 def counted(question: str) -> str:
     """The word a "how many" question counts when it counts things, not a measure ("how many
-    bottles" → ``bottles``; "how many litres", "how many of the 40 houses" → ``""``)."""
+    chairs" → ``chairs``; "how many kilograms", "how many of the 12 rooms" → ``""``)."""
     tokens = words(question)
     for i in range(len(tokens) - 2):
         if tokens[i] == "how" and tokens[i + 1] == "many":

@@ -54,7 +54,7 @@ class Verdict(BaseModel):
     ungrounded: list[str] = Field(default_factory=list)
     """Numbers or dates the draft states that no passage, fact, question or computation holds."""
     unlike: list[str] = Field(default_factory=list)
-    """Figures of another kind than asked: measures ("1,800 litres") where the question counts things."""
+    """Figures of another kind than asked: measures ("300 kilograms") where the question counts things."""
     note: str = ""
 
     @property

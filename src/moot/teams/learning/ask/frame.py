@@ -69,7 +69,7 @@ _OPENERS: dict[str, tuple[str, ...]] = {
 _QUANTIFIERS = frozenset("many much far old big large long".split())
 """After "how": a question about an amount (a closed class of English degree words)."""
 COMPARATIVES = frozenset("more fewer less".split())
-"""After "how many/much": the question asks for a difference (a closed class of English comparatives)."""
+"""After "how many/much": the question asks for a difference (a closed class of comparatives of the language)."""
 _AUXILIARIES = frozenset("is are was were do does did can could would will should has have had may might must".split())
 _IMPERATIVE = ("explanation", "steps", "comparison", "value")
 _TIME_UNITS = frozenset("day days week weeks month months year years hour hours minute minutes".split())
@@ -88,7 +88,7 @@ def asking_word(question: str) -> tuple[str | None, int]:
     ("According to the report, what …") — and is preferred to an auxiliary opening a yes/no
     clause. A "when" or "which" inside a clause ("does it protect the hospital when the tank runs
     empty") asks nothing, and neither does a "when" that opens a clause without an auxiliary after
-    it ("When restarting the pump, what comes next?"): that is a time clause, and a later clause's
+    it ("When closing the shop, what comes next?"): that is a time clause, and a later clause's
     interrogative asks.
     """
     clauses: list[tuple[int, list[str]]] = []

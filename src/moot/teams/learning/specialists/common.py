@@ -201,12 +201,12 @@ def amounts(ctx: AskContext, *, passages: list[Passage] | None = None, limit: in
 
 
 DATELINE_WORDS = 8
-"""The most words outside its dates a dateline has ("Kelder Town Council notice, 20 August 2024.")."""
+"""The most words outside its dates a dateline has ("Alderton Parish Board notice, 3 May 2021.")."""
 
 
 def dateline(text: str, mentions: Sequence[Any], published: date | None = None) -> bool:
-    """Whether a sentence with dates is a dateline or a byline ("Varnby, 14 March 2023.", "Harbour
-    Gazette notice, 2 May"): no word in lower case outside its dates, or — when it states its
+    """Whether a sentence with dates is a dateline or a byline ("Alderton, 3 May 2021.", "Parish
+    Board notice, 2 May"): no word in lower case outside its dates, or — when it states its
     source's own date — a few words and no verb (the tagger of :mod:`moot.text.phrases`). It says
     where and when a report was written, which is provenance, not an event of the world."""
     if not mentions:

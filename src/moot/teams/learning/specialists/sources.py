@@ -32,7 +32,7 @@ MAX_SOURCES = 6
 
 
 Report = tuple[str, str]
-"""A report: its source's name and its date. One council's notices of April and June are two reports
+"""A report: its source's name and its date. One board's notices of April and June are two reports
 of a figure (a price raised in June). For a date asked, a report is a source: one source's dates of
 different days are of different events (work began in May, finished in August), and what is
 compared is what different sources say."""
@@ -95,7 +95,7 @@ def compare(values: list[Amount]) -> str:
 
 def subject_names(ctx: AskContext, amount: Amount, known: set[str]) -> set[str]:
     """The names a figure's sentence is about, beyond ``known`` (the question's and the sources'
-    own): "Millgate" for "The Millgate bakery bakes 900 loaves a day." A sentence that opens by
+    own): "Eastfield" for "The Eastfield workshop makes 90 chairs a week." A sentence that opens by
     pointing back ("It bakes 600 …") is read with the one before it in its source."""
     text = amount.sentence
     if refers_back(text) and amount.where[1:].isdigit():
@@ -106,7 +106,7 @@ def subject_names(ctx: AskContext, amount: Amount, known: set[str]) -> set[str]:
 
 
 def about_different_things(ctx: AskContext, values: list[Amount]) -> bool:
-    """Whether two of the figures are about different named things (one bakery's loaves and
+    """Whether two of the figures are about different named things (one workshop's chairs and
     another's), so they are neither one value reported twice nor an update of it."""
     known = {n for n, _ in names_in(ctx.question)} | {a.source for a in values}
     known |= {w for n in list(known) for w in n.split()}
@@ -160,8 +160,8 @@ class Sources:
                 relabelled.append(replace(a, id=f"q{counter}"))
             best[source] = relabelled
         sources = list(best)[:MAX_SOURCES]
-        # A source whose figures hold exactly one of the asked unit ("1,150 lanterns" beside "4,200
-        # people", asked about lanterns) gives that one; Python reads it, the model is not asked.
+        # A source whose figures hold exactly one of the asked unit ("12 boats" beside "400
+        # people", asked about boats) gives that one; Python reads it, the model is not asked.
         by_unit = {s: [a for a in best[s] if ctx.frame.unit and same_unit(a.unit, ctx.frame.unit)] for s in sources}
         chosen: dict[Report, Amount] = {s: best[s][0] if len(best[s]) == 1 else by_unit[s][0] for s in sources
                                      if len(best[s]) == 1 or len(by_unit[s]) == 1}
@@ -189,7 +189,7 @@ class Sources:
         if len(values) < 2:
             return None  # one source: nothing for this specialist to add
         if about_different_things(ctx, values):
-            return None  # two bakeries' loaves are parts, not reports of one value (compute may add them)
+            return None  # two workshops' chairs are parts, not reports of one value (compute may add them)
         if len({round(a.value, 6) for a in values}) < 2:
             if not all(report_of(a) in read_by_python for a in values) or ctx.frame.kind == "date":
                 return None  # agreeing figures the model picked may be one listing position, not one value
