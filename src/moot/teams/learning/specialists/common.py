@@ -256,6 +256,11 @@ def same_unit(a: str, b: str) -> bool:
     return bool(aw) == bool(bw) and (not aw or stem(unit_name(aw[0])) == stem(unit_name(bw[0])))
 
 
+def of_unit(found: Sequence[Amount], unit: str) -> list[Amount]:
+    """The amounts of ``unit`` (none when ``unit`` is empty)."""
+    return [a for a in found if unit and same_unit(a.unit, unit)]
+
+
 def fmt(value: float) -> str:
     """A number as a person writes it: ``1,200``, ``3.5``, ``0.25``."""
     if float(value).is_integer():
@@ -263,4 +268,4 @@ def fmt(value: float) -> str:
     return f"{value:,.2f}".rstrip("0").rstrip(".")
 
 
-__all__ = ["Amount", "Day", "Listing", "amounts", "choose", "choose_listed", "dateline", "tagger_ready", "days", "fmt", "ranked_passages", "same_unit"]
+__all__ = ["Amount", "Day", "Listing", "amounts", "choose", "choose_listed", "dateline", "tagger_ready", "days", "fmt", "of_unit", "ranked_passages", "same_unit"]

@@ -17,7 +17,7 @@ from typing import Literal
 from moot.teams.learning.ask.drafts import AskContext, Draft
 from moot.teams.learning.ask.frame import QuestionFrame
 from moot.teams.learning.ask.recall import Recall
-from moot.teams.learning.specialists.common import Amount, amounts, choose, choose_listed, fmt, same_unit
+from moot.teams.learning.specialists.common import Amount, amounts, choose, choose_listed, fmt, of_unit, same_unit
 from moot.text.names import names_in
 
 Operation = Literal["sum", "difference", "change", "product", "ratio", "percent_of", "percent_change", "average",
@@ -110,7 +110,7 @@ def sentence(operation: str, value: float, unit: str, expression: str, chosen: l
 def of_asked_unit(listed: list[Amount], asked: str) -> list[Amount]:
     """When the frame's unit word is the unit of two or more of the evidence's amounts ("percentage"
     and ``61%``, "tonnes" and ``95 tonnes``): the question's amounts and those. Otherwise all of them."""
-    matching = [a for a in listed if a.where != "question" and a.unit and asked and same_unit(a.unit, asked)]
+    matching = of_unit([a for a in listed if a.where != "question"], asked)
     if len(matching) < 2:
         return listed
     return [a for a in listed if a.where == "question" or a in matching]

@@ -21,7 +21,7 @@ from typing import Literal
 from moot.teams.learning.ask.drafts import AskContext, Draft
 from moot.teams.learning.ask.frame import QuestionFrame
 from moot.teams.learning.ask.recall import Passage, Recall
-from moot.teams.learning.specialists.common import Amount, amounts, choose, dateline, same_unit, tagger_ready
+from moot.teams.learning.specialists.common import Amount, amounts, choose, dateline, of_unit, same_unit, tagger_ready
 from moot.text.dates import find_dates
 from moot.text.names import names_in
 from moot.text.words import refers_back, stem, words
@@ -83,7 +83,7 @@ def compare(values: list[Amount]) -> str:
     latest_date = values[-1].published
     latest = [a for a in values if a.published == latest_date]
     earlier = [a for a in values if a.published != latest_date]
-    said = lambda a: f"{a.source}{' (' + a.published + ')' if a.published else ''} gives {a.text}"  # noqa: E731
+    said = lambda a: f"{named(report_of(a))} gives {a.text}"  # noqa: E731
     if len({round(a.value, 6) for a in latest}) > 1:
         head = f"The sources disagree: {'; '.join(said(a) for a in latest)}."
     else:
@@ -162,7 +162,7 @@ class Sources:
         sources = list(best)[:MAX_SOURCES]
         # A source whose figures hold exactly one of the asked unit ("12 boats" beside "400
         # people", asked about boats) gives that one; Python reads it, the model is not asked.
-        by_unit = {s: [a for a in best[s] if ctx.frame.unit and same_unit(a.unit, ctx.frame.unit)] for s in sources}
+        by_unit = {s: of_unit(best[s], ctx.frame.unit) for s in sources}
         chosen: dict[Report, Amount] = {s: best[s][0] if len(best[s]) == 1 else by_unit[s][0] for s in sources
                                      if len(best[s]) == 1 or len(by_unit[s]) == 1}
         read_by_python = set(chosen)
