@@ -285,3 +285,19 @@ def test_no_two_items_of_a_batch_share_an_answer_so_copying_the_first_one_down_i
     links = ag.links_agent("local", [list(p) for p in pairs], DEFAULT).output_schema().json_schema
     first, second = (set(links["properties"][k]["enum"]) for k in ("p1", "p2"))
     assert not (first & second) and "Ostby mill and algae: no link" in first and pairs[0]["Ostby mill and algae: no link"] is None
+
+
+def test_the_mapper_reads_the_sentences_in_the_order_of_the_text() -> None:
+    # candidates come in the order the loop ranks them, which is not the text's; a sentence that
+    # points back ("They have …") must still follow the sentence it points to
+    from moot.teams.graph.build import choices_task
+    from moot.teams.graph.candidates import Candidate
+    from moot.teams.graph.evidence import Sentence
+
+    text = ["Ada is married to Ben.", "They have a child called Cy.", "Cy is married to Di.", "They have a child called Ed."]
+    sentences = {i + 1: Sentence(i + 1, "story.md", i, 0, t) for i, t in enumerate(text)}
+    batch = [Candidate("ed", "Ed", [4]), Candidate("cy", "Cy", [2, 3]), Candidate("ada", "Ada", [1])]
+    task = choices_task("What is Ed to Ada?", batch, sentences)
+    listed = [line.split(". ", 1)[1] for line in task.splitlines() if line[:1] == "s" and line[1:2].isdigit()]
+    assert listed == text
+    assert 'c1. "Ed" (in s4)' in task and 'c2. "Cy" (in s2, s3)' in task and 'c3. "Ada" (in s1)' in task

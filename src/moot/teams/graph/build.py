@@ -127,8 +127,11 @@ class Entities:
 
 
 def choices_task(question: str, batch: list[Candidate], sentences: dict[int, Sentence]) -> str:
-    """The mapper's first prompt: the sentences once, then the numbered candidates with their sentence numbers."""
-    used = list(dict.fromkeys(s for c in batch for s in c.sentences[:2] if s in sentences))
+    """The mapper's first prompt: the sentences once, in the order of the text (a sentence that
+    points back, "They have a child …", follows the one it points to), then the numbered
+    candidates with their sentence numbers."""
+    used = sorted(dict.fromkeys(s for c in batch for s in c.sentences[:2] if s in sentences),
+                  key=lambda sid: (sentences[sid].source, sentences[sid].position))
     number = {sid: i for i, sid in enumerate(used, 1)}
     lines = [f"Question: {question}", "", "Sentences:"]
     lines += [f"s{number[sid]}. {sentences[sid].text[:300]}" for sid in used]
