@@ -63,7 +63,7 @@ class Entities:
         """Record the model's answer for one candidate; True when it is an entity. ``force``: the
         question itself names it, so it is one whatever the answer (its type left empty)."""
         self.decided[cand.key] = kind
-        if kind not in self.vocabulary.kinds and kind != UNSURE and not force:
+        if kind not in self.vocabulary.kinds and not force:
             return False
         kind = kind if kind in self.vocabulary.kinds else ""
         same = next((k for k in self.order if token_key(self.info[k].label) == token_key(cand.label)), None)
@@ -141,40 +141,13 @@ def choices_task(question: str, batch: list[Candidate], sentences: dict[int, Sen
     return "\n".join(lines)
 
 
-UNSURE = "an entity, its type not the same both ways"
-"""The decision when both orders of a batch made a candidate an entity, of different types."""
-CHANGED = "changed with the order"
-"""The decision when one order of a batch made a candidate an entity and the other did not."""
-
-
-def read_choices(vocabulary: Vocabulary, batch: list[Candidate], output: Any) -> list[str | None]:
-    """Each candidate's answer in one batch's output (``None``: none of its own)."""
-    answers = mapper_options(vocabulary)
-    return [read_item_answer(getattr(output, f"c{i}", None), c.label, answers) for i, c in enumerate(batch, 1)]
-
-
-def agreed_choices(vocabulary: Vocabulary, first: list[str | None], second: list[str | None]) -> list[str | None]:
-    """The answers of a batch asked in both orders (``second`` mapped back to ``first``'s order):
-    the same answer stands; an entity both times, of two types, is an entity of no type
-    (:data:`UNSURE`); an entity one way and not the other is :data:`CHANGED` (no entity)."""
-    out: list[str | None] = []
-    for a, b in zip(first, second):
-        if a is None or b is None:
-            out.append(None)  # not answered: asked again
-        elif a == b:
-            out.append(a)
-        elif a in vocabulary.kinds and b in vocabulary.kinds:
-            out.append(UNSURE)
-        else:
-            out.append(CHANGED)
-    return out
-
-
-def apply_choices(entities: Entities, batch: list[Candidate], kinds: list[str | None], sentences: dict[int, Sentence],
+def apply_choices(entities: Entities, batch: list[Candidate], output: Any, sentences: dict[int, Sentence],
                   iteration: int) -> list[str]:
     """Record one batch's answers; returns the keys accepted as entities."""
     accepted = []
-    for cand, kind in zip(batch, kinds):
+    answers = mapper_options(entities.vocabulary)
+    for i, cand in enumerate(batch, 1):
+        kind = read_item_answer(getattr(output, f"c{i}", None), cand.label, answers)
         if kind is not None and entities.accept(cand, kind, sentences, iteration):
             accepted.append(cand.key)
     return accepted
@@ -257,29 +230,14 @@ def _quote(pair: Pair, sentences: dict[int, Sentence]) -> Evidence:
     return Evidence(source=first.source, quote=pair.text, chunk=first.id)
 
 
-def read_links(options: list[dict[str, Any]], output: Any) -> list[tuple[str, str, str] | None]:
-    """Each pair's choice in one batch's output: (relation, source label, target label), or ``None``
-    for its "no link" (or no answer of its own)."""
-    picks = []
-    for i, opts in enumerate(options, 1):
-        answer = getattr(output, f"p{i}", None)
-        picks.append(opts.get(answer) if answer is not None else None)
-    return picks
-
-
-def agreed_links(first: list[tuple[str, str, str] | None],
-                 second: list[tuple[str, str, str] | None]) -> list[tuple[str, str, str] | None]:
-    """The links of a batch asked in both orders: a relation stands when both answers chose it, in
-    the same direction; any other pair is judged unlinked."""
-    return [a if a is not None and a == b else None for a, b in zip(first, second)]
-
-
-def apply_links(scaffold: Scaffold, entities: Entities, pairs: list[Pair], picks: list[tuple[str, str, str] | None],
+def apply_links(scaffold: Scaffold, entities: Entities, pairs: list[Pair], options: list[dict[str, Any]], output: Any,
                 sentences: dict[int, Sentence], iteration: int) -> LinkReport:
     """Edges for the pairs whose answer is a relation (quote: the pair's text; hedged by its cues)."""
     report = LinkReport()
     by_label = {entities.info[k].label: k for k in entities.order}
-    for pair, picked in zip(pairs, picks):
+    for i, (pair, opts) in enumerate(zip(pairs, options), 1):
+        answer = getattr(output, f"p{i}", None)
+        picked = opts.get(answer) if answer is not None else None
         if picked is None:
             report.none += 1
             continue

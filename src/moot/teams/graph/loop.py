@@ -14,13 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from moot.memory.search import query_terms
 from moot.runtime import Run
-from moot.runtime.budget import runs_locally
 from moot.teams.graph import agents as ag
 from moot.teams.graph.answer import compose_answer, hypotheses_task, to_hypotheses
 from moot.teams.graph.build import (
     Entities,
-    agreed_choices,
-    agreed_links,
     alias_proposals,
     aliases_task,
     apply_aliases,
@@ -31,8 +28,6 @@ from moot.teams.graph.build import (
     links_task,
     match_phrase,
     pair_options,
-    read_choices,
-    read_links,
     unknown_gaps,
 )
 from moot.teams.graph.candidates import Candidate, Mention, Pair, measures_in, mentions_in, pairs_in, propose, resolve
@@ -92,10 +87,6 @@ class Loop:
         self.asked: set[str] = set()
         self.focus: tuple[str, str] | None = None
         """The question's subject and object phrases, as the mapper chose them."""
-        self.order_check = runs_locally(team.model_for("mapper")) if cfg.order_check is None else cfg.order_check
-        """Each batch of the mapper's choices asked in both orders (see GraphConfig.order_check)."""
-        self.changed = 0
-        """Answers dropped by the order check (they changed when the batch was reversed)."""
 
     def emit(self, event_type: str, /, agent: str | None = None, **payload: Any) -> None:
         self.bus.emit(event_type, run_id=self.rec.run_id, agent=agent, **payload)  # type: ignore[arg-type]
@@ -180,7 +171,6 @@ class Loop:
         size_before = self.scaffold.size()
         nodes_before = set(self.scaffold.nodes)
         failed_before = len(self.rec.failures)
-        changed_before = self.changed
         rec = IterationRecord(iteration=it, nodes=0, edges=0, gaps=0, noise=0.0, noise_satisfied=False)
 
         # THINK: graph questions from the scaffold (Python templates)
@@ -239,7 +229,6 @@ class Loop:
         rec.seconds = round(time.perf_counter() - t0, 3)
         rec.agent_seconds = round(sum(v for k, v in self.rec.step_seconds.items() if k not in before_steps), 3)
         rec.failed_steps = [f for f in self.rec.failures[failed_before:]]
-        rec.changed_answers = self.changed - changed_before
         self.emit(EV_ITERATION, iteration=it, nodes=rec.nodes, edges=rec.edges, gaps=rec.gaps, noise=rec.noise,
                   noise_satisfied=rec.noise_satisfied, calls=rec.calls, seconds=rec.seconds, failed_steps=rec.failed_steps)
         grew = self.scaffold.size() != size_before or bool(window)
@@ -312,10 +301,9 @@ class Loop:
         size = self.cfg.candidates_per_call
         batches = [todo[i:i + size] for i in range(0, len(todo), size)][: self.cfg.choice_calls_per_iteration]
         model = self.team.model_for("mapper")
-        orders = self._orders(batches)
-        jobs = [self.rec.step(f"mapper-{it}-{k}{suffix}", ag.mapper_agent(model, [c.label for c in listed], self.vocabulary, self.team.tools),
-                              choices_task(self.question, listed, self.read))
-                for k, suffix, listed in orders]
+        jobs = [self.rec.step(f"mapper-{it}-{k}", ag.mapper_agent(model, [c.label for c in batch], self.vocabulary, self.team.tools),
+                              choices_task(self.question, batch, self.read))
+                for k, batch in enumerate(batches, 1)]
         phrases = [label for label, _ in mentions_in(self.question, [])] if self.focus is None else []
         if len(phrases) >= 2:
             jobs.append(self.rec.step(f"question-{it}", ag.question_agent(model, list(dict.fromkeys(phrases))),
@@ -323,11 +311,9 @@ class Loop:
         elif len(phrases) == 1:
             self.focus = (phrases[0], "")
         outcomes = await asyncio.gather(*jobs)
-        answers = [read_choices(self.vocabulary, listed, outcome.output) if outcome is not None and outcome.ok else None
-                   for (_, _, listed), outcome in zip(orders, outcomes)]
-        for batch, kinds in zip(batches, self._agreed(batches, answers, agreed_choices_of=self.vocabulary)):
-            if kinds is not None:
-                apply_choices(self.entities, batch, kinds, self.read, it)
+        for batch, outcome in zip(batches, outcomes):
+            if outcome is not None and outcome.ok:
+                apply_choices(self.entities, batch, outcome.output, self.read, it)
                 self.life.agents["mapper"].answers_processed += 1
         if len(phrases) >= 2:
             outcome = outcomes[-1]
@@ -414,49 +400,19 @@ class Loop:
         if not batches or self.rec.stopped:
             return 0
         model = self.team.model_for("mapper")
-        orders = self._orders(batches)
-        options = [[pair_options(self.entities, p) for p in listed] for _, _, listed in orders]
+        options = [[pair_options(self.entities, p) for p in batch] for batch in batches]
         outcomes = await asyncio.gather(*(
-            self.rec.step(f"links-{it}-{k}{suffix}", ag.links_agent(model, [list(o) for o in opts], self.vocabulary),
-                          links_task(self.question, self.entities, listed))
-            for (k, suffix, listed), opts in zip(orders, options)))
-        answers = [read_links(opts, outcome.output) if outcome is not None and outcome.ok else None
-                   for opts, outcome in zip(options, outcomes)]
+            self.rec.step(f"links-{it}-{k}", ag.links_agent(model, [list(o) for o in opts], self.vocabulary),
+                          links_task(self.question, self.entities, batch))
+            for k, (batch, opts) in enumerate(zip(batches, options), 1)))
         added = 0
-        for batch, picks in zip(batches, self._agreed(batches, answers)):
-            if picks is None:
+        for batch, opts, outcome in zip(batches, options, outcomes):
+            if outcome is None or not outcome.ok:
                 continue  # not judged: asked again next iteration
-            report = apply_links(self.scaffold, self.entities, batch, picks, self.read, it)
+            report = apply_links(self.scaffold, self.entities, batch, opts, outcome.output, self.read, it)
             self.judged.update(p.key for p in batch)
             added += len(report.edges)
         return added
-
-    def _orders(self, batches: list[list[Any]]) -> list[tuple[int, str, list[Any]]]:
-        """The calls for ``batches``: each batch as Python listed it and, with the order check, reversed
-        (step ``…-k`` and ``…-k-reversed``)."""
-        out = [(k, "", batch) for k, batch in enumerate(batches, 1)]
-        if self.order_check:
-            out += [(k, "-reversed", batch[::-1]) for k, batch in enumerate(batches, 1)]
-        return out
-
-    def _agreed(self, batches: list[list[Any]], answers: list[list[Any] | None], *,
-                agreed_choices_of: Any = None) -> list[list[Any] | None]:
-        """Each batch's answers, in its own order (``None``: a call failed, so it is asked again).
-        With the order check, the answers of the reversed call are mapped back and only those the
-        two calls share stand (choices: :func:`agreed_choices`; links: :func:`agreed_links`)."""
-        if not self.order_check:
-            return answers
-        out: list[list[Any] | None] = []
-        n = len(batches)
-        for first, second in zip(answers[:n], answers[n:]):
-            if first is None or second is None:
-                out.append(None)
-                continue
-            back = second[::-1]
-            agreed = agreed_choices(agreed_choices_of, first, back) if agreed_choices_of is not None else agreed_links(first, back)
-            self.changed += sum(1 for a, b in zip(first, back) if a != b)
-            out.append(agreed)
-        return out
 
     def _unknowns(self, it: int, window: list[Sentence]) -> None:
         """Gaps where a sentence says something is not known or not measured."""

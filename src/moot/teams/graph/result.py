@@ -25,8 +25,6 @@ class IterationRecord(BaseModel):
     added_edges: int = 0
     merged: int = 0
     challenged: int = 0
-    changed_answers: int = 0
-    """The mapper's answers that changed when the batch was listed reversed (the order check)."""
     calls: int = 0
     tokens: int = 0
     seconds: float = 0.0

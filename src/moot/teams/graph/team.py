@@ -76,11 +76,6 @@ class GraphConfig:
     """Ask the quantifier to label evidence (else the evidence kind follows the relation type)."""
     challenge: bool = True
     """Ask the skeptic to challenge confident claims."""
-    order_check: bool | None = None
-    """Ask every batch of the mapper's choices twice, its items listed in Python's order and
-    reversed, and keep only the answers that do not change with the order. ``None``: on for a model
-    that runs on this machine, which copies its first answer down a batch (measured: see
-    docs/graph-reasoning.md); a hosted model is asked once."""
     vocabulary: Vocabulary = field(default_factory=lambda: DEFAULT)
     """The closed sets the mapper chooses from (entity types, relation types)."""
 
