@@ -301,3 +301,13 @@ def test_the_mapper_reads_the_sentences_in_the_order_of_the_text() -> None:
     listed = [line.split(". ", 1)[1] for line in task.splitlines() if line[:1] == "s" and line[1:2].isdigit()]
     assert listed == text
     assert 'c1. "Ed" (in s4)' in task and 'c2. "Cy" (in s2, s3)' in task and 'c3. "Ada" (in s1)' in task
+
+
+def test_times_are_not_entity_candidates() -> None:
+    # a time dates what the sentence says; the model is not asked whether "July" or "hours" is a thing
+    from moot.teams.graph.candidates import mentions_in
+
+    labels = [label for label, _ in mentions_in(
+        "Ferries have waited for hours, and the operator, Harbour Lines, cancelled sixty crossings in July.", [])]
+    assert "Harbour Lines" in labels and "Ferries" in labels
+    assert not {"hours", "July"} & set(labels)

@@ -7,7 +7,7 @@ from datetime import date
 import pytest
 
 from moot.text import content_words, find_dates, find_quantities, parse_number, read_front_matter, split_units, stem
-from moot.text.dates import parse_date
+from moot.text.dates import names_a_time, parse_date
 from moot.text.frontmatter import FrontMatterError
 from moot.text.numbers import unit_name
 
@@ -73,6 +73,14 @@ def test_verbs_and_impossible_days_are_not_dates():
     assert find_dates("They may march on, and it may rain.") == []
     assert [m.text for m in find_dates("31 February 2026 or 2026-02-30")] == ["February 2026"]
     assert find_dates("last Tuesday") == []  # nothing to resolve it against
+
+
+def test_a_phrase_that_names_only_a_time():
+    for phrase in ("July", "hours", "two years", "the past decade", "14 March 2023", "Friday", "the year"):
+        assert names_a_time(phrase), phrase
+    # a thing named after a time, a thing counted, a time of something, a verb, a bare number: not only a time
+    for phrase in ("Monday Club", "Day Centre", "sixty trips", "years of drought", "may", "2024", "Ashby Lock"):
+        assert not names_a_time(phrase), phrase
 
 
 def test_parse_date_takes_one_whole_date_only():

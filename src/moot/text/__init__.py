@@ -10,7 +10,7 @@ wording of particular sentences: what a sentence means is the model's job, under
 from __future__ import annotations
 
 from moot.text.cues import Cue, find_cues, hedged, says_unknown
-from moot.text.dates import DateMention, find_dates
+from moot.text.dates import DateMention, find_dates, names_a_time
 from moot.text.frontmatter import FrontMatter, read_front_matter
 from moot.text.names import find_names, names_in
 from moot.text.numbers import Quantity, find_quantities, parse_number
@@ -30,6 +30,7 @@ __all__ = [
     "content_words",
     "find_cues",
     "find_dates",
+    "names_a_time",
     "find_names",
     "find_quantities",
     "hedged",

@@ -141,6 +141,30 @@ def find_dates(text: str, *, anchor: date | None = None) -> list[DateMention]:
     return sorted(found, key=lambda m: m.start)
 
 
+TIME_UNITS = frozenset({"second", "minute", "hour", "day", "night", "week", "fortnight", "month", "year", "decade", "century"})
+"""The calendar's and the clock's units of time, singular (a plural is read by dropping its ``s``)."""
+
+
+def names_a_time(phrase: str) -> bool:
+    """Whether a phrase names only a time: a month ("July"), a weekday, a unit of time ("hours",
+    "two years"), or a date, with numbers and function words around them ("the past decade").
+    A time dates what a sentence says; it is not a thing the sentence is about."""
+    from moot.text.numbers import parse_number  # numbers reads dates: imported here, not at the top
+
+    content = [t for t in re.findall(r"[A-Za-z]+|\d+", phrase) if t.lower() not in _FUNCTION_WORDS]
+
+    def unit(token: str) -> bool:
+        low = token.lower()
+        singular = low[:-1] if low.endswith("s") and low[:-1] in TIME_UNITS else low
+        return singular in TIME_UNITS or low in _WEEKDAYS or (token[:1].isupper() and low in _MONTH_NAMES)
+
+    return any(unit(t) for t in content) and all(unit(t) or parse_number(t) is not None for t in content)
+
+
+_FUNCTION_WORDS = frozenset({"a", "an", "the", "this", "that", "these", "those", "last", "next", "past", "every", "each",
+                             "several", "few", "many", "some", "of", "in", "on", "for", "and", "or"})
+
+
 def parse_date(text: str) -> date | None:
     """A text that is one date (``2026-07-06``, ``6 July 2026``, ``July 6, 2026``) as a day, else None."""
     text = " ".join(str(text).split())
@@ -150,4 +174,4 @@ def parse_date(text: str) -> date | None:
     return None
 
 
-__all__ = ["DateMention", "Precision", "find_dates", "parse_date"]
+__all__ = ["DateMention", "Precision", "TIME_UNITS", "find_dates", "names_a_time", "parse_date"]

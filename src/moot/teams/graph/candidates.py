@@ -6,7 +6,8 @@ it capitalises that no noun phrase covers (:func:`moot.text.names_in`). A candid
 a document's publisher, author or title (its front matter's provenance) is never proposed:
 provenance is metadata, not the world the documents describe. Quantities
 (:func:`moot.text.find_quantities`) are not candidates; they are measures of the entity
-written nearest before them.
+written nearest before them. Nor are times ("July", "hours", "the past decade":
+:func:`moot.text.names_a_time`): a time dates what a sentence says, it is not a thing in it.
 
 A pair is two chosen entities in one sentence, or one in a sentence and one in the sentence
 right after it when that sentence opens by pointing back ("They have a child called Edward",
@@ -19,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from moot.text import find_cues, find_quantities, names_in, noun_phrases
+from moot.text import find_cues, find_quantities, names_a_time, names_in, noun_phrases
 from moot.text.words import STOPWORDS, refers_back, words
 from moot.teams.graph.evidence import Sentence
 from moot.teams.graph.scaffold import label_key, label_tokens
@@ -101,7 +102,7 @@ def mentions_in(sentence: str, provenance: list[str], titles: list[str] = ()) ->
         label = _clean(label)
         tokens = [w for w in words(label) if w not in STOPWORDS]
         if (not tokens or len(label) < 2 or len(words(label)) > MAX_LABEL_WORDS or all(t.replace(".", "").isdigit() for t in tokens)
-                or is_provenance(label, provenance, titles) or not mention.key):
+                or is_provenance(label, provenance, titles) or names_a_time(label) or not mention.key):
             continue
         kept.append((label, mention))
     return sorted(kept, key=lambda lm: (lm[1].start, -lm[1].end))
