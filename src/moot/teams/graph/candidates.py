@@ -64,9 +64,9 @@ class Pair:
     unknown: bool
     """The text says that something is not known or not measured."""
     near: bool = False
-    """The two are written next to each other (no other entity between them), or one of them opens
-    the statement (in English, usually what the sentence is about): the pairs a sentence most
-    often links, asked before the others."""
+    """The two are written next to each other (no other entity between them), or one of them is the
+    first entity the statement names (in English, usually what the sentence is about): the pairs a
+    sentence most often links, asked before the others."""
 
     @property
     def key(self) -> tuple[str, str, tuple[int, ...]]:
