@@ -311,18 +311,3 @@ def test_times_are_not_entity_candidates() -> None:
         "Ferries have waited for hours, and the operator, Harbour Lines, cancelled sixty crossings in July.", [])]
     assert "Harbour Lines" in labels and "Ferries" in labels
     assert not {"hours", "July"} & set(labels)
-
-
-def test_pairs_a_sentence_most_often_links_are_marked_near() -> None:
-    # the entity that opens the sentence with each other one, and each two written side by side
-    from moot.teams.graph.candidates import Mention, pairs_in
-    from moot.teams.graph.evidence import Sentence
-
-    text = "The plant warms the canal water, and the weed spreads in the warm stretch."
-    sentence = Sentence(1, "a.md", 0, 0, text)
-    spans = [(n, text.index(label), text.index(label) + len(label)) for n, label in
-             (("plant", "plant"), ("water", "canal water"), ("weed", "weed"), ("stretch", "warm stretch"))]
-    ents = [(n, Mention(n, a, b)) for n, a, b in spans]
-    near = {(p.a, p.b) for p in pairs_in(sentence, ents) if p.near}
-    assert near == {("plant", "water"), ("plant", "weed"), ("plant", "stretch"), ("water", "weed"), ("weed", "stretch")}
-    assert len(pairs_in(sentence, ents)) == 6  # every pair is still offered; the far one ("water", "stretch") waits

@@ -63,10 +63,6 @@ class Pair:
     """A hedge cue ("may", "is suspected") lies in the stretch of text that holds both mentions."""
     unknown: bool
     """The text says that something is not known or not measured."""
-    near: bool = False
-    """The two are written next to each other (no other entity between them), or one of them is the
-    first entity the statement names (in English, usually what the sentence is about): the pairs a
-    sentence most often links, asked before the others."""
 
     @property
     def key(self) -> tuple[str, str, tuple[int, ...]]:
@@ -154,24 +150,23 @@ def pairs_in(sentence: Sentence, entities: list[tuple[str, Mention]], following:
     unknown = any(c.kind == "unknown" for c in cues)
     out: list[Pair] = []
     for i, (a, ma) in enumerate(entities):
-        for j, (b, mb) in enumerate(entities[i + 1:], i + 1):
+        for b, mb in entities[i + 1:]:
             if a == b:
                 continue
             left, right = _clause_bounds(sentence.text, ma.start, mb.end)
             hedge = any(c.kind == "hedge" and left <= c.start and c.end <= right for c in cues)
-            out.append(Pair(a, b, (sentence.id,), sentence.text, hedge, unknown, near=i == 0 or j == i + 1))
+            out.append(Pair(a, b, (sentence.id,), sentence.text, hedge, unknown))
     if following is not None and following_entities and refers_back(following.text):
         next_cues = find_cues(following.text)
         text = f"{sentence.text} {following.text}"
         for a, _ in entities:
-            for j, (b, mb) in enumerate(following_entities):
+            for b, mb in following_entities:
                 if a == b:
                     continue
                 left, right = _clause_bounds(following.text, 0, mb.end)
                 hedge = any(c.kind == "hedge" and left <= c.start and c.end <= right for c in next_cues)
-                # the sentence that points back opens with what it points to: its first entity is near
                 out.append(Pair(a, b, (sentence.id, following.id), text, hedge,
-                                any(c.kind == "unknown" for c in next_cues), near=j == 0))
+                                any(c.kind == "unknown" for c in next_cues)))
     return out
 
 

@@ -363,9 +363,7 @@ class Loop:
     # ------------------------------------------------------------------ BUILD
 
     def _pairs(self) -> list[Pair]:
-        """Every pair not yet judged over the sentences read: those with an end the question names
-        first, then the pairs a sentence most often links (:attr:`Pair.near`), then those sharing
-        most words with the question."""
+        """Every pair not yet judged over the sentences read, those nearest the question first."""
         chosen = self.entities.chosen()
         out: list[Pair] = []
         for sid, sentence in sorted(self.read.items()):
@@ -380,10 +378,10 @@ class Loop:
         focus = {self.entities.canonical.get(k, k) for k in self._focus_keys()}
         terms = set(query_terms(self.question))
 
-        def priority(p: Pair) -> tuple[int, bool, int, int]:
+        def priority(p: Pair) -> tuple[int, int, int]:
             ends = len({p.a, p.b} & focus)
             shared = len(set(query_terms(p.text)) & terms)
-            return (-ends, not p.near, -shared, p.sentences[0])
+            return (-ends, -shared, p.sentences[0])
 
         return sorted(dict((p.key, p) for p in out).values(), key=priority)
 
