@@ -141,13 +141,15 @@ def find_dates(text: str, *, anchor: date | None = None) -> list[DateMention]:
     return sorted(found, key=lambda m: m.start)
 
 
-TIME_UNITS = frozenset({"second", "minute", "hour", "day", "night", "week", "fortnight", "month", "year", "decade", "century"})
-"""The calendar's and the clock's units of time, singular (a plural is read by dropping its ``s``)."""
+TIME_UNITS = frozenset({"second", "minute", "hour", "day", "night", "week", "fortnight", "month", "year", "decade", "century",
+                        "summer", "autumn", "winter"})
+"""The calendar's and the clock's units of time, singular (a plural is read by dropping its ``s``), and
+the seasons whose names mean nothing else ("spring" and "fall" also name a source and a drop)."""
 
 
 def names_a_time(phrase: str) -> bool:
     """Whether a phrase names only a time: a month ("July"), a weekday, a unit of time ("hours",
-    "two years"), or a date, with numbers and function words around them ("the past decade").
+    "two years"), a season ("summer"), or a date, with numbers and function words around them ("the past decade").
     A time dates what a sentence says; it is not a thing the sentence is about."""
     from moot.text.numbers import parse_number  # numbers reads dates: imported here, not at the top
 
