@@ -147,10 +147,15 @@ TIME_UNITS = frozenset({"second", "minute", "hour", "day", "night", "week", "for
 the seasons whose names mean nothing else ("spring" and "fall" also name a source and a drop)."""
 
 
+_FUNCTION_WORDS = frozenset({"a", "an", "the", "this", "that", "these", "those", "last", "next", "past", "every", "each",
+                             "several", "few", "many", "some", "of", "in", "on", "for", "and", "or"})
+"""The words around a time that leave it a time ("the past decade", "every few weeks")."""
+
+
 def names_a_time(phrase: str) -> bool:
     """Whether a phrase names only a time: a month ("July"), a weekday, a unit of time ("hours",
-    "two years"), a season ("summer"), or a date, with numbers and function words around them ("the past decade").
-    A time dates what a sentence says; it is not a thing the sentence is about."""
+    "two years"), a season ("summer"), or a date, with numbers and function words around them
+    ("the past decade"). A time dates what a sentence says; it is not a thing the sentence is about."""
     from moot.text.numbers import parse_number  # numbers reads dates: imported here, not at the top
 
     content = [t for t in re.findall(r"[A-Za-z]+|\d+", phrase) if t.lower() not in _FUNCTION_WORDS]
@@ -161,10 +166,6 @@ def names_a_time(phrase: str) -> bool:
         return singular in TIME_UNITS or low in _WEEKDAYS or (token[:1].isupper() and low in _MONTH_NAMES)
 
     return any(unit(t) for t in content) and all(unit(t) or parse_number(t) is not None for t in content)
-
-
-_FUNCTION_WORDS = frozenset({"a", "an", "the", "this", "that", "these", "those", "last", "next", "past", "every", "each",
-                             "several", "few", "many", "some", "of", "in", "on", "for", "and", "or"})
 
 
 def parse_date(text: str) -> date | None:
