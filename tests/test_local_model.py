@@ -52,6 +52,15 @@ async def test_answers_a_simple_question(local_model: Model) -> None:
     assert response.usage.input_tokens > 10 and response.usage.cost_usd == 0
 
 
+async def test_the_first_tokens_odds_come_back_when_asked(local_model: Model) -> None:
+    request = ModelRequest(messages=(UserMessage(content="Is Paris the capital of France? Answer yes or no."),),
+                           settings=ModelSettings(max_tokens=1, top_logprobs=10))
+    odds = (await local_model.request(request)).top_logprobs
+    assert odds and all(v <= 0 for v in odds.values()) and len(odds) <= 10
+    assert odds.get("yes", -99.0) > odds.get("no", -99.0)
+    assert (await local_model.request(ask("Is Paris the capital of France?", 1))).top_logprobs is None
+
+
 class City(BaseModel):
     city: str
     country: str

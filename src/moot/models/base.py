@@ -101,6 +101,10 @@ class ModelSettings(_Message):
     stop: tuple[str, ...] = ()
     timeout_s: float | None = None
     """Per-request timeout; providers turn an overrun into :class:`moot.errors.ModelTimeoutError`."""
+    top_logprobs: int | None = None
+    """Ask for the first answer token's most likely alternatives with their log-probabilities
+    (:attr:`ModelResponse.top_logprobs`): the model's own odds of "yes" against "no", read
+    without making it choose from a list. Providers that cannot give them ignore it."""
 
 
 class ModelRequest(_Message):
@@ -198,6 +202,10 @@ class ModelResponse(BaseModel):
     """The model string that actually answered (a fallback may differ from the one asked)."""
     finish_reason: str = "stop"
     """``stop``, ``length``, ``tool_calls`` or a provider-specific reason."""
+    top_logprobs: dict[str, float] | None = None
+    """When the request's settings asked for ``top_logprobs``: the first answer token's likeliest
+    alternatives, each token's text (trimmed, lower-cased) mapped to its log-probability under
+    the model before any schema applied; ``None`` when the provider gives none."""
 
     def to_message(self) -> AssistantMessage:
         """The response as a message to append to the conversation."""

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -204,6 +205,9 @@ class LocalModel(Model):
             body["seed"] = s.seed
         if s.stop:
             body["stop"] = list(s.stop)
+        if s.top_logprobs:
+            body["logprobs"] = True
+            body["top_logprobs"] = s.top_logprobs
         if request.tools:
             allow = toolchoice.tool_rounds_since_user(request.messages) < self.max_tool_rounds
             schema = toolchoice.choice_schema(request.tools, request.output, allow_calls=allow)
@@ -231,6 +235,7 @@ class LocalModel(Model):
         usage = Usage(requests=1)
         finish = "stop"
         error: str | None = None
+        first: list[dict[str, Any]] | None = None
         try:
             async with asyncio.timeout(request.settings.timeout_s):
                 async with contextlib.aclosing(self._chunks(body)) as chunks:
@@ -244,6 +249,8 @@ class LocalModel(Model):
                                 if on_text is not None:
                                     on_text(text)
                             finish = choice.get("finish_reason") or finish
+                            if first is None and (content := (choice.get("logprobs") or {}).get("content")):
+                                first = content[0].get("top_logprobs") or []
                         if chunk.get("usage"):
                             usage = _usage(chunk["usage"])
                         if (times := engine_times(chunk)) is not None and (clock := current_clock()) is not None:
@@ -257,7 +264,10 @@ class LocalModel(Model):
             raise ModelError(f"{self.name} rejected the request: {exc.message}", fix=exc.fix) from None
         if error:
             raise ModelError(f"{self.name} failed: {error}", fix="shorten the prompt or raise MOOT_LOCAL_CONTEXT")
-        return self._response(request, "".join(pieces), usage, finish)
+        response = self._response(request, "".join(pieces), usage, finish)
+        if request.settings.top_logprobs and first is not None:
+            response.top_logprobs = merge_token_logprobs((t.get("token", ""), t.get("logprob")) for t in first)
+        return response
 
     def _response(self, request: ModelRequest, text: str, usage: Usage, finish: str) -> ModelResponse:
         with charged_on_error(usage):  # the engine decoded the tokens even when the answer is unusable
@@ -328,6 +338,22 @@ class LocalModel(Model):
         finally:
             if not task.done():
                 task.cancel()
+
+
+def merge_token_logprobs(tokens: Iterable[tuple[str, float | None]]) -> dict[str, float]:
+    """A first token's alternatives by the word they spell: " Yes", "yes" and "YES" are one
+    answer, whose probability is the sum of theirs (log-sum-exp of the log-probabilities)."""
+    out: dict[str, float] = {}
+    for token, logprob in tokens:
+        word = token.strip().lower()
+        if not word or logprob is None or not math.isfinite(logprob):
+            continue
+        if word in out:
+            hi, lo = max(out[word], logprob), min(out[word], logprob)
+            out[word] = hi + math.log1p(math.exp(lo - hi))
+        else:
+            out[word] = logprob
+    return out
 
 
 def _usage(raw: dict[str, Any]) -> Usage:

@@ -50,6 +50,7 @@ class AgentProgress:
     usage: Usage = field(default_factory=Usage)
     turns: int = 0
     last_text: str = ""
+    top_logprobs: dict[str, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,9 @@ class AgentResult:
     """A sentence a user can read about why it stopped, when it did not complete."""
     budget_scope: str | None = None
     """For a budget stop: ``run`` or the agent whose own budget was hit."""
+    top_logprobs: dict[str, float] | None = None
+    """The last answer's first-token odds, when the agent's settings asked for ``top_logprobs``
+    and its model gives them (:attr:`moot.models.ModelResponse.top_logprobs`)."""
 
     @property
     def ok(self) -> bool:
@@ -279,6 +283,7 @@ class SubAgent:
                 turns=state.turns,
                 detail=detail,
                 budget_scope=scope,
+                top_logprobs=state.top_logprobs,
             )
 
         while state.turns < self.max_turns:
@@ -352,6 +357,7 @@ class SubAgent:
                 response = response.model_copy(update={"usage": charged})
             state.usage = state.usage + response.usage
             state.last_text = response.text
+            state.top_logprobs = response.top_logprobs
             state.messages.append(response.to_message())
             if emitter.active:
                 latency = time.perf_counter() - started
