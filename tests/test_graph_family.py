@@ -10,6 +10,7 @@ from typing import Any
 from reasoning_gym.graphs.family_relationships import FamilyRelationshipsConfig
 
 from moot.eval.family import Family, OneCallFamily, clean_answer, family_cases, is_correct, kinship
+from moot.models.base import ModelResponse
 from moot.models.testing import FunctionModel
 from test_graph_support import options, prop
 
@@ -57,11 +58,34 @@ def test_the_one_call_answer_is_read_as_reasoning_gym_reads_it() -> None:
     assert clean_answer("  **Grandmother** is the answer") == "grandmother" and not is_correct(case, "")
 
 
-def family_script(story: str) -> Any:
-    """Plays the graph team with the family vocabulary: sexes from the name lists, links as drawn."""
+YES, NO = {"yes": -0.2, "no": -1.8}, {"yes": -1.6, "no": -0.3}
+
+
+def plain_answer(question: str, truth: Family) -> ModelResponse:
+    """A reader's odds for one plain question of the family vocabulary (the test reads its own questions)."""
+    if m := re.search(r"Is (\w+) a man or a woman\?", question):
+        sex = SEX[m[1]]
+        return ModelResponse(text=sex, top_logprobs={sex: -0.1, "man" if sex == "woman" else "woman": -2.5, "a": -4.0})
+    if m := re.search(r"Are (\w+) and (\w+) married to each other\?", question):
+        yes = truth.spouse.get(m[1]) == m[2]
+    elif m := re.search(r"Is (\w+) a child of (\w+)\?", question):
+        yes = m[2] in truth.parents.get(m[1], set())
+    else:
+        assert re.search(r"Are (\w+) and (\w+) siblings\?", question), question
+        yes = False
+    return ModelResponse(text="yes" if yes else "no", top_logprobs=YES if yes else NO)
+
+
+def family_script(story: str, *, odds: bool = False) -> Any:
+    """Plays the graph team with the family vocabulary: sexes from the name lists, links as drawn.
+    Plain questions get the reader's odds with ``odds``, else a one-word answer with none, as a
+    provider that gives no odds answers."""
     truth = drawn(story)
 
     async def reply(request: Any) -> Any:
+        if request.settings.top_logprobs:
+            answer = plain_answer(str(request.messages[-1].content), truth)
+            return answer if odds else answer.text
         name, schema = request.output.name, request.output.json_schema
         task = str(request.messages[1].content)
         if name == "QuestionFocus":
@@ -94,17 +118,54 @@ def family_script(story: str) -> Any:
     return FunctionModel(reply)
 
 
-def test_the_graph_team_draws_the_family_and_python_names_the_relation(tmp_path: Any) -> None:
+def test_the_graph_team_asks_the_family_plainly_and_python_names_the_relation(tmp_path: Any) -> None:
     from moot.cli.eval_graph_family import FamilyTeam
     from moot.runtime import RunStore
 
     right = 0
     cases = family_cases(6, seed=1)
     for case in cases:
-        got = asyncio.run(FamilyTeam(family_script(case.story), RunStore(tmp_path / "runs.db"), 2).answer(case))
+        model = family_script(case.story, odds=True)
+        got = asyncio.run(FamilyTeam(model, RunStore(tmp_path / "runs.db"), 2).answer(case))
         right += is_correct(case, got.answer)
-        assert got.usage.requests <= 10
+        asked = [str(r.messages[-1].content) for r in model.requests]
+        assert all(r.settings.top_logprobs and r.output is None for r in model.requests)  # no listed choice at all
+        assert not any("child a man" in q for q in asked)  # "child" is no name: not asked, not a person
+        people = {n for n in SEX if n in case.story}
+        assert sum("a man or a woman" in q for q in asked) == len(people)
     assert right == len(cases)
+
+
+def test_a_model_that_gives_no_odds_is_asked_the_listed_way_after_one_call(tmp_path: Any) -> None:
+    from moot.cli.eval_graph_family import FamilyTeam
+    from moot.runtime import RunStore
+
+    right = 0
+    cases = family_cases(6, seed=1)
+    for case in cases:
+        model = family_script(case.story, odds=False)
+        got = asyncio.run(FamilyTeam(model, RunStore(tmp_path / "runs.db"), 2).answer(case))
+        right += is_correct(case, got.answer)
+        assert sum(1 for r in model.requests if r.settings.top_logprobs) == 1
+        assert got.usage.requests <= 11
+    assert right == len(cases)
+
+
+def test_a_model_that_leans_no_on_every_relation_draws_no_link_and_names_no_relation(tmp_path: Any) -> None:
+    from moot.cli.eval_graph_family import FamilyTeam
+    from moot.runtime import RunStore
+
+    case = family_cases(1, seed=1)[0]
+    truth = drawn(case.story)
+
+    def reply(request: Any) -> Any:
+        answer = plain_answer(str(request.messages[-1].content), truth)
+        return answer if "a man or a woman" in str(request.messages[-1].content) else ModelResponse(text="no", top_logprobs=NO)
+
+    model = FunctionModel(reply)
+    got = asyncio.run(FamilyTeam(model, RunStore(tmp_path / "runs.db"), 2).answer(case))
+    assert got.answer is None and "0 couples, 0 parent links" in got.note
+    assert any("married to each other" in str(r.messages[-1].content) for r in model.requests)
 
 
 def test_moot_eval_graph_family_scores_the_one_call_as_reasoning_gym_does(tmp_path: Any) -> None:

@@ -25,9 +25,12 @@ class FamilyTeam:
         from moot.eval.family import Family, FamilyAnswer, kinship
         from moot.teams.graph import EntityNode, GraphConfig, GraphTeam
 
-        # the relation is Python's: the quantifier, skeptic and hypothesizer change no person or link
+        # the relation is Python's: the quantifier, skeptic and hypothesizer change no person or link.
+        # The family vocabulary is asked plainly, one call of one generated token per question (a
+        # person's sex, each relation both ways round for each pair), so the calls allowed are more
+        # than quick's 20 while the tokens stay about those of the listed choices.
         config = GraphConfig.preset("quick", vocabulary="family", iterations=self.iterations or 2, quantify=False,
-                                    challenge=False, hypotheses=False)
+                                    challenge=False, hypotheses=False, max_calls=80)
         with tempfile.TemporaryDirectory(prefix="moot-family-") as tmp:
             story = Path(tmp) / "story.md"
             story.write_text(case.story + "\n", encoding="utf-8")

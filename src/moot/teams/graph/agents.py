@@ -103,6 +103,15 @@ def links_agent(model: Any, options: list[list[str]], vocabulary: Vocabulary) ->
                     settings=_settings(30 + len(options) * (12 + longest // 3)))
 
 
+def plain_agent(model: Any, role: str) -> SubAgent:
+    """The mapper asked one plain question: one generated token, read for its odds
+    (:mod:`moot.teams.graph.plain`)."""
+    from moot.teams.graph.plain import ANSWER_ODDS
+
+    return SubAgent("mapper", role, load_prompt("plain", __package__), model=model, max_turns=1,
+                    settings=ModelSettings(max_tokens=1, temperature=0.0, top_logprobs=ANSWER_ODDS))
+
+
 # --------------------------------------------------------------------------- quantifier
 
 
@@ -185,6 +194,6 @@ def hypothesizer_agent(model: Any, node_labels: list[str], relations: list[str],
 
 
 __all__ = [
-    "AGENT_NAMES", "NO_OBJECT", "hypothesizer_agent", "links_agent", "mapper_agent", "merge_agent", "placeholder_agent",
+    "AGENT_NAMES", "NO_OBJECT", "hypothesizer_agent", "links_agent", "mapper_agent", "merge_agent", "placeholder_agent", "plain_agent",
     "quantifier_agent", "question_agent", "skeptic_agent",
 ]

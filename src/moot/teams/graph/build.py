@@ -234,24 +234,31 @@ def apply_links(scaffold: Scaffold, entities: Entities, pairs: list[Pair], optio
                 sentences: dict[int, Sentence], iteration: int) -> LinkReport:
     """Edges for the pairs whose answer is a relation (quote: the pair's text; hedged by its cues)."""
     report = LinkReport()
-    by_label = {entities.info[k].label: k for k in entities.order}
     for i, (pair, opts) in enumerate(zip(pairs, options), 1):
         answer = getattr(output, f"p{i}", None)
         picked = opts.get(answer) if answer is not None else None
         if picked is None:
             report.none += 1
             continue
-        relation, source_label, target_label = picked
-        source, target = by_label.get(source_label), by_label.get(target_label)
-        if source is None or target is None or source == target:
-            continue
-        a = entities.draw(scaffold, source, iteration)
-        b = entities.draw(scaffold, target, iteration)
-        edge, new = scaffold.add_edge(a.id, b.id, relation, evidence=[_quote(pair, sentences)], provisional=False,
-                                      iteration=iteration, hedged=pair.hedged)
-        if new:
-            report.edges.append(edge.id)
+        if (edge_id := link_pair(scaffold, entities, pair, picked, sentences, iteration)) is not None:
+            report.edges.append(edge_id)
     return report
+
+
+def link_pair(scaffold: Scaffold, entities: Entities, pair: Pair, picked: tuple[str, str, str],
+              sentences: dict[int, Sentence], iteration: int) -> str | None:
+    """The edge ``(relation, source label, target label)`` for a pair, quoted by the pair's text;
+    its id when it is new."""
+    relation, source_label, target_label = picked
+    by_label = {entities.info[k].label: k for k in entities.order}
+    source, target = by_label.get(source_label), by_label.get(target_label)
+    if source is None or target is None or source == target:
+        return None
+    a = entities.draw(scaffold, source, iteration)
+    b = entities.draw(scaffold, target, iteration)
+    edge, new = scaffold.add_edge(a.id, b.id, relation, evidence=[_quote(pair, sentences)], provisional=False,
+                                  iteration=iteration, hedged=pair.hedged)
+    return edge.id if new else None
 
 
 def unknown_gaps(scaffold: Scaffold, entities: Entities, sentence: Sentence, named: list[str], object_key: str | None,
@@ -294,4 +301,5 @@ def documents_json(documents: dict[str, Document]) -> list[dict[str, Any]]:
 
 
 __all__ = ["Entities", "EntityInfo", "LinkReport", "alias_proposals", "aliases_task", "apply_aliases", "apply_choices",
-           "apply_links", "choices_task", "documents_json", "links_task", "match_phrase", "pair_options", "unknown_gaps"]
+           "apply_links", "choices_task", "documents_json", "link_pair", "links_task", "match_phrase", "pair_options",
+           "unknown_gaps"]

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from moot.memory.search import query_terms
 from moot.runtime import Run
 from moot.teams.graph import agents as ag
+from moot.teams.graph import plain
 from moot.teams.graph.answer import compose_answer, hypotheses_task, to_hypotheses
 from moot.teams.graph.build import (
     Entities,
@@ -87,6 +88,8 @@ class Loop:
         self.asked: set[str] = set()
         self.focus: tuple[str, str] | None = None
         """The question's subject and object phrases, as the mapper chose them."""
+        self.plain = self.vocabulary.asks_plainly
+        """Choices asked as plain questions and read from the model's odds (until it gives none)."""
 
     def emit(self, event_type: str, /, agent: str | None = None, **payload: Any) -> None:
         self.bus.emit(event_type, run_id=self.rec.run_id, agent=agent, **payload)  # type: ignore[arg-type]
@@ -299,8 +302,23 @@ class Loop:
         todo = sorted(self.entities.undecided(self.candidates),
                       key=lambda c: (not (set(query_terms(c.label)) & terms), c.sentences[0] if c.sentences else 0))
         size = self.cfg.candidates_per_call
-        batches = [todo[i:i + size] for i in range(0, len(todo), size)][: self.cfg.choice_calls_per_iteration]
         model = self.team.model_for("mapper")
+        if self.plain:
+            try:
+                await plain.sort_plainly(self.rec, model, self.entities, todo, self.read, it,
+                                         size * self.cfg.choice_calls_per_iteration)
+            except plain.NoOdds:
+                self.plain = False
+                todo = [c for c in todo if c.key not in self.entities.decided]
+            else:
+                if self.focus is None:  # asked plainly: the question's phrases in its own order, subject first,
+                    # those the sources name before the rest ("Answer with one word" names nothing in them)
+                    names = [label for label, _ in mentions_in(self.question, [])
+                             if plain.is_name(label) or not self.vocabulary.names_only]
+                    names = [n for n in names if label_key(n) in self.candidates] or names
+                    self.focus = (names[0], names[-1] if len(names) > 1 else "") if names else None
+                return
+        batches = [todo[i:i + size] for i in range(0, len(todo), size)][: self.cfg.choice_calls_per_iteration]
         jobs = [self.rec.step(f"mapper-{it}-{k}", ag.mapper_agent(model, [c.label for c in batch], self.vocabulary, self.team.tools),
                               choices_task(self.question, batch, self.read))
                 for k, batch in enumerate(batches, 1)]
@@ -400,6 +418,15 @@ class Loop:
         if not batches or self.rec.stopped:
             return 0
         model = self.team.model_for("mapper")
+        if self.plain:
+            try:
+                added, judged = await plain.link_plainly(self.rec, model, self.scaffold, self.entities, pairs, self.read, it,
+                                                         size * self.cfg.link_calls_per_iteration)
+            except plain.NoOdds:
+                self.plain = False
+            else:
+                self.judged.update(judged)
+                return added
         options = [[pair_options(self.entities, p) for p in batch] for batch in batches]
         outcomes = await asyncio.gather(*(
             self.rec.step(f"links-{it}-{k}", ag.links_agent(model, [list(o) for o in opts], self.vocabulary),

@@ -23,6 +23,9 @@ class Relation:
     meaning: str
     symmetric: bool = False
     """The same read both ways ("is married to"): one choice, no direction."""
+    question: str = ""
+    """The relation as a plain yes/no question about ``{a}`` and ``{b}`` ("Is {b} a child of {a}?"),
+    for asking plainly (:attr:`Vocabulary.asks_plainly`)."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,18 @@ class Vocabulary:
     causal: frozenset[str] = frozenset()
     """Relation types that state a cause (the quantifier's evidence kind is "causal" by rule)."""
     correlational: frozenset[str] = frozenset()
+    kind_question: str = ""
+    """The entity types as one plain question about ``{label}`` whose one-word answers are the
+    types' names ("Is {label} a man or a woman?"), for asking plainly."""
+    names_only: bool = False
+    """Its entities are named individuals (the people of a family): a candidate the text does not
+    write as a name ("child", "a family") is none, without a model call."""
+
+    @property
+    def asks_plainly(self) -> bool:
+        """Whether every choice can be asked as a plain question, read from the model's odds of its
+        one-word answers instead of chosen from a list (:mod:`moot.teams.graph.plain`)."""
+        return bool(self.kind_question) and bool(self.relations) and all(r.question for r in self.relations.values())
 
     def phrase(self, relation: str) -> str:
         found = self.relations.get(relation)
@@ -120,11 +135,16 @@ FAMILY = Vocabulary(
     name="family",
     kinds={"man": "a man or boy", "woman": "a woman or girl"},
     relations={
-        "married_to": Relation("is married to", "the two are married", symmetric=True),
-        "parent_of": Relation("is a parent of", "the source is the mother or father of the target"),
-        "sibling_of": Relation("is a sibling of", "the two have the same parents", symmetric=True),
+        "married_to": Relation("is married to", "the two are married", symmetric=True,
+                               question="Are {a} and {b} married to each other?"),
+        "parent_of": Relation("is a parent of", "the source is the mother or father of the target",
+                              question="Is {b} a child of {a}?"),
+        "sibling_of": Relation("is a sibling of", "the two have the same parents", symmetric=True,
+                               question="Are {a} and {b} siblings?"),
     },
     rejections={"not a person": "a word that names no one person (a child, a family)"},
+    kind_question="Is {label} a man or a woman?",
+    names_only=True,
 )
 
 VOCABULARIES = {v.name: v for v in (DEFAULT, FAMILY)}
