@@ -8,7 +8,8 @@ import math
 from pathlib import Path
 
 from moot.models.base import ModelRequest, ModelResponse, ModelSettings, UserMessage
-from moot.models.local import LocalModel, merge_token_logprobs
+from moot.models.base import merge_token_logprobs
+from moot.models.local import LocalModel
 from moot.models.testing import FunctionModel
 from moot.runtime import SubAgent
 
@@ -42,3 +43,33 @@ def test_an_agent_hands_its_models_odds_to_the_caller_and_none_when_the_model_gi
     assert result.ok and seen == [10] and result.top_logprobs == {"yes": -0.1, "no": -2.4}
     silent = SubAgent("asker", "answers yes or no", "Answer with one word.", model=FunctionModel(lambda r: "yes"))
     assert asyncio.run(silent.run("Is the sky blue?")).top_logprobs is None
+
+
+def test_an_openai_compatible_server_s_odds_come_back_from_a_request_and_a_stream() -> None:
+    from moot.models.base import StreamDone
+    from moot.models.registry import infer_model
+    from moot.models.testing import allow_real_requests
+    from openai_stub import openai_compatible_server
+
+    bodies: list[dict] = []
+
+    def odds(body: dict) -> dict[str, float]:
+        bodies.append(body)
+        return {"Yes": math.log(0.6), " yes": math.log(0.1), "No": math.log(0.3)}
+
+    request = ModelRequest(messages=(UserMessage(content="Is it?"),), settings=ModelSettings(max_tokens=1, top_logprobs=5))
+
+    async def ask(model_string: str) -> tuple[ModelResponse, ModelResponse, ModelResponse]:
+        model = infer_model(model_string)
+        streamed = [e async for e in model.stream(request)]
+        assert isinstance(streamed[-1], StreamDone)
+        plain = ModelRequest(messages=request.messages, settings=ModelSettings(max_tokens=1))
+        return await model.request(request), streamed[-1].response, await model.request(plain)
+
+    with openai_compatible_server(lambda body: "Yes", odds=odds) as model_string, allow_real_requests():
+        asked, streamed, plain = asyncio.run(ask(model_string))
+    for response in (asked, streamed):
+        assert response.top_logprobs is not None and set(response.top_logprobs) == {"yes", "no"}
+        assert math.isclose(math.exp(response.top_logprobs["yes"]), 0.7)
+    assert plain.top_logprobs is None  # not asked for: not sent, not read
+    assert [b.get("top_logprobs") for b in bodies] == [5, 5] and all(b["logprobs"] is True for b in bodies)

@@ -8,8 +8,9 @@ provider or to a stack of wrappers around one.
 from __future__ import annotations
 
 import json
+import math
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Union
@@ -210,6 +211,22 @@ class ModelResponse(BaseModel):
     def to_message(self) -> AssistantMessage:
         """The response as a message to append to the conversation."""
         return AssistantMessage(content=self.text, tool_calls=self.tool_calls)
+
+
+def merge_token_logprobs(tokens: Iterable[tuple[str, float | None]]) -> dict[str, float]:
+    """A first token's alternatives by the word they spell: " Yes", "yes" and "YES" are one
+    answer, whose probability is the sum of theirs (log-sum-exp of the log-probabilities)."""
+    out: dict[str, float] = {}
+    for token, logprob in tokens:
+        word = token.strip().lower()
+        if not word or logprob is None or not math.isfinite(logprob):
+            continue
+        if word in out:
+            hi, lo = max(out[word], logprob), min(out[word], logprob)
+            out[word] = hi + math.log1p(math.exp(lo - hi))
+        else:
+            out[word] = logprob
+    return out
 
 
 @dataclass(frozen=True)

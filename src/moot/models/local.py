@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +37,7 @@ from moot.models.base import (
     Usage,
     UserMessage,
     charged_on_error,
+    merge_token_logprobs,
     parse_json_output,
     salvage_cut_json,
 )
@@ -338,22 +338,6 @@ class LocalModel(Model):
         finally:
             if not task.done():
                 task.cancel()
-
-
-def merge_token_logprobs(tokens: Iterable[tuple[str, float | None]]) -> dict[str, float]:
-    """A first token's alternatives by the word they spell: " Yes", "yes" and "YES" are one
-    answer, whose probability is the sum of theirs (log-sum-exp of the log-probabilities)."""
-    out: dict[str, float] = {}
-    for token, logprob in tokens:
-        word = token.strip().lower()
-        if not word or logprob is None or not math.isfinite(logprob):
-            continue
-        if word in out:
-            hi, lo = max(out[word], logprob), min(out[word], logprob)
-            out[word] = hi + math.log1p(math.exp(lo - hi))
-        else:
-            out[word] = logprob
-    return out
 
 
 def _usage(raw: dict[str, Any]) -> Usage:

@@ -32,6 +32,7 @@ from moot.models.base import (
     Usage,
     UserMessage,
     charged_on_error,
+    merge_token_logprobs,
     parse_json_output,
 )
 from moot.models.testing import check_allowed
@@ -168,6 +169,9 @@ class OpenAIModel(SDKProviderModel):
             params["seed"] = settings.seed
         if settings.stop:
             params["stop"] = list(settings.stop)
+        if settings.top_logprobs:
+            params["logprobs"] = True
+            params["top_logprobs"] = min(settings.top_logprobs, 20)  # the API's limit
         params["timeout"] = settings.timeout_s or self.timeout_s
         return params
 
@@ -224,7 +228,7 @@ class OpenAIModel(SDKProviderModel):
             for call in (message.tool_calls or ())
             if getattr(call, "function", None) is not None
         ]
-        return self._response(
+        response = self._response(
             request,
             text=message.content or "",
             calls=calls,
@@ -232,6 +236,7 @@ class OpenAIModel(SDKProviderModel):
             finish_reason=choice.finish_reason,
             refusal=getattr(message, "refusal", None),
         )
+        return _with_odds(response, request, getattr(choice, "logprobs", None))
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         check_allowed(self.name)
@@ -241,6 +246,7 @@ class OpenAIModel(SDKProviderModel):
         calls: dict[int, list[Any]] = {}
         usage = Usage(requests=1)
         finish_reason: str | None = None
+        first_logprobs: Any = None
         try:
             chunks = await self._sdk_client().chat.completions.create(**params)
             async for chunk in chunks:
@@ -254,6 +260,8 @@ class OpenAIModel(SDKProviderModel):
                     delta = choice.delta
                     if choice.finish_reason:
                         finish_reason = choice.finish_reason
+                    if first_logprobs is None and getattr(getattr(choice, "logprobs", None), "content", None):
+                        first_logprobs = choice.logprobs
                     if delta is None:
                         continue
                     if delta.content:
@@ -275,7 +283,7 @@ class OpenAIModel(SDKProviderModel):
             usage=usage,
             finish_reason=finish_reason,
         )
-        yield StreamDone(response)
+        yield StreamDone(_with_odds(response, request, first_logprobs))
 
 
     def describe(self) -> dict[str, Any]:
@@ -311,3 +319,13 @@ def _message(message: Any) -> dict[str, Any]:
         content = f"error: {message.content}" if message.is_error else message.content
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": content}
     raise TypeError(f"cannot send a {type(message).__name__} to an OpenAI model")
+
+
+def _with_odds(response: ModelResponse, request: ModelRequest, logprobs: Any) -> ModelResponse:
+    """The first answer token's odds, when the request asked and the server sent them."""
+    content = getattr(logprobs, "content", None)
+    if not request.settings.top_logprobs or not content:
+        return response
+    top = getattr(content[0], "top_logprobs", None) or ()
+    response.top_logprobs = merge_token_logprobs((getattr(t, "token", ""), getattr(t, "logprob", None)) for t in top)
+    return response
