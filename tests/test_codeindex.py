@@ -321,7 +321,9 @@ def test_corrupt_index_names_rebuild_and_rebuild_fixes_it(repo: Path, tmp_path: 
     CodeIndex.build(repo, db_path=db).close()
     for suffix in ("-wal", "-shm"):
         Path(str(db) + suffix).unlink(missing_ok=True)
-    db.write_bytes(b"this is not sqlite at all" * 100)
+    with db.open("r+b") as handle:  # damaged past its header (a file that is no SQLite at all is not deleted)
+        handle.seek(100)
+        handle.write(b"this is not sqlite at all" * 100)
     with pytest.raises(MootError) as err:
         CodeIndex.open(repo, db_path=db)
     assert "corrupt" in err.value.message and "--rebuild" in err.value.fix
@@ -335,7 +337,9 @@ def test_a_foreign_sqlite_file_is_not_modified(repo: Path, tmp_path: Path) -> No
         conn.execute("CREATE TABLE precious (x)")
     with pytest.raises(MootError) as err:
         CodeIndex.build(repo, db_path=db)
-    assert "--rebuild" in err.value.fix
+    assert "--rebuild" not in err.value.fix and "new file" in err.value.fix  # rebuilding would delete it
+    with pytest.raises(MootError, match="--rebuild would delete"):
+        CodeIndex.build(repo, db_path=db, rebuild=True)
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT name FROM sqlite_master").fetchall() == [("precious",)]
 

@@ -66,10 +66,13 @@ def test_bad_paths_fail_in_one_line(tmp_path: Path, target: str, message: str, f
 
 def test_corrupt_index_names_rebuild_and_rebuild_works(repo: Path, tmp_path: Path) -> None:
     db = tmp_path / "broken.sqlite3"
-    db.write_bytes(b"garbage" * 1000)
+    assert moot("index", str(repo), "--db", str(db), home=tmp_path / "home").returncode == 0
+    with db.open("r+b") as handle:  # an index damaged past its header (a file that is no SQLite at all is not deleted)
+        handle.seek(100)
+        handle.write(b"garbage" * 1000)
     broken = moot("index", str(repo), "--db", str(db), home=tmp_path / "home")
     assert broken.returncode == 2 and "Traceback" not in broken.stderr
-    assert "corrupt" in broken.stderr and f"moot index {repo.resolve()} --rebuild" in broken.stderr
+    assert "corrupt" in broken.stderr and f"moot index {repo.resolve()} --db {db} --rebuild" in broken.stderr
     fixed = moot("index", str(repo), "--db", str(db), "--rebuild", "--json", home=tmp_path / "home")
     assert fixed.returncode == 0, fixed.stderr
     assert json.loads(fixed.stdout)["files"] == 8

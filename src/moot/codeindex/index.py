@@ -115,6 +115,12 @@ class CodeIndex:
         resolved = check_root(root)
         path = Path(db_path).expanduser().resolve() if db_path else store.default_db_path(resolved)
         if rebuild:
+            foreign = store.foreign_file(path)
+            if foreign is not None:
+                raise MootError(
+                    f"--rebuild would delete {path}, which is not a moot code index ({foreign})",
+                    fix="pass --db the path of a new file (moot never deletes a file it did not write)",
+                )
             store.remove(path)
         if not path.exists():  # an index that exists was allowed when it was made
             check_size(resolved, allow_large=allow_large)

@@ -96,10 +96,58 @@ class StaleIndexError(MootError):
     """The index was written by an older moot; it is a cache, so ``build`` simply starts it again."""
 
 
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def rebuild_command(path: Path, root: Path | str) -> str:
+    """``moot index ROOT --rebuild``, with ``--db PATH`` when the index is not in its default place."""
+    db = "" if Path(path) == default_db_path(Path(root)) else f" --db {path}"
+    return f"moot index {root}{db} --rebuild"
+
+
+def foreign_file(path: Path) -> str | None:
+    """Why ``path`` is another program's file (or the user's), which ``--rebuild`` must not delete;
+    None when it may be replaced: it does not exist, is empty, lies in moot's own index folder, is a
+    moot code index, or is a SQLite file too damaged to say (the corrupt index ``--rebuild`` is for)."""
+    path = Path(path)
+    try:
+        if not path.is_file() or path.stat().st_size == 0:
+            return None
+        if path.resolve().parent == (config.home() / "codeindex").resolve():
+            return None
+        with path.open("rb") as handle:
+            header = handle.read(len(_SQLITE_HEADER))
+    except OSError:
+        return None  # unreadable: deleting it will fail with its own error
+    if header != _SQLITE_HEADER:
+        return "it is not a SQLite file"
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+            try:  # another program's "meta" table may have other columns
+                mark = conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+            except sqlite3.DatabaseError:
+                mark = None
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError:
+        return None
+    if not tables or (mark and mark[0] == FORMAT_MARK):
+        return None
+    return f"it is another SQLite database, with tables {', '.join(sorted(tables)[:4])}"
+
+
 def corrupt_error(path: Path, root: Path | str, detail: str) -> MootError:
+    foreign = foreign_file(path)
+    if foreign is not None:
+        return MootError(
+            f"{path} is not a moot code index ({foreign})",
+            fix="pass --db the path of a new file (moot never deletes a file it did not write)",
+        )
     return MootError(
         f"the code index {path} is corrupt or not a moot code index ({detail})",
-        fix=f"rebuild it: moot index {root} --rebuild",
+        fix=f"rebuild it: {rebuild_command(path, root)}",
     )
 
 
@@ -153,7 +201,7 @@ def connect(path: Path, root: Path, *, create: bool) -> sqlite3.Connection:
         if version > SCHEMA_VERSION:
             raise MootError(
                 f"the code index {path} was written by a newer moot (schema {version})",
-                fix=f"upgrade moot, or rebuild it: moot index {root} --rebuild",
+                fix=f"upgrade moot, or rebuild it: {rebuild_command(path, root)}",
             )
         stored_root = conn.execute("SELECT value FROM meta WHERE key = 'root'").fetchone()
         if stored_root and stored_root[0] != str(root):
