@@ -191,7 +191,14 @@ class Database:
             raise MootError(f"{path} is a directory", fix="pass a file path such as kb.sqlite3 inside it")
         from moot import config
 
-        config.make_parent_folder(path, what="the knowledge base", setting="MOOT_HOME")
+        if path.parent == config.home() / "kb":  # a name: the home is the setting to change
+            config.make_parent_folder(path, what="the knowledge base", setting="MOOT_HOME")
+        else:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise MootError(f"cannot create the folder for the knowledge base at {path.parent}: {exc.strerror or exc}",
+                                fix="pass --kb a name, or a file path in a folder you can write") from None
         self.path = path
         self.lock = threading.RLock()
         self.writes = 0

@@ -107,7 +107,9 @@ def read_front_matter(text: str) -> FrontMatter:
     if match:
         try:
             loaded = yaml.safe_load(match.group(1))
-        except yaml.YAMLError:
+        except (yaml.YAMLError, ValueError, RecursionError):
+            # ValueError: a timestamp that is no date (``published: 2026-13-45``); RecursionError:
+            # nesting deeper than the parser's stack. Both are read as lines, like a YAML error.
             loaded = None
         meta = loaded if isinstance(loaded, dict) else _lines_as_meta(match.group(1))
         return FrontMatter(text[match.end():], {str(k).lower(): v for k, v in meta.items()}, "yaml", match.group(0))

@@ -51,12 +51,33 @@ def _segmenter() -> pysbd.Segmenter:
     return pysbd.Segmenter(language="en", clean=False)
 
 
+_WINDOW = 2000
+"""pysbd's time grows with the square of a paragraph's length (120,000 characters: 25 s; a text
+export with no blank lines is one paragraph), so a longer paragraph is segmented a window at a
+time: every sentence but the window's last is kept, and the next window starts where that last
+one starts, so each boundary is still pysbd's own."""
+
+
 def split_sentences(text: str) -> list[str]:
     """The sentences of one paragraph of prose, whitespace collapsed."""
     flat = " ".join(text.split())
     if not flat:
         return []
-    return [" ".join(s.split()) for s in _segmenter().segment(flat) if s.strip()]
+    sentences: list[str] = []
+    start = 0
+    while len(flat) - start > _WINDOW:
+        window = flat[start:start + _WINDOW]
+        pieces = [s for s in _segmenter().segment(window) if s.strip()]
+        cut = window.rfind(pieces[-1].strip()) if len(pieces) > 1 else -1
+        if cut <= 0:  # one "sentence" longer than the window: cut it at its last space
+            cut = window.rfind(" ") + 1 or len(window)
+            pieces = [window[:cut]]
+        else:
+            pieces = pieces[:-1]
+        sentences.extend(pieces)
+        start += cut
+    sentences.extend(_segmenter().segment(flat[start:]))
+    return [" ".join(s.split()) for s in sentences if s.strip()]
 
 
 def _blocks(text: str) -> list[tuple[str, list[str]]]:

@@ -9,6 +9,7 @@ exclude globs; every file is checked before any model work.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -20,6 +21,9 @@ from moot.text.sentences import split_units
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 """Files above this are refused: at ~30 tokens/s a 5 MB file would take days on the embedded model."""
+
+_WIDE_BOMS = ((b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
+"""Byte-order marks of the UTF-16 and UTF-32 encodings (UTF-32 first: its mark begins with UTF-16's)."""
 
 DEFAULT_INCLUDE = ("*.md", "*.markdown", "*.txt", "*.rst")
 """What ``moot learn FOLDER`` takes when no ``--include`` is given: text and Markdown files."""
@@ -37,6 +41,8 @@ class Document:
     title: str = ""
     provenance: tuple[str, ...] = ()
     """Who published or wrote it, as the front matter names them: provenance, not entities."""
+    sha256: str = ""
+    """The hash of the bytes this text was read from (not of the file now: it may have been saved since)."""
 
 
 def read_document(path: str | Path) -> Document:
@@ -52,6 +58,12 @@ def read_document(path: str | Path) -> Document:
         raise MootError(f"{path} is a directory", fix="learn the folder with `moot learn FOLDER` or pass the files inside it")
     # The one safe reader: a regular file only (never a FIFO or /dev/zero), capped, no credentials.
     raw = read_bytes(path, max_bytes=MAX_FILE_BYTES)
+    wide = next((name for bom, name in _WIDE_BOMS if raw.startswith(bom)), None)
+    if wide is not None and _decodes(raw, wide):  # Windows editors save "Unicode" text so: its NULs are not binary
+        raise MootError(
+            f"{path} is {wide.upper()} text, not UTF-8",
+            fix=f"convert it to UTF-8, e.g. iconv -f {wide} -t utf-8 {path.name} > {path.stem}.utf8{path.suffix}",
+        )
     if b"\x00" in raw[:8192]:
         raise MootError(f"{path} is a binary file, not text", fix="convert it to UTF-8 text (e.g. Markdown or .txt) first")
     try:
@@ -75,7 +87,15 @@ def read_document(path: str | Path) -> Document:
     if front.source and front.title:
         source = f"{front.source}: {front.title}"
     return Document(path=path, text=body, source=source, published=published, title=title,
-                    provenance=tuple(front.provenance_names()))
+                    provenance=tuple(front.provenance_names()), sha256=hashlib.sha256(raw).hexdigest())
+
+
+def _decodes(raw: bytes, encoding: str) -> bool:
+    try:
+        raw.decode(encoding)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def collect_files(
@@ -102,7 +122,7 @@ def collect_files(
                 continue
             if not any(fnmatch.fnmatch(candidate.name, glob) for glob in include):
                 continue
-            if any(fnmatch.fnmatch(relative.as_posix(), glob) or fnmatch.fnmatch(candidate.name, glob) for glob in exclude):
+            if any(_excluded(relative, glob) for glob in exclude):
                 continue
             found.setdefault(candidate, None)
             matched += 1
@@ -110,6 +130,20 @@ def collect_files(
             raise MootError(f"{path}: no files to learn in this folder (looked for {', '.join(include)})",
                             fix="pass --include 'GLOB' for other file names, or check --exclude")
     return list(found)
+
+
+def _excluded(relative: Path, glob: str) -> bool:
+    """Whether an ``--exclude`` glob covers a file (its path relative to the folder): a glob
+    matches the path or a folder above it (``drafts/*``, ``drafts``, ``drafts/``, ``./drafts``),
+    and a glob without a slash also matches a file or folder name at any depth (``*.bak``)."""
+    glob = glob.strip().removeprefix("./").rstrip("/")
+    if not glob:
+        return False
+    parts = relative.parts
+    paths = ["/".join(parts[:n]) for n in range(1, len(parts) + 1)]
+    if any(fnmatch.fnmatch(path, glob) for path in paths):
+        return True
+    return "/" not in glob and any(fnmatch.fnmatch(part, glob) for part in parts)
 
 
 __all__ = ["DEFAULT_INCLUDE", "MAX_FILE_BYTES", "Document", "collect_files", "read_document"]

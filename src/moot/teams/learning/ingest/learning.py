@@ -409,7 +409,8 @@ async def learn_file(
     """
     document = read_document(path)
     resolved = str(document.path.resolve())
-    digest = file_sha256(document.path)
+    # The hash of the bytes learned: a file saved again while it is learned is then seen as changed.
+    digest = document.sha256 or file_sha256(document.path)
     name = " ".join(source.split()) if source else _source_for(kb, document, resolved)
     record = kb.document(path=resolved)
     extraction = options.get("extraction", "select")
