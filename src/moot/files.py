@@ -309,6 +309,18 @@ def read_text(
     return data.decode("utf-8-sig", errors=errors)
 
 
+_WIDE_BOMS = ((b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
+"""Byte-order marks of the UTF-16 and UTF-32 encodings (UTF-32 first: its mark begins with UTF-16's)."""
+
+
+def wide_unicode(head: bytes) -> str | None:
+    """``"utf-16"`` or ``"utf-32"`` when a file's first bytes are that encoding's byte-order mark
+    (Windows editors and Excel save "Unicode" text so), else None. Such text is full of NUL bytes
+    without being binary, and a byte-level credential scan cannot see into it: loaders refuse it
+    with the conversion as the fix rather than calling it binary or reading it unscanned."""
+    return next((name for bom, name in _WIDE_BOMS if head.startswith(bom)), None)
+
+
 def text_lines(handle: BinaryIO) -> Iterator[str]:
     """The lines of a file opened by :func:`open_regular`, decoded as strict UTF-8 (a
     ``UnicodeDecodeError`` names a file that is not text)."""
@@ -355,5 +367,6 @@ __all__ = [
     "stream_contains_credentials",
     "text_lines",
     "too_large",
+    "wide_unicode",
     "within",
 ]

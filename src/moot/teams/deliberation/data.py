@@ -23,13 +23,14 @@ import io
 import json
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 from moot.errors import MootError
-from moot.files import UnsafeFileError, read_bytes, regular_files
+from moot.files import UnsafeFileError, read_bytes, regular_files, wide_unicode
 from moot.teams.deliberation.models import SkippedInput
 from moot.text.words import content_words
 
@@ -183,7 +184,8 @@ def load_folder(folder: str | Path, *, tz: Any = None) -> DataSet:
     root = given.resolve()
     data = DataSet(folder=given)
     tz = tz or _local_tz()
-    files = [(name, kind) for name, kind in regular_files(root) if Path(name).suffix.lower() in _SUFFIXES]
+    entries = list(regular_files(root))
+    files = [(name, kind) for name, kind in entries if Path(name).suffix.lower() in _SUFFIXES]
     for name, refused in files:
         suffix = Path(name).suffix.lower()
         if refused is not None:
@@ -194,40 +196,79 @@ def load_folder(folder: str | Path, *, tz: Any = None) -> DataSet:
         except UnsafeFileError as exc:
             data.skipped.append(SkippedInput(file=name, reason=exc.detail))
             continue
-        try:
-            if suffix == ".csv":
-                _load_csv(name, raw.decode("utf-8-sig"), data)
-            elif suffix == ".ics":
-                _load_ics(name, raw, data, tz)
-            elif suffix == ".jsonl":
-                _load_jsonl(name, raw.decode("utf-8-sig"), data, tz)
-            else:
-                text = raw.decode("utf-8-sig", errors="replace").strip()
-                if text:
-                    data.notes[name] = text
-        except UnicodeDecodeError:
-            data.skipped.append(SkippedInput(file=name, reason="not UTF-8 text"))
+        text = _text_of(raw)
+        if isinstance(text, _Refused):
+            data.skipped.append(SkippedInput(file=name, reason=text.reason))
             continue
+        if suffix == ".csv":
+            _load_csv(name, text, data)
+        elif suffix == ".ics":
+            _load_ics(name, text, data, tz)
+        elif suffix == ".jsonl":
+            _load_jsonl(name, text, data, tz)
+        elif text.strip():
+            data.notes[name] = text.strip()
         data.files.append(name)
     for values in data.metrics.values():
         values.sort()
     data.events.sort(key=lambda e: e.start)
     data.messages.sort(key=lambda m: m.time)
     if not (data.metrics or data.events or data.messages or data.notes):
-        what = "is empty" if not files else "holds no usable .csv, .ics, .jsonl or .md data"
+        what = "holds no usable .csv, .ics, .jsonl or .md data" if files else _no_exports(entries)
         detail = "" if not data.skipped else f" ({len(data.skipped)} thing(s) skipped: {data.skipped[0].file}: {data.skipped[0].reason})"
-        raise MootError(f"data folder {str(root)!r} {what}{detail}",
-                        fix="add exports: CSV with a date column, .ics calendars, .jsonl messages or .md notes")
+        fix = "add exports: CSV with a date column, .ics calendars, .jsonl messages or .md notes"
+        sub = next((name for name, kind in entries if kind == "folder"), None)
+        if not files and sub is not None:
+            fix = f"pass the folder that holds the exports (e.g. --data {given / sub}), or {fix}"
+        raise MootError(f"data folder {str(root)!r} {what}{detail}", fix=fix)
     return data
+
+
+@dataclass(frozen=True)
+class _Refused:
+    reason: str
+
+
+def _text_of(raw: bytes) -> str | _Refused:
+    """A data file's text: UTF-8 (a BOM dropped). A file in UTF-16 or UTF-32, a binary file or
+    text in another encoding is refused with the conversion that fixes it, never read as
+    replacement characters (a note of mojibake would go to the model as if it were the user's)."""
+    wide = wide_unicode(raw)
+    if wide is not None:
+        return _Refused(f"{wide.upper()} text, not UTF-8: convert it, e.g. iconv -f {wide} -t utf-8")
+    if b"\x00" in raw[:8192]:
+        return _Refused("a binary file, not a text export")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return _Refused("not UTF-8 text: convert it, e.g. iconv -f latin1 -t utf-8 (or save it as UTF-8)")
+
+
+def _no_exports(entries: list[tuple[str, Any]]) -> str:
+    """Why a folder gave no data files: empty, or what it holds instead (a folder of spreadsheets
+    or of sub-folders is not "empty", and saying so would send the user looking in the wrong place)."""
+    if not entries:
+        return "is empty"
+    shown = ", ".join(name + ("/" if kind == "folder" else "") for name, kind in entries[:3]) + (", …" if len(entries) > 3 else "")
+    inside = "; folders inside it are not read" if any(kind == "folder" for _, kind in entries) else ""
+    return f"has no .csv, .ics, .jsonl, .md or .txt files (it holds {shown}{inside})"
 
 
 def _local_tz() -> Any:
     return datetime.now().astimezone().tzinfo or timezone.utc
 
 
+_MISSING = frozenset({"", "na", "n/a", "nan", "null", "none", "-", "\u2013", "\u2014"})
+"""How exports write a value that was not measured (R ``NA``, pandas ``NaN``, JSON ``null``, a dash)."""
+
+_DECIMAL_COMMA = re.compile(r"[+-]?\d+,\d+")
+_DELIMITERS = (",", ";", "\t", "|")
+"""What separates a CSV export's columns: a comma, or, where the comma is the decimal mark, a semicolon; tabs and bars too."""
+
+
 def _number(text: str) -> float | None:
     text = text.strip()
-    if not text:
+    if text.lower() in _MISSING:
         return None
     value = float(text)
     if math.isnan(value) or math.isinf(value):
@@ -263,29 +304,71 @@ def _decimals(text: str) -> int:
     return len(text.split(".", 1)[1]) if "." in text and "e" not in text.lower() else 0
 
 
+def _delimiter(text: str) -> str:
+    """The column separator: of ``, ; tab |``, the one that cuts the first line into the most
+    fields (a comma on a tie), so a European export (``date;sleep;…`` with ``7,4``) is read by column."""
+    first = next(iter(text.splitlines()), "")
+    return max(_DELIMITERS, key=lambda d: len(next(csv.reader([first], delimiter=d), [])))
+
+
+def _csv_rows(file: str, text: str, delimiter: str, data: DataSet) -> Iterator[tuple[int, list[str]]]:
+    """``(line, cells)`` of each row; a row the csv module cannot read (a cell over its 128 KB
+    field limit) is skipped with its line, and the rows after it are still read."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            data.skipped.append(SkippedInput(file=file, line=reader.line_num, reason=f"not a readable CSV row ({exc})"))
+            continue
+        yield reader.line_num, row
+
+
 def _load_csv(file: str, text: str, data: DataSet) -> None:
     """The date column is the first whose values are ISO dates; a column whose values are mostly
-    numbers is a metric; other columns (time zones, free text) are left out and named once."""
-    rows = list(csv.reader(io.StringIO(text, newline="")))
+    numbers is a metric; other columns (time zones, free text) are left out and named once.
+    Columns are separated by commas, or by semicolons, tabs or bars (:func:`_delimiter`); where
+    they are not separated by commas, ``7,4`` is 7.4; ``NA``, ``NaN``, ``null`` or ``-`` is a value not measured."""
+    delimiter = _delimiter(text)
+    rows = [(n, r) for n, r in _csv_rows(file, text, delimiter, data) if any(c.strip() for c in r)]
+    if delimiter != ",":
+        rows = [(n, [c.replace(",", ".") if _DECIMAL_COMMA.fullmatch(c.strip()) else c for c in r]) for n, r in rows]
     if not rows:
         data.skipped.append(SkippedInput(file=file, reason="empty CSV"))
         return
-    header, body = rows[0], [(n, r) for n, r in enumerate(rows[1:], start=2) if r and any(c.strip() for c in r)]
+    (first, header), body = rows[0], rows[1:]
+    if not body and not _is_day(header[0]):
+        data.skipped.append(SkippedInput(file=file, line=first, reason="a header and no rows of values"))
+        return
     width = len(header)
     sample = [r for _, r in body if len(r) == width]
 
     def share(col: int, test: Any) -> float:
-        cells = [r[col] for r in sample if r[col].strip()]
+        cells = [r[col] for r in sample if r[col].strip().lower() not in _MISSING]
         return sum(1 for c in cells if test(c)) / len(cells) if cells else 0.0
 
     at = next((i for i in range(width) if share(i, _is_day) >= 0.5), None)
+    if at is None and _is_day(header[0]):
+        at = 0  # no header row: the first row's first cell is a date (caught just below)
     if at is None:
-        data.skipped.append(SkippedInput(file=file, line=1, reason="no column of dates (YYYY-MM-DD) to put the values on"))
+        data.skipped.append(SkippedInput(file=file, line=first, reason="no column of dates (YYYY-MM-DD) to put the values on"))
+        return
+    if _is_day(header[at]):
+        # the first row is a row of values: read as names it would lose that day and call the
+        # metrics "50" and "7.4", which no specialist asks for
+        data.skipped.append(SkippedInput(file=file, line=first, reason="the first row holds values, not column names: "
+                                         "add a header row naming the columns (e.g. date,sleep_hours,resting_hr)"))
         return
     numeric = [i for i in range(width) if i != at and share(i, _is_number) >= 0.5]
     left_out = [header[i].strip() for i in range(width) if i != at and i not in numeric and header[i].strip()]
+    if not numeric and not left_out:
+        data.skipped.append(SkippedInput(file=file, line=first, reason="no columns of values beside the dates "
+                                         "(separate the columns with commas or semicolons)"))
+        return
     if left_out:
-        data.skipped.append(SkippedInput(file=file, line=1, reason="not numbers, left out: " + ", ".join(left_out[:6])))
+        data.skipped.append(SkippedInput(file=file, line=first, reason="not numbers, left out: " + ", ".join(left_out[:6])))
     described = {i: describe_header(header[i]) for i in numeric}
     decimals: dict[int, int] = {i: 0 for i in numeric}
     for number, row in body:
@@ -328,28 +411,35 @@ def _as_datetime(value: Any, tz: Any) -> datetime:
     raise ValueError(f"not a date: {value!r}")
 
 
-def _load_ics(name: str, raw: bytes, data: DataSet, tz: Any) -> None:
+def _load_ics(name: str, text: str, data: DataSet, tz: Any) -> None:
     import icalendar
 
     try:
-        calendar = icalendar.Calendar.from_ical(raw)
+        calendar = icalendar.Calendar.from_ical(text)
     except Exception as exc:  # the library raises ValueError and friends; any means unparseable
         data.skipped.append(SkippedInput(file=name, reason=f"not a readable iCalendar file ({type(exc).__name__}: {str(exc)[:80]})"))
         return
     found = 0
     for component in calendar.walk("VEVENT"):
+        title = str(component.get("SUMMARY", "(no title)")).strip() or "(no title)"
+        field = "DTSTART"
         try:
+            if component.get("DTSTART") is None:
+                raise ValueError("no DTSTART")
             start = _as_datetime(component.decoded("DTSTART"), tz)
+            field = "DTEND"
             if component.get("DTEND") is not None:
                 end = _as_datetime(component.decoded("DTEND"), tz)
             elif component.get("DURATION") is not None:
+                field = "DURATION"
                 end = start + component.decoded("DURATION")
             else:
                 end = start + timedelta(hours=1)
         except Exception as exc:
-            data.skipped.append(SkippedInput(file=name, reason=f"an event without a usable start ({str(exc)[:60]})"))
+            what = "start" if field == "DTSTART" else "end"
+            data.skipped.append(SkippedInput(file=name, reason=f"event {title[:40]!r} has no usable {what} "
+                                                               f"({field}: {str(exc)[:60]})"))
             continue
-        title = str(component.get("SUMMARY", "(no title)")).strip() or "(no title)"
         data.events.append(CalendarEvent(title=title[:100], start=start, end=max(end, start), file=name))
         found += 1
     if not found and not any(s.file == name for s in data.skipped):
@@ -379,7 +469,9 @@ def _message_time(value: Any, tz: Any) -> datetime:
 
 
 def _load_jsonl(name: str, text: str, data: DataSet, tz: Any) -> None:
-    for number, line in enumerate(text.splitlines(), start=1):
+    # lines end at "\n" only: str.splitlines would also cut at U+2028 and the other separators
+    # that JSON allows unescaped inside a string (chat exports hold them), breaking that message in two
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:

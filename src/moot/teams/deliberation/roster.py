@@ -25,7 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from moot.errors import MootError
+from moot.files import read_bytes
 from moot.teams.deliberation.data import DataSet, check_kind
+
+MAX_ROSTER_BYTES = 1024 * 1024
+"""A roster is a few dozen lines; anything larger is not one."""
 
 
 @dataclass(frozen=True)
@@ -106,14 +110,20 @@ DEFAULT_ROSTER = Roster((
 def load_roster(path: str | Path) -> Roster:
     """Read a roster TOML file; one line naming the fix for anything wrong in it."""
     p = Path(path).expanduser()
+    if not p.exists():
+        raise MootError(f"roster file {str(p)!r} does not exist", fix="pass --roster FILE.toml (see docs/deliberation.md)")
+    if p.is_dir():
+        raise MootError(f"roster file {str(p)!r} is a folder", fix="pass --roster FILE.toml, the TOML file itself (see docs/deliberation.md)")
+    # the one safe reader: a regular file only (a folder or a FIFO is one line, not a traceback or a hang)
+    data = read_bytes(p, max_bytes=MAX_ROSTER_BYTES, what="roster file")
     try:
-        raw = tomllib.loads(p.read_text("utf-8"))
-    except FileNotFoundError:
-        raise MootError(f"roster file {str(p)!r} does not exist", fix="pass --roster FILE.toml (see docs/deliberation.md)") from None
+        raw = tomllib.loads(data.decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        raise MootError(f"roster file {p.name} is not UTF-8 text", fix="save it as UTF-8 (e.g. iconv -t utf-8)") from None
     except tomllib.TOMLDecodeError as exc:
         raise MootError(f"roster file {p.name} is not valid TOML ({exc})", fix="fix the TOML syntax at that line") from None
     items = raw.get("coordinator")
-    if not isinstance(items, list) or not items:
+    if not isinstance(items, list) or not items or not all(isinstance(c, dict) for c in items):
         raise MootError(f"roster file {p.name} has no [[coordinator]] tables", fix="add [[coordinator]] with domain and [[coordinator.specialist]] entries")
     coordinators: list[Coordinator] = []
     names: set[str] = set()
@@ -121,8 +131,14 @@ def load_roster(path: str | Path) -> Roster:
         domain = str(c.get("domain", "")).strip()
         if not domain:
             raise MootError(f"coordinator #{i} in {p.name} has no domain", fix='add domain = "health" (or another name)')
+        listed = c.get("specialist", []) or []
+        if not isinstance(listed, list) or not all(isinstance(s, dict) for s in listed):
+            raise MootError(f"the specialists of {domain!r} in {p.name} are not [[coordinator.specialist]] tables",
+                            fix='write each as [[coordinator.specialist]] with name = "…" and reads = [\"…\"] under its [[coordinator]]')
+        _check_words(c.get("keywords", []), f"coordinator {domain!r} in {p.name}")
         specialists = []
-        for s in c.get("specialist", []) or []:
+        for s in listed:
+            _check_words(s.get("keywords", []), f"specialist {str(s.get('name', '')).strip()!r} of {domain!r} in {p.name}")
             name = str(s.get("name", "")).strip()
             reads = s.get("reads")
             if not name or not isinstance(reads, list) or not reads:
@@ -147,6 +163,12 @@ def load_roster(path: str | Path) -> Roster:
             raise MootError(f"coordinator {domain!r} in {p.name} has no specialists", fix="add [[coordinator.specialist]] entries under it")
         coordinators.append(Coordinator(domain, tuple(specialists), tuple(str(k).lower() for k in c.get("keywords", []))))
     return Roster(tuple(coordinators))
+
+
+def _check_words(value: object, where: str) -> None:
+    """``keywords`` must be a list of words (a bare string would be read letter by letter)."""
+    if not isinstance(value, list) or not all(isinstance(w, str) for w in value):
+        raise MootError(f"{where}: keywords must be a list of words", fix='write keywords = ["sleep", "tired"]')
 
 
 @dataclass

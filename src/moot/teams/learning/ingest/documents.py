@@ -15,15 +15,12 @@ from datetime import date, datetime
 from pathlib import Path
 
 from moot.errors import MootError
-from moot.files import read_bytes
+from moot.files import read_bytes, wide_unicode
 from moot.text.frontmatter import FrontMatterError, read_front_matter
 from moot.text.sentences import split_units
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 """Files above this are refused: at ~30 tokens/s a 5 MB file would take days on the embedded model."""
-
-_WIDE_BOMS = ((b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
-"""Byte-order marks of the UTF-16 and UTF-32 encodings (UTF-32 first: its mark begins with UTF-16's)."""
 
 DEFAULT_INCLUDE = ("*.md", "*.markdown", "*.txt", "*.rst")
 """What ``moot learn FOLDER`` takes when no ``--include`` is given: text and Markdown files."""
@@ -58,7 +55,7 @@ def read_document(path: str | Path) -> Document:
         raise MootError(f"{path} is a directory", fix="learn the folder with `moot learn FOLDER` or pass the files inside it")
     # The one safe reader: a regular file only (never a FIFO or /dev/zero), capped, no credentials.
     raw = read_bytes(path, max_bytes=MAX_FILE_BYTES)
-    wide = next((name for bom, name in _WIDE_BOMS if raw.startswith(bom)), None)
+    wide = wide_unicode(raw)
     if wide is not None and _decodes(raw, wide):  # Windows editors save "Unicode" text so: its NULs are not binary
         raise MootError(
             f"{path} is {wide.upper()} text, not UTF-8",
