@@ -51,12 +51,12 @@ def graph_command(
     announce("graph", enabled=not as_json)  # before the team is imported and the sources read
     from moot.runtime import EventBus, RunStore
     from moot.teams.graph import GraphTeam, write_graph
-    from moot.teams.graph.export import FORMATS
+    from moot.teams.graph.export import check_out
 
     if not source and not kb:
         raise MootError("no sources given", fix="pass --source FILE (text or Markdown, repeatable) or --kb NAME")
-    if out is not None and out.suffix.lower() not in FORMATS:
-        raise MootError(f"cannot tell the graph format from {out.name!r}", fix="end --out with .json, .graphml or .mmd")
+    if out is not None:
+        check_out(out)  # a path the graph cannot be written to is one line now, not after the model calls
     if not 0.0 <= noise_budget <= 1.0:
         raise MootError(f"noise budget {noise_budget} is not a share", fix="use --noise-budget between 0 and 1, e.g. 0.25")
     if iterations is not None and iterations < 1:

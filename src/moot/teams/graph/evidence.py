@@ -24,7 +24,7 @@ from datetime import date, datetime
 from pathlib import Path
 
 from moot.errors import MootError
-from moot.files import credentials_error, open_regular, stream_contains_credentials, text_lines
+from moot.files import credentials_error, open_regular, stream_contains_credentials, text_lines, wide_unicode
 from moot.memory.search import build_match_query, query_terms
 from moot.text import read_front_matter, split_units
 from moot.text.frontmatter import FrontMatterError
@@ -215,7 +215,12 @@ class SourceIndex:
         if path.is_dir():
             raise MootError(f"source {path} is a folder", fix="pass the text or Markdown files inside it, e.g. --source DIR/*.md")
         with open_regular(path, root=root, max_bytes=MAX_SOURCE_BYTES, what="source") as fh:
-            if b"\x00" in fh.read(8192):
+            head = fh.read(8192)
+            wide = wide_unicode(head)
+            if wide is not None:
+                raise MootError(f"source {path} is {wide.upper()} text, not UTF-8",
+                                fix=f"convert it to UTF-8, e.g. iconv -f {wide} -t utf-8 {path.name} > {path.stem}.utf8{path.suffix}")
+            if b"\x00" in head:
                 raise MootError(f"source {path} is a binary file", fix="pass text or Markdown files (convert PDFs and documents to text first)")
             if stream_contains_credentials(fh):
                 raise credentials_error(f"source {path}")

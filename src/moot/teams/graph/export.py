@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -81,22 +83,58 @@ def to_mermaid(scaffold: Scaffold) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_graph(path: str | Path, scaffold: Scaffold, payload: dict[str, Any] | None = None) -> str:
-    """Write the graph in the format its extension names; returns the format. ``payload`` is the
-    JSON written for ``.json`` (the whole result); the scaffold alone when not given."""
-    path = Path(path)
+def _format_of(path: Path) -> str:
     fmt = FORMATS.get(path.suffix.lower())
     if fmt is None:
         raise MootError(f"cannot tell the graph format from {path.name!r}", fix="end --out with .json, .graphml or .mmd")
+    return fmt
+
+
+def _cannot_write(path: Path, exc: OSError) -> MootError:
+    return MootError(f"cannot write {path}: {exc.strerror or exc}", fix="choose a --out path in a folder you can write to")
+
+
+def check_out(path: str | Path) -> str:
+    """Before a run: the format of ``path``, and a one-line error now, not after the model calls,
+    when the graph could not be written there (a folder, a parent that cannot be made or written)."""
+    path = Path(path)
+    fmt = _format_of(path)
+    if path.is_dir():
+        raise MootError(f"cannot write {path}: it is a folder", fix="end --out with a file name, e.g. DIR/graph" + path.suffix)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise _cannot_write(path, exc) from None
+    return fmt
+
+
+def write_graph(path: str | Path, scaffold: Scaffold, payload: dict[str, Any] | None = None) -> str:
+    """Write the graph in the format its extension names; returns the format. ``payload`` is the
+    JSON written for ``.json`` (the whole result); the scaffold alone when not given. The file is
+    written beside its place and renamed over it, so a failed write (a full disk) leaves the
+    file that was there whole."""
+    path = Path(path)
+    fmt = _format_of(path)
     if fmt == "json":
         text = json.dumps(payload if payload is not None else scaffold.model_dump(mode="json"), ensure_ascii=False, indent=2) + "\n"
     elif fmt == "graphml":
         text = to_graphml(scaffold)
     else:
         text = to_mermaid(scaffold)
+    tmp: str | None = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+        tmp = None
     except OSError as exc:
-        raise MootError(f"cannot write {path}: {exc.strerror or exc}", fix="choose a --out path in a folder you can write to") from None
+        raise _cannot_write(path, exc) from None
+    finally:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
     return fmt
