@@ -203,9 +203,10 @@ def test_a_damaged_index_at_db_names_a_rebuild_of_that_file(small_repo: Path, tm
         assert conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone() == ("moot-code-index",)
 
 
-def test_research_help_shows_the_config_table_it_adds_mcp_servers_to(tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", [["research"], ["graph"], ["board", "worker"], ["mcp", "serve"]])
+def test_help_shows_the_config_table_its_mcp_servers_are_added_to(tmp_path: Path, command: list[str]) -> None:
     # rich read "[mcp.servers]" as markup and printed "added to  of moot.toml"
     env = {**os.environ, "MOOT_HOME": str(tmp_path / "home"), "COLUMNS": "250"}
-    done = subprocess.run([sys.executable, "-m", "moot", "research", "--help"], capture_output=True, text=True, env=env, timeout=120)
+    done = subprocess.run([sys.executable, "-m", "moot", *command, "--help"], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0
-    assert "added to [mcp.servers] of moot.toml" in " ".join(done.stdout.split())
+    assert "[mcp.servers]" in " ".join(done.stdout.split())

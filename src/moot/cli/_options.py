@@ -182,8 +182,11 @@ MCP_HELP = (
 
 
 def mcp_option(help: str = MCP_HELP) -> Any:
-    """The ``--mcp NAME=COMMAND|URL`` option of the commands whose agents use tools."""
-    return typer.Option(None, "--mcp", help=help)
+    """The ``--mcp NAME=COMMAND|URL`` option of the commands whose agents use tools. The help is
+    escaped for the help screen's markup, which would otherwise swallow ``[mcp.servers]``."""
+    from rich.markup import escape
+
+    return typer.Option(None, "--mcp", help=escape(help))
 
 
 def mcp_servers(values: list[str] | None) -> list[Any]:

@@ -19,6 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from moot.cli._options import mcp_option
 from moot.cli._output import print_json, stderr, stdout
 from moot.cli._progress import announce, log_line
 from moot.errors import MootError, UsageError
@@ -255,8 +256,8 @@ def worker(directory: Optional[Path] = typer.Argument(None, help=_DIR_HELP),
            model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="The model for model-driven agents; "
                                                      "ROLE=MODEL gives one role its own model (repeatable)."),
            worker_id: Optional[str] = typer.Option(None, "--worker-id", help="Name this worker (default: type-host-pid)."),
-           mcp: Optional[list[str]] = typer.Option(None, "--mcp", help="An MCP tool server for the agent's executor: NAME=COMMAND "
-                                                   "or NAME=URL (repeatable); added to [mcp.servers] of moot.toml."),
+           mcp: Optional[list[str]] = mcp_option(help="An MCP tool server for the agent's executor: NAME=COMMAND "
+                                                 "or NAME=URL (repeatable); added to [mcp.servers] of moot.toml."),
            as_json: bool = typer.Option(False, "--json", help="Print what the worker did as one JSON object.")) -> None:
     """Run one agent on the board: claim, work, heartbeat, complete. Ctrl-C stops gracefully.
 

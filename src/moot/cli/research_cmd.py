@@ -48,7 +48,7 @@ def research_command(
                                      "calls=N, tokens=N, usd=X, seconds=X, comma-separated."),
     sequential: bool = typer.Option(False, "--sequential", help="Run researchers one after another (for comparison)."),
     mcp: Optional[list[str]] = mcp_option(help="An MCP tool server for the researchers: NAME=COMMAND or NAME=URL (repeatable); "
-                                               "added to \\[mcp.servers] of moot.toml."),
+                                               "added to [mcp.servers] of moot.toml."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object: answer, evidence, verification, usage."),
     record_content: bool = typer.Option(
         False, "--record-content", help="Also record prompts and responses in the run store (shown on the run's web page)."
