@@ -118,16 +118,20 @@ def family_script(story: str, *, odds: bool = False) -> Any:
     return FunctionModel(reply)
 
 
-def test_the_graph_team_asks_the_family_plainly_and_python_names_the_relation(tmp_path: Any) -> None:
+def team_answer(case: Any, model: FunctionModel, tmp_path: Any) -> Any:
+    """The eval's graph team (two iterations) on one item, with ``model`` for every agent."""
     from moot.cli.eval_graph_family import FamilyTeam
     from moot.runtime import RunStore
 
-    right = 0
+    return asyncio.run(FamilyTeam(model, RunStore(tmp_path / "runs.db"), 2).answer(case))
+
+
+def test_the_graph_team_asks_the_family_plainly_and_python_names_the_relation(tmp_path: Any) -> None:
     cases = family_cases(6, seed=1)
+    right = 0
     for case in cases:
         model = family_script(case.story, odds=True)
-        got = asyncio.run(FamilyTeam(model, RunStore(tmp_path / "runs.db"), 2).answer(case))
-        right += is_correct(case, got.answer)
+        right += is_correct(case, team_answer(case, model, tmp_path).answer)
         asked = [str(r.messages[-1].content) for r in model.requests]
         assert all(r.settings.top_logprobs and r.output is None for r in model.requests)  # no listed choice at all
         assert not any("child a man" in q for q in asked)  # "child" is no name: not asked, not a person
@@ -137,14 +141,11 @@ def test_the_graph_team_asks_the_family_plainly_and_python_names_the_relation(tm
 
 
 def test_a_model_that_gives_no_odds_is_asked_the_listed_way_after_one_call(tmp_path: Any) -> None:
-    from moot.cli.eval_graph_family import FamilyTeam
-    from moot.runtime import RunStore
-
-    right = 0
     cases = family_cases(6, seed=1)
+    right = 0
     for case in cases:
         model = family_script(case.story, odds=False)
-        got = asyncio.run(FamilyTeam(model, RunStore(tmp_path / "runs.db"), 2).answer(case))
+        got = team_answer(case, model, tmp_path)
         right += is_correct(case, got.answer)
         assert sum(1 for r in model.requests if r.settings.top_logprobs) == 1
         assert got.usage.requests <= 11
@@ -152,9 +153,6 @@ def test_a_model_that_gives_no_odds_is_asked_the_listed_way_after_one_call(tmp_p
 
 
 def test_a_model_that_leans_no_on_every_relation_draws_no_link_and_names_no_relation(tmp_path: Any) -> None:
-    from moot.cli.eval_graph_family import FamilyTeam
-    from moot.runtime import RunStore
-
     case = family_cases(1, seed=1)[0]
     truth = drawn(case.story)
 
@@ -163,7 +161,7 @@ def test_a_model_that_leans_no_on_every_relation_draws_no_link_and_names_no_rela
         return answer if "a man or a woman" in str(request.messages[-1].content) else ModelResponse(text="no", top_logprobs=NO)
 
     model = FunctionModel(reply)
-    got = asyncio.run(FamilyTeam(model, RunStore(tmp_path / "runs.db"), 2).answer(case))
+    got = team_answer(case, model, tmp_path)
     assert got.answer is None and "0 couples, 0 parent links" in got.note
     assert any("married to each other" in str(r.messages[-1].content) for r in model.requests)
 
