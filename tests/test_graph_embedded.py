@@ -42,3 +42,21 @@ def test_embedded_model_grows_a_grounded_graph_from_dated_documents(tmp_path: Pa
     assert all(d["published"] for d in result.scaffold.documents)
     assert result.usage.requests <= 6 and len(result.iterations) == 1
     assert RunStore(tmp_path / "runs.db").get_run(result.run_id).status in ("completed", "stopped")
+
+
+@pytest.mark.embedded
+def test_embedded_model_asked_plainly_draws_the_people_of_a_family_and_a_parent_link(tmp_path: Path, local_model) -> None:  # type: ignore[no-untyped-def]
+    source = tmp_path / "family.md"
+    source.write_text("Mateo is married to Ingrid. They have a child called Tomas.\n", encoding="utf-8")
+    config = GraphConfig.preset("quick", vocabulary="family", quantify=False, challenge=False, hypotheses=False, max_calls=30)
+    team = GraphTeam([source], model=local_model, store=RunStore(tmp_path / "runs.db"), config=config)
+    try:
+        result = team.ask_sync("What is Tomas to Ingrid?")
+    finally:
+        team.close()
+    s = result.scaffold
+    assert {n.label: n.entity_type for n in s.entities()} == {"Mateo": "man", "Ingrid": "woman", "Tomas": "man"}
+    parents = {s.label_of(e.source) for e in s.edges.values() if e.type == "parent_of" and s.label_of(e.target) == "Tomas"}
+    assert parents and parents <= {"Mateo", "Ingrid"}  # "They have a child called Tomas": Tomas is nobody's parent here
+    assert not any(e.type == "parent_of" and s.label_of(e.source) == "Tomas" for e in s.edges.values())
+    assert (s.label_of(s.subject), s.label_of(s.object)) == ("Tomas", "Ingrid")
