@@ -83,6 +83,7 @@ def test_graph_text_output_writes_mermaid(tmp_path: Path) -> None:
     (("--source", "GOOD", "--out", "g.png"), ".json, .graphml or .mmd"),
     (("--source", "GOOD", "--noise-budget", "1.5"), "between 0 and 1"),
     (("--source", "GOOD", "--budget", "huge"), "unknown budget"),
+    (("--source", "GOOD", "--vocabulary", "kin"), "use --vocabulary default or family"),
 ])
 def test_bad_input_is_one_line_exit_2(tmp_path: Path, args: tuple[str, ...], words: str) -> None:
     (tmp_path / "b.bin").write_bytes(b"\x00\x01\x02")
@@ -93,3 +94,35 @@ def test_bad_input_is_one_line_exit_2(tmp_path: Path, args: tuple[str, ...], wor
     assert done.returncode == 2, done.stdout + done.stderr
     errors = [line for line in done.stderr.splitlines() if line.strip() and not STAMP.match(line)]  # progress lines are stamped
     assert words in done.stderr and len(errors) == 1 and "Traceback" not in done.stderr, done.stderr
+
+
+def test_graph_family_vocabulary_is_asked_plainly_through_a_server_that_sends_odds(tmp_path: Path) -> None:
+    """CLI, registry, OpenAI-compatible provider, first-token odds and the plain choices, end to end."""
+    (tmp_path / "family.md").write_text("Mateo is married to Ingrid. They have a child called Tomas.\n")
+    truth = {("married", "Mateo", "Ingrid"), ("married", "Ingrid", "Mateo"), ("child", "Tomas", "Mateo"), ("child", "Tomas", "Ingrid")}
+    sex = {"Mateo": "man", "Ingrid": "woman", "Tomas": "man"}
+    asked: list[str] = []
+
+    def odds(body: dict[str, Any]) -> dict[str, float]:
+        question = body["messages"][-1]["content"].splitlines()[-1]
+        asked.append(question)
+        if m := re.match(r"Is (\w+) a man or a woman\?", question):
+            return {sex[m[1]]: -0.1, "woman" if sex[m[1]] == "man" else "man": -2.5}
+        if m := re.match(r"Are (\w+) and (\w+) married to each other\?", question):
+            yes = ("married", m[1], m[2]) in truth
+        elif m := re.match(r"Is (\w+) a child of (\w+)\?", question):
+            yes = ("child", m[1], m[2]) in truth
+        else:
+            yes = False
+        return {"yes": -0.2, "no": -1.8} if yes else {"yes": -1.8, "no": -0.2}
+
+    with openai_compatible_server(lambda body: "x", odds=odds) as model:
+        done = moot("graph", "What is Tomas to Ingrid?", "--source", str(tmp_path / "family.md"), "--vocabulary", "family",
+                    "--budget", "calls=40", "--model", model, "--json", home=tmp_path / "home")
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(done.stdout)
+    names = {n["id"]: n["label"] for n in payload["nodes"]}
+    assert {n["label"]: n["entity_type"] for n in payload["nodes"]} == sex
+    edges = {(names[e["source"]], e["type"], names[e["target"]]) for e in payload["edges"]}
+    assert edges == {("Mateo", "married_to", "Ingrid"), ("Mateo", "parent_of", "Tomas"), ("Ingrid", "parent_of", "Tomas")}
+    assert sum("a man or a woman" in q for q in asked) == 3 and not any(q.startswith("Is child") for q in asked)

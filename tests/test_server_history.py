@@ -177,6 +177,8 @@ def test_a_graph_run_started_over_http_streams_team_events_and_records_the_graph
         outside = httpx.post(f"{srv.url}/api/graph/runs", json={"question": "q", "sources": ["/etc/passwd"]})
         assert outside.status_code == 403 and "--repo-root" in outside.json()["detail"]
         assert httpx.post(f"{srv.url}/api/graph/runs", json={"question": "q"}).status_code == 422
+        unknown = httpx.post(f"{srv.url}/api/graph/runs", json={"question": "q", "sources": [str(sources[0])], "vocabulary": "kin"})
+        assert unknown.status_code == 422 and "family" in unknown.text
 
 
 def test_a_deliberation_started_over_http_ends_with_its_debate(tmp_path: Path) -> None:

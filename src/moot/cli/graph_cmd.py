@@ -32,6 +32,8 @@ def graph_command(
     kb: Optional[str] = typer.Option(None, "--kb", help="Also read the sources of a knowledge base made by `moot learn`."),
     iterations: Optional[int] = typer.Option(None, "--iterations", help="Iteration limit (default from --budget)."),
     noise_budget: float = typer.Option(0.25, "--noise-budget", help="Share of the graph that must stay low-confidence."),
+    vocabulary: str = typer.Option("default", "--vocabulary", help="What the graph is drawn with: default (organisations, "
+                                   "places, substances; causes, supplies, …) or family (people; married, parent, sibling)."),
     budget: str = typer.Option("standard", "--budget", "-b", help="The run's limits: quick (2 iterations, 20 calls), standard (3, 36) "
                                "or deep (5, 64), and/or calls=N, tokens=N, seconds=X, comma-separated."),
     max_calls: Optional[int] = typer.Option(None, "--max-calls", help="The same as --budget calls=N."),
@@ -62,7 +64,7 @@ def graph_command(
     if iterations is not None and iterations < 1:
         raise MootError("the iteration limit must be at least 1", fix="use --iterations 1 or more")
     config = graph_config(chosen_budget, iterations=iterations, noise_budget=noise_budget,
-                          max_calls=max_calls, deadline_s=max_seconds)
+                          max_calls=max_calls, deadline_s=max_seconds, vocabulary=vocabulary)
     models = team_model_kwargs(GraphTeam, parse_models(model), command="graph")
     progress = RunProgress("graph", enabled=not as_json, view=_Board(limit=config.iterations), describe=_plain_event)
     team = GraphTeam(source or [], kb=kb, store=RunStore(), config=config, tools=tools, **models)

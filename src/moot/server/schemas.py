@@ -265,6 +265,8 @@ class GraphRequest(BaseModel):
                                description="Files on the server (under a --repo-root) to reason over.")
     kb: str | None = Field(None, max_length=300, description="A knowledge base to reason over instead of files.")
     iterations: int = Field(3, ge=1, le=10)
+    vocabulary: Literal["default", "family"] = Field(
+        "default", description="What the graph is drawn with: default (organisations, places, substances) or family (people).")
 
 
 class DeliberationRequest(BaseModel):

@@ -227,7 +227,8 @@ def add_team_routes(app: FastAPI, settings: Any, manager: Callable[[], RunManage
             from moot.teams.graph import GraphConfig, GraphTeam
 
             roots = {manager().root_of(s) for s in sources}
-            team = GraphTeam(sources, kb=kb, model=manager().model, store=store(), config=GraphConfig(iterations=body.iterations),
+            config = GraphConfig.preset("standard", iterations=body.iterations, vocabulary=body.vocabulary)
+            team = GraphTeam(sources, kb=kb, model=manager().model, store=store(), config=config,
                              source_root=roots.pop() if len(roots) == 1 else None)
             return await team.ask(body.question, bus=bus, run_id=run.id)
 
