@@ -52,3 +52,13 @@ def test_the_type_is_the_likeliest_of_the_vocabularys_own_answers() -> None:
 def test_a_name_is_a_label_whose_every_word_is_capitalised() -> None:
     assert is_name("Karen") and is_name("Ana Lima") and not is_name("child") and not is_name("the Lima family")
     assert not is_name("")
+
+
+def test_asked_plainly_the_focus_is_the_questions_names_in_its_order_those_the_sources_name_first() -> None:
+    from moot.teams.graph.plain import question_focus
+
+    named = {"jacob", "barbara", "lisa"}
+    assert question_focus("What relation is Jacob to Barbara? Answer with a single word.", FAMILY, named) == ("Jacob", "Barbara")
+    assert question_focus("How is Lisa related to Jacob?", FAMILY, named) == ("Lisa", "Jacob")
+    assert question_focus("Who is Ana?", FAMILY, set()) == ("Ana", "")
+    assert question_focus("what about the child?", FAMILY, named) is None

@@ -311,12 +311,7 @@ class Loop:
                 self.plain = False
                 todo = [c for c in todo if c.key not in self.entities.decided]
             else:
-                if self.focus is None:  # asked plainly: the question's phrases in its own order, subject first,
-                    # those the sources name before the rest ("Answer with one word" names nothing in them)
-                    names = [label for label, _ in mentions_in(self.question, [])
-                             if plain.is_name(label) or not self.vocabulary.names_only]
-                    names = [n for n in names if label_key(n) in self.candidates] or names
-                    self.focus = (names[0], names[-1] if len(names) > 1 else "") if names else None
+                self.focus = self.focus or plain.question_focus(self.question, self.vocabulary, set(self.candidates))
                 return
         batches = [todo[i:i + size] for i in range(0, len(todo), size)][: self.cfg.choice_calls_per_iteration]
         jobs = [self.rec.step(f"mapper-{it}-{k}", ag.mapper_agent(model, [c.label for c in batch], self.vocabulary, self.team.tools),

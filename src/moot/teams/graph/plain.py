@@ -24,9 +24,9 @@ from typing import Any
 from moot.runtime import Run
 from moot.teams.graph import agents as ag
 from moot.teams.graph.build import Entities, link_pair
-from moot.teams.graph.candidates import Candidate, Pair
+from moot.teams.graph.candidates import Candidate, Pair, mentions_in
 from moot.teams.graph.evidence import Sentence
-from moot.teams.graph.scaffold import Scaffold
+from moot.teams.graph.scaffold import Scaffold, label_key
 from moot.teams.graph.vocabulary import Vocabulary
 
 ANSWER_ODDS = 10
@@ -89,6 +89,15 @@ def pick_relation(answers: list[tuple[RelationQuestion, float]]) -> RelationQues
     """The question answered yes most clearly, if any is answered yes at all."""
     best = max(answers, key=lambda qm: qm[1], default=None)
     return best[0] if best is not None and best[1] > 0 else None
+
+
+def question_focus(question: str, vocabulary: Vocabulary, named: set[str]) -> tuple[str, str] | None:
+    """The question's subject and object, asked plainly: its own phrases in its own order, subject
+    first (names only, for a vocabulary of named individuals), those the sources name (``named``:
+    candidate keys) before the rest, so "Answer with one word." names nothing."""
+    phrases = [label for label, _ in mentions_in(question, []) if is_name(label) or not vocabulary.names_only]
+    phrases = [p for p in phrases if label_key(p) in named] or phrases
+    return (phrases[0], phrases[-1] if len(phrases) > 1 else "") if phrases else None
 
 
 class NoOdds(Exception):
@@ -156,4 +165,4 @@ async def link_plainly(rec: Run, model: Any, scaffold: Scaffold, entities: Entit
 
 
 __all__ = ["ANSWER_ODDS", "MISSING", "NoOdds", "RelationQuestion", "is_name", "kind_task", "link_plainly", "pick_kind",
-           "pick_relation", "relation_questions", "relation_task", "sort_plainly", "yes_margin"]
+           "pick_relation", "question_focus", "relation_questions", "relation_task", "sort_plainly", "yes_margin"]
