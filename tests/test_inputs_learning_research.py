@@ -110,6 +110,24 @@ def test_exclude_a_folder_by_its_name_leaves_out_everything_in_it(
         assert learned == ["keep.md"]  # the drafts folder, at any depth below it, is left out
 
 
+def test_a_link_that_leads_out_of_a_learned_folder_is_not_followed(cli: tuple[CliRunner, typer.Typer], tmp_path: Path) -> None:
+    runner, app = cli
+    notes, private = tmp_path / "notes", tmp_path / "private"
+    (notes / "sub").mkdir(parents=True)
+    private.mkdir()
+    (private / "diary.md").write_text("The harbour master owes 4,000 euros.\n")
+    (notes / "keep.md").write_text("The harbour has 12 boats.\n")
+    (notes / "sub" / "inside.md").symlink_to(notes / "keep.md")  # a link that stays in the folder is read
+    (notes / "diary.md").symlink_to(private / "diary.md")
+    (notes / "away").symlink_to(private, target_is_directory=True)
+    result = runner.invoke(app, ["learn", str(notes), "--kb", str(tmp_path / "kb.sqlite3"), "--json"])
+    assert result.exit_code == 0, result.output
+    learned = sorted(Path(f["path"]).name for f in json.loads(result.stdout.strip().splitlines()[-1])["files"])
+    assert learned == ["inside.md", "keep.md"]
+    direct = runner.invoke(app, ["learn", str(notes / "diary.md"), "--kb", str(tmp_path / "kb2.sqlite3"), "--json"])
+    assert direct.exit_code == 0, direct.output  # a file the user names is read as named
+
+
 def test_a_file_saved_again_while_it_is_learned_is_learned_again_next_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

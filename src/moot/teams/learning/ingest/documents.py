@@ -102,7 +102,9 @@ def collect_files(
 
     A folder takes the files whose name matches an ``include`` glob (default: text and Markdown)
     and skips those whose path relative to the folder matches an ``exclude`` glob; hidden files
-    and folders (``.git``) are skipped. A path given twice is learned once.
+    and folders (``.git``) are skipped, and so is a link that leads out of the folder
+    (``notes/x.md -> ~/private.md``): learning a folder sends only that folder's text to the model.
+    A path given twice is learned once.
     """
     include = list(include or DEFAULT_INCLUDE)
     exclude = list(exclude or [])
@@ -113,9 +115,12 @@ def collect_files(
             found.setdefault(path, None)
             continue
         matched = 0
+        root = path.resolve()
         for candidate in sorted(path.rglob("*")):
             relative = candidate.relative_to(path)
             if any(part.startswith(".") for part in relative.parts) or not candidate.is_file():
+                continue
+            if not candidate.resolve().is_relative_to(root):
                 continue
             if not any(fnmatch.fnmatch(candidate.name, glob) for glob in include):
                 continue
