@@ -150,6 +150,19 @@ def test_a_message_holding_a_line_separator_is_one_message(tmp_path: Path) -> No
     assert [m.sender for m in data.messages] == ["Dana", "Marco"] and data.messages[0].text == "first part second part"
 
 
+def test_message_times_in_milliseconds_since_1970_are_read_as_javascript_writes_them(tmp_path: Path) -> None:
+    from datetime import timezone
+
+    lines = [json.dumps({"ts": 1764403200000, "user": "Dana", "text": "in ms"}),
+             json.dumps({"ts": "1764406800000", "user": "Marco", "text": "in ms, a string"}),
+             json.dumps({"ts": 1764410400, "user": "Ana", "text": "in seconds"}),
+             json.dumps({"ts": "yesterday", "user": "Kim", "text": "no time"})]
+    data = load_folder(folder(tmp_path / "d", {"chat.jsonl": "\n".join(lines) + "\n"}), tz=timezone.utc)
+    assert [(m.sender, m.time.isoformat()) for m in data.messages] == [
+        ("Dana", "2025-11-29T08:00:00+00:00"), ("Marco", "2025-11-29T09:00:00+00:00"), ("Ana", "2025-11-29T10:00:00+00:00")]
+    assert [s.line for s in data.skipped] == [4] and "milliseconds since 1970" in data.skipped[0].reason
+
+
 def test_an_event_with_a_broken_end_says_which_event_and_that_the_end_is_broken(tmp_path: Path) -> None:
     ics = ("BEGIN:VCALENDAR\nVERSION:2.0\nBEGIN:VEVENT\nDTSTART:20261124T203000\nDTEND:2026112\nSUMMARY:Finish report\n"
            "END:VEVENT\nBEGIN:VEVENT\nDTSTART:20261125T090000\nSUMMARY:Report due\nEND:VEVENT\nEND:VCALENDAR\n")

@@ -9,7 +9,7 @@ Four kinds of file, by extension:
 - ``*.ics`` — iCalendar events, parsed with the ``icalendar`` package;
 - ``*.jsonl`` — message exports, one ``{"time", "source", "from", "text"}`` object per line (the time
   may be called ``timestamp``, ``datetime``, ``date``, ``sent_at``, ``created_at`` or ``ts``, and be
-  seconds since 1970; the text ``body``, ``message`` or ``content``; the sender ``sender``, ``author`` or ``user``);
+  seconds or milliseconds since 1970; the text ``body``, ``message`` or ``content``; the sender ``sender``, ``author`` or ``user``);
 - ``*.md`` / ``*.txt`` — notes.
 
 A bad row, line or file is skipped with its file and line named (:class:`SkippedInput`); the rest
@@ -456,13 +456,20 @@ def _first(item: dict[str, Any], names: tuple[str, ...]) -> tuple[str, Any] | No
     return next(((n, item[n]) for n in names if item.get(n) not in (None, "")), None)
 
 
+EPOCH_MS = 1e11
+"""A count since 1970 this large is milliseconds (JavaScript's ``Date.now()``): in seconds it would
+be the year 5138."""
+
+
 def _message_time(value: Any, tz: Any) -> datetime:
-    """An ISO 8601 string, or seconds since 1970 (a number, or a string of one, as chat exports write)."""
+    """An ISO 8601 string, or seconds or milliseconds since 1970 (a number, or a string of one, as
+    chat exports write)."""
     if isinstance(value, bool):
         raise ValueError("not a time")
-    if isinstance(value, (int, float)) or isinstance(value, str) and re.fullmatch(r"\d{9,11}(\.\d+)?", value.strip()):
+    if isinstance(value, (int, float)) or isinstance(value, str) and re.fullmatch(r"\d{9,14}(\.\d+)?", value.strip()):
+        seconds = float(value) / (1000 if float(value) >= EPOCH_MS else 1)
         # in the folder's time zone, or the machine's local time as the other naive times are read
-        return datetime.fromtimestamp(float(value), tz=tz) if tz is not None else datetime.fromtimestamp(float(value))
+        return datetime.fromtimestamp(seconds, tz=tz) if tz is not None else datetime.fromtimestamp(seconds)
     if isinstance(value, str):
         return _as_datetime(datetime.fromisoformat(value.strip().replace("Z", "+00:00")), tz)
     raise ValueError("not a time")
@@ -488,7 +495,8 @@ def _load_jsonl(name: str, text: str, data: DataSet, tz: Any) -> None:
         try:
             when = _message_time(stamp[1], tz)
         except (ValueError, OverflowError, OSError):
-            data.skipped.append(SkippedInput(file=name, line=number, reason=f"{stamp[0]} {str(stamp[1])[:40]!r} is not ISO 8601"))
+            data.skipped.append(SkippedInput(file=name, line=number, reason=f"{stamp[0]} {str(stamp[1])[:40]!r} is not ISO 8601 "
+                                                                                       "nor seconds or milliseconds since 1970"))
             continue
         sender = _first(item, SENDER_FIELDS)
         data.messages.append(Message(time=when, source=str(item.get("source", "")) or Path(name).stem,
