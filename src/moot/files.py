@@ -31,6 +31,7 @@ import io
 import os
 import re
 import stat
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO, Literal
@@ -321,6 +322,22 @@ def wide_unicode(head: bytes) -> str | None:
     return next((name for bom, name in _WIDE_BOMS if head.startswith(bom)), None)
 
 
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` through a temporary file beside it and a rename, so a
+    write that fails half-way (a full disk, a crash) leaves the file that was there whole; the
+    folder is made when missing. New files are private (mode 0600, as ``mkstemp`` makes them)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def text_lines(handle: BinaryIO) -> Iterator[str]:
     """The lines of a file opened by :func:`open_regular`, decoded as strict UTF-8 (a
     ``UnicodeDecodeError`` names a file that is not text)."""
@@ -369,4 +386,5 @@ __all__ = [
     "too_large",
     "wide_unicode",
     "within",
+    "write_text_atomic",
 ]

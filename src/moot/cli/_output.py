@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
+from moot.files import write_text_atomic
 from moot.models.base import Usage
 
 stdout = Console(highlight=False, soft_wrap=True)
@@ -81,15 +80,7 @@ def usage_line(usage: Usage, seconds: float | None = None) -> str:
 def write_json_file(path: Path, payload: Any) -> None:
     """Write ``payload`` as indented JSON to ``path`` atomically (a temporary file, then a rename),
     so an interrupted run never leaves half a results file behind."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps(payload, indent=2, ensure_ascii=False, default=str))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, json.dumps(payload, indent=2, ensure_ascii=False, default=str))
 
 
 def require_charts(command: str) -> None:

@@ -9,14 +9,13 @@ level is reused by both modes and every run).
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
 from moot.errors import MootError
+from moot.files import write_text_atomic
 
 RESULTS_VERSION = 1
 
@@ -107,15 +106,7 @@ class EvalResults(BaseModel):
     def save(self, path: str | Path) -> Path:
         """Write atomically (temp file + rename): a crash never leaves half a results file."""
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(self.model_dump_json(indent=1))
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_text_atomic(path, self.model_dump_json(indent=1))
         return path
 
     @classmethod

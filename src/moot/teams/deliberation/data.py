@@ -306,7 +306,8 @@ def _decimals(text: str) -> int:
 
 def _delimiter(text: str) -> str:
     """The column separator: of ``, ; tab |``, the one that cuts the first line into the most
-    fields (a comma on a tie), so a European export (``date;sleep;…`` with ``7,4``) is read by column."""
+    fields (a comma on a tie), so an export from a locale whose decimal mark is a comma
+    (``date;sleep;…`` with ``7,4``) is read by column."""
     first = next(iter(text.splitlines()), "")
     return max(_DELIMITERS, key=lambda d: len(next(csv.reader([first], delimiter=d), [])))
 

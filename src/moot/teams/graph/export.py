@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from moot.errors import MootError
+from moot.files import write_text_atomic
 from moot.teams.graph.scaffold import EntityNode, PlaceholderNode, Scaffold
 
 FORMATS = {".json": "json", ".graphml": "graphml", ".mmd": "mermaid"}
@@ -124,17 +125,8 @@ def write_graph(path: str | Path, scaffold: Scaffold, payload: dict[str, Any] | 
         text = to_graphml(scaffold)
     else:
         text = to_mermaid(scaffold)
-    tmp: str | None = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-        tmp = None
+        write_text_atomic(path, text)
     except OSError as exc:
         raise _cannot_write(path, exc) from None
-    finally:
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
     return fmt
