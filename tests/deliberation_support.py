@@ -8,7 +8,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from moot.models.base import ModelRequest
+from moot.models.base import ModelRequest, ModelResponse
 from moot.models.testing import FunctionModel
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,7 +75,9 @@ class Deliberators:
     vote on every position; ``bad``: schema names whose replies break the schema; ``unnamed``: the
     positions, in turn, of specialists whose name the request does not carry (over HTTP), one per
     specialist (known by the evidence ids its schema offers); ``physical``: a word of the option that
-    is a sport (default: none of them).
+    is a sport (default: none of them); ``odds``: the plain "is it a sport?" question is answered with
+    first-token odds that lean to yes for that option and to no for the others (else without odds,
+    as a provider that gives none).
     """
 
     def __init__(self, *, reading: list[tuple[str, ...]] | None = None,
@@ -83,20 +85,28 @@ class Deliberators:
                  validate: dict[str, int] | None = None, votes: dict[str, int] | None = None, bad: tuple[str, ...] = (),
                  window: str = "", polish: str = "", barrier: asyncio.Barrier | None = None,
                  slow: dict[str, float] | None = None, unnamed: list[tuple[str, str, str, int]] | None = None,
-                 physical: str = "") -> None:
+                 physical: str = "", odds: bool = False) -> None:
         self.reading = reading if reading is not None else READING
         self.positions = positions if positions is not None else POSITIONS
         self.compromise = compromise or {"compromise_type": "time_split", "side": "A", "option": "keep working"}
         self.validate, self.votes, self.bad = validate or {}, votes or {}, bad
         self.window, self.polish, self.barrier, self.slow = window, polish, barrier, slow or {}
         self.unnamed, self.answered = unnamed or [], 0
-        self.physical = physical
+        self.physical, self.odds = physical, odds
         self.unnamed_by: dict[frozenset[str], tuple[str, str, str, int]] = {}
         self.calls: list[tuple[str, str]] = []
         """(schema, agent) per request, in order."""
         self.requests: list[ModelRequest] = []
 
     async def __call__(self, request: ModelRequest) -> Any:
+        if request.agent == "physical_odds":  # asked plainly, one token: the odds say which option is a sport
+            self.calls.append(("plain", "physical_odds"))
+            self.requests.append(request)
+            question = request.messages[-1].content
+            sport = bool(self.physical) and self.physical in question
+            return ModelResponse(text="yes" if sport else "no",
+                                 top_logprobs=({"yes": -0.2, "no": -1.7} if sport else {"yes": -1.1, "no": -0.4})
+                                 if self.odds else None)
         assert request.output is not None, "every deliberation agent answers under a schema"
         kind, schema, agent = request.output.name, request.output.json_schema, request.agent or ""
         self.calls.append((kind, agent))

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from moot.errors import MootError
+from moot.models.base import ModelResponse
 from moot.runtime import RunStore
 from moot.teams.deliberation import DeliberationTeam
 from moot.teams.deliberation.data import load_folder
@@ -160,16 +161,19 @@ def test_a_choice_that_follows_the_listing_order_is_no_position(tmp_path: Path) 
     # calendar answers "the first 'do' listed", which is a different option when the list is reversed;
     # deep_content answers the same position whichever way the list runs
     script = Deliberators(reading=READ, positions={"calendar": ("do", "", "high", 90), "deep_content": ("do", "slides", "high", 70)},
-                          physical="hill")
+                          physical="hill", odds=True)
     data = folder(tmp_path, *USUAL)
     (data / "notes.md").write_text("# Week\n\n## 2026-11-24\n\nThe slides still need the budget table.\n")
     result = run(tmp_path, script, data, order_check=True)
-    # which option is a sport was asked, and which is not (listed the other way round), and the answers agreed
-    agents = [r.agent for r in script.requests]
-    assert agents.count("physical") == 1 and agents.count("not_physical") == 1
-    [sport] = [r for r in script.requests if r.agent == "physical"]
-    [other] = [r for r in script.requests if r.agent == "not_physical"]
-    assert other.output.json_schema["properties"]["answer"]["enum"][:2] == sport.output.json_schema["properties"]["answer"]["enum"][:2][::-1]
+    # which option is a sport was asked plainly, one question per option, and read from the odds
+    asked = [r.messages[-1].content for r in script.requests if r.agent == "physical_odds"]
+    assert asked == ['Is "do the hill repeats" a sport or physical exercise? Answer yes or no.',
+                     'Is "go over the quarterly review slides" a sport or physical exercise? Answer yes or no.']
+    assert not {"physical", "not_physical"} & {r.agent for r in script.requests}
+    assert [o.label for o in result.reading.options if o.kind == "physical activity"] == ["do the hill repeats"]  # type: ignore[attr-defined]
+    assert any(n.startswith("asked whether each option is a sport or physical exercise, the model leaned to yes by "
+                            "(log-odds) 'do the hill repeats' +1.50, 'go over the quarterly review slides' -0.70: 'do the hill repeats' "
+                            "is taken for the physical activity") for n in result.notes)  # type: ignore[attr-defined]
     one_way, other_way = [r.output.json_schema["properties"]["position"]["enum"]  # type: ignore[union-attr]
                           for r in script.requests if r.agent == "calendar"]
     assert other_way == one_way[::-1]
@@ -207,6 +211,8 @@ def test_an_option_named_both_as_the_sport_and_as_not_a_sport_is_none(tmp_path: 
 
     team = DeliberationTeam(folder(tmp_path, *LOW), model=FunctionModel(same_answer), mode="standard", order_check=True)
     result = team.deliberate_sync(REQUEST, now=NOW)
+    # a model that gives no odds is asked plainly once, then the listed way
+    assert [a for _, a in inner.calls].count("physical_odds") == 1
     assert ("no option is taken for a physical activity (asked which one is, the model answered 'go over the quarterly "
             "review slides'; asked which one is not, 'go over the quarterly review slides')") in result.notes
     assert not any(o.kind == "physical activity" for o in result.reading.options)
@@ -225,3 +231,31 @@ def test_when_no_specialist_takes_a_position_the_answer_says_there_is_no_decisio
     lines = result.answer.splitlines()  # type: ignore[attr-defined]
     assert lines[0].startswith("No decision: no specialist took a position the data supports")
     assert any("no position (it took «'do the hill repeats' as planned" in line for line in lines[1:])
+
+
+def test_the_sport_is_the_option_the_model_leans_to_most_clearly_and_a_close_call_is_none() -> None:
+    from moot.models import yes_margin
+    from moot.teams.deliberation.plain import CLEAR_LEAN, physical_by_odds
+
+    run_, slides = yes_margin({"yes": -0.6, "no": -0.8}), yes_margin({"yes": -0.9, "no": -0.5})
+    assert physical_by_odds({"long run": run_, "slides": slides}) == "long run"  # +0.2 against -0.4
+    assert physical_by_odds({"long run": -0.17, "go to bed early": -0.23}) is None  # 0.06 apart: too close to call
+    assert physical_by_odds({"a": 0.1, "b": 0.1 - CLEAR_LEAN}) == "a"
+    assert physical_by_odds({"keep working": 0.1}) is None and physical_by_odds({"swim": 0.4}) == "swim"  # alone: against even odds
+    assert physical_by_odds({}) is None
+
+
+def test_options_too_close_to_call_leave_no_physical_option_and_the_note_says_so(tmp_path: Path) -> None:
+    class Even(Deliberators):
+        async def __call__(self, request):  # type: ignore[no-untyped-def,override]
+            if request.agent == "physical_odds":  # both options lean to yes alike
+                self.calls.append(("plain", "physical_odds"))
+                return ModelResponse(text="yes", top_logprobs={"yes": -0.5, "no": -0.9})
+            return await super().__call__(request)
+
+    script = Even(reading=READ, positions={"calendar": ("do", "hill", "medium", 60)})
+    result = run(tmp_path, script, folder(tmp_path, *HIGH), order_check=True)
+    assert not any(o.kind == "physical activity" for o in result.reading.options)  # type: ignore[attr-defined]
+    assert any(n.endswith("too close to call, no option is taken for one") for n in result.notes)  # type: ignore[attr-defined]
+    # no physical option: readiness narrows nothing, so the recovery specialist was asked (listed both ways)
+    assert [a for _, a in script.calls].count("recovery") == 2

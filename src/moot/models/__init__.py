@@ -27,7 +27,9 @@ from moot.models.base import (
     Usage,
     UserMessage,
     WrapperModel,
+    UNLISTED_LOGPROB,
     messages_from,
+    yes_margin,
 )
 from moot.models.concurrency import ConcurrencyLimitedModel
 from moot.models.fallback import AllModelsFailedError, FallbackModel
@@ -36,6 +38,8 @@ from moot.models.registry import infer_model, list_configured
 from moot.models.retry import RetryModel, RetryPolicy
 
 __all__ = [
+    "UNLISTED_LOGPROB",
+    "yes_margin",
     "AllModelsFailedError",
     "AssistantMessage",
     "ConcurrencyLimitedModel",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Union
@@ -227,6 +227,17 @@ def merge_token_logprobs(tokens: Iterable[tuple[str, float | None]]) -> dict[str
         else:
             out[word] = logprob
     return out
+
+
+UNLISTED_LOGPROB = -30.0
+"""The log-probability given to an answer that a response's likeliest first tokens do not include."""
+
+
+def yes_margin(odds: Mapping[str, float]) -> float:
+    """How far a one-word answer leans to "yes" over "no", read from
+    :attr:`ModelResponse.top_logprobs`: a log-odds, above 0 when it leans to yes, 0 with no odds
+    either way."""
+    return odds.get("yes", UNLISTED_LOGPROB) - odds.get("no", UNLISTED_LOGPROB)
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,16 @@ def physical_agent(model: Any, choices: list[str], *, negated: bool = False) -> 
                     max_turns=2, settings=_settings(40))
 
 
+def physical_odds_agent(model: Any) -> SubAgent:
+    """Asked plainly whether one option is a sport: one generated token, read for its odds
+    (:mod:`moot.teams.deliberation.plain`)."""
+    from moot.teams.deliberation.plain import ANSWER_ODDS
+
+    return SubAgent("physical_odds", "says whether an option is a sport or physical exercise",
+                    load_prompt("physical", __package__), model=model, max_turns=1,
+                    settings=ModelSettings(max_tokens=1, temperature=0.0, top_logprobs=ANSWER_ODDS))
+
+
 # --------------------------------------------------------------------------- specialists
 
 
@@ -135,6 +145,6 @@ def voter_agent(model: Any, name: str, focus: str, insight_ids: list[str]) -> Su
 
 __all__ = [
     "ADJUSTMENTS", "NONE", "CompromiseVote", "PolishedSentence", "compromise_output", "ids", "moderator_agent",
-    "physical_agent", "physical_output",
+    "physical_agent", "physical_odds_agent", "physical_output",
     "polisher_agent", "position_output", "reader_agent", "specialist_agent", "validator_agent", "voter_agent",
 ]

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from moot.errors import MootError
-from moot.models.base import Model
+from moot.models.base import Model, yes_margin
 from moot.models.registry import RoleModels, model_for, resolve_models
 from moot.runtime import Budget, EventBus, Run, RunStore
 from moot.runtime.budget import LOCAL_DEADLINE_FACTOR, runs_locally
@@ -63,6 +63,7 @@ from moot.teams.deliberation.models import (
     RequestReading,
 )
 from moot.teams.deliberation.options import choices_for, reader_output, resolve
+from moot.teams.deliberation.plain import physical_by_odds, sport_question
 from moot.teams.deliberation.plan import (
     PHYSICAL,
     Claims,
@@ -355,20 +356,55 @@ class _Deliberation:
         return True
 
     async def _physical(self, running: list[Specialist]) -> None:
-        """Which option is a sport or physical exercise. With the order check, asked as two questions
-        that must agree: which one is, the options listed one way, and which one is not, listed the
-        other way; the answer stands only when the second names another option. Measured on 18
-        requests, the 0.5B model named a work task as the sport, the same whichever way the options
-        were listed, in 6 of them (and the sport in 1), and answered yes to "is this a sport?" for
-        everything; asked both questions it named the same option or none, so it names none here
-        and readiness narrows nothing. Asked only when a specialist has readiness evidence, which
-        speaks to that option."""
+        """Which option is a sport or physical exercise. Asked only when a specialist has readiness
+        evidence, which speaks to that option. With the order check (a model on this machine),
+        asked plainly first (:mod:`moot.teams.deliberation.plain`): one yes/no question per option,
+        read for its odds; a model that gives none is asked the listed way."""
         if not any(self.signals.get(s.name) for s in running):
             return
         labels = [o.label for o in self.options.values()]
-        questions = [(SPORT, labels)] + ([(NOT_SPORT, labels[::-1])] if self.team.order_check else [])
-        if self.calls_left() < len(questions) or len(set(labels)) < len(labels):
+        if len(set(labels)) < len(labels):
             return
+        leans = await self._physical_odds(labels) if self.team.order_check else None
+        sport = physical_by_odds(leans) if leans is not None else await self._physical_listed(labels)
+        if leans:
+            said = ", ".join(f"{label!r} {lean:+.2f}" for label, lean in leans.items())
+            self.notes.append(f"asked whether each option is a sport or physical exercise, the model leaned to yes by "
+                              f"(log-odds) {said}: " + (f"{sport!r} is taken for the physical activity" if sport
+                                                        else "too close to call, no option is taken for one"))
+        for o in self.options.values():
+            if o.label == sport:
+                o.kind = PHYSICAL
+
+    async def _physical_odds(self, labels: list[str]) -> dict[str, float] | None:
+        """Each option's yes-margin to "is it a sport?"; ``None`` when the model gives no odds (or the
+        first question failed), ``{}`` when the calls left cannot ask every option."""
+        if self.calls_left() < len(labels):
+            return {}
+        agent = ag.physical_odds_agent(self.team.model_for("reader"))
+
+        def ask(k: int, label: str) -> Any:
+            return self.rec.step(f"physical_odds.{k}", agent, sport_question(label))
+
+        # the first question alone: a model without odds costs one call, then is asked the listed way
+        first = await ask(1, labels[0])
+        if first is None or not first.ok or first.top_logprobs is None:
+            return None
+        outcomes = [first, *await asyncio.gather(*(ask(k, label) for k, label in enumerate(labels[1:], 2)))]
+        if any(o is None or not o.ok or o.top_logprobs is None for o in outcomes):
+            return {}
+        return {label: yes_margin(o.top_logprobs) for label, o in zip(labels, outcomes)}
+
+    async def _physical_listed(self, labels: list[str]) -> str | None:
+        """Which option is a sport, listed. With the order check, asked as two questions that must
+        agree: which one is, the options listed one way, and which one is not, listed the other way;
+        the answer stands only when the second names another option. Measured on 18 requests, the
+        0.5B model named a work task as the sport, the same whichever way the options were listed,
+        in 6 of them (and the sport in 1), and answered yes to "is this a sport?" for everything;
+        asked both questions it named the same option or none."""
+        questions = [(SPORT, labels)] + ([(NOT_SPORT, labels[::-1])] if self.team.order_check else [])
+        if self.calls_left() < len(questions):
+            return None
         outcomes = await asyncio.gather(*(
             self.rec.step("physical" if k == 0 else "not_physical",
                           ag.physical_agent(self.team.model_for("reader"), [*order, NEITHER], negated=k == 1),
@@ -380,9 +416,7 @@ class _Deliberation:
             self.notes.append(f"no option is taken for a physical activity (asked which one is, the model answered "
                               f"{sport!r}; asked which one is not, {picks[1] or 'nothing'!r})")
             sport = None
-        for o in self.options.values():
-            if o.label == sport:
-                o.kind = PHYSICAL
+        return sport
 
     # ------------------------------------------------------------------ 2-3. evidence and positions
 

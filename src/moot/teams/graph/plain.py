@@ -21,6 +21,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
+from moot.models import UNLISTED_LOGPROB, yes_margin
 from moot.runtime import Run
 from moot.teams.graph import agents as ag
 from moot.teams.graph.build import Entities, link_pair
@@ -32,8 +33,7 @@ from moot.teams.graph.vocabulary import Vocabulary
 ANSWER_ODDS = 10
 """How many likeliest first tokens a plain question asks the model for."""
 
-MISSING = -30.0
-"""The log-probability given to an answer the model's likeliest tokens do not include."""
+MISSING = UNLISTED_LOGPROB
 
 QUOTE_CHARS = 600
 
@@ -78,11 +78,6 @@ def relation_questions(vocabulary: Vocabulary, a: str, b: str) -> list[RelationQ
 
 def relation_task(text: str, question: RelationQuestion) -> str:
     return f'Text: "{text[:QUOTE_CHARS]}"\n{question.text} Answer yes or no.'
-
-
-def yes_margin(odds: dict[str, float]) -> float:
-    """How far the model leans to "yes" over "no" (log-odds; above 0: yes)."""
-    return odds.get("yes", MISSING) - odds.get("no", MISSING)
 
 
 def pick_relation(answers: list[tuple[RelationQuestion, float]]) -> RelationQuestion | None:

@@ -1,0 +1,46 @@
+"""Which option is a sport, asked plainly: one yes/no question per option, read for its odds.
+
+Listed ("which of these is a sport?"), the 0.5B model named a work task as the sport in 6 of 18
+requests whichever way they were listed, and named the same option, or none, when asked which one
+is *not* a sport, so the order check left no option physical and the readiness evidence narrowed
+nothing (docs/eval.md). Asked about each option alone ("Is "long run" a sport or physical exercise?
+Answer yes or no."), the model's first-token odds (:attr:`moot.models.ModelSettings.top_logprobs`)
+lean further to yes for the sport than for the other option on most requests, though by little on
+the 0.5B model: Python takes the option the model leans to call a sport most clearly, and only when
+it leans so by :data:`CLEAR_LEAN` more than for any other option (a lone option: more than even
+odds). A model that gives no odds costs one call and is asked the listed way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+SPORT_QUESTION = 'Is "{label}" a sport or physical exercise? Answer yes or no.'
+
+ANSWER_ODDS = 10
+"""How many likeliest first tokens a plain question asks the model for."""
+
+CLEAR_LEAN = 0.25
+"""How much further (in log-odds) the model must lean to yes for one option than for every other
+before that option is taken for the sport. Chosen on development data (the twelve scenarios of
+examples/blind-deliberation-2026-11-28 after they were read), where the 0.5B model's leans differed
+by 0.05-0.5 between options and by about 0.1 between two runs of one question: below it, two
+options are too close to call and none is taken."""
+
+
+def sport_question(label: str) -> str:
+    return SPORT_QUESTION.format(label=label)
+
+
+def physical_by_odds(leans: Mapping[str, float]) -> str | None:
+    """The option the model leans to call a sport by :data:`CLEAR_LEAN` more than any other
+    (``leans``: option label → yes-margin, :func:`moot.models.yes_margin`), or ``None``."""
+    if not leans:
+        return None
+    ranked = sorted(leans.items(), key=lambda kv: -kv[1])
+    label, lean = ranked[0]
+    runner_up = ranked[1][1] if len(ranked) > 1 else 0.0
+    return label if lean - runner_up >= CLEAR_LEAN else None
+
+
+__all__ = ["ANSWER_ODDS", "CLEAR_LEAN", "SPORT_QUESTION", "physical_by_odds", "sport_question"]
