@@ -167,8 +167,8 @@ def test_a_choice_that_follows_the_listing_order_is_no_position(tmp_path: Path) 
     result = run(tmp_path, script, data, order_check=True)
     # which option is a sport was asked plainly, one question per option, and read from the odds
     asked = [r.messages[-1].content for r in script.requests if r.agent == "physical_odds"]
-    assert asked == ['Is "do the hill repeats" a sport or physical exercise? Answer yes or no.',
-                     'Is "go over the quarterly review slides" a sport or physical exercise? Answer yes or no.']
+    assert asked == ['Does "do the hill repeats" mean doing a sport or physical exercise? Answer yes or no.',
+                     'Does "go over the quarterly review slides" mean doing a sport or physical exercise? Answer yes or no.']
     assert not {"physical", "not_physical"} & {r.agent for r in script.requests}
     assert [o.label for o in result.reading.options if o.kind == "physical activity"] == ["do the hill repeats"]  # type: ignore[attr-defined]
     assert any(n.startswith("asked whether each option is a sport or physical exercise, the model leaned to yes by "

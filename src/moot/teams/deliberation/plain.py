@@ -3,10 +3,10 @@
 Listed ("which of these is a sport?"), the 0.5B model named a work task as the sport in 6 of 18
 requests whichever way they were listed, and named the same option, or none, when asked which one
 is *not* a sport, so the order check left no option physical and the readiness evidence narrowed
-nothing (docs/eval.md). Asked about each option alone ("Is "long run" a sport or physical exercise?
-Answer yes or no."), the model's first-token odds (:attr:`moot.models.ModelSettings.top_logprobs`)
-lean further to yes for the sport than for the other option on most requests, though by little on
-the 0.5B model: Python takes the option the model leans to call a sport most clearly, and only when
+nothing (docs/eval.md). Asked about each option alone ("Does "go on the long ride" mean doing a
+sport or physical exercise? Answer yes or no."), the model's first-token odds
+(:attr:`moot.models.ModelSettings.top_logprobs`) lean further to yes for the sport than for the
+other option on most requests, though by little on the 0.5B model: Python takes the option the model leans to call a sport most clearly, and only when
 it leans so by :data:`CLEAR_LEAN` more than for any other option (a lone option: more than even
 odds). A model that gives no odds costs one call and is asked the listed way.
 """
@@ -15,7 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-SPORT_QUESTION = 'Is "{label}" a sport or physical exercise? Answer yes or no.'
+SPORT_QUESTION = 'Does "{label}" mean doing a sport or physical exercise? Answer yes or no.'
+"""Worded after four wordings were tried on the twelve development requests' options as the reader
+writes them ("go to my strength class", "finish the grant application"): this one leaned further
+to yes for the sport in all 11 pairs that hold one, by at least :data:`CLEAR_LEAN` in 7; "Is "…" a
+sport …?" did so by that much in 3. All four took "get an early night" for more of a sport than a
+study session."""
 
 ANSWER_ODDS = 10
 """How many likeliest first tokens a plain question asks the model for."""
