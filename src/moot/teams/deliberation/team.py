@@ -85,6 +85,7 @@ SPORT = "Which of these is a sport or physical exercise?"
 NOT_SPORT = "Which of these is not a sport or physical exercise (work, study, a chore, rest or a social event)?"
 EV_COORDINATOR = "deliberation.coordinator"
 EV_OPTIONS = "deliberation.options"
+EV_PHYSICAL = "deliberation.physical"
 EV_INSIGHTS = "deliberation.insights"
 EV_CONFLICT = "deliberation.conflict_detected"
 EV_ROUND = "deliberation.debate_round"
@@ -368,10 +369,12 @@ class _Deliberation:
         leans = await self._physical_odds(labels) if self.team.order_check else None
         sport = physical_by_odds(leans) if leans is not None else await self._physical_listed(labels)
         if leans:
-            said = ", ".join(f"{label!r} {lean:+.2f}" for label, lean in leans.items())
-            self.notes.append(f"asked whether each option is a sport or physical exercise, the model leaned to yes by "
-                              f"(log-odds) {said}: " + (f"{sport!r} is taken for the physical activity" if sport
-                                                        else "too close to call, no option is taken for one"))
+            # the leans are the run's record (an event), not the answer's: a number there is a number of the data
+            self.emit(EV_PHYSICAL, leans={label: round(lean, 3) for label, lean in leans.items()}, physical=sport)
+            self.notes.append("asked of each option whether it means doing a sport or physical exercise: " +
+                              (f"the model leaned to yes for {sport!r} clearly more than for the others, so it is taken "
+                               "for the physical activity" if sport else
+                               "the model's answers were too close to call, so no option is taken for one"))
         for o in self.options.values():
             if o.label == sport:
                 o.kind = PHYSICAL
