@@ -109,3 +109,16 @@ def test_a_bad_suite_is_one_line_naming_the_fix(tmp_path: Path, change: dict[str
     with pytest.raises(MootError) as err:
         load_suite(write_suite(tmp_path / "suite", **change))
     assert says in err.value.one_line() and "option_a" in err.value.one_line()
+
+
+def test_a_csv_whose_first_column_is_a_metric_is_read_for_grounding(tmp_path: Path) -> None:
+    from moot.eval.deliberation_scenarios import load_suite
+
+    root = write_suite(tmp_path / "suite")
+    # steps first, the date second: the steps and their 7-day means are numbers of the data
+    (root / "s01" / "activity.csv").write_text("steps,date\n" + "".join(f"{v},2027-01-{d:02d}\n" for d, v in
+                                                                       zip(range(4, 12), (7988, 7971, 8120, 8300, 8410, 8260, 8764, 9000))))
+    [sc] = load_suite(root)
+    allowed = allowed_numbers(sc)
+    assert ungrounded("steps 9000 today against a weekly average of 8259", allowed) == []
+    assert ungrounded("steps 9100 today", allowed) == ["9100 today"]

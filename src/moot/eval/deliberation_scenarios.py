@@ -181,13 +181,14 @@ def load_suite(root: Path) -> list[Scenario]:
 
 
 def _columns(folder: Path) -> list[list[float]]:
-    """The numeric columns of every CSV in the folder (a cell that is not a number ends its column's use)."""
+    """The numeric columns of every CSV in the folder, wherever the date column is (a column with a
+    cell that is not a number is left out)."""
     import csv
 
     out = []
     for f in sorted(folder.glob("*.csv")):
         rows = list(csv.reader(f.read_text("utf-8").splitlines()))[1:]
-        for col in range(1, max((len(r) for r in rows), default=0)):
+        for col in range(max((len(r) for r in rows), default=0)):
             try:
                 out.append([float(r[col]) for r in rows if len(r) > col and r[col].strip()])
             except ValueError:
