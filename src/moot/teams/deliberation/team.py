@@ -374,7 +374,8 @@ class _Deliberation:
             self.notes.append("asked of each option whether it means doing a sport or physical exercise: " +
                               (f"the model leaned to yes for {sport!r} clearly more than for the others, so it is taken "
                                "for the physical activity" if sport else
-                               "the model's answers were too close to call, so no option is taken for one"))
+                               "the model's answers were too close to call, so no option is taken for one" if len(leans) > 1
+                               else "the model did not lean to yes clearly, so it is not taken for one"))
         for o in self.options.values():
             if o.label == sport:
                 o.kind = PHYSICAL
