@@ -10,6 +10,7 @@ Pick a model by one string (see :func:`infer_model`)::
 from __future__ import annotations
 
 from moot.models.base import (
+    UNLISTED_LOGPROB,
     AssistantMessage,
     Message,
     Model,
@@ -27,7 +28,6 @@ from moot.models.base import (
     Usage,
     UserMessage,
     WrapperModel,
-    UNLISTED_LOGPROB,
     messages_from,
     yes_margin,
 )

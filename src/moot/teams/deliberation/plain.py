@@ -6,10 +6,11 @@ is *not* a sport, so the order check left no option physical and the readiness e
 nothing (docs/eval.md). Asked about each option alone ("Does "go on the long ride" mean doing a
 sport or physical exercise? Answer yes or no."), the model's first-token odds
 (:attr:`moot.models.ModelSettings.top_logprobs`) lean further to yes for the sport than for the
-other option on most requests, though by little on the 0.5B model: Python takes the option the model leans to call a sport most clearly, and only when
-it leans so by :data:`CLEAR_LEAN` more than for any other option (a lone option: more than even
-odds). A model that gives no odds costs one call and is asked the listed way.
-"""
+other option on most requests, though by little on the 0.5B model: Python takes the option the
+model leans to call a sport most clearly, and only when it leans so by :data:`CLEAR_LEAN` more
+than for any other option (a lone option: more than even odds). A model that gives no odds costs
+one call and is asked the listed way. Measured on the blind set (b) of 2026-11-28: the team 9/15
+against one call's 6/15 (docs/eval.md)."""
 
 from __future__ import annotations
 
