@@ -10,6 +10,7 @@ Pick a model by one string (see :func:`infer_model`)::
 from __future__ import annotations
 
 from moot.models.base import (
+    ANSWER_ODDS,
     UNLISTED_LOGPROB,
     AssistantMessage,
     Message,
@@ -29,6 +30,7 @@ from moot.models.base import (
     UserMessage,
     WrapperModel,
     messages_from,
+    odds_settings,
     yes_margin,
 )
 from moot.models.concurrency import ConcurrencyLimitedModel
@@ -38,7 +40,9 @@ from moot.models.registry import infer_model, list_configured
 from moot.models.retry import RetryModel, RetryPolicy
 
 __all__ = [
+    "ANSWER_ODDS",
     "UNLISTED_LOGPROB",
+    "odds_settings",
     "yes_margin",
     "AllModelsFailedError",
     "AssistantMessage",

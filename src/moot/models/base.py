@@ -232,6 +232,15 @@ def merge_token_logprobs(tokens: Iterable[tuple[str, float | None]]) -> dict[str
 UNLISTED_LOGPROB = -30.0
 """The log-probability given to an answer that a response's likeliest first tokens do not include."""
 
+ANSWER_ODDS = 10
+"""How many likeliest first tokens a one-word question asks the model for."""
+
+
+def odds_settings() -> ModelSettings:
+    """Settings for a one-word answer read for its odds: one greedy token and its
+    :data:`ANSWER_ODDS` likeliest alternatives (:attr:`ModelResponse.top_logprobs`)."""
+    return ModelSettings(max_tokens=1, temperature=0.0, top_logprobs=ANSWER_ODDS)
+
 
 def yes_margin(odds: Mapping[str, float]) -> float:
     """How far a one-word answer leans to "yes" over "no", read from

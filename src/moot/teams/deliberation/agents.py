@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
-from moot.models.base import ModelSettings
+from moot.models.base import ModelSettings, odds_settings
 from moot.runtime import SubAgent, load_prompt
 
 ADJUSTMENTS = ("shorten", "move", "skip", "none")
@@ -57,11 +57,9 @@ def physical_agent(model: Any, choices: list[str], *, negated: bool = False) -> 
 def physical_odds_agent(model: Any) -> SubAgent:
     """Asked plainly whether one option is a sport: one generated token, read for its odds
     (:mod:`moot.teams.deliberation.plain`)."""
-    from moot.teams.deliberation.plain import ANSWER_ODDS
-
     return SubAgent("physical_odds", "says whether an option is a sport or physical exercise",
                     load_prompt("physical", __package__), model=model, max_turns=1,
-                    settings=ModelSettings(max_tokens=1, temperature=0.0, top_logprobs=ANSWER_ODDS))
+                    settings=odds_settings())
 
 
 # --------------------------------------------------------------------------- specialists

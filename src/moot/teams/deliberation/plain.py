@@ -6,7 +6,7 @@ is *not* a sport, so the order check left no option physical and the readiness e
 nothing (docs/eval.md). Asked about each option alone ("Does "go on the long ride" mean doing a
 sport or physical exercise? Answer yes or no."), the model's first-token odds
 (:attr:`moot.models.ModelSettings.top_logprobs`) lean further to yes for the sport than for the
-other option on most requests, though by little on the 0.5B model: Python takes the option the
+other option on most requests, though by little on the 0.5B model: the team takes the option the
 model leans to call a sport most clearly, and only when it leans so by :data:`CLEAR_LEAN` more
 than for any other option (a lone option: more than even odds). A model that gives no odds costs
 one call and is asked the listed way. Measured on the blind set (b) of 2026-11-28: the team 9/15
@@ -22,9 +22,6 @@ writes them ("go to my strength class", "finish the grant application"): this on
 to yes for the sport in all 11 pairs that hold one, by at least :data:`CLEAR_LEAN` in 7; "Is "…" a
 sport …?" did so by that much in 3. All four took "get an early night" for more of a sport than a
 study session."""
-
-ANSWER_ODDS = 10
-"""How many likeliest first tokens a plain question asks the model for."""
 
 CLEAR_LEAN = 0.1
 """How much further (in log-odds) the model must lean to yes for one option than for every other
@@ -49,4 +46,4 @@ def physical_by_odds(leans: Mapping[str, float]) -> str | None:
     return label if lean - runner_up >= CLEAR_LEAN else None
 
 
-__all__ = ["ANSWER_ODDS", "CLEAR_LEAN", "SPORT_QUESTION", "physical_by_odds", "sport_question"]
+__all__ = ["CLEAR_LEAN", "SPORT_QUESTION", "physical_by_odds", "sport_question"]

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
-from moot.models.base import ModelSettings
+from moot.models.base import ModelSettings, odds_settings
 from moot.runtime import SubAgent, load_prompt
 from moot.teams.graph.vocabulary import Vocabulary, item_answers, mapper_options
 
@@ -106,10 +106,8 @@ def links_agent(model: Any, options: list[list[str]], vocabulary: Vocabulary) ->
 def plain_agent(model: Any, role: str) -> SubAgent:
     """The mapper asked one plain question: one generated token, read for its odds
     (:mod:`moot.teams.graph.plain`)."""
-    from moot.teams.graph.plain import ANSWER_ODDS
-
     return SubAgent("mapper", role, load_prompt("plain", __package__), model=model, max_turns=1,
-                    settings=ModelSettings(max_tokens=1, temperature=0.0, top_logprobs=ANSWER_ODDS))
+                    settings=odds_settings())
 
 
 # --------------------------------------------------------------------------- quantifier

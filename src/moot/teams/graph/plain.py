@@ -30,11 +30,6 @@ from moot.teams.graph.evidence import Sentence
 from moot.teams.graph.scaffold import Scaffold, label_key
 from moot.teams.graph.vocabulary import Vocabulary
 
-ANSWER_ODDS = 10
-"""How many likeliest first tokens a plain question asks the model for."""
-
-MISSING = UNLISTED_LOGPROB
-
 QUOTE_CHARS = 600
 
 
@@ -51,9 +46,9 @@ def kind_task(vocabulary: Vocabulary, label: str, quotes: list[str]) -> str:
 
 def pick_kind(vocabulary: Vocabulary, odds: dict[str, float]) -> str | None:
     """The type whose name (its first word) the model finds likeliest; None when it gives none of them."""
-    scored = {kind: odds.get(kind.split()[0].lower(), MISSING) for kind in vocabulary.kinds}
+    scored = {kind: odds.get(kind.split()[0].lower(), UNLISTED_LOGPROB) for kind in vocabulary.kinds}
     best = max(scored, key=lambda k: scored[k], default=None)
-    return best if best is not None and scored[best] > MISSING else None
+    return best if best is not None and scored[best] > UNLISTED_LOGPROB else None
 
 
 @dataclass(frozen=True)
@@ -159,5 +154,5 @@ async def link_plainly(rec: Run, model: Any, scaffold: Scaffold, entities: Entit
     return added, judged
 
 
-__all__ = ["ANSWER_ODDS", "MISSING", "NoOdds", "RelationQuestion", "is_name", "kind_task", "link_plainly", "pick_kind",
+__all__ = ["NoOdds", "RelationQuestion", "is_name", "kind_task", "link_plainly", "pick_kind",
            "pick_relation", "question_focus", "relation_questions", "relation_task", "sort_plainly", "yes_margin"]
