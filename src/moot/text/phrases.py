@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from moot.text.dates import find_dates
@@ -199,4 +200,106 @@ def alternatives(text: str) -> list[Phrase]:
     return out
 
 
-__all__ = ["Phrase", "PhraseKind", "alternatives", "noun_phrases", "tag"]
+def _alternations() -> tuple[tuple[str, ...], ...]:
+    lines = (Path(__file__).with_name("data") / "alternation.txt").read_text(encoding="utf-8").splitlines()
+    return tuple(tuple(line.lower().split()) for line in lines if line.strip() and not line.startswith("#"))
+
+
+_ALTERNATIONS = _alternations()
+_JOINING = frozenset({"and", "&", "n", "plus"})
+"""Coordinators that join the words of one choice ("stay in and rest"), not two choices."""
+_OPENING_CHOICE = frozenset({"either", "whether"})
+_AUXILIARIES = frozenset({"is", "are", "was", "were", "am", "do", "does", "did", "have", "has"})
+"""The auxiliaries a question's inverted frame opens with ("is it better to", "do I")."""
+"""The correlatives that open the first of two choices ("either A or B")."""
+
+
+def _marker_at(tokens: tuple[tuple[str, str, str, int, int], ...], k: int) -> int:
+    """How many tokens from ``k`` on spell an alternation ("or", "instead of"); 0 when none does.
+    A full stop the tagger split off "vs." belongs to the marker."""
+    for marker in _ALTERNATIONS:
+        n = len(marker)
+        if tuple(t[0].lower() for t in tokens[k:k + n]) == marker:
+            return n + (1 if k + n < len(tokens) and tokens[k + n][0] == "." and tokens[k + n][3] == tokens[k + n - 1][4] else 0)
+    return 0
+
+
+def _is_break(tokens: tuple[tuple[str, str, str, int, int], ...], k: int) -> bool:
+    """Whether the ``k``-th token ends the run of one choice: punctuation (a full stop inside the
+    sentence closes an abbreviation, "Co.", and does not), a modal verb, or a coordinator that does
+    not join the words of one choice ("but", "so", "or")."""
+    word, pos = tokens[k][0], tokens[k][1]
+    if word == "." and k + 1 < len(tokens):
+        return False
+    if word.lower() in _JOINING:
+        return False
+    if not any(ch.isalnum() or ch in "'’" for ch in word):
+        return True
+    return pos == "MD" or (pos == "CC" and word.lower() not in _JOINING) or _marker_at(tokens, k) > 0
+
+
+def _choice(sentence: str, tokens: list[tuple[str, str, str, int, int]], offset: int) -> Phrase | None:
+    while tokens and (tokens[0][1] in _CLAUSE_LEADING or tokens[0][1] in ("MD", "CC") or tokens[0][0].lower() in _OPENING_CHOICE):
+        tokens = tokens[1:]
+    if len(tokens) > 2 and tokens[0][0].lower() in _AUXILIARIES and tokens[1][1] == "PRP":
+        # a question's inverted frame ("is it better to X", "do I X"): the choice is what follows
+        to = next((i for i, t in enumerate(tokens) if t[1] == "TO"), None)
+        tokens = tokens[to + 1:] if to is not None and to + 1 < len(tokens) and tokens[to + 1][1].startswith("VB") else tokens[2:]
+    while tokens and not any(ch.isalnum() for ch in tokens[-1][0]):
+        tokens = tokens[:-1]
+    if not tokens or not any(ch.isalpha() for t in tokens for ch in t[0]):
+        return None
+    start, end = tokens[0][3], tokens[-1][4]
+    return Phrase(sentence[start:end], offset + start, offset + end, tokens[-1][0], "alternative")
+
+
+def choice_sets(text: str) -> list[tuple[Phrase, ...]]:
+    """The choices a text sets against each other, one tuple per run of alternations in a sentence
+    ("should I go to the pool or stay in and rest?" → ("go to the pool", "stay in and rest");
+    "A, B or C" gives ("B", "C"), the comma ending a choice). Each choice runs from the alternation to
+    the nearest break of the sentence on either side (see :func:`_is_break`), less leading pronouns,
+    modal verbs, "to" and adverbs; "and" stays inside a choice. Which set, if several, is the one
+    the request asks about is not decided here: that is the model's reading, under a schema."""
+    from moot.text.sentences import split_sentences
+
+    out: list[tuple[Phrase, ...]] = []
+    cursor = 0
+    for sentence in split_sentences(text):
+        at = text.find(sentence, cursor)
+        offset = max(at, 0)
+        cursor = offset + len(sentence) if at >= 0 else cursor
+        tokens = tag(sentence)
+        current: list[Phrase] = []
+        k = 0
+        while k < len(tokens):
+            n = _marker_at(tokens, k)
+            if not n:
+                k += 1
+                continue
+            left = k - 1
+            while left >= 0 and tokens[left][0] in ",;":  # "A, or B"
+                left -= 1
+            while left >= 0 and not _is_break(tokens, left):
+                left -= 1
+            right = k + n
+            while right < len(tokens) and (tokens[right][1] in _CLAUSE_LEADING or tokens[right][1] == "MD"):
+                right += 1
+            end = right
+            while end < len(tokens) and not _is_break(tokens, end):
+                end += 1
+            before = _choice(sentence, list(tokens[left + 1:k]), offset)  # trailing commas trimmed there
+            after = _choice(sentence, list(tokens[right:end]), offset)
+            if before is not None and after is not None:
+                if current and current[-1].end >= before.start and current[-1].text == before.text:
+                    current.append(after)  # "A or B or C": one set of three
+                else:
+                    if len(current) > 1:
+                        out.append(tuple(current))
+                    current = [before, after]
+            k += n
+        if len(current) > 1:
+            out.append(tuple(current))
+    return out
+
+
+__all__ = ["Phrase", "PhraseKind", "alternatives", "choice_sets", "noun_phrases", "tag"]

@@ -1,16 +1,26 @@
 """Reading the request: the options it names and the decision's time window.
 
 One model call, under a schema Python builds for this request: each option is one of the pieces
-the request is made of (an enum: the runs between its conjunctions, modal verbs and punctuation,
-read by :func:`moot.text.alternatives`, less those that only say when or open with a
-preposition), tied to one of the calendar's coming events (an enum) or to one of the clock times
+the request is made of (an enum), tied to one of the calendar's coming events (an enum) or to one of the clock times
 the request writes (an enum, read by :func:`moot.text.clock.find_clock_times`), and the window is
 one of the coming parts of the day (an enum). The 0.5B model, asked to write the options in the
 request's words, copied the whole question ("Should I ... or ...") as one option; choosing among
-the pieces it cannot. Python then checks and completes it: an option whose words are neither in
-the request nor in its event is dropped (the model made it up), repeats are merged, an option
-gets its event's time, else the request's time (an hour long), else the decision window; a window
-left unstated is the span of the options' times.
+the pieces it cannot.
+
+The pieces are the choices the request sets against each other with an alternation ("or", "vs",
+"instead of"), read by :func:`moot.text.phrases.choice_sets`, whole: "stay in and rest" is one
+choice. Only a request with no alternation is offered the finer runs between its conjunctions,
+modal verbs and punctuation (:func:`moot.text.alternatives`). Either way a piece that only says
+when or opens with a preposition is not offered. Cut at every conjunction, a choice holding "and"
+became two options, and the request's context sentences ("Got home at 1am") became options too.
+
+Python then checks and completes the reading: an option whose words are neither in the request
+nor in its event is dropped (the model made it up), repeats are merged, and the options are the
+whole set of choices the model's picks belong to (the set most of them belong to), since the
+request offers them as alternatives. An option without an event is tied to the one coming event
+that shares a word with it and with no other option. An option gets its event's time, else the
+request's time (an hour long), else the decision window; a window left unstated is the span of
+the options' times.
 """
 
 from __future__ import annotations
@@ -27,7 +37,7 @@ from moot.teams.deliberation.models import RequestReading
 from moot.teams.deliberation.plan import DEFAULT_OPTION_MINUTES, Option, TimeWindow
 from moot.text.clock import find_clock_times, next_occurrence
 from moot.text.dates import find_dates
-from moot.text.phrases import alternatives, tag
+from moot.text.phrases import alternatives, choice_sets, tag
 from moot.text.words import STOPWORDS, content_words
 
 NOT_STATED = "not stated"
@@ -45,6 +55,8 @@ class Choices:
 
     pieces: list[str] = field(default_factory=list)
     """The request's pieces an option is chosen from; empty when none could be read (the label is then free text)."""
+    sets: list[tuple[str, ...]] = field(default_factory=list)
+    """The choices the request sets against each other, one tuple per alternation; the pieces are theirs when any."""
     events: dict[str, CalendarEvent] = field(default_factory=dict)
     times: dict[str, datetime] = field(default_factory=dict)
     windows: dict[str, TimeWindow] = field(default_factory=dict)
@@ -95,22 +107,48 @@ def says_only_when(piece: str) -> bool:
     return all(w in _DAY_WORDS for w in words)
 
 
+def _shortened(text: str) -> str:
+    """A piece cut to :data:`MAX_PIECE` characters at a word's end, never inside a word."""
+    text = text.strip()
+    if len(text) <= MAX_PIECE:
+        return text
+    return text[:MAX_PIECE].rsplit(" ", 1)[0].rstrip(" ,;:")
+
+
+def request_sets(request: str) -> list[tuple[str, ...]]:
+    """The choices the request sets against each other (:func:`moot.text.phrases.choice_sets`),
+    one tuple per alternation, each choice once; a set with a choice that only says when ("tonight
+    or tomorrow?") or opens with a preposition is a choice of time or place, not of options."""
+    opening = {start: pos for _, pos, _, start, _ in tag(request)}
+    out: list[tuple[str, ...]] = []
+    for found in choice_sets(request):
+        texts = tuple(dict.fromkeys(_shortened(p.text) for p in found))
+        if (len(texts) > 1 and not any(says_only_when(t) for t in texts)
+                and all(opening.get(p.start) != "IN" for p in found) and texts not in out):
+            out.append(texts)
+    return out
+
+
 def request_pieces(request: str) -> list[str]:
-    """The pieces of the request an option may be (see the module docstring), each once, in order.
-    A piece that opens with a preposition ("at lunch today", "after work") says when or where
-    something happens, not what: it is not offered (the 0.5B reader took "At lunch today" for an
-    option, and the answer said to do it as planned)."""
+    """The pieces of the request an option may be (see the module docstring), each once, in order:
+    the choices of its alternations, else the runs between its conjunctions. A piece that opens with
+    a preposition ("at lunch today", "after work") says when or where something happens, not what:
+    it is not offered (the 0.5B reader took "At lunch today" for an option, and the answer said to
+    do it as planned)."""
+    sets = request_sets(request)
+    if sets:
+        return list(dict.fromkeys(t for found in sets for t in found))
     opening = {start: pos for _, pos, _, start, _ in tag(request)}  # the request's tagging (cached), read in context
     out: list[str] = []
     for piece in alternatives(request):
-        text = piece.text[:MAX_PIECE].strip()
+        text = _shortened(piece.text)
         if text and text not in out and not says_only_when(text) and opening.get(piece.start) != "IN":
             out.append(text)
     return out
 
 
 def choices_for(request: str, events: list[CalendarEvent], now: datetime) -> Choices:
-    c = Choices(pieces=request_pieces(request))
+    c = Choices(pieces=request_pieces(request), sets=request_sets(request))
     for e in events:
         if e.end > now and e.start < now + timedelta(hours=EVENT_HOURS) and len(c.events) < 12:
             c.events.setdefault(f"{TimeWindow(start=e.start, end=e.end).label()} {e.title[:60]}", e)
@@ -143,11 +181,57 @@ def _clean(label: str) -> str:
     return " ".join(label.strip().strip("\"'“”‘’.,;:!?").split())
 
 
+Picked = list[tuple[str, CalendarEvent | None, datetime | None]]
+
+
+def _whole_set(picked: Picked, choices: Choices, notes: list[str]) -> Picked:
+    """The options as the whole set of choices the picks belong to: the set holding most picks (the
+    earliest pick's on a tie), in the request's order; a choice the model left out is added, a pick
+    from another set is left out. Picks that belong to no set are kept as they are."""
+    labels = [label for label, _, _ in picked]
+    sets = [tuple(_clean(t) for t in found) for found in choices.sets]
+
+    def hits(found: tuple[str, ...]) -> tuple[int, int]:
+        return sum(label in found for label in labels), -min((labels.index(t) for t in found if t in labels), default=len(labels))
+
+    best = max(sets, key=hits)
+    if hits(best)[0] == 0:
+        return picked
+    by_label = {p[0]: p for p in reversed(picked)}  # the first pick of a label wins
+    added = [t for t in best if t not in by_label]
+    left = [label for label in labels if label not in best]
+    if added:
+        notes.append(f"added the option{'s' if len(added) > 1 else ''} {', '.join(repr(t) for t in added)}: "
+                     "the request sets it against the options read")
+    if left:
+        notes.append(f"left out {', '.join(repr(t) for t in left)}: not among the choices the request sets against each other")
+    return [by_label.get(t, (t, None, None)) for t in best[:MAX_OPTIONS]]
+
+
+def _linked_by_words(picked: Picked, choices: Choices, notes: list[str]) -> Picked:
+    """An option with neither event nor time tied to the one coming event that shares a word with it,
+    when that event is no other option's and shares no word with another option."""
+    words = [set(content_words(label, numbers=False)) for label, _, _ in picked]
+    taken = {id(e) for _, e, _ in picked if e is not None}
+    out = list(picked)
+    for k, (label, event, moment) in enumerate(picked):
+        if event is not None or moment is not None:
+            continue
+        others = set().union(*(w for j, w in enumerate(words) if j != k))
+        sharing = [e for e in choices.events.values() if id(e) not in taken
+                   and words[k] & (title := set(content_words(e.title, numbers=False))) and not others & title]
+        if len(sharing) == 1:
+            out[k] = (label, sharing[0], None)
+            taken.add(id(sharing[0]))
+            notes.append(f"linked the option {label!r} to the calendar's '{sharing[0].title}'")
+    return out
+
+
 def resolve(output: Any, request: str, choices: Choices, now: datetime) -> RequestReading:
     """The reader's choices checked and completed in Python (see the module docstring)."""
     notes: list[str] = []
     request_words = set(content_words(request, numbers=False))
-    picked: list[tuple[str, CalendarEvent | None, datetime | None]] = []
+    picked: Picked = []
     seen: set[frozenset[str]] = set()
     for item in getattr(output, "options", []) or []:
         label = _clean(item.label)
@@ -171,6 +255,9 @@ def resolve(output: Any, request: str, choices: Choices, now: datetime) -> Reque
                 notes.append(f"linked the option {label!r} to the calendar's '{event.title}'")
         seen.add(frozenset(words))
         picked.append((label, event, moment))
+    if choices.sets and picked:
+        picked = _whole_set(picked, choices, notes)
+    picked = _linked_by_words(picked, choices, notes)
     window_label = getattr(output, "window", NOT_STATED)
     window = choices.windows.get(window_label)
     if window is None:
@@ -200,5 +287,5 @@ def resolve(output: Any, request: str, choices: Choices, now: datetime) -> Reque
     return RequestReading(options=options, window=window, window_label=window_label, note="; ".join(notes))
 
 
-__all__ = ["NOT_STATED", "NO_EVENT", "Choices", "choices_for", "day_parts", "reader_output", "request_pieces", "resolve",
+__all__ = ["NOT_STATED", "NO_EVENT", "Choices", "choices_for", "day_parts", "reader_output", "request_pieces", "request_sets", "resolve",
            "says_only_when"]
