@@ -99,6 +99,10 @@ class Deliberators:
         self.requests: list[ModelRequest] = []
 
     async def __call__(self, request: ModelRequest) -> Any:
+        if request.agent == "rest_odds":  # asked plainly whether an option is rest: no option leans to yes
+            self.calls.append(("plain", "rest_odds"))
+            self.requests.append(request)
+            return ModelResponse(text="no", top_logprobs={"yes": -1.3, "no": -0.3} if self.odds else None)
         if request.agent == "physical_odds":  # asked plainly, one token: the odds say which option is a sport
             self.calls.append(("plain", "physical_odds"))
             self.requests.append(request)

@@ -7,6 +7,7 @@ all of them is asked for twice, listed both ways, and one that follows the listi
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -164,20 +165,29 @@ def test_a_choice_that_follows_the_listing_order_is_no_position(tmp_path: Path) 
                           physical="hill", odds=True)
     data = folder(tmp_path, *USUAL)
     (data / "notes.md").write_text("# Week\n\n## 2026-11-24\n\nThe slides still need the budget table.\n")
-    result = run(tmp_path, script, data, order_check=True)
+    # two more calls than standard's ten: the plain questions take four, and both work specialists are to be asked twice
+    result = run(tmp_path, script, data, order_check=True, max_calls=12)
     # which option is a sport was asked plainly, one question per option, and read from the odds
     asked = [r.messages[-1].content for r in script.requests if r.agent == "physical_odds"]
     assert asked == ['Does "do the hill repeats" mean doing a sport or physical exercise? Answer yes or no.',
                      'Does "go over the quarterly review slides" mean doing a sport or physical exercise? Answer yes or no.']
+    # and whether it is resting, which is taken off its lean to a sport
+    assert sorted(r.messages[-1].content for r in script.requests if r.agent == "rest_odds") == [
+        'Does "do the hill repeats" mean resting or sleeping? Answer yes or no.',
+        'Does "go over the quarterly review slides" mean resting or sleeping? Answer yes or no.']
     assert not {"physical", "not_physical"} & {r.agent for r in script.requests}
     assert [o.label for o in result.reading.options if o.kind == "physical activity"] == ["do the hill repeats"]  # type: ignore[attr-defined]
-    assert ("asked of each option whether it means doing a sport or physical exercise: the model leaned to yes for "
+    assert ("asked of each option whether it means doing a sport or physical exercise, and whether it means resting: "
+            "the model leaned to sport for "
             "'do the hill repeats' clearly more than for the others, so it is taken for the physical activity") in result.notes  # type: ignore[attr-defined]
     # the odds themselves are the run's record, not the answer's (every number in an answer is a number of the data)
     [event] = [e for e in RunStore(tmp_path / "runs.db").events(result.run_id) if e.type == "deliberation.physical"]  # type: ignore[attr-defined]
-    assert event.payload == {"leans": {"do the hill repeats": 1.5, "go over the quarterly review slides": -0.7},
+    assert event.payload == {"leans": {"do the hill repeats": 2.5, "go over the quarterly review slides": 0.3},
+                             "sport": {"do the hill repeats": 1.5, "go over the quarterly review slides": -0.7},
+                             "rest": {"do the hill repeats": -1.0, "go over the quarterly review slides": -1.0},
                              "physical": "do the hill repeats"}
-    assert "1.5" not in result.answer and "0.7" not in result.answer  # type: ignore[attr-defined]
+    shown = set(re.findall(r"\d+(?:\.\d+)?", result.answer))  # type: ignore[attr-defined]
+    assert not shown & {"2.5", "1.5", "0.7", "0.3"}
     one_way, other_way = [r.output.json_schema["properties"]["position"]["enum"]  # type: ignore[union-attr]
                           for r in script.requests if r.agent == "calendar"]
     assert other_way == one_way[::-1]
@@ -257,9 +267,20 @@ def test_options_too_close_to_call_leave_no_physical_option_and_the_note_says_so
                 return ModelResponse(text="yes", top_logprobs={"yes": -0.5, "no": -0.9})
             return await super().__call__(request)
 
-    script = Even(reading=READ, positions={"calendar": ("do", "hill", "medium", 60)})
+    script = Even(reading=READ, positions={"calendar": ("do", "hill", "medium", 60)}, odds=True)
     result = run(tmp_path, script, folder(tmp_path, *HIGH), order_check=True)
     assert not any(o.kind == "physical activity" for o in result.reading.options)  # type: ignore[attr-defined]
     assert any(n.endswith("too close to call, so no option is taken for one") for n in result.notes)  # type: ignore[attr-defined]
     # no physical option: readiness narrows nothing, so the recovery specialist was asked (listed both ways)
     assert [a for _, a in script.calls].count("recovery") == 2
+
+
+def test_an_option_the_model_takes_for_rest_is_not_the_sport_though_it_leaned_to_sport() -> None:
+    from moot.teams.deliberation.plain import physical_by_odds, physical_lean
+
+    # asked alone whether each is a sport, the model leans a little more to yes for sleeping in
+    sport = {"sleep in": 0.3, "go to the squash match": 0.1}
+    assert physical_by_odds(sport) == "sleep in"
+    # asked whether each is resting, it leans to yes for sleeping in and to no for the match
+    rest = {"sleep in": 0.9, "go to the squash match": -1.2}
+    assert physical_by_odds({k: physical_lean(sport[k], rest[k]) for k in sport}) == "go to the squash match"

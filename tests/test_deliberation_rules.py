@@ -19,6 +19,7 @@ from moot.teams.deliberation.consensus import (
     is_low_consensus,
     mode,
     rank,
+    reading_calls,
     specialist_slots,
 )
 from moot.teams.deliberation.debate import Side, build, check, stakes
@@ -175,5 +176,11 @@ def test_specialists_leave_room_for_the_debate() -> None:
     assert specialist_slots(MODES["deep"], [6, 3, 3], reader_calls=1) == [3, 3, 3]
     # with readiness evidence the physical option is asked for twice: quick keeps one specialist
     assert specialist_slots(MODES["quick"], [6]) == [1] and specialist_slots(MODES["standard"], [3, 3]) == [2, 2]
+    # asked plainly, two questions per option where the mode leaves a call after them, else the sport question only
+    assert reading_calls(MODES["standard"], readiness=True, order_check=True) == 5
+    assert reading_calls(MODES["quick"], readiness=True, order_check=True) == 3
+    assert reading_calls(MODES["standard"], readiness=True, order_check=False) == 2
+    assert reading_calls(MODES["deep"], readiness=False, order_check=True) == 1
+    assert specialist_slots(MODES["standard"], [3, 3], reading_calls(MODES["standard"], True, True)) == [1, 1]
     # a tight override trims the biggest first but keeps one per coordinator
     assert specialist_slots(MODES["standard"].with_limits(max_calls=6), [3, 3]) == [1, 1]

@@ -62,6 +62,15 @@ def physical_odds_agent(model: Any) -> SubAgent:
                     settings=odds_settings())
 
 
+def rest_odds_agent(model: Any) -> SubAgent:
+    """Asked plainly whether one option is resting: one generated token, read for its odds; an
+    option that reads as rest is the less likely to be the physical one
+    (:mod:`moot.teams.deliberation.plain`)."""
+    return SubAgent("rest_odds", "says whether an option is resting or sleeping",
+                    load_prompt("physical", __package__), model=model, max_turns=1,
+                    settings=odds_settings())
+
+
 # --------------------------------------------------------------------------- specialists
 
 
@@ -143,6 +152,6 @@ def voter_agent(model: Any, name: str, focus: str, insight_ids: list[str]) -> Su
 
 __all__ = [
     "ADJUSTMENTS", "NONE", "CompromiseVote", "PolishedSentence", "compromise_output", "ids", "moderator_agent",
-    "physical_agent", "physical_odds_agent", "physical_output",
+    "physical_agent", "physical_odds_agent", "physical_output", "rest_odds_agent",
     "polisher_agent", "position_output", "reader_agent", "specialist_agent", "validator_agent", "voter_agent",
 ]

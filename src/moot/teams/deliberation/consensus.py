@@ -122,6 +122,23 @@ MODES: dict[str, Mode] = {
 READER_CALLS = 3
 """The request is read once, into its options and window; which option is a physical activity is
 asked twice, the options listed both ways (only when readiness evidence needs it)."""
+PLAIN_QUESTIONS = 2
+"""With the order check (a model on this machine) which option is physical is asked plainly, two
+one-token questions per option (is it a sport? is it resting?, :mod:`moot.teams.deliberation.plain`)."""
+EXPECTED_OPTIONS = 2
+"""How many options the reserve counts on before the request is read (most requests name two)."""
+
+
+def reading_calls(m: Mode, readiness: bool, order_check: bool) -> int:
+    """The calls to reserve for reading the request and asking which option is physical: the reading
+    alone without readiness evidence; with it, one listed question (no order check), else the plain
+    questions, both per option where the mode leaves a call after them, else the sport question only."""
+    if not readiness:
+        return 1
+    if not order_check:
+        return 2
+    both = 1 + PLAIN_QUESTIONS * EXPECTED_OPTIONS
+    return both if m.max_calls > both else 1 + EXPECTED_OPTIONS
 DEBATE_CALLS = 3
 """Model calls one debate costs: the moderator's compromise and each side's vote on it (round 1's
 positions are the specialists' own; round 2's evidence is computed by Python from the data)."""
@@ -154,6 +171,6 @@ def specialist_slots(m: Mode, available: Sequence[int], reader_calls: int = READ
 
 
 __all__ = [
-    "DEBATE_CALLS", "READER_CALLS", "LOW_CONSENSUS_BELOW", "LOW_CONSENSUS_WARNING", "MODES", "Mode", "adjusted_confidence",
-    "apply_votes", "clamp_pct", "consensus_score", "is_low_consensus", "mode", "rank", "rank_score", "specialist_slots",
+    "DEBATE_CALLS", "EXPECTED_OPTIONS", "PLAIN_QUESTIONS", "READER_CALLS", "LOW_CONSENSUS_BELOW", "LOW_CONSENSUS_WARNING", "MODES", "Mode", "adjusted_confidence",
+    "apply_votes", "clamp_pct", "consensus_score", "is_low_consensus", "mode", "rank", "reading_calls", "rank_score", "specialist_slots",
 ]

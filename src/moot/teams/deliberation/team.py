@@ -39,11 +39,13 @@ from moot.teams.deliberation import agents as ag
 from moot.teams.deliberation.conflicts import find_conflicts, side
 from moot.teams.deliberation.consensus import (
     DEBATE_CALLS,
+    PLAIN_QUESTIONS,
     Mode,
     apply_votes,
     clamp_pct,
     mode as get_mode,
     rank,
+    reading_calls,
     specialist_slots,
 )
 from moot.teams.deliberation.data import DataSet, load_folder
@@ -63,7 +65,7 @@ from moot.teams.deliberation.models import (
     RequestReading,
 )
 from moot.teams.deliberation.options import choices_for, reader_output, resolve
-from moot.teams.deliberation.plain import physical_by_odds, sport_question
+from moot.teams.deliberation.plain import physical_by_odds, physical_lean, rest_question, sport_question
 from moot.teams.deliberation.plan import (
     PHYSICAL,
     Claims,
@@ -177,6 +179,8 @@ class _Deliberation:
                                          budget={"max_calls": self.mode.max_calls, "deadline_s": self.mode.deadline_s},
                                          skipped=list(team.data.skipped), run_id=self.rec.run_id)
         self.options: dict[str, Option] = {}
+        self.margins: dict[str, dict[str, float]] = {}
+        """The plain questions' yes-margins per option (``sport``, ``rest``), for the run's record."""
         self.evidence: dict[str, Evidence] = {}
         self.mine: dict[str, list[str]] = {}
         """Specialist → the evidence ids it reads."""
@@ -263,8 +267,7 @@ class _Deliberation:
             return "no evidence in the data"
         self.signals = {s.name: readiness_signal([self.evidence[e] for e in self.mine[s.name]]) for _, sp in chosen for s in sp}
         readiness = any(self.signals.values())
-        slots = specialist_slots(mode, [max(1, len(s)) for _, s in chosen],
-                                 1 + (0 if not readiness else 2 if self.team.order_check else 1))
+        slots = specialist_slots(mode, [max(1, len(s)) for _, s in chosen], reading_calls(mode, readiness, self.team.order_check))
         chosen = [(d, s[:n]) for (d, s), n in zip(chosen, slots)]
         for domain, specialists in chosen:
             self.emit(EV_COORDINATOR, agent=domain, domain=domain, activated=True,
@@ -370,9 +373,10 @@ class _Deliberation:
         sport = physical_by_odds(leans) if leans is not None else await self._physical_listed(labels)
         if leans:
             # the leans are the run's record (an event), not the answer's: a number there is a number of the data
-            self.emit(EV_PHYSICAL, leans={label: round(lean, 3) for label, lean in leans.items()}, physical=sport)
-            self.notes.append("asked of each option whether it means doing a sport or physical exercise: " +
-                              (f"the model leaned to yes for {sport!r} clearly more than for the others, so it is taken "
+            self.emit(EV_PHYSICAL, leans={label: round(lean, 3) for label, lean in leans.items()}, physical=sport, **self.margins)
+            self.notes.append("asked of each option whether it means doing a sport or physical exercise, and whether it "
+                              "means resting: " +
+                              (f"the model leaned to sport for {sport!r} clearly more than for the others, so it is taken "
                                "for the physical activity" if sport else
                                "the model's answers were too close to call, so no option is taken for one" if len(leans) > 1
                                else "the model did not lean to yes clearly, so it is not taken for one"))
@@ -381,23 +385,39 @@ class _Deliberation:
                 o.kind = PHYSICAL
 
     async def _physical_odds(self, labels: list[str]) -> dict[str, float] | None:
-        """Each option's yes-margin to "is it a sport?"; ``None`` when the model gives no odds (or the
-        first question failed), ``{}`` when the calls left cannot ask every option."""
+        """Each option's lean to being the physical one: its yes-margin to "is it a sport?" less its
+        yes-margin to "is it resting?" (:func:`moot.teams.deliberation.plain.physical_lean`); ``None``
+        when the model gives no odds (or the first question failed), ``{}`` when the calls left cannot
+        ask every option. The rest question is asked only where the calls leave one more after both
+        questions of every option (else the lean is the sport question's). The margins go to the run's record."""
         if self.calls_left() < len(labels):
             return {}
-        agent = ag.physical_odds_agent(self.team.model_for("reader"))
+        # the rest question too where the calls allow both and one more (quick mode asks the sport question only)
+        with_rest = self.calls_left() > PLAIN_QUESTIONS * len(labels)
+        model = self.team.model_for("reader")
+        sport_agent, rest_agent = ag.physical_odds_agent(model), ag.rest_odds_agent(model)
 
         def ask(k: int, label: str) -> Any:
-            return self.rec.step(f"physical_odds.{k}", agent, sport_question(label))
+            return self.rec.step(f"physical_odds.{k}", sport_agent, sport_question(label))
+
+        def ask_rest(k: int, label: str) -> Any:
+            return self.rec.step(f"rest_odds.{k}", rest_agent, rest_question(label))
 
         # the first question alone: a model without odds costs one call, then is asked the listed way
         first = await ask(1, labels[0])
         if first is None or not first.ok or first.top_logprobs is None:
             return None
-        outcomes = [first, *await asyncio.gather(*(ask(k, label) for k, label in enumerate(labels[1:], 2)))]
-        if any(o is None or not o.ok or o.top_logprobs is None for o in outcomes):
+        more = await asyncio.gather(*(ask(k, label) for k, label in enumerate(labels[1:], 2)),
+                                    *(ask_rest(k, label) for k, label in enumerate(labels, 1) if with_rest))
+        sport_outcomes, rest_outcomes = [first, *more[:len(labels) - 1]], list(more[len(labels) - 1:])
+        if any(o is None or not o.ok or o.top_logprobs is None for o in [*sport_outcomes, *rest_outcomes]):
             return {}
-        return {label: yes_margin(o.top_logprobs) for label, o in zip(labels, outcomes)}
+        sport = {label: yes_margin(o.top_logprobs) for label, o in zip(labels, sport_outcomes)}
+        resting = {label: yes_margin(o.top_logprobs) for label, o in zip(labels, rest_outcomes)}
+        self.margins = {"sport": {k: round(v, 3) for k, v in sport.items()}}
+        if resting:
+            self.margins["rest"] = {k: round(v, 3) for k, v in resting.items()}
+        return {label: physical_lean(sport[label], resting.get(label, 0.0)) for label in labels}
 
     async def _physical_listed(self, labels: list[str]) -> str | None:
         """Which option is a sport, listed. With the order check, asked as two questions that must
