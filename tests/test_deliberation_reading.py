@@ -49,3 +49,13 @@ def test_the_models_event_stands_and_is_not_given_twice() -> None:
     first = next(k for k in choices_for(REQUEST, [SQUASH, DEBRIEF], NOW).events if "Squash" in k)
     r = reading([("go to the 6:45 squash with Tom", first), ("sleep in", NO_EVENT)])
     assert [(o.label, o.event) for o in r.options] == [("sleep in", None), ("go to the 6:45 squash with Tom", "Squash w/ Tom")]
+
+
+def test_an_option_without_a_time_of_its_own_competes_for_the_slot_of_the_one_it_is_set_against() -> None:
+    r = reading([("go to the 6:45 squash with Tom", NO_EVENT)])
+    rest, squash = r.options
+    assert squash.time_from == "calendar" and (squash.window.start, squash.window.end) == (SQUASH.start, SQUASH.end)
+    assert rest.time_from == "alternative" and rest.window == squash.window
+    # without an alternation there is no set to share a slot: an untimed option keeps the decision window
+    alone = reading([("keep working tonight", NO_EVENT)], "Should I keep working tonight?", events=[])
+    assert [o.time_from for o in alone.options] == ["decision window"]

@@ -19,8 +19,9 @@ nor in its event is dropped (the model made it up), repeats are merged, and the 
 whole set of choices the model's picks belong to (the set most of them belong to), since the
 request offers them as alternatives. An option without an event is tied to the one coming event
 that shares a word with it and with no other option. An option gets its event's time, else the
-request's time (an hour long), else the decision window; a window left unstated is the span of
-the options' times.
+request's time (an hour long), else the time of the first timed option it is set against (the
+alternatives compete for one slot), else the decision window; a window left unstated is the span
+of the options' times.
 """
 
 from __future__ import annotations
@@ -274,14 +275,21 @@ def resolve(output: Any, request: str, choices: Choices, now: datetime) -> Reque
         picked = [(title, e, None) for title, e in inside[:MAX_OPTIONS]]
         if picked:
             notes.append("no option could be read from the request: the calendar's events in the window are the options")
-    options = []
-    for k, (label, event, moment) in enumerate(picked[:MAX_OPTIONS], 1):
+    spans: list[tuple[TimeWindow | None, str]] = []
+    for _, event, moment in picked[:MAX_OPTIONS]:
         if event is not None:
-            span, source = TimeWindow(start=event.start, end=event.end), "calendar"
+            spans.append((TimeWindow(start=event.start, end=event.end), "calendar"))
         elif moment is not None:
-            span, source = TimeWindow(start=moment, end=moment + timedelta(minutes=DEFAULT_OPTION_MINUTES)), "request"
+            spans.append((TimeWindow(start=moment, end=moment + timedelta(minutes=DEFAULT_OPTION_MINUTES)), "request"))
         else:
-            span, source = window, "decision window"
+            spans.append((None, "decision window"))
+    # the request sets its options against each other: one without a time of its own competes for the slot of
+    # the first one that has a time ("stay in and rest tonight, or boxing at 7?": resting is at 7 too)
+    timed = next((span for span, _ in spans if span is not None), None) if choices.sets else None
+    options = []
+    for k, ((label, event, _), (span, source)) in enumerate(zip(picked[:MAX_OPTIONS], spans), 1):
+        if span is None:
+            span, source = (timed, "alternative") if timed is not None else (window, "decision window")
         options.append(Option(option_id=f"O{k}", label=label, event=event.title if event else None, window=span,
                               time_from=source))  # type: ignore[arg-type]
     return RequestReading(options=options, window=window, window_label=window_label, note="; ".join(notes))

@@ -58,8 +58,9 @@ class Option(BaseModel):
     event: str | None = None
     """The calendar event the option is, when the request's option is on the calendar."""
     window: TimeWindow
-    """Its planned time: the event's, the time the request gives, or the decision window."""
-    time_from: Literal["calendar", "request", "decision window"] = "decision window"
+    """Its planned time: the event's, the time the request gives, the time of the option it is set
+    against (an alternative to a timed option competes for its slot), or the decision window."""
+    time_from: Literal["calendar", "request", "alternative", "decision window"] = "decision window"
     kind: Literal["physical activity", "other"] = "other"
 
     def name(self) -> str:
