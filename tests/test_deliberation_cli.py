@@ -114,3 +114,13 @@ def test_eval_scenarios_compares_the_team_with_one_call_and_self_consistency(tmp
     assert {r["gold"] for r in rows} == {"A", "B"} and all(r["decision"] == "both" for r in rows if r["system"] == "one call")
     # "41 %" is in neither scenario's data: the baseline's answer is not grounded
     assert summary["one call"]["grounded"] == 0.0
+    # --team-only: the team's rows alone, the baselines not asked
+    before = len(script.calls)
+    assert any(kind == "OneCallDecision" for kind, _ in script.calls)  # the full run asked the baselines
+    with openai_compatible_server(http_answer(script)) as model:
+        done = moot("eval", "deliberation", "--scenarios", "2", "--budget", "quick", "--model", model, "--json", "--team-only",
+                    home=home)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)["summary"]
+    assert set(summary) == {"team (quick)"}
+    assert not any(kind == "OneCallDecision" for kind, _ in script.calls[before:])  # the baselines were never asked

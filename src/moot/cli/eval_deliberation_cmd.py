@@ -37,6 +37,8 @@ def deliberation_eval(
     keep: Optional[Path] = typer.Option(None, "--keep", help="With --scenarios: write the scenario folders here and keep them."),
     suite: Optional[Path] = typer.Option(None, "--suite", help="Instead of seeded scenarios: a folder of scenarios written "
                                          "elsewhere (scenarios.json and one data folder each; see docs/eval.md)."),
+    team_only: bool = typer.Option(False, "--team-only", help="With --scenarios or --suite: run the team alone, without "
+                                   "the baselines (when only the team changed, an earlier run's baseline rows still stand)."),
 ) -> None:
     """Score the deliberation team and the baselines a user would try first, at the same model and equal calls.
 
@@ -52,8 +54,10 @@ def deliberation_eval(
         if budget is not None and not all(p.strip() in ("quick", "standard", "deep") for p in budget.split(",") if p.strip()):
             raise UsageError("the scenario eval takes a size only", fix="use --budget quick, standard or deep")
         _scenarios(scenarios or 0, seed, model, _size(parse_budget(budget) if budget else None, mode), keep, json_out, as_json,
-                   suite)
+                   suite, team_only)
         return
+    if team_only:
+        raise UsageError("--team-only is for the decision scenarios", fix="add --suite FOLDER or --scenarios N")
     from moot.eval.deliberation import SelfConsistency, SingleAgent, is_correct, majority, make_questions, summarise
     from moot.models.registry import infer_model
     from moot.teams.deliberation.qa import QuestionDebate
@@ -107,7 +111,7 @@ def deliberation_eval(
 
 
 def _scenarios(n: int, seed: int, model: Optional[str], mode: str, keep: Optional[Path], json_out: Optional[Path],
-               as_json: bool, suite: Optional[Path] = None) -> None:
+               as_json: bool, suite: Optional[Path] = None, team_only: bool = False) -> None:
     import tempfile
 
     from moot.eval.deliberation_scenarios import (
@@ -143,12 +147,12 @@ def _scenarios(n: int, seed: int, model: Optional[str], mode: str, keep: Optiona
             rows.append({"system": f"team ({mode})", "scenario": sc.id, "gold": sc.gold, "decision": got, "correct": got == sc.gold,
                          "calls": calls, "seconds": result.seconds, "ungrounded": ungrounded(result.answer, allowed),
                          "answer": result.answer, "debates": len(result.debates), "conflicts": len(result.conflicts)})
-            for system, samples in (("one call", 1), ("self-consistency", max(1, calls))):
+            for system, samples in () if team_only else (("one call", 1), ("self-consistency", max(1, calls))):
                 b = asyncio.run(one_call(resolved, sc, samples=samples, seed=seed * 1000 + k))
                 rows.append({"system": system, "scenario": sc.id, "gold": sc.gold, "decision": b.decision,
                              "correct": b.decision == sc.gold, "calls": b.calls, "seconds": round(b.seconds, 2),
                              "ungrounded": ungrounded(b.answer, allowed), "answer": b.answer, "samples": b.samples})
-            shown = " · ".join(f"{r['system']} {r['decision']}{'✓' if r['correct'] else '✗'}" for r in rows[-3:])
+            shown = " · ".join(f"{r['system']} {r['decision']}{'✓' if r['correct'] else '✗'}" for r in rows if r["scenario"] == sc.id)
             progress_line("eval deliberation", f"{sc.id}: gold {sc.gold} · {shown}")
             if json_out is not None:  # after every scenario: a long run stopped half-way keeps what it measured
                 write_json_file(json_out, {"model": model_name, "seed": seed, "mode": mode, "suite": str(suite) if suite else None,
