@@ -7,6 +7,11 @@ leading determiners and possessive pronouns are dropped ("the paper mill" → "p
 a phrase that is only a pronoun, a number or a date is no phrase, and two noun phrases joined
 by "of" or "at" are offered once more as one ("the paper mill at Ostby", "Bank of England"),
 since names are often written that way.
+
+The same tagging reads the choices a question offers: the runs between its conjunctions, modal
+verbs and punctuation (:func:`alternatives`), and the choices it sets against each other with an
+alternation, "or", "vs", "instead of" (:func:`choice_sets`; English's closed class, in
+``data/alternation.txt``), each read whole ("stay in and rest").
 """
 
 from __future__ import annotations
@@ -209,9 +214,9 @@ _ALTERNATIONS = _alternations()
 _JOINING = frozenset({"and", "&", "n", "plus"})
 """Coordinators that join the words of one choice ("stay in and rest"), not two choices."""
 _OPENING_CHOICE = frozenset({"either", "whether"})
+"""The correlatives that open the first of two choices ("either A or B")."""
 _AUXILIARIES = frozenset({"is", "are", "was", "were", "am", "do", "does", "did", "have", "has"})
 """The auxiliaries a question's inverted frame opens with ("is it better to", "do I")."""
-"""The correlatives that open the first of two choices ("either A or B")."""
 
 
 def _marker_at(tokens: tuple[tuple[str, str, str, int, int], ...], k: int) -> int:
@@ -235,7 +240,7 @@ def _is_break(tokens: tuple[tuple[str, str, str, int, int], ...], k: int) -> boo
         return False
     if not any(ch.isalnum() or ch in "'’" for ch in word):
         return True
-    return pos == "MD" or (pos == "CC" and word.lower() not in _JOINING) or _marker_at(tokens, k) > 0
+    return pos in ("MD", "CC") or _marker_at(tokens, k) > 0
 
 
 def _choice(sentence: str, tokens: list[tuple[str, str, str, int, int]], offset: int) -> Phrase | None:
@@ -259,7 +264,8 @@ def choice_sets(text: str) -> list[tuple[Phrase, ...]]:
     "A, B or C" gives ("B", "C"), the comma ending a choice). Each choice runs from the alternation to
     the nearest break of the sentence on either side (see :func:`_is_break`), less leading pronouns,
     modal verbs, "to" and adverbs; "and" stays inside a choice. Which set, if several, is the one
-    the request asks about is not decided here: that is the model's reading, under a schema."""
+    the request asks about is not decided here: that is the model's reading, under a schema. Spans
+    are the text's where its sentences are found in it as pysbd returns them (whitespace single)."""
     from moot.text.sentences import split_sentences
 
     out: list[tuple[Phrase, ...]] = []

@@ -127,6 +127,9 @@ PLAIN_QUESTIONS = 2
 one-token questions per option (is it a sport? is it resting?, :mod:`moot.teams.deliberation.plain`)."""
 EXPECTED_OPTIONS = 2
 """How many options the reserve counts on before the request is read (most requests name two)."""
+DEBATE_CALLS = 3
+"""Model calls one debate costs: the moderator's compromise and each side's vote on it (round 1's
+positions are the specialists' own; round 2's evidence is computed by Python from the data)."""
 
 
 def reading_calls(m: Mode, readiness: bool, order_check: bool) -> int:
@@ -139,9 +142,6 @@ def reading_calls(m: Mode, readiness: bool, order_check: bool) -> int:
         return 2
     both = 1 + PLAIN_QUESTIONS * EXPECTED_OPTIONS
     return both if m.max_calls > both else 1 + EXPECTED_OPTIONS
-DEBATE_CALLS = 3
-"""Model calls one debate costs: the moderator's compromise and each side's vote on it (round 1's
-positions are the specialists' own; round 2's evidence is computed by Python from the data)."""
 
 
 def mode(name: str) -> Mode:

@@ -1,9 +1,9 @@
 """Reading the request: the options it names and the decision's time window.
 
 One model call, under a schema Python builds for this request: each option is one of the pieces
-the request is made of (an enum), tied to one of the calendar's coming events (an enum) or to one of the clock times
-the request writes (an enum, read by :func:`moot.text.clock.find_clock_times`), and the window is
-one of the coming parts of the day (an enum). The 0.5B model, asked to write the options in the
+the request is made of (an enum), tied to one of the calendar's coming events (an enum) or to one
+of the clock times the request writes (an enum, read by :func:`moot.text.clock.find_clock_times`),
+and the window is one of the coming parts of the day (an enum). The 0.5B model, asked to write the options in the
 request's words, copied the whole question ("Should I ... or ...") as one option; choosing among
 the pieces it cannot.
 

@@ -39,9 +39,10 @@ wrong way on some options that are rest ("sleep in" ahead of a squash match, "cl
 ahead of an orienteering event): the model leans to yes for many things. What an option leans
 towards as rest is taken off what it leans towards as sport (:func:`physical_lean`). Measured on
 the option pairs of the 41 requests of the three used blind sets (development data), as the
-reader offers them: of the 28 pairs that hold one sport, the sport lean alone took the sport in 22
-and the other option in 2 (0.1 apart or more); less the rest lean, 26 and 0. Of the 11 pairs that
-hold none, it took one option in 5 against 7 (mostly an outing over a task at home)."""
+reader offers them, run twice: of the 28 pairs that hold one sport, the sport lean alone took the
+sport in 22-23 and the other option in 2 (0.1 apart or more); less the rest lean, 26-27 and 0. Of
+the 11 pairs that hold none, it took one option in 5-6 against 7 (mostly an outing over a task at
+home)."""
 
 
 def sport_question(label: str) -> str:
