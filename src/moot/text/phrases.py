@@ -10,7 +10,7 @@ since names are often written that way.
 
 The same tagging reads the choices a question offers: the runs between its conjunctions, modal
 verbs and punctuation (:func:`alternatives`), and the choices it sets against each other with an
-alternation, "or", "vs", "instead of" (:func:`choice_sets`; English's closed class, in
+alternation, "or", "vs", "instead of" (:func:`choice_sets`; a closed word class, in
 ``data/alternation.txt``), each read whole ("stay in and rest").
 """
 
