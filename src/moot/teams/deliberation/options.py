@@ -14,7 +14,7 @@ modal verbs and punctuation (:func:`moot.text.alternatives`). Either way a piece
 when or opens with a preposition is not offered. Cut at every conjunction, a choice holding "and"
 became two options, and the request's context sentences ("Got home at 1am") became options too.
 
-Python then checks and completes the reading: an option whose words are neither in the request
+The code then checks and completes the reading: an option whose words are neither in the request
 nor in its event is dropped (the model made it up), repeats are merged, and the options are the
 whole set of choices the model's picks belong to (the set most of them belong to), since the
 request offers them as alternatives. An option without an event is tied to the one coming event
@@ -136,7 +136,10 @@ def request_pieces(request: str) -> list[str]:
     a preposition ("at lunch today", "after work") says when or where something happens, not what:
     it is not offered (the 0.5B reader took "At lunch today" for an option, and the answer said to
     do it as planned)."""
-    sets = request_sets(request)
+    return _pieces(request, request_sets(request))
+
+
+def _pieces(request: str, sets: list[tuple[str, ...]]) -> list[str]:
     if sets:
         return list(dict.fromkeys(t for found in sets for t in found))
     opening = {start: pos for _, pos, _, start, _ in tag(request)}  # the request's tagging (cached), read in context
@@ -149,7 +152,8 @@ def request_pieces(request: str) -> list[str]:
 
 
 def choices_for(request: str, events: list[CalendarEvent], now: datetime) -> Choices:
-    c = Choices(pieces=request_pieces(request), sets=request_sets(request))
+    sets = request_sets(request)
+    c = Choices(pieces=_pieces(request, sets), sets=sets)
     for e in events:
         if e.end > now and e.start < now + timedelta(hours=EVENT_HOURS) and len(c.events) < 12:
             c.events.setdefault(f"{TimeWindow(start=e.start, end=e.end).label()} {e.title[:60]}", e)
