@@ -114,3 +114,19 @@ def test_run_sync_model_is_the_default_of_agents_without_one(tmp_path: Path) -> 
     assert result.results["plain"].output == "from the run's model (plain)"
     assert result.results["own"].output == "from its own model"
     assert graph.agents["plain"].model is None  # the graph's own agents are not changed
+
+
+def test_the_first_run_bench_reads_the_readmes_run_command_as_set_up_learn_ask() -> None:
+    """bench/first_run.py times the README's "Run the example" command step by step; if the README's
+    block moves or changes shape, the bench must still find set-up, learning and the question."""
+    import importlib.util
+
+    path = README.parent / "bench" / "first_run.py"
+    spec = importlib.util.spec_from_file_location("first_run_bench", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    chain = bench.steps(bench.readme_command(README))
+    assert chain[0] == "scripts/setup"
+    assert [step.split()[:2] for step in chain[1:]] == [[".venv/bin/moot", "learn"], [".venv/bin/moot", "ask"]]
+    assert bench.answer_line("[12:00:01] ask: started\nThe budget is 3.1 million euros.\n  #1 a fact\n") == "The budget is 3.1 million euros."
