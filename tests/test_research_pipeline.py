@@ -11,6 +11,7 @@ import pytest
 from moot.codeindex import CodeIndex
 from moot.runtime import EventBus, RunStore
 from moot.teams.research import ResearchConfig, ResearchTeam, route
+from moot.models.testing import FunctionModel
 from test_research_support import PLAN_3, ResearchScript, make_repo, model_for
 
 
@@ -315,3 +316,30 @@ def test_questions_asked_by_one_command_are_held_by_its_parent_run(repo: Path, t
     assert [r.id for r in store.list_runs(top_level=True)] == [parent_id]
     parent = store.get_run(parent_id)
     assert parent.status == "completed" and parent.usage.requests == sum(k.usage.requests for k in kids) > 0
+
+
+def test_on_a_model_of_this_machine_researchers_get_two_calls_and_no_verifier_model(repo: Path, tmp_path: Path) -> None:
+    """A model that runs on this machine (named ``local``…) gets the fitted defaults: each
+    researcher's own budget is two calls and the verifier model is not asked; a remote model
+    keeps four calls and the verifier (the test above)."""
+    script = ResearchScript(PLAN_3, synth=GOOD, verdicts=[{"claim": 1, "status": "VERIFIED"}])
+    local = FunctionModel(script, name="local")
+    team = ResearchTeam(repo, model=local, store=RunStore(tmp_path / "runs.db"), db_path=tmp_path / "index.db")
+    result = team.ask_sync("How does the app handle a request end-to-end?", mode="multi")
+    assert result.mode == "multi" and result.status == "completed"
+    assert "verifier" not in result.usage_by_phase or result.usage_by_phase["verifier"].usage.requests == 0
+    assert not any(v.method == "model" for v in result.verification)
+    record = RunStore(tmp_path / "runs.db").get_run(result.run_id)
+    assert "verifier" not in record.results
+    # A researcher that keeps calling tools is stopped by its own budget after two calls (four remote).
+    looping = ResearchScript(PLAN_3, synth=GOOD, researcher_tool_loops=1)
+    for name, calls in (("local", 2), ("function", 4)):
+        team = ResearchTeam(repo, model=FunctionModel(looping, name=name), store=RunStore(tmp_path / f"{name}.db"),
+                            db_path=tmp_path / f"index-{name}.db")
+        looped = team.ask_sync("How does the app handle a request end-to-end?", mode="multi")
+        assert looped.usage_by_phase["researchers"].usage.requests == 3 * calls, name
+    # The same team told to verify with the model does ask it.
+    verified = ResearchTeam(repo, model=FunctionModel(script, name="local"), store=RunStore(tmp_path / "runs2.db"),
+                            db_path=tmp_path / "index2.db", config=ResearchConfig(verify_with_model=True))
+    again = verified.ask_sync("How does the app handle a request end-to-end?", mode="multi")
+    assert any(v.method == "model" for v in again.verification)

@@ -23,6 +23,7 @@ from moot.errors import MootError
 from moot.models.base import Model, ModelSettings, Usage
 from moot.models.registry import RoleModels, model_for, resolve_models
 from moot.runtime import Budget, EventBus, RunStore, SubAgent, load_prompt
+from moot.runtime.budget import runs_locally
 from moot.teams.research.models import (
     EvidenceBundle,
     Mode,
@@ -68,8 +69,13 @@ from moot.teams.research.citations import find_citations, exists
 class ResearchConfig:
     """Limits per phase (the code-research design: 6–8 turns per researcher, 4–6 for the verifier, 14 for one agent)."""
 
-    researcher_calls: int = 4
-    """Model calls one researcher may make (its own budget; it stops early when it has enough)."""
+    researcher_calls: int | None = None
+    """Model calls one researcher may make (its own budget; it stops early when it has enough).
+    ``None``: 4, or 2 when the researcher's model runs on this machine. There the engine allows
+    one tool round before the report (``LocalModel.max_tool_rounds``), so a third and fourth call
+    follow only a report that broke its schema; measured on httpx (2026-11-29), the 0.5B
+    researcher then called a tool again and broke it again, 45 s for nothing, where its seeded
+    search hits are kept either way."""
     single_calls: int = 6
     max_calls: int = 40
     """Model calls for the whole run."""
@@ -80,7 +86,12 @@ class ResearchConfig:
     deadline_s: float | None = None
     parallel: bool = True
     """Researchers at the same time (False chains them: only for the benchmark)."""
-    verify_with_model: bool = True
+    verify_with_model: bool | None = None
+    """Let the verifier model judge the claims the mechanical checks leave. ``None``: yes, unless
+    the verifier's model runs on this machine. On the embedded 0.5B model, in the two httpx answers
+    read for this (2026-11-29), its verdicts changed nothing (an empty list; "CORRECTED" five times
+    with no correction, which counts as unverifiable) and its two calls took 16-18 s of 94-150;
+    the httpx and click sets measured without it are in docs/code-research.md."""
     quote_lines: bool = True
     """One more call: the model picks the source lines that answer the question, moot quotes them."""
     line_choice: Literal["model", "ranking"] = "model"
@@ -305,8 +316,9 @@ class ResearchTeam:
             result.usage_by_phase = self._phases(run, {"planner": ["planner"], "single-agent": ["single-agent"], **_QUOTES})
             return result
         tools = [*code_tools(index), *self.tools]
+        calls = cfg.researcher_calls or (2 if runs_locally(self.model_for("researcher")) else 4)
         researchers = [researcher_agent(f"researcher-{i}", self.model_for("researcher"), index, tools, sq,
-                                        max_turns=cfg.researcher_calls + 1, budget=Budget(max_calls=cfg.researcher_calls))
+                                        max_turns=calls + 1, budget=Budget(max_calls=calls))
                        for i, sq in enumerate(plan.sub_questions, 1)]
         graph = await run.researchers(researchers, parallel=cfg.parallel)
         bundles = []
@@ -390,7 +402,10 @@ class ResearchTeam:
         verdicts, replace, left = check_citations(index, claims)
         verdicts = held + verdicts
         to_model, rest = left[:MAX_MODEL_CLAIMS], left[MAX_MODEL_CLAIMS:]
-        if to_model and self.config.verify_with_model and not run.stopped:
+        with_model = self.config.verify_with_model
+        if with_model is None:
+            with_model = not runs_locally(self.model_for("verifier"))
+        if to_model and with_model and not run.stopped:
             hints = "; ".join(sq.verification_hint for sq in plan.sub_questions if sq.verification_hint)
             task = model_task(index, to_model) + (f"\nPlanner's hints: {hints[:400]}" if hints else "")
             outcome = await run.step("verifier", verifier_agent(self.model_for("verifier"), code_tools(index)), task,
