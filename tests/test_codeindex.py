@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import sys
@@ -539,3 +540,28 @@ def test_two_overlapping_builds_of_one_tree_keep_every_file(repo: Path, tmp_path
     assert second_files == [expected]
     with CodeIndex.open(repo, db_path=db) as after:
         assert after.stats()["files"] == expected
+
+
+def test_an_npm_package_that_ships_its_code_in_build_is_indexed_there(tmp_path: Path) -> None:
+    """A published npm package often holds only compiled code under build/ or dist/, which a
+    source checkout's walk skips as tool output; its package.json names them as its entry points,
+    so they are indexed. Without that manifest, or with a .gitignore that ignores build/, they
+    stay out (the build output beside a checkout's sources)."""
+    pkg = tmp_path / "pkg"
+    (pkg / "build" / "lib").mkdir(parents=True)
+    (pkg / "build" / "lib" / "parser.js").write_text("function parseArgs(argv) {\n  return argv.slice(2);\n}\n")
+    (pkg / "dist").mkdir()
+    (pkg / "dist" / "bundle.js").write_text("function bundled() { return 1; }\n")
+    (pkg / "browser.js").write_text("function browserEntry() { return 0; }\n")
+
+    def indexed(name: str) -> set[str]:
+        with CodeIndex.build(pkg, db_path=tmp_path / f"{name}.sqlite3") as idx:
+            return {h.path for h in idx.search("parseArgs bundled browserEntry", limit=20)}
+
+    assert indexed("plain") == {"browser.js"}
+    (pkg / "package.json").write_text(json.dumps({"name": "pkg", "main": "./build/lib/parser.js",
+                                                  "exports": {".": [{"import": "./build/lib/parser.js"}]}}))
+    found = indexed("manifest")
+    assert "build/lib/parser.js" in found and "dist/bundle.js" not in found
+    (pkg / ".gitignore").write_text("build/\n")
+    assert "build/lib/parser.js" not in indexed("ignored")

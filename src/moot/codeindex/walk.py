@@ -8,6 +8,7 @@ below its own directory, plus ``.git/info/exclude``.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -114,6 +115,42 @@ def _read_spec(path: Path) -> pathspec.PathSpec | None:
     return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
 
 
+MANIFEST_ENTRY_KEYS = ("main", "module", "types", "typings", "browser", "bin", "exports")
+"""The fields of an npm ``package.json`` that name the files a package ships to its users."""
+
+
+def shipped_dirs(root: Path) -> frozenset[str]:
+    """The top-level folders that the root's ``package.json`` names as the package's entry points
+    (``"main": "build/lib/index.js"`` → ``build``). A published npm package often ships only
+    compiled code there, so a folder that would be skipped as a build's output (``build``,
+    ``dist``) is the package's code; a ``.gitignore`` that ignores it still wins (in a source
+    checkout, the build output beside the sources)."""
+    manifest = root / "package.json"
+    try:
+        data = json.loads(read_text(manifest, root=root, max_bytes=MAX_TEXT_BYTES, credentials=False))
+    except (UnsafeFileError, OSError, ValueError):
+        return frozenset()
+    if not isinstance(data, dict):
+        return frozenset()
+    found: set[str] = set()
+
+    def collect(value: object) -> None:
+        if isinstance(value, str):
+            parts = [p for p in value.replace("\\", "/").split("/") if p not in ("", ".")]
+            if len(parts) > 1 and parts[0] != "..":
+                found.add(parts[0])
+        elif isinstance(value, dict):
+            for item in value.values():
+                collect(item)
+        elif isinstance(value, list):
+            for item in value:
+                collect(item)
+
+    for key in MANIFEST_ENTRY_KEYS:
+        collect(data.get(key))
+    return frozenset(found & SKIP_DIRS - {"node_modules", "site-packages"})
+
+
 def walk(root: Path) -> Iterator[FoundFile | Skipped]:
     """Every indexable file under ``root`` in a stable order, and every file skipped with a reason."""
     root = root.resolve()
@@ -121,7 +158,7 @@ def walk(root: Path) -> Iterator[FoundFile | Skipped]:
     exclude = _read_spec(root / ".git" / "info" / "exclude")
     if exclude:
         specs.append(("", exclude))
-    yield from _walk_dir(root, root, "", specs)
+    yield from _walk_dir(root, root, "", specs, keep=shipped_dirs(root))
 
 
 def _ignored(rel: str, is_dir: bool, specs: list[tuple[str, pathspec.PathSpec]]) -> bool:
@@ -133,7 +170,8 @@ def _ignored(rel: str, is_dir: bool, specs: list[tuple[str, pathspec.PathSpec]])
 
 
 def _walk_dir(
-    root: Path, directory: Path, rel_dir: str, specs: list[tuple[str, pathspec.PathSpec]]
+    root: Path, directory: Path, rel_dir: str, specs: list[tuple[str, pathspec.PathSpec]],
+    keep: frozenset[str] = frozenset(),
 ) -> Iterator[FoundFile | Skipped]:
     local = _read_spec(directory / ".gitignore")
     if local:
@@ -152,7 +190,8 @@ def _walk_dir(
         except OSError:
             continue
         if is_dir:
-            if entry.name in SKIP_DIRS or entry.name.endswith(SKIP_SUFFIXES) or _ignored(rel, True, specs):
+            skipped_name = entry.name in SKIP_DIRS and rel not in keep
+            if skipped_name or entry.name.endswith(SKIP_SUFFIXES) or _ignored(rel, True, specs):
                 continue
             if entry.name.lower() in SECRET_DIRS or rel.lower() in SECRET_DIR_PATHS:
                 continue
