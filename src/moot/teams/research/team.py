@@ -316,7 +316,9 @@ class ResearchTeam:
             result.usage_by_phase = self._phases(run, {"planner": ["planner"], "single-agent": ["single-agent"], **_QUOTES})
             return result
         tools = [*code_tools(index), *self.tools]
-        calls = cfg.researcher_calls or (2 if runs_locally(self.model_for("researcher")) else 4)
+        calls = cfg.researcher_calls
+        if calls is None:
+            calls = 2 if runs_locally(self.model_for("researcher")) else 4
         researchers = [researcher_agent(f"researcher-{i}", self.model_for("researcher"), index, tools, sq,
                                         max_turns=calls + 1, budget=Budget(max_calls=calls))
                        for i, sq in enumerate(plan.sub_questions, 1)]
