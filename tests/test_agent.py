@@ -5,9 +5,9 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from moot.errors import ModelHTTPError
-from moot.models.base import ModelResponse
-from moot.models.testing import ScriptedModel, tool_call
-from moot.runtime import SubAgent, render_context, tool
+from moot.models.base import ModelRequest, ModelResponse
+from moot.models.testing import FunctionModel, ScriptedModel, tool_call
+from moot.runtime import Budget, EventBus, SubAgent, render_context, tool
 
 
 class Verdict(BaseModel):
@@ -155,3 +155,38 @@ async def test_on_text_streams_the_answer_and_the_run_records_it_like_any_reques
     record = store.get_run(run.run_id)
     assert record is not None and record.status == "completed"
     assert record.usage.requests == 1 and run.tracker.usage_by_agent["chat"].requests == 1
+
+
+def _searcher(request: ModelRequest) -> object:
+    """A model that keeps calling its tool while it may, and answers only when told not to."""
+    if request.tool_choice == "none":
+        return "pong was the answer"
+    return [tool_call("ping")]
+
+
+async def test_the_last_request_the_turn_limit_allows_asks_for_an_answer_not_a_tool() -> None:
+    model = FunctionModel(_searcher)
+    bus = EventBus()
+    seen: list[dict[str, object]] = []
+    bus.subscribe(lambda e: seen.append(e.payload) if e.type == "model_request" else None)
+    result = await SubAgent("searcher", "", "", tools=[ping], model=model, max_turns=3).run("Find it.", bus=bus)
+    assert result.ok and result.output == "pong was the answer" and result.turns == 3
+    assert [r.tool_choice for r in model.requests] == ["auto", "auto", "none"]
+    assert all(r.tools for r in model.requests)  # still listed: the conversation holds tool calls
+    assert "tool_choice" not in seen[0] and "must answer" in str(seen[2]["tool_choice"])
+
+
+async def test_an_agents_own_call_budget_also_makes_its_last_call_an_answer() -> None:
+    model = FunctionModel(_searcher)
+    agent = SubAgent("searcher", "", "", tools=[ping], model=model, max_turns=6, budget=Budget(max_calls=2))
+    result = await agent.run("Find it.")
+    assert result.ok and result.output == "pong was the answer"
+    assert [r.tool_choice for r in model.requests] == ["auto", "none"]
+
+
+async def test_answer_on_last_turn_off_keeps_the_old_stop() -> None:
+    model = FunctionModel(_searcher)
+    agent = SubAgent("searcher", "", "", tools=[ping], model=model, max_turns=2, answer_on_last_turn=False)
+    result = await agent.run("Find it.")
+    assert result.stop_reason == "max_turns" and not result.ok
+    assert [r.tool_choice for r in model.requests] == ["auto", "auto"]

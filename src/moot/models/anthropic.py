@@ -137,7 +137,8 @@ class AnthropicModel(SDKProviderModel):
             )
             # With other tools the model may still call them; it must call *some* tool.
             params["tool_choice"] = (
-                {"type": "any"} if request.tools else {"type": "tool", "name": output_tool}
+                {"type": "any"} if request.tools and request.tool_choice != "none"
+                else {"type": "tool", "name": output_tool}
             )
         elif request.output is not None:
             params["output_config"] = {
@@ -145,6 +146,8 @@ class AnthropicModel(SDKProviderModel):
             }
         if tools:
             params["tools"] = tools
+            if request.tool_choice == "none" and "tool_choice" not in params:
+                params["tool_choice"] = {"type": "none"}
         settings = request.settings
         if settings.stop:
             params["stop_sequences"] = list(settings.stop)

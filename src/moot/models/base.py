@@ -113,6 +113,10 @@ class ModelRequest(_Message):
 
     messages: tuple[Message, ...]
     tools: tuple[ToolDefinition, ...] = ()
+    tool_choice: Literal["auto", "none"] = "auto"
+    """``none``: the tools stay listed (a conversation that holds tool calls stays valid for every
+    provider) but the model must answer without calling one. The runtime sends it on an agent's
+    last allowed request."""
     output: OutputSchema | None = None
     """When set, the response's ``output`` holds the parsed JSON that matches this schema."""
     settings: ModelSettings = Field(default_factory=ModelSettings)

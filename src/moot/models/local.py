@@ -209,7 +209,8 @@ class LocalModel(Model):
             body["logprobs"] = True
             body["top_logprobs"] = s.top_logprobs
         if request.tools:
-            allow = toolchoice.tool_rounds_since_user(request.messages) < self.max_tool_rounds
+            allow = (request.tool_choice != "none"
+                     and toolchoice.tool_rounds_since_user(request.messages) < self.max_tool_rounds)
             schema = toolchoice.choice_schema(request.tools, request.output, allow_calls=allow)
             body["messages"] = toolchoice.render_messages(request.messages)
             # The chat template lists the tools in Qwen's own words; that made the 0.5B model

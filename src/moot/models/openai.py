@@ -146,6 +146,8 @@ class OpenAIModel(SDKProviderModel):
                 }
                 for tool in request.tools
             ]
+            if request.tool_choice == "none":
+                params["tool_choice"] = "none"
         if request.output is not None:
             json_schema: dict[str, Any] = {
                 "name": _schema_name(request.output.name),

@@ -127,6 +127,10 @@ class SubAgent:
     """A pydantic model, TypedDict, ``list[str]``… for structured output; ``None`` for text."""
     max_turns: int = 6
     """Most model requests per task (tool rounds plus the final answer)."""
+    answer_on_last_turn: bool = True
+    """Send the last request that ``max_turns`` or a call budget allows with ``tool_choice="none"``,
+    so the model answers with what it has gathered; otherwise a tool loop still searching on its
+    last turn ends with ``max_turns`` or ``budget:calls`` and no answer."""
     settings: ModelSettings = field(default_factory=ModelSettings)
     budget: Budget | None = None
     """This agent's own limits, on top of the run's (``deadline_s`` counts from its start)."""
@@ -287,9 +291,11 @@ class SubAgent:
             )
 
         while state.turns < self.max_turns:
+            last = self.answer_on_last_turn and bool(definitions) and (
+                self.max_turns - state.turns == 1 or tracker.calls_left(self.name) == 1)
             request = ModelRequest(
-                messages=tuple(state.messages), tools=definitions, output=output_schema, settings=self.settings,
-                agent=self.name,
+                messages=tuple(state.messages), tools=definitions, tool_choice="none" if last else "auto",
+                output=output_schema, settings=self.settings, agent=self.name,
             )
             try:
                 call, request = await MeteredCall.start(tracker, self.name, request, model)
@@ -305,6 +311,8 @@ class SubAgent:
                     "estimated_input_tokens": reservation.input_tokens or reservation.tokens - (request.settings.max_tokens or 0),
                     "max_tokens": request.settings.max_tokens,
                 }
+                if last:
+                    request_payload["tool_choice"] = "none (the last request allowed: the agent must answer)"
                 if emitter.record_content:
                     request_payload["messages"] = [m.model_dump() for m in request.messages]
                 emitter.emit(EventType.MODEL_REQUEST, **request_payload)

@@ -334,6 +334,15 @@ class BudgetTracker:
                 return True
         return False
 
+    def calls_left(self, agent: str | None = None) -> int | None:
+        """Model calls the run's limits and the agent's own still allow (calls in flight count),
+        ``None`` when neither limits calls."""
+        lefts = []
+        for ledger in (self._run, self._agent_ledger(agent) if agent else None):
+            if ledger is not None and ledger.budget.max_calls is not None:
+                lefts.append(ledger.budget.max_calls - ledger.spent.requests - ledger.reserved_calls)
+        return max(0, min(lefts)) if lefts else None
+
     def time_left(self, agent: str | None = None) -> float | None:
         """Seconds until the nearest deadline (run or agent), ``None`` when there is none."""
         now = self._clock()
