@@ -68,18 +68,20 @@ def answer_line(printed: str) -> str:
 
 
 CALIBRATION = """
-import asyncio, json, sys
+import asyncio, json, time
 from pathlib import Path
 from moot.models.base import ModelRequest, ModelSettings, UserMessage
 from moot.models.registry import infer_model
 from moot.models.testing import allow_real_requests
 from moot.models.timing import RequestClock, timed_by
 
-async def main(prompt):
+async def main():
+    articles = sorted(Path("examples/learning/articles").glob("*.md"))
+    prompt = "\\n\\n".join(p.read_text(encoding="utf-8") for p in articles) + "\\n\\nSummarise these articles."
     model = infer_model("local")
     clock = RequestClock()
     # A salt the engine has not seen, so its prefix cache cannot skip the prompt.
-    request = ModelRequest(messages=(UserMessage(content="calibration %s\\n" % __import__("time").time_ns() + prompt),),
+    request = ModelRequest(messages=(UserMessage(content=f"calibration {time.time_ns()}\\n{prompt}"),),
                            settings=ModelSettings(max_tokens=96, temperature=0.0))
     with timed_by(clock):
         response = await model.request(request)
@@ -88,20 +90,14 @@ async def main(prompt):
                       "prompt_s": clock.prompt_s, "generation_s": clock.generation_s}))
 
 with allow_real_requests():
-    asyncio.run(main(Path(sys.argv[1]).read_text(encoding="utf-8")))
+    asyncio.run(main())
 """
 
 
 def calibrate(python: Path, cwd: Path, env: dict[str, str]) -> dict[str, Any]:
-    """The engine's prompt and generation speed on one fixed request (the bundled articles)."""
-    articles = sorted((cwd / "examples" / "learning" / "articles").glob("*.md"))
-    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False, encoding="utf-8") as handle:
-        handle.write("\n\n".join(p.read_text(encoding="utf-8") for p in articles) + "\n\nSummarise these articles.")
-    try:
-        done = subprocess.run([str(python), "-c", CALIBRATION, handle.name], cwd=cwd, env=env, capture_output=True,
-                              text=True, timeout=600)  # fmt: skip
-    finally:
-        os.unlink(handle.name)
+    """The engine's prompt and generation speed on one fixed request (the bundled articles, read
+    in ``cwd`` by the calibration script itself)."""
+    done = subprocess.run([str(python), "-c", CALIBRATION], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
         raise SystemExit(f"calibration failed: {done.stderr.strip()[-400:]}")
     raw = json.loads(done.stdout.strip().splitlines()[-1])

@@ -146,8 +146,8 @@ class AnthropicModel(SDKProviderModel):
             }
         if tools:
             params["tools"] = tools
-            if request.tool_choice == "none" and "tool_choice" not in params:
-                params["tool_choice"] = {"type": "none"}
+            if request.tool_choice == "none":  # the forced output tool above already answers
+                params.setdefault("tool_choice", {"type": "none"})
         settings = request.settings
         if settings.stop:
             params["stop_sequences"] = list(settings.stop)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -99,6 +99,18 @@ class ResearchConfig:
     admits only the numbers shown; for a how-question, the deciding conditions first), or the
     ranking alone (its first lines; no call)."""
 
+    def fit_to(self, researcher: Any, verifier: Any) -> ResearchConfig:
+        """This config with its fitted defaults (``None``) decided for the team's models, in one
+        place, as :meth:`moot.runtime.Budget.fit_to` decides deadlines: a researcher on a model of
+        this machine gets 2 calls (4 elsewhere), and its verifier model is not asked."""
+        calls = self.researcher_calls
+        if calls is None:
+            calls = 2 if runs_locally(researcher) else 4
+        verify = self.verify_with_model
+        if verify is None:
+            verify = not runs_locally(verifier)
+        return replace(self, researcher_calls=calls, verify_with_model=verify)
+
 
 def no_answer(outcome: Any, otherwise: str) -> str:
     """The stand-in for a missing answer, naming why it is missing."""
@@ -147,11 +159,11 @@ class ResearchTeam:
         or tools) are given to the researchers and the single agent beside the code tools."""
         self.repo = Path(repo)
         self.tools = list(tools)
-        self.config = config or ResearchConfig()
         self.store = store
         self._index = index
         self._db_path = db_path
         self.model, self.models = resolve_models(model, models, roles=ROLES, team="research")
+        self.config = (config or ResearchConfig()).fit_to(self.model_for("researcher"), self.model_for("verifier"))
 
     def model_for(self, role: str) -> Model:
         """The model of one role: its own from ``models``, else the team's ``model``."""
@@ -317,8 +329,7 @@ class ResearchTeam:
             return result
         tools = [*code_tools(index), *self.tools]
         calls = cfg.researcher_calls
-        if calls is None:
-            calls = 2 if runs_locally(self.model_for("researcher")) else 4
+        assert calls is not None  # decided by ResearchConfig.fit_to when the team was made
         researchers = [researcher_agent(f"researcher-{i}", self.model_for("researcher"), index, tools, sq,
                                         max_turns=calls + 1, budget=Budget(max_calls=calls))
                        for i, sq in enumerate(plan.sub_questions, 1)]
@@ -404,10 +415,7 @@ class ResearchTeam:
         verdicts, replace, left = check_citations(index, claims)
         verdicts = held + verdicts
         to_model, rest = left[:MAX_MODEL_CLAIMS], left[MAX_MODEL_CLAIMS:]
-        with_model = self.config.verify_with_model
-        if with_model is None:
-            with_model = not runs_locally(self.model_for("verifier"))
-        if to_model and with_model and not run.stopped:
+        if to_model and self.config.verify_with_model and not run.stopped:
             hints = "; ".join(sq.verification_hint for sq in plan.sub_questions if sq.verification_hint)
             task = model_task(index, to_model) + (f"\nPlanner's hints: {hints[:400]}" if hints else "")
             outcome = await run.step("verifier", verifier_agent(self.model_for("verifier"), code_tools(index)), task,
