@@ -23,7 +23,16 @@ from moot.runtime import RunStore
 from moot.teams.research import ResearchConfig, ResearchTeam
 from moot.teams.research.quotes import PICKED_PER_SUB_QUESTION, candidate_lines
 from moot.teams.research.relevance import rank_symbols
-from moot.teams.research.resolve import asks_callers, best_at, candidates, index_section, resolve, summary_docstring
+from moot.teams.research.resolve import (
+    asks_callers,
+    best_at,
+    candidates,
+    index_section,
+    resolve,
+    summary_docstring,
+    written_definitions,
+    written_names,
+)
 from moot.teams.research.synthesizer import without_repeats
 from test_research_support import first_lines, first_offered, index_of, write_repo
 
@@ -305,3 +314,46 @@ def test_a_repeated_sentence_is_said_once() -> None:
     assert without_repeats("It asks. " + loop * 5 + "The Abort function is") == "It asks. " + loop.strip()
     # short items and numbering may recur: only sentences of four words or more are repeats
     assert without_repeats("1. Parse it.\n\n1. Parse it.") == "1. Parse it.\n\n1. Parse it."
+
+
+# ------------------------------------------------------------------ code the question writes
+
+
+def test_code_names_are_read_from_the_question_by_their_form() -> None:
+    assert written_names("Why does semver.satisfies('1.2.4-beta.1', '^1.2.3') return false?") == [
+        "semver.satisfies", "satisfies"]
+    # a fluent chain names each of its parts; a decorator and a call inside it are names too
+    assert written_names('If I register every().day.at("10:30").do(job) at 11:00') == ["every", "day", "at", "do"]
+    assert written_names("@retry(stop=stop_after_attempt(3)) with reraise and a retry_error_callback") == [
+        "retry", "stop_after_attempt", "retry_error_callback"]
+    assert written_names("keys from envPrefix, a TTLCache and a CliRunner") == ["envPrefix", "TTLCache", "CliRunner"]
+    # prose is not code: a capitalised word, a key written with one-letter names, "e.g."
+    assert written_names("When the Client follows a redirect, e.g. a key like `a[N]=v`") == []
+
+
+def test_a_name_the_question_writes_is_resolved_only_where_the_repository_defines_it(index: CodeIndex) -> None:
+    question = "Why does web.messages.redirect_headers(h, False, True) keep it, and is a ValueError or Response raised?"
+    # the longest tail the index defines; a builtin and a capitalised prose word give nothing
+    assert written_definitions(index, question) == ["web.messages.redirect_headers"]
+    assert written_definitions(index, "How does `basic_header` encode, and what does make_decoder('gzip') give?") == [
+        "web.auth.basic_header", "web.decoders.make_decoder"]
+
+
+def test_single_mode_starts_from_the_function_the_question_calls(tmp_path: Path) -> None:
+    tasks: list[str] = []
+
+    def single(request: ModelRequest) -> str:
+        tasks.append(str(request.messages[-1].content))
+        return "It joins the user and password."
+
+    model = FunctionModel(by_agent({"single-agent": single, "line-picker": lambda r: first_lines(r, 2)}))
+    team = ResearchTeam(make_repo(tmp_path / "repo"), model=model, store=RunStore(tmp_path / "runs.db"),
+                        db_path=tmp_path / "index.db", config=ResearchConfig())
+    try:
+        result = team.ask_sync("What does basic_header('ann', '') send when the password is empty?", mode="single")
+    finally:
+        team.close()
+    # the definition is shown to the model before any search hit, and resolved first
+    assert "web/auth.py:" in tasks[0].split("[2]")[0] and "(named in the question)" in tasks[0]
+    assert result.resolved[0].qualified_name == "web.auth.basic_header"
+    assert "`web.auth.basic_header` (function) is defined at web/auth.py:" in result.answer

@@ -23,7 +23,8 @@ from moot.runtime import AgentProgress, AgentResult, EventBus, EventType, SubAge
 from moot.runtime.events import BoundEmitter, summarize
 from moot.teams.research.citations import file_lines
 from moot.teams.research.models import EvidenceBundle, Finding, SubQuestion
-from moot.teams.research.resolve import MAX_RESOLVED, best_at, candidates, resolve
+from moot.teams.research.relevance import definition
+from moot.teams.research.resolve import MAX_CANDIDATES, MAX_RESOLVED, best_at, candidates, resolve, written_definitions
 from moot.teams.research.verifier import unknown_names
 
 SEED_HITS = 3
@@ -64,11 +65,28 @@ def report_type(names: list[str]) -> type[ResearcherReport]:
     )
 
 
+WRITTEN_SEEDS = 2
+"""Definitions of code names the question writes that are shown before the search hits."""
+
+
 def seed_findings(index: CodeIndex, sub: SubQuestion, limit: int = SEED_HITS) -> list[Finding]:
-    """The top search hits for the sub-question (and its first actions), as findings."""
+    """The definitions of up to :data:`WRITTEN_SEEDS` code names the sub-question writes
+    (:func:`~moot.teams.research.resolve.written_definitions`), then the top search hits for
+    the sub-question (and its first actions), as findings: ``limit`` in all."""
     queries = [sub.question, *sub.initial_actions[:1]]
     found: list[Finding] = []
     seen: set[tuple[str, int]] = set()
+    for name in written_definitions(index, sub.question, limit=WRITTEN_SEEDS):
+        info = definition(index, name)
+        if info is None:
+            continue
+        seen.add((info.path, info.start_line))
+        found.append(Finding(
+            tool="resolve_symbol", args={"name": name}, result_summary=f"{info.path}:{info.start_line}-{info.end_line} "
+            f"{info.kind} {info.qualified_name} (named in the question)",
+            relevant_code=index.read_file(info.path, info.start_line, min(info.end_line, info.start_line + 12))[:SNIPPET_CHARS],
+            file_path=info.path, line_range=(info.start_line, info.end_line),
+        ))  # fmt: skip
     for query in queries:
         for hit in index.search(_plain(query), limit=limit):
             if (hit.path, hit.start_line) in seen or hit.kind == "module" and len(found) >= 1:
@@ -141,7 +159,8 @@ class ResearcherAgent(SubAgent):
                      result=f"{len(seeded)} hits (seeded before the first turn)", error=None, ok=True,
                      seconds=round(time.perf_counter() - started, 4))
         sq = self.sub_question
-        names = candidates(self.index, _locations(seeded), question=sq.question)
+        written = written_definitions(self.index, sq.question)
+        names = list(dict.fromkeys([*written, *candidates(self.index, _locations(seeded), question=sq.question)]))[:MAX_CANDIDATES]
         message = (f"Search results:\n{render_findings(seeded) or 'none'}\n\n"
                    + (f"Symbols in these results: {', '.join(names)}\n\n" if names else "")
                    + f"Your question: {sq.question}" + (f"\nLook in: {sq.target_area}" if sq.target_area else ""))
@@ -157,7 +176,9 @@ class ResearcherAgent(SubAgent):
         nominated = list(report.symbols) if report else []
         located = [n for path, start, end in _locations(reported + seeded[:1])
                    if (n := best_at(self.index, sq.question, path, start, end)) is not None]
-        resolved = resolve(self.index, [*nominated, *located])
+        # The names the question writes lead (two of them: the researcher's own choices keep
+        # room in the four resolved), the rest follow what the researcher found.
+        resolved = resolve(self.index, [*written[:WRITTEN_SEEDS], *nominated, *located, *written[WRITTEN_SEEDS:]])
         note = f"no report ({outcome.stop_reason}); the seeded search hits are kept"
         if report:
             own = grounded_note(self.index, report.coverage_note[:300])

@@ -208,6 +208,66 @@ def resolve(index: CodeIndex, names: Iterable[str], limit: int = MAX_RESOLVED) -
     return out
 
 
+_CODE_FORM = re.compile(
+    r"`([^`\n]{1,80})`"                                           # `written in backticks`
+    r"|@([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)"                            # @decorator
+    r"|((?:\b[A-Za-z_]\w*(?:\([^()\n]{0,60}\))?)?(?:\.[A-Za-z_]\w*(?:\([^()\n]{0,60}\))?)+)"  # a.b, a().b, .until()
+    r"|\b([A-Za-z_]\w*)\("                                        # call(
+    r"|\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[A-Z]\w*|[A-Z]+[a-z0-9]+[A-Z]\w*|[A-Z]{2,}[a-z]\w*)\b"  # snake_case, camelCase
+)
+"""Code as a question writes it (formats, not words): backticks, a decorator, a dotted name or
+call chain, a call, an identifier that is snake_case or has a capital inside. A capitalised
+word alone is not one: sentences start with those."""
+_CHAIN_PART = re.compile(r"[A-Za-z_]\w*")
+
+
+def written_names(question: str) -> list[str]:
+    """The code names a question writes, in order, each once: for a dotted name the whole name
+    first, then its shorter tails (``cachetools.func.lru_cache``, ``func.lru_cache``,
+    ``lru_cache``); for a fluent chain (``every().day.at("10:30")``) each part. A name of one
+    letter (``a[N]=v``) is no name."""
+    out: list[str] = []
+
+    def add(name: str) -> None:
+        name = name.strip(".")
+        if name and name not in out:
+            out.append(name)
+
+    for m in _CODE_FORM.finditer(question):
+        text = next(g for g in m.groups() if g is not None)
+        for chain in re.findall(r"[A-Za-z_][\w.]*(?:\([^()]*\))?(?:\.[A-Za-z_]\w*(?:\([^()]*\))?)*", text)[:3]:
+            parts = [p.group() for p in _CHAIN_PART.finditer(re.sub(r"\([^()]*\)", "", chain))]
+            if re.search(r"\)\.", chain):  # a fluent chain, every().day.at(): each part is a name
+                for part in parts:
+                    add(part)
+            else:  # a qualified name, or a call of one: the longest tail the index defines wins
+                for k in range(len(parts)):
+                    add(".".join(parts[k:]))
+    return [n for n in out if len(n.rsplit(".", 1)[-1]) >= 2]
+
+
+def written_definitions(index: CodeIndex, question: str, limit: int = MAX_RESOLVED) -> list[str]:
+    """The definitions of the code names the question writes (:func:`written_names`), as
+    qualified names, in the question's order: a user who writes ``semver.satisfies(...)`` or
+    ``@retry(stop=stop_after_attempt(3))`` has named where to start, whatever a search for the
+    question's words finds. A chain gives its longest tail the index defines; a name the
+    repository does not define, or that names only a module, gives nothing."""
+    out: list[str] = []
+    covered: set[str] = set()
+    for name in written_names(question):
+        if len(out) >= limit:
+            break
+        if any(c.endswith("." + name) for c in covered):
+            continue  # a tail of a chain already resolved
+        info = definition(index, name)
+        if info is None or info.kind == "module":
+            continue
+        covered.add("." + name)
+        if info.qualified_name not in out:
+            out.append(info.qualified_name)
+    return out
+
+
 def candidates(index: CodeIndex, locations: Iterable[tuple[str, int, int]], limit: int = MAX_CANDIDATES,
                *, question: str = "") -> list[str]:
     """The symbols a researcher may nominate: the definitions at its evidence locations and the

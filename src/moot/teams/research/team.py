@@ -35,7 +35,7 @@ from moot.teams.research.models import (
 )
 from moot.teams.research.pipeline import PipelineRun
 from moot.teams.research.planner import derived_sub_questions, planner_agent, to_plan
-from moot.teams.research.researcher import render_findings, researcher_agent, seed_findings
+from moot.teams.research.researcher import WRITTEN_SEEDS, render_findings, researcher_agent, seed_findings
 from moot.teams.research.routing import route
 from moot.teams.research.conditions import asks_how, check_conditions, conditions_section
 from moot.teams.research.quotes import (
@@ -51,7 +51,7 @@ from moot.teams.research.quotes import (
     quote_section,
     ranked_choice,
 )
-from moot.teams.research.resolve import ResolvedSymbol, best_at, index_section, resolve
+from moot.teams.research.resolve import ResolvedSymbol, best_at, index_section, resolve, written_definitions
 from moot.teams.research.synthesizer import merged_resolved, render_evidence, sources_line, synthesizer_agent, without_repeats
 from moot.teams.research.verifier import (
     MAX_MODEL_CLAIMS,
@@ -285,7 +285,8 @@ class ResearchTeam:
         named = [n for claim in split_claims(answer) for n in claim.names(code_only=True)]
         located = [n for f in seeded[:2] if f.line_range
                    if (n := best_at(index, question, f.file_path, *f.line_range)) is not None]
-        resolved = await asyncio.to_thread(resolve, index, [*named, *located])
+        written = written_definitions(index, question)
+        resolved = await asyncio.to_thread(resolve, index, [*written[:WRITTEN_SEEDS], *named, *located, *written[WRITTEN_SEEDS:]])
         bundle.resolved, bundle.nominated = resolved, named
         how = asks_how(question)
         quotes = await self._quote(index, run, [(question, resolved)], after="single-agent", how=how)
