@@ -20,11 +20,14 @@ from moot.models.testing import FunctionModel, by_agent
 from moot.runtime import RunStore
 from moot.teams.research import ResearchConfig, ResearchTeam
 from moot.teams.research.quotes import (
+    OFFERED_PER_SUB_QUESTION,
     CodeLine,
     QuotePick,
     candidate_lines,
     chosen,
+    grouped,
     pick_type,
+    picker_task,
     question_terms,
     quote_section,
 )
@@ -187,3 +190,56 @@ def test_a_spent_budget_asks_no_picker(tmp_path: Path) -> None:
         team.close()
     assert result.quoted == []
     assert result.answer.startswith("`build_redirect` builds the new request.")
+
+
+# ------------------------------------------------------------------ what the picker reads
+
+
+def test_the_picker_reads_each_definitions_lines_together_under_one_heading() -> None:
+    ranked = [CodeLine(path="a.py", line=9, text="x = 9", symbol="a.f"),
+              CodeLine(path="b.py", line=3, text="if y:", then="return 1", then_line=4, symbol="b.g", kind="if"),
+              CodeLine(path="a.py", line=2, text="raise E()", symbol="a.f", kind="raise"),
+              CodeLine(path="b.py", line=7, text="z = 1", symbol="b.g")]
+    shown = grouped(ranked)
+    # each definition's lines in the ranking's order, the definitions in the order of their best line
+    assert [(c.symbol, c.line) for c in shown] == [("a.f", 9), ("a.f", 2), ("b.g", 3), ("b.g", 7)]
+    assert grouped(shown) == shown
+    task = picker_task("How does it fail?", shown, how=True)
+    assert task.splitlines()[3:] == [
+        "In `a.f` (a.py):", "1. `x = 9`", "2. `raise E()`",
+        "In `b.g` (b.py):", "3. [condition] `if y:` → `return 1`", "4. `z = 1`", "",
+        "Give the numbers of the conditions that decide the answer (marked [condition]), then of any other lines that show it."]
+    # the numbers the model answers with are the shown order's
+    assert [c.line for c in chosen(shown, QuotePick(lines=[2, 3]))] == [2, 3]
+
+
+MANY_CHECKS = '"""Limits."""\n\n\ndef check_limits(value):\n    """Check a value against every limit."""\n' + "".join(
+    f"    if value == {n}:\n        raise ValueError('limit {n}')\n" for n in range(1, 31)) + "    return value\n"
+
+
+def test_in_multi_mode_each_picker_is_shown_at_most_twenty_lines(tmp_path: Path) -> None:
+    shown: list[int] = []
+
+    def pick(request: ModelRequest) -> dict:
+        numbers = re.findall(r"^(\d+)\. ", str(request.messages[-1].content), re.M)
+        shown.append(len(numbers))
+        return {"conditions": [1], "lines": []}
+
+    plan = {"sub_questions": [{"question": "How does check_limits decide a value fails?"},
+                              {"question": "Which limit does check_limits raise for a value?"}]}
+    repo = write_repo(tmp_path / "repo", {"lim/limits.py": MANY_CHECKS})
+    model = FunctionModel(by_agent({"planner": plan, "synthesizer": "`check_limits` raises for each limit.",
+                                    "verifier": {"verdicts": []}, "line-picker": pick, "single-agent": "It raises.",
+                                    "researcher": {"symbols": ["lim.limits.check_limits"], "findings": [],
+                                                   "coverage_note": "", "sufficient": True}}))
+    team = ResearchTeam(repo, model=model, store=RunStore(tmp_path / "runs.db"), db_path=tmp_path / "index.db",
+                        config=ResearchConfig())
+    try:
+        team.ask_sync("How does check_limits decide when a value fails?", mode="multi")
+        multi = list(shown)
+        shown.clear()
+        team.ask_sync("How does check_limits decide when a value fails?", mode="single")
+    finally:
+        team.close()
+    assert multi and all(n <= OFFERED_PER_SUB_QUESTION for n in multi)
+    assert shown and shown[0] > OFFERED_PER_SUB_QUESTION  # one list, up to forty lines

@@ -38,13 +38,16 @@ from moot.teams.research.planner import derived_sub_questions, planner_agent, to
 from moot.teams.research.researcher import WRITTEN_SEEDS, render_findings, researcher_agent, seed_findings
 from moot.teams.research.routing import route
 from moot.teams.research.conditions import asks_how, check_conditions, conditions_section
+from moot.teams.research.codelines import MAX_CANDIDATES as MAX_LINES
 from moot.teams.research.quotes import (
     MAX_PICKED,
+    OFFERED_PER_SUB_QUESTION,
     PICKED_PER_SUB_QUESTION,
     CodeLine,
     candidate_lines,
     chosen,
     condition_numbers,
+    grouped,
     led_elsewhere,
     picker_agent,
     picker_task,
@@ -376,7 +379,8 @@ class ResearchTeam:
         there is nothing to pick from, the budget is spent, or the model gives no valid pick."""
         if not self.config.quote_lines or run.stopped:
             return Quotes()
-        ranked = [(q, await asyncio.to_thread(candidate_lines, index, q, resolved)) for q, resolved in asks]
+        offered = MAX_LINES if len(asks) == 1 else OFFERED_PER_SUB_QUESTION
+        ranked = [(q, await asyncio.to_thread(candidate_lines, index, q, resolved, offered)) for q, resolved in asks]
         ranked = [(q, lines) for q, lines in ranked if lines]
         # One list: up to eight lines. One list per sub-question: up to four each, so a
         # sub-question's own deciding lines are not cut to two (eight shared by three pickers
@@ -390,6 +394,7 @@ class ResearchTeam:
             if self.config.line_choice == "ranking":
                 return ranked_choice(lines, per_ask, how=how)
             task_id = "line-picker" if len(ranked) == 1 else f"line-picker-{n}"
+            lines = grouped(lines)
             conditions = condition_numbers(lines) if how else None
             # A sub-question's picker is asked the sub-question with the whole question beside it.
             asked = q if not question or q == question else f"{q} (part of: {question})"
