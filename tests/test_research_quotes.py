@@ -243,3 +243,31 @@ def test_in_multi_mode_each_picker_is_shown_at_most_twenty_lines(tmp_path: Path)
         team.close()
     assert multi and all(n <= OFFERED_PER_SUB_QUESTION for n in multi)
     assert shown and shown[0] > OFFERED_PER_SUB_QUESTION  # one list, up to forty lines
+
+
+BACKOFF = '"""Waits."""\n\n\nclass wait_exponential:\n    """Wait longer after each attempt.\n\n' + "".join(
+    f"    Note {n}: the wait grows.\n" for n in range(30)) + '''    """
+
+    def __init__(self, multiplier=1, low=0, high=10):
+        self.multiplier = multiplier
+        self.low = low
+        self.high = high
+
+    def __repr__(self):
+        return f"wait_exponential({self.multiplier})"
+
+    def __call__(self, attempt):
+        delay = self.multiplier * 2 ** (attempt - 1)
+        return max(self.low, min(delay, self.high))
+'''
+
+
+def test_a_chosen_class_is_read_by_the_methods_that_match_the_question(tmp_path: Path) -> None:
+    for built in index_of(write_repo(tmp_path / "repo", {"retry/wait.py": BACKOFF}), tmp_path):
+        classes = resolve(built, ["retry.wait.wait_exponential"])
+        lines = candidate_lines(built, "How is the delay computed from the attempt and kept between low and high?", classes)
+        by_symbol = {c.symbol for c in lines}
+        # the class head is a long docstring; what the question asks is in `__call__`
+        assert "return max(self.low, min(delay, self.high))" in [c.text for c in lines]
+        assert "retry.wait.wait_exponential.__call__" in by_symbol
+        assert "retry.wait.wait_exponential.__repr__" not in by_symbol  # two methods, the best for the question

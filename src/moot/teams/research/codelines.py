@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from moot.codeindex import CodeIndex, Decision
 from moot.errors import MootError
 from moot.teams.research.ranking import rank, score
-from moot.teams.research.relevance import definition, line_terms, matched_terms, question_terms
+from moot.teams.research.relevance import definition, line_terms, matched_terms, question_terms, rank_symbols
 from moot.teams.research.resolve import ResolvedSymbol
 
 MAX_CANDIDATES = 40
@@ -35,6 +35,10 @@ MAX_MODULE_LINES = 3000
 MAX_CALLERS = 4
 """Callers in the resolved symbols' own files whose bodies are also searched."""
 MAX_CLASS_LINES = 30
+CLASS_METHODS = 2
+"""Methods of a chosen class read as chosen too (the best two for the question)."""
+LOCATION_METHODS = 60
+"""Definitions inside a class looked at to find them."""
 LINE_CHARS = 140
 
 CONDITION_KINDS = frozenset({"if", "elif", "else", "while", "except", "case", "default", "ternary", "assert"})
@@ -190,9 +194,27 @@ def candidate_lines(index: CodeIndex, question: str, resolved: list[ResolvedSymb
     symbols: list[ResolvedSymbol] = list(resolved)
     roles: dict[str, str] = {r.qualified_name: "chosen" for r in resolved}
     seen_defs = {(r.path, r.start_line) for r in resolved}
-    deciding = deciding_callees(index, resolved)
-    callees: list[str] = list(deciding)
+    # A class does what its methods do: of a chosen class (whose own head is all that is read of
+    # it), the methods that best match the question are read as chosen too. Asked how
+    # `wait_exponential` computes a delay, the answer is in its `__call__`, not its head.
     for r in resolved:
+        if r.kind != "class":
+            continue
+        inside = [n for n in index.symbols_in(r.path, r.start_line, r.end_line, limit=LOCATION_METHODS)
+                  if n.startswith(r.qualified_name + ".") and "." not in n[len(r.qualified_name) + 1:]]
+        for name in rank_symbols(index, question, inside)[:CLASS_METHODS]:
+            info = definition(index, name)
+            if info is None or (info.path, info.start_line) in seen_defs:
+                continue
+            seen_defs.add((info.path, info.start_line))
+            roles[info.qualified_name] = "chosen"
+            method = ResolvedSymbol(name=info.name, qualified_name=info.qualified_name, kind=info.kind, path=info.path,
+                                    start_line=info.start_line, end_line=info.end_line,
+                                    callees=[c for c in info.callees if index.defined_as(c) is not None][:8])
+            symbols.append(method)
+    deciding = deciding_callees(index, symbols)
+    callees: list[str] = list(deciding)
+    for r in symbols:
         callees.extend(name for name in r.callees if name not in callees)
     # What they call, then the code in their own file that calls them: a callee holds the
     # deciding `if`, a caller the loop or the limit around it (`max_redirects` is checked
