@@ -30,6 +30,7 @@ from moot.teams.research.resolve import (
     index_section,
     resolve,
     summary_docstring,
+    written_chains,
     written_definitions,
     written_names,
 )
@@ -320,15 +321,22 @@ def test_a_repeated_sentence_is_said_once() -> None:
 
 
 def test_code_names_are_read_from_the_question_by_their_form() -> None:
-    assert written_names("Why does semver.satisfies('1.2.4-beta.1', '^1.2.3') return false?") == [
-        "semver.satisfies", "satisfies"]
+    assert written_names("Why does semver.satisfies('1.2.4-beta.1', '^1.2.3') return false?") == ["semver.satisfies"]
+    # looked up whole, then by its tails, then by the class before the method
+    assert written_chains("What does URLSafeTimedSerializer.loads(token) raise?") == [
+        ["URLSafeTimedSerializer.loads", "loads", "URLSafeTimedSerializer"]]
     # a fluent chain names each of its parts; a decorator and a call inside it are names too
     assert written_names('If I register every().day.at("10:30").do(job) at 11:00') == ["every", "day", "at", "do"]
     assert written_names("@retry(stop=stop_after_attempt(3)) with reraise and a retry_error_callback") == [
         "retry", "stop_after_attempt", "retry_error_callback"]
     assert written_names("keys from envPrefix, a TTLCache and a CliRunner") == ["envPrefix", "TTLCache", "CliRunner"]
-    # prose is not code: a capitalised word, a key written with one-letter names, "e.g."
+    # prose is not code: a capitalised word, a key written with one-letter names, "e.g.", a
+    # plural acronym or one in brackets, a file, a host, an e-mail
     assert written_names("When the Client follows a redirect, e.g. a key like `a[N]=v`") == []
+    assert written_names("Which option(s) take URLs or APIs from README.md, setup.py or Node.js, "
+                         "https://example.com/x or ann@example.org?") == []
+    assert written_names("Does response.json() decode it?") == ["response.json"]  # a call is code
+    assert len(written_names(" ".join(f"`name_{n}`" for n in range(300)))) == 12  # a pasted traceback
 
 
 def test_a_name_the_question_writes_is_resolved_only_where_the_repository_defines_it(index: CodeIndex) -> None:
@@ -337,6 +345,12 @@ def test_a_name_the_question_writes_is_resolved_only_where_the_repository_define
     assert written_definitions(index, question) == ["web.messages.redirect_headers"]
     assert written_definitions(index, "How does `basic_header` encode, and what does make_decoder('gzip') give?") == [
         "web.auth.basic_header", "web.decoders.make_decoder"]
+    # a dotted name is the definition whose qualified name ends with it, in its own case; a
+    # plain name two classes define is neither, and an unknown method falls back to its class
+    assert written_definitions(index, "What does GzipDecoder.decode(data) return?") == ["web.decoders.GzipDecoder.decode"]
+    assert written_definitions(index, "What does `decode` return?") == []
+    assert written_definitions(index, "What does `MAKE_DECODER` return?") == []
+    assert written_definitions(index, "What does GzipDecoder.flush() do?") == ["web.decoders.GzipDecoder"]
 
 
 def test_single_mode_starts_from_the_function_the_question_calls(tmp_path: Path) -> None:
@@ -357,3 +371,31 @@ def test_single_mode_starts_from_the_function_the_question_calls(tmp_path: Path)
     assert "web/auth.py:" in tasks[0].split("[2]")[0] and "(named in the question)" in tasks[0]
     assert result.resolved[0].qualified_name == "web.auth.basic_header"
     assert "`web.auth.basic_header` (function) is defined at web/auth.py:" in result.answer
+
+
+def test_a_researcher_offers_and_resolves_the_code_its_sub_question_writes_first(tmp_path: Path) -> None:
+    tasks: list[str] = []
+
+    def research(request: ModelRequest) -> dict:
+        tasks.append(str(request.messages[-1].content))
+        # the 0.5B model's habit: the first symbol it is offered
+        return {"symbols": first_offered(request.output.json_schema), "findings": [], "coverage_note": "",
+                "sufficient": True}
+
+    plan = {"sub_questions": [{"question": "What does basic_header('ann', '') put in the header?"},
+                              {"question": "How are gzip bodies decoded?"}]}
+    model = FunctionModel(by_agent({"planner": plan, "researcher-1": research, "researcher-2": research,
+                                    "synthesizer": "It encodes them.",
+                                    "verifier": {"verdicts": []}, "line-picker": lambda r: first_lines(r, 2)}))
+    team = ResearchTeam(make_repo(tmp_path / "repo"), model=model, store=RunStore(tmp_path / "runs.db"),
+                        db_path=tmp_path / "index.db", config=ResearchConfig())
+    try:
+        result = team.ask_sync("What does basic_header('ann', '') send, and how are gzip bodies decoded?", mode="multi")
+    finally:
+        team.close()
+    named = next(t for t in tasks if "basic_header('ann'" in t)
+    assert named.index("(named in the question)") < named.index("[2]")  # shown before the search hits
+    assert named.split("Symbols in these results: ")[1].startswith("web.auth.basic_header")
+    [bundle] = [b for b in result.evidence if "basic_header" in b.sub_question]
+    assert bundle.resolved[0].qualified_name == "web.auth.basic_header"
+    assert all("(named in the question)" not in t for t in tasks if "gzip bodies" in t and "basic_header" not in t)

@@ -209,8 +209,9 @@ def test_the_picker_reads_each_definitions_lines_together_under_one_heading() ->
         "In `a.f` (a.py):", "1. `x = 9`", "2. `raise E()`",
         "In `b.g` (b.py):", "3. [condition] `if y:` → `return 1`", "4. `z = 1`", "",
         "Give the numbers of the conditions that decide the answer (marked [condition]), then of any other lines that show it."]
-    # the numbers the model answers with are the shown order's
-    assert [c.line for c in chosen(shown, QuotePick(lines=[2, 3]))] == [2, 3]
+    # the numbers the model answers with are the shown order's (in the ranking's order 1 and 2
+    # would be a.py:9 and b.py:3)
+    assert [(c.path, c.line) for c in chosen(shown, QuotePick(lines=[1, 2]))] == [("a.py", 2), ("a.py", 9)]
 
 
 MANY_CHECKS = '"""Limits."""\n\n\ndef check_limits(value):\n    """Check a value against every limit."""\n' + "".join(
@@ -245,19 +246,24 @@ def test_in_multi_mode_each_picker_is_shown_at_most_twenty_lines(tmp_path: Path)
     assert shown and shown[0] > OFFERED_PER_SUB_QUESTION  # one list, up to forty lines
 
 
-BACKOFF = '"""Waits."""\n\n\nclass wait_exponential:\n    """Wait longer after each attempt.\n\n' + "".join(
-    f"    Note {n}: the wait grows.\n" for n in range(30)) + '''    """
+BACKOFF = '''"""Waits."""
+
+
+class wait_exponential:
+    """Wait longer after each attempt."""
 
     def __init__(self, multiplier=1, low=0, high=10):
         self.multiplier = multiplier
         self.low = low
         self.high = high
 
-    def __repr__(self):
-        return f"wait_exponential({self.multiplier})"
+    def describe(self):
+        return f"waits at least {self.low}"
 
     def __call__(self, attempt):
         delay = self.multiplier * 2 ** (attempt - 1)
+        if delay < self.low:
+            return self.low
         return max(self.low, min(delay, self.high))
 '''
 
@@ -266,8 +272,11 @@ def test_a_chosen_class_is_read_by_the_methods_that_match_the_question(tmp_path:
     for built in index_of(write_repo(tmp_path / "repo", {"retry/wait.py": BACKOFF}), tmp_path):
         classes = resolve(built, ["retry.wait.wait_exponential"])
         lines = candidate_lines(built, "How is the delay computed from the attempt and kept between low and high?", classes)
-        by_symbol = {c.symbol for c in lines}
-        # the class head is a long docstring; what the question asks is in `__call__`
-        assert "return max(self.low, min(delay, self.high))" in [c.text for c in lines]
-        assert "retry.wait.wait_exponential.__call__" in by_symbol
-        assert "retry.wait.wait_exponential.__repr__" not in by_symbol  # two methods, the best for the question
+        by_text = {c.text: c for c in lines}
+        # what the question asks is in `__call__`, offered as its line (with its condition), not
+        # as a line of the class's head, which in a class this short spans the methods too
+        assert by_text["return max(self.low, min(delay, self.high))"].symbol == "retry.wait.wait_exponential.__call__"
+        assert by_text["if delay < self.low:"].is_condition()
+        # two methods, the best for the question: `describe` shares a word, but fewer
+        assert {c.symbol for c in lines} >= {"retry.wait.wait_exponential.__call__", "retry.wait.wait_exponential.__init__"}
+        assert "retry.wait.wait_exponential.describe" not in {c.symbol for c in lines}

@@ -21,7 +21,14 @@ from pydantic import BaseModel, Field
 from moot.codeindex import CodeIndex, Decision
 from moot.errors import MootError
 from moot.teams.research.ranking import rank, score
-from moot.teams.research.relevance import definition, line_terms, matched_terms, question_terms, rank_symbols
+from moot.teams.research.relevance import (
+    definition,
+    line_terms,
+    matched_terms,
+    question_terms,
+    rank_symbols,
+    symbol_relevance,
+)
 from moot.teams.research.resolve import ResolvedSymbol
 
 MAX_CANDIDATES = 40
@@ -197,12 +204,15 @@ def candidate_lines(index: CodeIndex, question: str, resolved: list[ResolvedSymb
     # A class does what its methods do: of a chosen class (whose own head is all that is read of
     # it), the methods that best match the question are read as chosen too. Asked how
     # `wait_exponential` computes a delay, the answer is in its `__call__`, not its head.
+    # Its methods are read before its head, so that in a class shorter than the head's thirty
+    # lines a method's lines are offered as the method's, with its conditions.
     for r in resolved:
         if r.kind != "class":
             continue
-        inside = [n for n in index.symbols_in(r.path, r.start_line, r.end_line, limit=LOCATION_METHODS)
-                  if n.startswith(r.qualified_name + ".") and "." not in n[len(r.qualified_name) + 1:]]
-        for name in rank_symbols(index, question, inside)[:CLASS_METHODS]:
+        inside = list(dict.fromkeys(n for n in index.symbols_in(r.path, r.start_line, r.end_line, limit=LOCATION_METHODS)
+                                    if n.startswith(r.qualified_name + ".") and "." not in n[len(r.qualified_name) + 1:]))
+        matching = [n for n in rank_symbols(index, question, inside) if symbol_relevance(index, n, terms) > 0]
+        for name in matching[:CLASS_METHODS]:
             info = definition(index, name)
             if info is None or (info.path, info.start_line) in seen_defs:
                 continue
@@ -211,7 +221,7 @@ def candidate_lines(index: CodeIndex, question: str, resolved: list[ResolvedSymb
             method = ResolvedSymbol(name=info.name, qualified_name=info.qualified_name, kind=info.kind, path=info.path,
                                     start_line=info.start_line, end_line=info.end_line,
                                     callees=[c for c in info.callees if index.defined_as(c) is not None][:8])
-            symbols.append(method)
+            symbols.insert(symbols.index(r), method)
     deciding = deciding_callees(index, symbols)
     callees: list[str] = list(deciding)
     for r in symbols:

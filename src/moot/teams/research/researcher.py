@@ -69,14 +69,15 @@ WRITTEN_SEEDS = 2
 """Definitions of code names the question writes that are shown before the search hits."""
 
 
-def seed_findings(index: CodeIndex, sub: SubQuestion, limit: int = SEED_HITS) -> list[Finding]:
+def seed_findings(index: CodeIndex, sub: SubQuestion, limit: int = SEED_HITS, *, written: bool = True) -> list[Finding]:
     """The definitions of up to :data:`WRITTEN_SEEDS` code names the sub-question writes
-    (:func:`~moot.teams.research.resolve.written_definitions`), then the top search hits for
-    the sub-question (and its first actions), as findings: ``limit`` in all."""
+    (:func:`~moot.teams.research.resolve.written_definitions`; not with ``written=False``),
+    then the top search hits for the sub-question (and its first actions), as findings:
+    ``limit`` in all."""
     queries = [sub.question, *sub.initial_actions[:1]]
     found: list[Finding] = []
     seen: set[tuple[str, int]] = set()
-    for name in written_definitions(index, sub.question, limit=WRITTEN_SEEDS):
+    for name in written_definitions(index, sub.question, limit=WRITTEN_SEEDS) if written else []:
         info = definition(index, name)
         if info is None:
             continue
@@ -100,6 +101,11 @@ def seed_findings(index: CodeIndex, sub: SubQuestion, limit: int = SEED_HITS) ->
             if len(found) >= limit:
                 return found
     return found
+
+
+def search_hits(findings: list[Finding]) -> list[Finding]:
+    """The findings that a search gave (not the definitions the question named)."""
+    return [f for f in findings if f.tool == "search_code"]
 
 
 def _plain(query: str) -> str:
@@ -174,7 +180,7 @@ class ResearcherAgent(SubAgent):
         # the top search hit that best matches the sub-question: resolved from the index, so
         # the relationships are the symbol graph's.
         nominated = list(report.symbols) if report else []
-        located = [n for path, start, end in _locations(reported + seeded[:1])
+        located = [n for path, start, end in _locations(reported + search_hits(seeded)[:1])
                    if (n := best_at(self.index, sq.question, path, start, end)) is not None]
         # The names the question writes lead (two of them: the researcher's own choices keep
         # room in the four resolved), the rest follow what the researcher found.

@@ -209,61 +209,92 @@ def resolve(index: CodeIndex, names: Iterable[str], limit: int = MAX_RESOLVED) -
 
 
 _CODE_FORM = re.compile(
-    r"`([^`\n]{1,80})`"                                           # `written in backticks`
-    r"|@([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)"                            # @decorator
-    r"|((?:\b[A-Za-z_]\w*(?:\([^()\n]{0,60}\))?)?(?:\.[A-Za-z_]\w*(?:\([^()\n]{0,60}\))?)+)"  # a.b, a().b, .until()
-    r"|\b([A-Za-z_]\w*)\("                                        # call(
-    r"|\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[A-Z]\w*|[A-Z]+[a-z0-9]+[A-Z]\w*|[A-Z]{2,}[a-z]\w*)\b"  # snake_case, camelCase
+    r"`([^`\n]{1,80})`"                                                   # `written in backticks`
+    r"|(?<![\w.])@([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)"                        # @decorator, not an e-mail
+    r"|(?<![\w@/.:-])((?:[A-Za-z_]\w*(?:\([^()\n]{0,60}\))?)?(?:\.[A-Za-z_]\w*(?:\([^()\n]{0,60}\))?)+)(?![\w/@-])"  # a.b, a().b, .until()
+    r"|\b([A-Za-z_]\w*)\((?!e?s\))"                                          # call(, not a plural's "(s)"
+    r"|\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[A-Z]\w*|[A-Z]+[a-z0-9]+[A-Z]\w*|[A-Z]{2,}(?!s\b)[a-z]\w*)\b"  # snake_case, camelCase
 )
 """Code as a question writes it (formats, not words): backticks, a decorator, a dotted name or
 call chain, a call, an identifier that is snake_case or has a capital inside. A capitalised
-word alone is not one: sentences start with those."""
+word alone is not one: sentences start with those. Neither is a plural acronym (``URLs``), a
+plural in brackets (``option(s)``), an e-mail, or a host in a URL."""
 _CHAIN_PART = re.compile(r"[A-Za-z_]\w*")
+_FILE_ENDINGS = frozenset({"md", "rst", "txt", "py", "pyi", "js", "mjs", "cjs", "ts", "tsx", "jsx", "json", "yaml", "yml",
+                           "toml", "cfg", "ini", "html", "css", "lock", "com", "org", "net", "io", "dev"})
+"""The last part of a dotted word that makes it a file or a host (``setup.py``, ``Node.js``,
+``example.com``), unless it is called (``response.json()``)."""
+MAX_WRITTEN = 12
+"""Names read from one question (a pasted traceback names hundreds)."""
 
 
-def written_names(question: str) -> list[str]:
-    """The code names a question writes, in order, each once: for a dotted name the whole name
-    first, then its shorter tails (``cachetools.func.lru_cache``, ``func.lru_cache``,
-    ``lru_cache``); for a fluent chain (``every().day.at("10:30")``) each part. A name of one
-    letter (``a[N]=v``) is no name."""
-    out: list[str] = []
+def written_chains(question: str) -> list[list[str]]:
+    """The code names a question writes, in order: one list per name of the ways to look it up,
+    best first. A dotted name is looked up by its whole self, then its shorter tails, then the
+    class written before its last part (``URLSafeTimedSerializer.loads``: ``…loads``, ``loads``,
+    ``URLSafeTimedSerializer``); a fluent chain (``every().day.at("10:30")``) gives each part.
+    A name of one letter (``a[N]=v``) is no name; a file or host name (``setup.py``) is none."""
+    out: list[list[str]] = []
+    seen: set[str] = set()
 
-    def add(name: str) -> None:
-        name = name.strip(".")
-        if name and name not in out:
-            out.append(name)
+    def add(ways: list[str]) -> None:
+        ways = [w for w in dict.fromkeys(w.strip(".") for w in ways) if w and len(w.rsplit(".", 1)[-1]) >= 2]
+        if ways and ways[0] not in seen:
+            seen.add(ways[0])
+            out.append(ways)
 
     for m in _CODE_FORM.finditer(question):
+        if len(out) >= MAX_WRITTEN:
+            break
         text = next(g for g in m.groups() if g is not None)
         for chain in re.findall(r"[A-Za-z_][\w.]*(?:\([^()]*\))?(?:\.[A-Za-z_]\w*(?:\([^()]*\))?)*", text)[:3]:
             parts = [p.group() for p in _CHAIN_PART.finditer(re.sub(r"\([^()]*\)", "", chain))]
+            if len(parts) > 1 and parts[-1].lower() in _FILE_ENDINGS and not chain.endswith(")"):
+                continue
             if re.search(r"\)\.", chain):  # a fluent chain, every().day.at(): each part is a name
                 for part in parts:
-                    add(part)
-            else:  # a qualified name, or a call of one: the longest tail the index defines wins
-                for k in range(len(parts)):
-                    add(".".join(parts[k:]))
-    return [n for n in out if len(n.rsplit(".", 1)[-1]) >= 2]
+                    add([part])
+            else:  # a qualified name, or a call of one
+                add([".".join(parts[k:]) for k in range(len(parts))]
+                    + [".".join(parts[k:-1]) for k in range(len(parts) - 1) if parts[-2][:1].isupper()])
+    return out[:MAX_WRITTEN]
+
+
+def written_names(question: str) -> list[str]:
+    """The code names a question writes (:func:`written_chains`), each as written."""
+    return [ways[0] for ways in written_chains(question)]
+
+
+def _written_definition(index: CodeIndex, name: str) -> Any | None:
+    """The definition a name written as code means, in its own case: for a dotted name one whose
+    qualified name ends with it (the index's looser lookups would take any definition of its
+    last part); for a plain name its only definition. A plain name several definitions share is
+    none of them: which one a user means is not written."""
+    infos = index.resolve_symbol(name)
+    if "." in name:
+        infos = [i for i in infos if i.qualified_name == name or i.qualified_name.endswith("." + name)]
+    else:
+        infos = [i for i in infos if i.name == name]
+        if len({i.qualified_name for i in infos}) > 1:
+            return None
+    if not infos:
+        return None
+    same = [i for i in infos if i.qualified_name == infos[0].qualified_name and i.path == infos[0].path]
+    return max(same, key=lambda i: (i.end_line - i.start_line, -i.start_line))
 
 
 def written_definitions(index: CodeIndex, question: str, limit: int = MAX_RESOLVED) -> list[str]:
-    """The definitions of the code names the question writes (:func:`written_names`), as
+    """The definitions of the code names the question writes (:func:`written_chains`), as
     qualified names, in the question's order: a user who writes ``semver.satisfies(...)`` or
     ``@retry(stop=stop_after_attempt(3))`` has named where to start, whatever a search for the
-    question's words finds. A chain gives its longest tail the index defines; a name the
-    repository does not define, or that names only a module, gives nothing."""
+    question's words finds. Each name gives the first of its ways to look it up that the index
+    defines (:func:`_written_definition`); a name the repository does not define gives nothing."""
     out: list[str] = []
-    covered: set[str] = set()
-    for name in written_names(question):
+    for ways in written_chains(question):
         if len(out) >= limit:
             break
-        if any(c.endswith("." + name) for c in covered):
-            continue  # a tail of a chain already resolved
-        info = definition(index, name)
-        if info is None or info.kind == "module":
-            continue
-        covered.add("." + name)
-        if info.qualified_name not in out:
+        info = next(filter(None, (_written_definition(index, way) for way in ways)), None)
+        if info is not None and info.qualified_name not in out:
             out.append(info.qualified_name)
     return out
 

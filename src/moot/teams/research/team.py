@@ -35,7 +35,7 @@ from moot.teams.research.models import (
 )
 from moot.teams.research.pipeline import PipelineRun
 from moot.teams.research.planner import derived_sub_questions, planner_agent, to_plan
-from moot.teams.research.researcher import WRITTEN_SEEDS, render_findings, researcher_agent, seed_findings
+from moot.teams.research.researcher import WRITTEN_SEEDS, render_findings, researcher_agent, search_hits, seed_findings
 from moot.teams.research.routing import route
 from moot.teams.research.conditions import asks_how, check_conditions, conditions_section
 from moot.teams.research.codelines import MAX_CANDIDATES as MAX_LINES
@@ -253,7 +253,8 @@ class ResearchTeam:
 
     async def _baseline(self, question: str, index: CodeIndex, run: PipelineRun, rule: str) -> MultiAgentResult:
         repo_map = await asyncio.to_thread(index.read_map, ".")
-        hits = seed_findings(index, SubQuestion(question=question), limit=5)
+        # the baseline a user would try first: the search's hits, not the code the question names
+        hits = seed_findings(index, SubQuestion(question=question), limit=5, written=False)
         agent = SubAgent("one-call", "answers from the map and search hits in one call", load_prompt("baseline", __package__),
                          model=self.model_for("one-call"), max_turns=1, settings=ModelSettings(max_tokens=500))
         task = f"Repository map:\n{repo_map[:1500]}\n\nSearch results:\n{render_findings(hits) or 'none'}\n\nQuestion: {question}"
@@ -286,7 +287,7 @@ class ResearchTeam:
         # The single agent nominates by naming: the code names its checked answer mentions,
         # then what the top search hits define, resolved from the index like the researchers'.
         named = [n for claim in split_claims(answer) for n in claim.names(code_only=True)]
-        located = [n for f in seeded[:2] if f.line_range
+        located = [n for f in search_hits(seeded)[:2] if f.line_range
                    if (n := best_at(index, question, f.file_path, *f.line_range)) is not None]
         written = written_definitions(index, question)
         resolved = await asyncio.to_thread(resolve, index, [*written[:WRITTEN_SEEDS], *named, *located, *written[WRITTEN_SEEDS:]])
@@ -379,8 +380,7 @@ class ResearchTeam:
         there is nothing to pick from, the budget is spent, or the model gives no valid pick."""
         if not self.config.quote_lines or run.stopped:
             return Quotes()
-        offered = MAX_LINES if len(asks) == 1 else OFFERED_PER_SUB_QUESTION
-        ranked = [(q, await asyncio.to_thread(candidate_lines, index, q, resolved, offered)) for q, resolved in asks]
+        ranked = [(q, await asyncio.to_thread(candidate_lines, index, q, resolved)) for q, resolved in asks]
         ranked = [(q, lines) for q, lines in ranked if lines]
         # One list: up to eight lines. One list per sub-question: up to four each, so a
         # sub-question's own deciding lines are not cut to two (eight shared by three pickers
@@ -389,12 +389,15 @@ class ResearchTeam:
         kept = led_elsewhere([lines for _, lines in ranked], per_ask)
         ranked = [(q, lines) for (q, _), lines in zip(ranked, kept) if lines]
         depends = [after] if isinstance(after, str) else after
+        # Every ranked line stays offered (a synthesizer's "if" sentence is kept when its
+        # condition is among them); a picker among several is shown only its first twenty.
+        shown = MAX_LINES if len(ranked) == 1 else OFFERED_PER_SUB_QUESTION
 
         async def pick(n: int, q: str, lines: list[CodeLine]) -> list[CodeLine]:
             if self.config.line_choice == "ranking":
                 return ranked_choice(lines, per_ask, how=how)
             task_id = "line-picker" if len(ranked) == 1 else f"line-picker-{n}"
-            lines = grouped(lines)
+            lines = grouped(lines[:shown])
             conditions = condition_numbers(lines) if how else None
             # A sub-question's picker is asked the sub-question with the whole question beside it.
             asked = q if not question or q == question else f"{q} (part of: {question})"
