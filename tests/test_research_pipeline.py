@@ -318,9 +318,9 @@ def test_questions_asked_by_one_command_are_held_by_its_parent_run(repo: Path, t
     assert parent.status == "completed" and parent.usage.requests == sum(k.usage.requests for k in kids) > 0
 
 
-def test_on_a_model_of_this_machine_researchers_get_two_calls_and_no_verifier_model(repo: Path, tmp_path: Path) -> None:
+def test_on_a_model_of_this_machine_researchers_get_one_call_and_no_verifier_model(repo: Path, tmp_path: Path) -> None:
     """A model that runs on this machine (named ``local``…) gets the fitted defaults: each
-    researcher's own budget is two calls and the verifier model is not asked; a remote model
+    researcher's own budget is one call (its report) and the verifier model is not asked; a remote model
     keeps four calls and the verifier (the test above)."""
     script = ResearchScript(PLAN_3, synth=GOOD, verdicts=[{"claim": 1, "status": "VERIFIED"}])
     local = FunctionModel(script, name="local")
@@ -331,9 +331,9 @@ def test_on_a_model_of_this_machine_researchers_get_two_calls_and_no_verifier_mo
     assert not any(v.method == "model" for v in result.verification)
     record = RunStore(tmp_path / "runs.db").get_run(result.run_id)
     assert "verifier" not in record.results
-    # A researcher that keeps calling tools is stopped by its own budget after two calls (four remote).
+    # A researcher that keeps calling tools is stopped by its own budget after one call (four remote).
     looping = ResearchScript(PLAN_3, synth=GOOD, researcher_tool_loops=1)
-    for name, calls in (("local", 2), ("function", 4)):
+    for name, calls in (("local", 1), ("function", 4)):
         team = ResearchTeam(repo, model=FunctionModel(looping, name=name), store=RunStore(tmp_path / f"{name}.db"),
                             db_path=tmp_path / f"index-{name}.db")
         looped = team.ask_sync("How does the app handle a request end-to-end?", mode="multi")

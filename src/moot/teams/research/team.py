@@ -74,11 +74,12 @@ class ResearchConfig:
 
     researcher_calls: int | None = None
     """Model calls one researcher may make (its own budget; it stops early when it has enough).
-    ``None``: 4, or 2 when the researcher's model runs on this machine. There the engine allows
-    one tool round before the report (``LocalModel.max_tool_rounds``), so a third and fourth call
-    follow only a report that broke its schema; measured on httpx (2026-11-29), the 0.5B
-    researcher then called a tool again and broke it again, 45 s for nothing, where its seeded
-    search hits are kept either way."""
+    ``None``: 4, or 1 when the researcher's model runs on this machine: it reports at once from
+    its seeded search hits (and the code the question names). There the engine allows one tool
+    round before the report (``LocalModel.max_tool_rounds``), so a third and fourth call followed
+    only a report that broke its schema (httpx, 2026-11-29: 45 s for nothing); and with one call
+    instead of two, httpx and click in multi mode took 52 and 58 s a question instead of 71 and
+    86, at claim recall 0.46 and 0.58 instead of 0.29 and 0.50 (docs/code-research.md)."""
     single_calls: int = 6
     max_calls: int = 40
     """Model calls for the whole run."""
@@ -105,10 +106,10 @@ class ResearchConfig:
     def fit_to(self, researcher: Any, verifier: Any) -> ResearchConfig:
         """This config with its fitted defaults (``None``) decided for the team's models, in one
         place, as :meth:`moot.runtime.Budget.fit_to` decides deadlines: a researcher on a model of
-        this machine gets 2 calls (4 elsewhere), and its verifier model is not asked."""
+        this machine gets 1 call (4 elsewhere), and its verifier model is not asked."""
         calls = self.researcher_calls
         if calls is None:
-            calls = 2 if runs_locally(researcher) else 4
+            calls = 1 if runs_locally(researcher) else 4
         verify = self.verify_with_model
         if verify is None:
             verify = not runs_locally(verifier)
