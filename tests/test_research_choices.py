@@ -20,7 +20,7 @@ from moot.codeindex import CodeIndex
 from moot.models.base import ModelRequest
 from moot.models.testing import FunctionModel, by_agent
 from moot.runtime import RunStore
-from moot.teams.research import ResearchConfig, ResearchTeam
+from moot.teams.research import MultiAgentResult, ResearchConfig, ResearchTeam
 from moot.teams.research.quotes import PICKED_PER_SUB_QUESTION, candidate_lines
 from moot.teams.research.relevance import rank_symbols
 from moot.teams.research.resolve import (
@@ -132,6 +132,16 @@ def make_repo(root: Path) -> Path:
 @pytest.fixture
 def index(tmp_path: Path) -> Iterator[CodeIndex]:
     yield from index_of(make_repo(tmp_path / "repo"), tmp_path)
+
+
+def ask(tmp_path: Path, model: FunctionModel, question: str, *, mode: str) -> MultiAgentResult:
+    """The team on a fresh copy of the repository, asked once."""
+    team = ResearchTeam(make_repo(tmp_path / "repo"), model=model, store=RunStore(tmp_path / "runs.db"),
+                        db_path=tmp_path / "index.db", config=ResearchConfig())
+    try:
+        return team.ask_sync(question, mode=mode)  # type: ignore[arg-type]
+    finally:
+        team.close()
 
 
 def line_of(index: CodeIndex, path: str, text: str) -> int:
@@ -294,14 +304,10 @@ def test_each_sub_question_picker_may_quote_four_lines(tmp_path: Path) -> None:
     looping = "Bodies are decoded by `GzipDecoder.decode`. " + "The decoder is made by `make_decoder`, which calls it. " * 30
     model = FunctionModel(by_agent({"planner": plan, "synthesizer": looping,
                                     "verifier": {"verdicts": []}, "line-picker": pick,
-                                    "researcher": lambda r: {"symbols": first_offered(r.output.json_schema), "findings": [],
-                                                             "coverage_note": "", "sufficient": True}}))
-    team = ResearchTeam(make_repo(tmp_path / "repo"), model=model, store=RunStore(tmp_path / "runs.db"),
-                        db_path=tmp_path / "index.db", config=ResearchConfig())
-    try:
-        result = team.ask_sync("How are gzip bodies decoded, and what happens to the Authorization header?", mode="multi")
-    finally:
-        team.close()
+                                    **dict.fromkeys(("researcher-1", "researcher-2"), lambda r: {
+                                        "symbols": first_offered(r.output.json_schema), "findings": [],
+                                        "coverage_note": "", "sufficient": True})}))
+    result = ask(tmp_path, model, "How are gzip bodies decoded, and what happens to the Authorization header?", mode="multi")
     assert result.mode == "multi" and limits == [PICKED_PER_SUB_QUESTION] * 2
     # the 0.5B synthesizer's loop is said once (click's prompt answer repeated one sentence 30 times)
     assert result.answer.count("The decoder is made by `make_decoder`, which calls it.") == 1
@@ -361,12 +367,7 @@ def test_single_mode_starts_from_the_function_the_question_calls(tmp_path: Path)
         return "It joins the user and password."
 
     model = FunctionModel(by_agent({"single-agent": single, "line-picker": lambda r: first_lines(r, 2)}))
-    team = ResearchTeam(make_repo(tmp_path / "repo"), model=model, store=RunStore(tmp_path / "runs.db"),
-                        db_path=tmp_path / "index.db", config=ResearchConfig())
-    try:
-        result = team.ask_sync("What does basic_header('ann', '') send when the password is empty?", mode="single")
-    finally:
-        team.close()
+    result = ask(tmp_path, model, "What does basic_header('ann', '') send when the password is empty?", mode="single")
     # the definition is shown to the model before any search hit, and resolved first
     assert "web/auth.py:" in tasks[0].split("[2]")[0] and "(named in the question)" in tasks[0]
     assert result.resolved[0].qualified_name == "web.auth.basic_header"
@@ -387,12 +388,7 @@ def test_a_researcher_offers_and_resolves_the_code_its_sub_question_writes_first
     model = FunctionModel(by_agent({"planner": plan, "researcher-1": research, "researcher-2": research,
                                     "synthesizer": "It encodes them.",
                                     "verifier": {"verdicts": []}, "line-picker": lambda r: first_lines(r, 2)}))
-    team = ResearchTeam(make_repo(tmp_path / "repo"), model=model, store=RunStore(tmp_path / "runs.db"),
-                        db_path=tmp_path / "index.db", config=ResearchConfig())
-    try:
-        result = team.ask_sync("What does basic_header('ann', '') send, and how are gzip bodies decoded?", mode="multi")
-    finally:
-        team.close()
+    result = ask(tmp_path, model, "What does basic_header('ann', '') send, and how are gzip bodies decoded?", mode="multi")
     named = next(t for t in tasks if "basic_header('ann'" in t)
     assert named.index("(named in the question)") < named.index("[2]")  # shown before the search hits
     assert named.split("Symbols in these results: ")[1].startswith("web.auth.basic_header")
