@@ -94,10 +94,10 @@ def grouped(lines: list[CodeLine]) -> list[CodeLine]:
 
 def picker_task(question: str, lines: list[CodeLine], *, how: bool = False) -> str:
     """The picker's task: the lines numbered in the order given (:func:`grouped`), under a
-    heading for the definition they are in whenever it changes. The file and line numbers are left out: the
-    model answers with list numbers, and one more number on every row is more prompt to read
-    (this is the most of what a multi-mode question costs on this machine's two cores) and one
-    more number to confuse with the one it is asked for."""
+    heading for the definition they are in whenever it changes. The file and line numbers are
+    left out: the model answers with list numbers, and one more number on every row is more
+    prompt to read (the pickers' prompts were most of what a multi-mode question cost on this
+    machine's two cores) and one more number to confuse with the one it is asked for."""
     rows: list[str] = []
     heading: tuple[str, str] | None = None
     for n, c in enumerate(lines, 1):
