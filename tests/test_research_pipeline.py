@@ -343,3 +343,17 @@ def test_on_a_model_of_this_machine_researchers_get_one_call_and_no_verifier_mod
                             db_path=tmp_path / "index2.db", config=ResearchConfig(verify_with_model=True))
     again = verified.ask_sync("How does the app handle a request end-to-end?", mode="multi")
     assert any(v.method == "model" for v in again.verification)
+
+
+def test_a_synthesis_cut_by_its_token_limit_ends_at_its_last_whole_sentence(repo: Path, tmp_path: Path) -> None:
+    from moot.teams.research.synthesizer import SYNTHESIS_TOKENS
+
+    long = " ".join(f"Step {n} splits the request with `parse_request` (app/server.py:4)." for n in range(80))
+    for text, cut in ((long + " Then the handler is cho", True), ("Requests are parsed by `parse_request` (app/server.py:4) and", False)):
+        team = team_for(repo, ResearchScript(PLAN_3, synth=text), tmp_path / str(cut))
+        result = team.ask_sync("How does the app handle a request end-to-end?", mode="multi")
+        record = RunStore(tmp_path / str(cut) / "runs.db").get_run(result.run_id)
+        spent = record.results["synthesizer"]["usage"]["output_tokens"]
+        assert (spent >= SYNTHESIS_TOKENS) is cut
+        # the half sentence the limit left is dropped; a short answer is kept as it was written
+        assert result.draft_answer == (long if cut else text)

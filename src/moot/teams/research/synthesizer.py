@@ -14,9 +14,24 @@ BUNDLE_CHARS = 1400
 """Per researcher: the small model's context is shared by parallel requests, so evidence is cut."""
 
 
+SYNTHESIS_TOKENS = 300
+"""The synthesizer's room. The index section, the conditions and the quoted lines are written by
+moot after it, so its prose needs no more; with 500 the 0.5B model wrote to the limit in three of
+four blind-set answers (36-41 s, one a loop of one sentence), and with 300 httpx and click in
+multi mode took 51 and 50 s a question instead of 68 and 67, at no lower claim recall
+(docs/code-research.md)."""
+
+
 def synthesizer_agent(model: object) -> SubAgent:
     return SubAgent("synthesizer", "writes the answer from the evidence, citing path:line", load_prompt("synthesizer", __package__),
-                    model=model, max_turns=1, settings=ModelSettings(max_tokens=500))  # type: ignore[arg-type]
+                    model=model, max_turns=1, settings=ModelSettings(max_tokens=SYNTHESIS_TOKENS))  # type: ignore[arg-type]
+
+
+def whole_sentences(text: str) -> str:
+    """The text up to its last finished sentence or line: what a token limit cut off mid-way is
+    left out (the text as it is when nothing ends a sentence)."""
+    ends = [m.end() for m in re.finditer(r"[.!?`)](?=\s|$)|\n", text)]
+    return text[: ends[-1]].rstrip() if ends else text
 
 
 CHOSEN_CHARS = 1200

@@ -55,7 +55,15 @@ from moot.teams.research.quotes import (
     ranked_choice,
 )
 from moot.teams.research.resolve import ResolvedSymbol, best_at, index_section, resolve, written_definitions
-from moot.teams.research.synthesizer import merged_resolved, render_evidence, sources_line, synthesizer_agent, without_repeats
+from moot.teams.research.synthesizer import (
+    SYNTHESIS_TOKENS,
+    merged_resolved,
+    render_evidence,
+    sources_line,
+    synthesizer_agent,
+    whole_sentences,
+    without_repeats,
+)
 from moot.teams.research.verifier import (
     MAX_MODEL_CLAIMS,
     apply_model_verdicts,
@@ -355,7 +363,10 @@ class ResearchTeam:
         outcome = await run.step("synthesizer", synthesizer_agent(self.model_for("synthesizer")),
                                  render_evidence(question, bundles, conditions=quotes.conditions, lines=quotes.lines),
                                  depends_on=[r.name for r in researchers] + [t for t in run.results if t.startswith("line-picker")])
-        draft = without_repeats(outcome.text.strip() if outcome else "") or no_answer(outcome, "the synthesizer did not answer")
+        text = outcome.text.strip() if outcome else ""
+        if outcome is not None and outcome.usage.output_tokens >= SYNTHESIS_TOKENS:
+            text = whole_sentences(text)  # cut by the token limit: not a half sentence
+        draft = without_repeats(text) or no_answer(outcome, "the synthesizer did not answer")
         if not resolved and not any(exists(index, c) for c in find_citations(draft)) and (extra := sources_line(bundles)):
             draft = f"{draft}\n\n{extra}"
         answer, verification, for_claims = await self._verify(draft, index, run, plan, quotes)
