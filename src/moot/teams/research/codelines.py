@@ -26,7 +26,6 @@ from moot.teams.research.relevance import (
     line_terms,
     matched_terms,
     question_terms,
-    rank_symbols,
     symbol_relevance,
 )
 from moot.teams.research.resolve import ResolvedSymbol
@@ -211,7 +210,8 @@ def candidate_lines(index: CodeIndex, question: str, resolved: list[ResolvedSymb
             continue
         inside = list(dict.fromkeys(n for n in index.symbols_in(r.path, r.start_line, r.end_line, limit=LOCATION_METHODS)
                                     if n.startswith(r.qualified_name + ".") and "." not in n[len(r.qualified_name) + 1:]))
-        matching = [n for n in rank_symbols(index, question, inside) if symbol_relevance(index, n, terms) > 0]
+        scores = {n: symbol_relevance(index, n, terms) for n in inside}
+        matching = sorted((n for n in inside if scores[n] > 0), key=lambda n: -scores[n])  # ties: the index's order
         for name in matching[:CLASS_METHODS]:
             info = definition(index, name)
             if info is None or (info.path, info.start_line) in seen_defs:

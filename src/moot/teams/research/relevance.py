@@ -65,7 +65,11 @@ def definition(index: CodeIndex, name: str) -> Any | None:
     """The definition ``name`` means: the index's first, except that of several definitions
     with its qualified name (``@overload`` stubs, then the implementation; a property's getter
     and setter) the longest is the one whose body says what it does."""
-    infos = index.resolve_symbol(name)
+    return first_defined(index.resolve_symbol(name))
+
+
+def first_defined(infos: list[Any]) -> Any | None:
+    """Of definitions the index listed, the first; of several with its qualified name, the longest."""
     if not infos:
         return None
     same = [i for i in infos if i.qualified_name == infos[0].qualified_name and i.path == infos[0].path]
@@ -135,4 +139,4 @@ def rank_symbols(index: CodeIndex, question: str, names: list[str]) -> list[str]
     return sorted(names, key=lambda n: -scores[n])
 
 
-__all__ = ["definition", "is_stub", "line_terms", "matched_terms", "question_terms", "rank_symbols", "stem", "symbol_relevance"]
+__all__ = ["definition", "first_defined", "is_stub", "line_terms", "matched_terms", "question_terms", "rank_symbols", "stem", "symbol_relevance"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -69,15 +69,14 @@ WRITTEN_SEEDS = 2
 """Definitions of code names the question writes that are shown before the search hits."""
 
 
-def seed_findings(index: CodeIndex, sub: SubQuestion, limit: int = SEED_HITS, *, written: bool = True) -> list[Finding]:
-    """The definitions of up to :data:`WRITTEN_SEEDS` code names the sub-question writes
-    (:func:`~moot.teams.research.resolve.written_definitions`; not with ``written=False``),
-    then the top search hits for the sub-question (and its first actions), as findings:
-    ``limit`` in all."""
+def seed_findings(index: CodeIndex, sub: SubQuestion, limit: int = SEED_HITS, *, written: Sequence[str] = ()) -> list[Finding]:
+    """The first :data:`WRITTEN_SEEDS` of ``written`` (the definitions of the code names the
+    sub-question writes, :func:`~moot.teams.research.resolve.written_definitions`), then the top
+    search hits for the sub-question (and its first actions), as findings: ``limit`` in all."""
     queries = [sub.question, *sub.initial_actions[:1]]
     found: list[Finding] = []
     seen: set[tuple[str, int]] = set()
-    for name in written_definitions(index, sub.question, limit=WRITTEN_SEEDS) if written else []:
+    for name in written[:WRITTEN_SEEDS]:
         info = definition(index, name)
         if info is None:
             continue
@@ -160,12 +159,12 @@ class ResearcherAgent(SubAgent):
         assert self.index is not None
         emitter = BoundEmitter(bus, {"run_id": run_id, "task_id": task_id, "agent": self.name})
         started = time.perf_counter()
-        seeded = seed_findings(self.index, self.sub_question)
+        written = written_definitions(self.index, self.sub_question.question)
+        seeded = seed_findings(self.index, self.sub_question, written=written)
         emitter.emit(EventType.TOOL_CALL, tool="search_code", arguments=summarize(self.sub_question.question),
                      result=f"{len(seeded)} hits (seeded before the first turn)", error=None, ok=True,
                      seconds=round(time.perf_counter() - started, 4))
         sq = self.sub_question
-        written = written_definitions(self.index, sq.question)
         names = list(dict.fromkeys([*written, *candidates(self.index, _locations(seeded), question=sq.question)]))[:MAX_CANDIDATES]
         message = (f"Search results:\n{render_findings(seeded) or 'none'}\n\n"
                    + (f"Symbols in these results: {', '.join(names)}\n\n" if names else "")

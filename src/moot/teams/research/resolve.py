@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from moot.codeindex import CodeIndex
-from moot.teams.research.relevance import definition, rank_symbols
+from moot.teams.research.relevance import definition, first_defined, rank_symbols
 
 MAX_CANDIDATES = 24
 """Symbol names a researcher may choose from (its search results' definitions and calls)."""
@@ -277,10 +277,7 @@ def _written_definition(index: CodeIndex, name: str) -> Any | None:
         infos = [i for i in infos if i.name == name]
         if len({i.qualified_name for i in infos}) > 1:
             return None
-    if not infos:
-        return None
-    same = [i for i in infos if i.qualified_name == infos[0].qualified_name and i.path == infos[0].path]
-    return max(same, key=lambda i: (i.end_line - i.start_line, -i.start_line))
+    return first_defined(infos)
 
 
 def written_definitions(index: CodeIndex, question: str, limit: int = MAX_RESOLVED) -> list[str]:

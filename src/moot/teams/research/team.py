@@ -263,7 +263,7 @@ class ResearchTeam:
     async def _baseline(self, question: str, index: CodeIndex, run: PipelineRun, rule: str) -> MultiAgentResult:
         repo_map = await asyncio.to_thread(index.read_map, ".")
         # the baseline a user would try first: the search's hits, not the code the question names
-        hits = seed_findings(index, SubQuestion(question=question), limit=5, written=False)
+        hits = seed_findings(index, SubQuestion(question=question), limit=5)
         agent = SubAgent("one-call", "answers from the map and search hits in one call", load_prompt("baseline", __package__),
                          model=self.model_for("one-call"), max_turns=1, settings=ModelSettings(max_tokens=500))
         task = f"Repository map:\n{repo_map[:1500]}\n\nSearch results:\n{render_findings(hits) or 'none'}\n\nQuestion: {question}"
@@ -280,7 +280,8 @@ class ResearchTeam:
 
     async def _single(self, question: str, index: CodeIndex, run: PipelineRun, rule: str, requested: Mode,
                       note: str = "") -> MultiAgentResult:
-        seeded = seed_findings(index, SubQuestion(question=question))
+        written = written_definitions(index, question)
+        seeded = seed_findings(index, SubQuestion(question=question), written=written)
         agent = SubAgent("single-agent", "answers with the code tools in one conversation", load_prompt("single", __package__),
                          tools=[*code_tools(index), *self.tools], model=self.model_for("single-agent"), max_turns=self.config.single_calls,
                          settings=ModelSettings(max_tokens=500))
@@ -298,7 +299,6 @@ class ResearchTeam:
         named = [n for claim in split_claims(answer) for n in claim.names(code_only=True)]
         located = [n for f in search_hits(seeded)[:2] if f.line_range
                    if (n := best_at(index, question, f.file_path, *f.line_range)) is not None]
-        written = written_definitions(index, question)
         resolved = await asyncio.to_thread(resolve, index, [*written[:WRITTEN_SEEDS], *named, *located, *written[WRITTEN_SEEDS:]])
         bundle.resolved, bundle.nominated = resolved, named
         how = asks_how(question)
