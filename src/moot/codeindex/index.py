@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import sqlite3
 import threading
@@ -429,6 +430,31 @@ class CodeIndex:
                 (name,),
             ).fetchone()
         return int(row[0] or 0), int(row[1] or 0)
+
+    def occurrences(self, text: str, *, quoted: bool = False, limit: int = 50) -> list[tuple[str, int]]:
+        """Where ``text`` is written in the indexed code (not in prose files): ``(path, line)``
+        of each line that holds it as a whole word, in path and line order. ``quoted``: only
+        where it is written as a string (``'duplicate-arguments-array'``), as a configuration
+        key or an option's name is. At most ``limit`` lines."""
+        text = (text or "").strip()
+        if not text:
+            return []
+        with self._guard() as conn:
+            paths = [str(r[0]) for r in conn.execute(
+                "SELECT DISTINCT f.path FROM chunks c JOIN files f ON f.id = c.file_id "
+                "WHERE c.kind != 'text' AND instr(c.text, ?) > 0 ORDER BY f.path", (text,))]
+        word = re.escape(text)
+        pattern = re.compile(rf"""(['"`]){word}\1""" if quoted else rf"(?<![\w$-]){word}(?![\w$-])")
+        out: list[tuple[str, int]] = []
+        for path in paths:
+            try:
+                _, lines = self._indexed_lines(path)
+            except MootError:  # changed or gone since the build
+                continue
+            out.extend((path, n) for n, line in enumerate(lines, 1) if text in line and pattern.search(line))
+            if len(out) >= limit:
+                break
+        return out[:limit]
 
     # --- files and map ------------------------------------------------------------------------
 

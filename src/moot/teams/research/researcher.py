@@ -24,7 +24,7 @@ from moot.runtime.events import BoundEmitter, summarize
 from moot.teams.research.citations import file_lines
 from moot.teams.research.models import EvidenceBundle, Finding, SubQuestion
 from moot.teams.research.relevance import definition
-from moot.teams.research.resolve import MAX_CANDIDATES, MAX_RESOLVED, best_at, candidates, resolve, written_definitions
+from moot.teams.research.resolve import MAX_CANDIDATES, MAX_RESOLVED, best_at, candidates, is_test_path, resolve, written_definitions
 from moot.teams.research.verifier import unknown_names
 
 SEED_HITS = 3
@@ -67,39 +67,66 @@ def report_type(names: list[str]) -> type[ResearcherReport]:
 
 WRITTEN_SEEDS = 2
 """Definitions of code names the question writes that are shown before the search hits."""
+PROSE_SEEDS = 1
+"""Search hits in the docs (not the code) among the seeded hits."""
+SEARCH_DEPTH = 3
+"""How many times the seeded hits' number of search results are read, for code hits below docs."""
 
 
 def seed_findings(index: CodeIndex, sub: SubQuestion, limit: int = SEED_HITS, *, written: Sequence[str] = ()) -> list[Finding]:
     """The first :data:`WRITTEN_SEEDS` of ``written`` (the definitions of the code names the
     sub-question writes, :func:`~moot.teams.research.resolve.written_definitions`), then the top
-    search hits for the sub-question (and its first actions), as findings: ``limit`` in all."""
+    search hits for the sub-question (and its first actions), as findings: ``limit`` in all.
+    Of the hits, one section of the docs at most; a whole file's hit gives the definition in it
+    that best matches the sub-question; hits in test files come after the library's own."""
     queries = [sub.question, *sub.initial_actions[:1]]
     found: list[Finding] = []
     seen: set[tuple[str, int]] = set()
-    for name in written[:WRITTEN_SEEDS]:
-        info = definition(index, name)
-        if info is None:
-            continue
+
+    def add(info: Any, tool: str, args: dict[str, Any], why: str) -> None:
         seen.add((info.path, info.start_line))
         found.append(Finding(
-            tool="resolve_symbol", args={"name": name}, result_summary=f"{info.path}:{info.start_line}-{info.end_line} "
-            f"{info.kind} {info.qualified_name} (named in the question)",
+            tool=tool, args=args, result_summary=f"{info.path}:{info.start_line}-{info.end_line} "
+            f"{info.kind} {info.qualified_name} ({why})",
             relevant_code=index.read_file(info.path, info.start_line, min(info.end_line, info.start_line + 12))[:SNIPPET_CHARS],
             file_path=info.path, line_range=(info.start_line, info.end_line),
         ))  # fmt: skip
+
+    for name in written[:WRITTEN_SEEDS]:
+        info = definition(index, name)
+        if info is not None:
+            add(info, "resolve_symbol", {"name": name}, "named in the question")
+    prose = 0
+    in_tests: list[Finding] = []
     for query in queries:
-        for hit in index.search(_plain(query), limit=limit):
-            if (hit.path, hit.start_line) in seen or hit.kind == "module" and len(found) >= 1:
+        for hit in index.search(_plain(query), limit=limit * SEARCH_DEPTH):
+            if (hit.path, hit.start_line) in seen or len(found) >= limit:
                 continue
+            if hit.kind == "module" and found:
+                # A whole file matched (a CommonJS file of many functions, most often): read the
+                # definition in it that the sub-question's words match best.
+                name = best_at(index, sub.question, hit.path, hit.start_line, hit.end_line)
+                info = definition(index, name) if name else None
+                if info is not None and info.kind != "module" and (info.path, info.start_line) not in seen:
+                    if is_test_path(info.path):
+                        continue
+                    add(info, "search_code", {"query": query}, f"the best match in {info.path}, which the search found")
+                continue
+            # One section of the docs at most: a README that words the question's words leads a
+            # search for them, and its sections name no definition to read (the three hits for
+            # "the same option appears more than once" were all README sections).
+            if hit.kind == "text":
+                if prose >= PROSE_SEEDS:
+                    continue
+                prose += 1
             seen.add((hit.path, hit.start_line))
-            found.append(Finding(
+            finding = Finding(
                 tool="search_code", args={"query": query}, result_summary=hit.header(),
                 relevant_code=hit.snippet[:SNIPPET_CHARS], file_path=hit.path,
                 line_range=(hit.start_line, hit.end_line),
-            ))  # fmt: skip
-            if len(found) >= limit:
-                return found
-    return found
+            )  # fmt: skip
+            (in_tests if is_test_path(hit.path) else found).append(finding)
+    return (found + in_tests)[:limit]
 
 
 def search_hits(findings: list[Finding]) -> list[Finding]:

@@ -280,20 +280,75 @@ def _written_definition(index: CodeIndex, name: str) -> Any | None:
     return first_defined(infos)
 
 
+_TEST_PATH = re.compile(r"(?:^|/)(?:tests?|__tests__|spec)/|(?:^|/)test_[^/]*$|_test\.\w+$|\.(?:test|spec)\.\w+$")
+
+
+def is_test_path(path: str) -> bool:
+    """Whether a file is a test, by the conventions of test runners: it shows how the code is
+    used, not how it works."""
+    return bool(_TEST_PATH.search(path))
+
+
+_KEBAB = re.compile(r"(?<![\w-])[a-z][a-z0-9]*(?:-[a-z0-9]+)+(?![\w-])")
+"""A hyphenated lower-case token (``duplicate-arguments-array``): in code, an option's or a
+setting's name, which the code writes as a string."""
+USE_DEFINITIONS = 4
+"""A written name used in more definitions than this says nothing about where to look."""
+USES_PER_NAME = 2
+USE_LINES = 100
+"""A written name on more lines than this is written all over the code."""
+
+
+def written_uses(index: CodeIndex, names: Iterable[str], question: str = "") -> list[str]:
+    """The definitions that use code the question writes but the repository does not define:
+    an attribute, an option or a setting (``includePrerelease``, ``cancel_after``, and a
+    hyphenated name the code holds as a string, ``duplicate-arguments-array``). Of each, the
+    definitions whose bodies write it, most uses first, then the shortest (the innermost
+    definition around each use; tests are not counted); none when it is used in more than
+    :data:`USE_DEFINITIONS`."""
+    wanted = [(name.rsplit(".", 1)[-1], False) for name in names]
+    wanted += [(token, True) for token in _KEBAB.findall(question)]
+    out: list[str] = []
+    for token, quoted in dict.fromkeys(wanted):
+        if len(token) < 3:
+            continue
+        counts: dict[str, int] = {}
+        found = index.occurrences(token, quoted=quoted, limit=USE_LINES)
+        if len(found) >= USE_LINES:  # written all over the code
+            continue
+        for path, line in found:
+            if is_test_path(path):
+                continue
+            inner = index.symbols_in(path, line, line, limit=1)
+            if inner:
+                counts[inner[0]] = counts.get(inner[0], 0) + 1
+        if not counts or len(counts) > USE_DEFINITIONS:
+            continue
+        infos = {name: definition(index, name) for name in counts}
+        ranked = sorted((n for n in counts if infos[n] is not None),
+                        key=lambda n: (-counts[n], infos[n].end_line - infos[n].start_line))
+        out.extend(n for n in ranked[:USES_PER_NAME] if n not in out)
+    return out
+
+
 def written_definitions(index: CodeIndex, question: str, limit: int = MAX_RESOLVED) -> list[str]:
     """The definitions of the code names the question writes (:func:`written_chains`), as
     qualified names, in the question's order: a user who writes ``semver.satisfies(...)`` or
     ``@retry(stop=stop_after_attempt(3))`` has named where to start, whatever a search for the
     question's words finds. Each name gives the first of its ways to look it up that the index
-    defines (:func:`_written_definition`); a name the repository does not define gives nothing."""
+    defines (:func:`_written_definition`); a name the repository does not define gives the
+    definitions that use it (:func:`written_uses`), after those the question names."""
     out: list[str] = []
+    undefined: list[str] = []
     for ways in written_chains(question):
-        if len(out) >= limit:
-            break
         info = next(filter(None, (_written_definition(index, way) for way in ways)), None)
-        if info is not None and info.qualified_name not in out:
+        if info is None:
+            if not index.resolve_symbol(ways[0].rsplit(".", 1)[-1]):
+                undefined.append(ways[0])
+        elif info.qualified_name not in out:
             out.append(info.qualified_name)
-    return out
+    out.extend(n for n in written_uses(index, undefined, question) if n not in out)
+    return out[:limit]
 
 
 def candidates(index: CodeIndex, locations: Iterable[tuple[str, int, int]], limit: int = MAX_CANDIDATES,

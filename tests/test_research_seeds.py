@@ -1,0 +1,136 @@
+"""Where a researcher starts reading: the code a question writes but the repository does not
+define (an option's name, an attribute), and search hits that are code rather than docs.
+
+From the development sets' answers (2026-12-05): asked what an argument parser gives when "the
+same option appears more than once … with the duplicate-arguments-array setting turned off", the
+three seeded search hits were all sections of the README, so no definition was resolved; asked
+how ``qs.parse`` splits a string, the search found the README, two test files and the library's
+file as a whole, and the researcher was offered nothing of the library. The repository here is
+written by the test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from moot.codeindex import CodeIndex
+from moot.teams.research.models import SubQuestion
+from moot.teams.research.researcher import seed_findings
+from moot.teams.research.resolve import written_definitions, written_uses
+from test_research_support import index_of, write_repo
+
+PARSER = """'use strict'
+
+function parse (args, options) {
+  const configuration = Object.assign({
+    'combine-arrays': false,
+    'duplicate-arguments-array': true
+  }, options.configuration)
+  const argv = {}
+
+  function setKey (obj, key, value) {
+    if (configuration['duplicate-arguments-array'] === false) {
+      obj[key] = value
+    } else if (Array.isArray(obj[key])) {
+      obj[key].push(value)
+    } else if (obj[key] !== undefined) {
+      obj[key] = [obj[key], value]
+    } else {
+      obj[key] = value
+    }
+  }
+
+  function applyEnvVars (env) {
+    const prefix = options.envPrefix
+    for (const name of Object.keys(env)) {
+      if (name.startsWith(prefix)) setKey(argv, name.slice(prefix.length), env[name])
+    }
+  }
+
+  for (let i = 0; i < args.length; i++) {
+    setKey(argv, args[i], args[i + 1])
+  }
+  applyEnvVars(options.env || {})
+  return argv
+}
+
+function splitOnce (text, separator) {
+  const at = text.indexOf(separator)
+  return at < 0 ? [text] : [text.slice(0, at), text.slice(at + 1)]
+}
+
+module.exports = parse
+module.exports.splitOnce = splitOnce
+"""
+
+README = """# argparse-lite
+
+## Repeated options
+
+When the same option appears more than once its values are collected into an array, unless the
+duplicate-arguments-array setting is turned off: then the last value wins.
+
+## Repeated options, again
+
+The same option appearing more than once again: more prose about repeated options appearing.
+"""
+
+TEST = """const parse = require('../lib/parser')
+
+function checkRepeatedOptions () {
+  // the same option appears more than once
+  const argv = parse(['--foo', '1', '--foo', '2'], {})
+  if (argv.foo.length !== 2) throw new Error('the same option appears more than once')
+}
+"""
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> Iterator[CodeIndex]:
+    repo = write_repo(tmp_path / "repo", {"lib/parser.js": PARSER, "README.md": README, "test/parser.test.js": TEST})
+    yield from index_of(repo, tmp_path)
+
+
+def test_the_index_finds_where_code_writes_a_name(index: CodeIndex) -> None:
+    quoted = index.occurrences("duplicate-arguments-array", quoted=True)
+    assert [line for _, line in quoted] == [6, 11] and {path for path, _ in quoted} == {"lib/parser.js"}
+    # the README says it too, but prose is not code; a word inside a longer name is no use of it
+    assert index.occurrences("prefix") == [("lib/parser.js", 23), ("lib/parser.js", 25)]
+    assert index.occurrences("arguments") == []
+
+
+def test_a_setting_the_question_writes_leads_to_the_definition_that_reads_it(index: CodeIndex) -> None:
+    question = ("What do I get when the same option appears more than once, like `--foo 1 --foo 2`, "
+                "with the duplicate-arguments-array setting turned off?")
+    # written as a string in two definitions: the one that uses it, then the one that sets it
+    assert written_uses(index, [], question) == ["lib.parser.parse.setKey", "lib.parser.parse"]
+    assert written_definitions(index, question)[0] == "lib.parser.parse.setKey"
+    # an attribute the repository does not define: the definition whose body reads it
+    assert written_definitions(index, "Where is `options.envPrefix` applied?") == ["lib.parser.parse.applyEnvVars"]
+    # a name of the repository's own definitions is the definition, not its uses
+    assert written_definitions(index, "What does splitOnce('a=b', '=') return?") == ["lib.parser.splitOnce"]
+    # a word that only the docs write, or a name used all over, leads nowhere
+    assert written_uses(index, ["combineArrays"], "Is step-by-step-parsing done?") == []
+
+
+def test_a_name_used_in_many_definitions_says_nothing_about_where_to_look(tmp_path: Path) -> None:
+    files = {f"lib/m{k}.js": f"function f{k} (o) {{\n  return o.verbose\n}}\n" for k in range(6)}
+    with CodeIndex.build(write_repo(tmp_path / "many", files), db_path=tmp_path / "many.db") as many:
+        assert len(many.occurrences("verbose")) == 6
+        assert written_uses(many, ["verbose"]) == []
+
+
+def test_seeded_hits_read_the_code_before_more_docs_and_tests(index: CodeIndex) -> None:
+    sub = SubQuestion(question="What happens when the same option appears more than once?")
+    # the search ranks two README sections and the test first, then the library's file as a whole
+    assert [h.path for h in index.search(sub.question, limit=4)] == [
+        "README.md", "test/parser.test.js", "README.md", "lib/parser.js"]
+    seeded = seed_findings(index, sub, limit=3)
+    # one section of the docs; the test waits behind the library's code; the file matched as a
+    # whole gives a definition in it, not its 42 lines
+    assert [f.file_path for f in seeded] == ["README.md", "lib/parser.js", "lib/parser.js"]
+    assert all(f.line_range != (1, 42) for f in seeded)
+    assert "which the search found" in seeded[1].result_summary
