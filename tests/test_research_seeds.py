@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 
 from moot.codeindex import CodeIndex
+from moot.teams.research.codelines import candidate_lines
 from moot.teams.research.models import SubQuestion
 from moot.teams.research.researcher import seed_findings
-from moot.teams.research.resolve import written_definitions, written_uses
+from moot.teams.research.resolve import resolve, written_definitions, written_uses
 from test_research_support import index_of, write_repo
 
 PARSER = """'use strict'
@@ -134,3 +135,18 @@ def test_seeded_hits_read_the_code_before_more_docs_and_tests(index: CodeIndex) 
     assert [f.file_path for f in seeded] == ["README.md", "lib/parser.js", "lib/parser.js"]
     assert all(f.line_range != (1, 42) for f in seeded)
     assert "which the search found" in seeded[1].result_summary
+
+
+def test_a_long_function_is_read_by_its_own_lines_after_its_nested_helpers(tmp_path: Path) -> None:
+    helpers = "".join(f"  function helper{k} (x) {{\n" + "    x = x + 1\n" * 12 + "    return x\n  }\n" for k in range(10))
+    source = ("function run (args, flags) {\n" + helpers
+              + "  const next = args[1]\n"
+              + "  if (next !== undefined && !flags.bools.includes(args[0])) {\n    return next\n  }\n"
+              + "  return true\n}\n")
+    with CodeIndex.build(write_repo(tmp_path / "long", {"lib/run.js": source}), db_path=tmp_path / "long.db") as long:
+        [run] = resolve(long, ["lib.run.run"])
+        assert run.end_line - run.start_line > 140
+        decides = source.splitlines().index("  if (next !== undefined && !flags.bools.includes(args[0])) {") + 1
+        lines = candidate_lines(long, "When is the next argument taken as the flag's value?", [run])
+        # its first 120 lines are all helpers' (definitions of their own); its own `if` comes after
+        assert decides in [line.line for line in lines if line.symbol == "lib.run.run"]

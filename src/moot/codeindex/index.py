@@ -402,6 +402,19 @@ class CodeIndex:
             ).fetchall()
         return [str(r[0]) for r in rows]
 
+    def spans_in(self, path: str, start_line: int, end_line: int, limit: int = 200) -> list[tuple[int, int]]:
+        """The line spans of the definitions inside ``start_line``..``end_line`` of ``path``
+        (not one that is the whole range), in order: the nested functions and methods that a
+        long definition holds."""
+        with self._guard() as conn:
+            rows = conn.execute(
+                "SELECT s.start_line, s.end_line FROM symbols s JOIN files f ON f.id = s.file_id "
+                "WHERE f.path = ? AND s.start_line >= ? AND s.end_line <= ? AND NOT (s.start_line = ? AND s.end_line = ?) "
+                "ORDER BY s.start_line LIMIT ?",
+                (path, start_line, end_line, start_line, end_line, limit),
+            ).fetchall()
+        return [(int(a), int(b)) for a, b in rows]
+
     def file_paths(self) -> list[str]:
         """Every indexed file's path, relative to the root."""
         with self._guard() as conn:

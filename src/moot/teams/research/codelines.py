@@ -34,6 +34,8 @@ MAX_CANDIDATES = 40
 """Lines offered to the model: more fills the small model's context with noise."""
 MAX_BODY_LINES = 120
 """Lines read from one definition (a 700-line class is not read whole)."""
+MAX_OWN_LINES = 400
+"""Lines of a long function's own code (not its nested functions') read for candidates."""
 MAX_CALLEES = 8
 """Repository functions called by the resolved symbols whose bodies are also searched."""
 MAX_MODULE_LINES = 3000
@@ -155,9 +157,17 @@ def line_features(text: str, then: str, found: set[str], weights: dict[str, floa
 def _body(index: CodeIndex, symbol: ResolvedSymbol) -> list[tuple[int, str]]:
     # A class's methods are definitions of their own (resolved or called separately): of the
     # class itself only its head (docstring, attributes) is read.
-    span = MAX_CLASS_LINES if symbol.kind == "class" else MAX_BODY_LINES
-    end = min(symbol.end_line, symbol.start_line + span - 1)
-    return index.source_lines(symbol.path, symbol.start_line, end)
+    if symbol.kind == "class":
+        return index.source_lines(symbol.path, symbol.start_line, min(symbol.end_line, symbol.start_line + MAX_CLASS_LINES - 1))
+    if symbol.end_line - symbol.start_line < MAX_BODY_LINES:
+        return index.source_lines(symbol.path, symbol.start_line, symbol.end_line)
+    # A long function is read by its own lines: the functions nested in it are definitions of
+    # their own, and what it decides may come after them (a parser's main loop after its
+    # helpers, 200 lines down).
+    nested = index.spans_in(symbol.path, symbol.start_line, symbol.end_line)
+    own = [(n, text) for n, text in index.source_lines(symbol.path, symbol.start_line, symbol.end_line)
+           if not any(a <= n <= b for a, b in nested)]
+    return own[:MAX_OWN_LINES]
 
 
 def flow_of(index: CodeIndex, symbol: ResolvedSymbol) -> list[Decision]:
