@@ -17,6 +17,7 @@ the question's claims (the eval's own patterns). Then:
 
     python scripts/fit_research_ranking.py --fit --sets httpx,click            # fit, and the fit's own recall
     python scripts/fit_research_ranking.py --sets httpx,click --suite DIR      # check on other packages
+    python scripts/fit_research_ranking.py --fit --fit-suite DIR --suite DIR2  # fit on more development data
 
 The last line of the output is one JSON object.
 """
@@ -35,19 +36,22 @@ from moot.eval.research import ResearchAnswer, ResearchSet, load_set, score_answ
 from moot.teams.research.models import SubQuestion
 from moot.teams.research.codelines import candidate_lines
 from moot.teams.research.ranking import FEATURES, WEIGHTS
-from moot.teams.research.researcher import _locations, seed_findings
-from moot.teams.research.resolve import best_at, candidates, resolve
+from moot.teams.research.researcher import WRITTEN_SEEDS, _locations, search_hits, seed_findings
+from moot.teams.research.resolve import best_at, candidates, resolve, written_definitions
 
 TOP = (4, 8, 16)
 REPORT = (*TOP, 10_000)
 
 
 def simulated_resolved(index: CodeIndex, question: str) -> list[Any]:
-    """What a run resolves when the model nominates the first names it is offered."""
-    seeded = seed_findings(index, SubQuestion(question=question))
-    offered = candidates(index, _locations(seeded), question=question)
-    located = [n for f in seeded[:1] if f.line_range if (n := best_at(index, question, f.file_path, *f.line_range))]
-    return resolve(index, [*offered[:2], *located])
+    """What a run resolves when the model nominates the first names it is offered: the code the
+    question writes first, as a researcher resolves it."""
+    written = written_definitions(index, question)
+    seeded = seed_findings(index, SubQuestion(question=question), written=written)
+    offered = list(dict.fromkeys([*written, *candidates(index, _locations(seeded), question=question)]))
+    hits = search_hits(seeded)
+    located = [n for f in hits[:1] if f.line_range if (n := best_at(index, question, f.file_path, *f.line_range))]
+    return resolve(index, [*written[:WRITTEN_SEEDS], *offered[:2], *located, *written[WRITTEN_SEEDS:]])
 
 
 def pools(qset: ResearchSet, work: Path) -> list[dict[str, Any]]:
@@ -125,6 +129,8 @@ def main() -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sets", default="httpx,click", help="bundled sets (fitting data)")
     parser.add_argument("--suite", action="append", default=[], help="a suite folder or file: checked, never fitted")
+    parser.add_argument("--fit-suite", action="append", default=[],
+                        help="a suite folder or file of development data: fitted beside --sets")
     parser.add_argument("--fit", action="store_true")
     parser.add_argument("--weights", help="a JSON object of weights to check (and to start a fit from) instead of the code's")
     parser.add_argument("--neutral", action="store_true", help="start the fit from no structure at all (terms 1, the rest 0)")
@@ -136,11 +142,16 @@ def main() -> dict[str, Any]:
     out: dict[str, Any] = {"sets": {}, "suites": {}}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
+        from moot.eval.research import load_suite
+
         fitting = [item for name in filter(None, args.sets.split(",")) for item in pools(load_set(name=name), work)]
+        for suite in args.fit_suite:
+            for qset in load_suite(Path(suite)):
+                fitting += pools(qset, work)
         if args.fit:
-            names = [n for n in args.sets.split(",") if n]
-            # The regularisation is chosen by fitting on one package and checking on the other
-            # (both ways): the check packages of --suite are never looked at.
+            names = list(dict.fromkeys(i["set"] for i in fitting))
+            # The regularisation is chosen by fitting without one package and checking on it
+            # (each in turn): the check packages of --suite are never looked at.
             out["cross"] = {}
             for l2 in L2_GRID:
                 held_out = []
@@ -158,14 +169,12 @@ def main() -> dict[str, Any]:
             out["fitted"] = weights
             print(json.dumps({"fitted": weights, "cross": out["cross"], "l2": choice}), file=sys.stderr)
         out["weights"] = weights
-        for name in filter(None, args.sets.split(",")):
+        for name in dict.fromkeys(i["set"] for i in fitting):
             part = [item for item in fitting if item["set"] == name]
             out["sets"][name] = {f"top{k}" if k < 10_000 else "all": recall_at(part, weights, k) for k in REPORT}
             out["sets"][name]["positives"] = sum(sum(i["labels"]) for i in part)
             out["sets"][name]["lines"] = sum(len(i["lines"]) for i in part)
         for suite in args.suite:
-            from moot.eval.research import load_suite
-
             for qset in load_suite(Path(suite)):
                 part = pools(qset, work)
                 out["suites"][f"{qset.package}"] = {f"top{k}" if k < 10_000 else "all": recall_at(part, weights, k) for k in REPORT}
