@@ -36,8 +36,8 @@ from moot.eval.research import ResearchAnswer, ResearchSet, load_set, score_answ
 from moot.teams.research.models import SubQuestion
 from moot.teams.research.codelines import candidate_lines
 from moot.teams.research.ranking import FEATURES, WEIGHTS
-from moot.teams.research.researcher import WRITTEN_SEEDS, _locations, search_hits, seed_findings
-from moot.teams.research.resolve import best_at, candidates, resolve, written_definitions
+from moot.teams.research.researcher import WRITTEN_SEEDS, offered_symbols, search_hits, seed_findings
+from moot.teams.research.resolve import best_at, resolve, written_definitions
 
 TOP = (4, 8, 16)
 REPORT = (*TOP, 10_000)
@@ -48,7 +48,7 @@ def simulated_resolved(index: CodeIndex, question: str) -> list[Any]:
     question writes first, as a researcher resolves it."""
     written = written_definitions(index, question)
     seeded = seed_findings(index, SubQuestion(question=question), written=written)
-    offered = list(dict.fromkeys([*written, *candidates(index, _locations(seeded), question=question)]))
+    offered = offered_symbols(index, question, written, seeded)
     hits = search_hits(seeded)
     located = [n for f in hits[:1] if f.line_range if (n := best_at(index, question, f.file_path, *f.line_range))]
     return resolve(index, [*written[:WRITTEN_SEEDS], *offered[:2], *located, *written[WRITTEN_SEEDS:]])

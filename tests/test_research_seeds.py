@@ -19,7 +19,7 @@ import pytest
 from moot.codeindex import CodeIndex
 from moot.teams.research.codelines import candidate_lines
 from moot.teams.research.models import SubQuestion
-from moot.teams.research.researcher import seed_findings
+from moot.teams.research.researcher import offered_symbols, seed_findings
 from moot.teams.research.resolve import resolve, written_definitions, written_uses
 from test_research_support import index_of, write_repo
 
@@ -59,6 +59,7 @@ function parse (args, options) {
 }
 
 function splitOnce (text, separator) {
+  if (typeof text !== 'string') throw new TypeError('text must be a string')
   const at = text.indexOf(separator)
   return at < 0 ? [text] : [text.slice(0, at), text.slice(at + 1)]
 }
@@ -129,12 +130,36 @@ def test_seeded_hits_read_the_code_before_more_docs_and_tests(index: CodeIndex) 
     # the search ranks two README sections and the test first, then the library's file as a whole
     assert [h.path for h in index.search(sub.question, limit=4)] == [
         "README.md", "test/parser.test.js", "README.md", "lib/parser.js"]
-    seeded = seed_findings(index, sub, limit=3)
-    # one section of the docs; the test waits behind the library's code; the file matched as a
-    # whole gives a definition in it, not its 42 lines
-    assert [f.file_path for f in seeded] == ["README.md", "lib/parser.js", "lib/parser.js"]
-    assert all(f.line_range != (1, 42) for f in seeded)
-    assert "which the search found" in seeded[1].result_summary
+    seeded = seed_findings(index, sub, limit=6)
+    # one section of the docs; the hits on definitions; the file matched as a whole gives the
+    # definition in it that the words match best (not the whole file), after those; the test last
+    assert [f.result_summary for f in seeded] == [
+        "README.md:8-10 text README.md § Repeated options, again",
+        "lib/parser.js:3-34 function lib.parser.parse",
+        "lib/parser.js:22-27 function lib.parser.parse.applyEnvVars",
+        "lib/parser.js:36-40 function lib.parser.splitOnce (the best match in lib/parser.js, which the search found)",
+        "test/parser.test.js:3-7 function test.parser.test.checkRepeatedOptions",
+    ]
+    assert [f.file_path for f in seed_findings(index, sub, limit=3)] == ["README.md", "lib/parser.js", "lib/parser.js"]
+
+
+def test_a_researcher_is_offered_what_the_named_code_calls_before_what_the_search_found(index: CodeIndex) -> None:
+    question = "What does parse(['--foo', '1', '--foo', '2'], {}) return for the same option written twice?"
+    written = written_definitions(index, question)
+    assert written == ["lib.parser.parse"]
+    seeded = seed_findings(index, SubQuestion(question=question), written=written)
+    offered = offered_symbols(index, question, written, seeded)
+    # the function the user named, then the functions it hands the work to, then the rest
+    assert offered[:3] == ["lib.parser.parse", "lib.parser.parse.setKey", "lib.parser.parse.applyEnvVars"] or \
+        offered[:3] == ["lib.parser.parse", "lib.parser.parse.applyEnvVars", "lib.parser.parse.setKey"]
+    assert "lib.parser.splitOnce" not in offered[:3]
+
+
+def test_a_class_from_elsewhere_that_the_question_names_leads_nowhere(index: CodeIndex) -> None:
+    # a builtin exception the repository throws in one place: where it is thrown is no answer
+    assert index.occurrences("TypeError") == [("lib/parser.js", 37)]
+    assert written_uses(index, ["TypeError"]) == []
+    assert written_definitions(index, "Why does my call raise a `TypeError` and not a ValueError?") == []
 
 
 def test_a_long_function_is_read_by_its_own_lines_after_its_nested_helpers(tmp_path: Path) -> None:

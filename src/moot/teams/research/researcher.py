@@ -78,39 +78,42 @@ def seed_findings(index: CodeIndex, sub: SubQuestion, limit: int = SEED_HITS, *,
     sub-question writes, :func:`~moot.teams.research.resolve.written_definitions`), then the top
     search hits for the sub-question (and its first actions), as findings: ``limit`` in all.
     Of the hits, one section of the docs at most; a whole file's hit gives the definition in it
-    that best matches the sub-question; hits in test files come after the library's own."""
+    that best matches the sub-question, after the hits on definitions; hits in test files come
+    last."""
     queries = [sub.question, *sub.initial_actions[:1]]
     found: list[Finding] = []
     seen: set[tuple[str, int]] = set()
 
-    def add(info: Any, tool: str, args: dict[str, Any], why: str) -> None:
+    def of_definition(info: Any, tool: str, args: dict[str, Any], why: str) -> Finding:
         seen.add((info.path, info.start_line))
-        found.append(Finding(
+        return Finding(
             tool=tool, args=args, result_summary=f"{info.path}:{info.start_line}-{info.end_line} "
             f"{info.kind} {info.qualified_name} ({why})",
             relevant_code=index.read_file(info.path, info.start_line, min(info.end_line, info.start_line + 12))[:SNIPPET_CHARS],
             file_path=info.path, line_range=(info.start_line, info.end_line),
-        ))  # fmt: skip
+        )  # fmt: skip
 
     for name in written[:WRITTEN_SEEDS]:
         info = definition(index, name)
         if info is not None:
-            add(info, "resolve_symbol", {"name": name}, "named in the question")
+            found.append(of_definition(info, "resolve_symbol", {"name": name}, "named in the question"))
     prose = 0
+    in_files: list[Finding] = []
     in_tests: list[Finding] = []
     for query in queries:
         for hit in index.search(_plain(query), limit=limit * SEARCH_DEPTH):
-            if (hit.path, hit.start_line) in seen or len(found) >= limit:
+            if (hit.path, hit.start_line) in seen:
                 continue
-            if hit.kind == "module" and found:
-                # A whole file matched (a CommonJS file of many functions, most often): read the
-                # definition in it that the sub-question's words match best.
+            if hit.kind == "module" and (found or in_files):
+                # A whole file matched (a CommonJS file of many functions, most often): the
+                # definition in it that the sub-question's words match best, after the hits
+                # on definitions themselves (its words may match a helper's name, not the code).
                 name = best_at(index, sub.question, hit.path, hit.start_line, hit.end_line)
                 info = definition(index, name) if name else None
                 if info is not None and info.kind != "module" and (info.path, info.start_line) not in seen:
-                    if is_test_path(info.path):
-                        continue
-                    add(info, "search_code", {"query": query}, f"the best match in {info.path}, which the search found")
+                    finding = of_definition(info, "search_code", {"query": query},
+                                            f"the best match in {info.path}, which the search found")
+                    (in_tests if is_test_path(info.path) else in_files).append(finding)
                 continue
             # One section of the docs at most: a README that words the question's words leads a
             # search for them, and its sections name no definition to read (the three hits for
@@ -126,7 +129,18 @@ def seed_findings(index: CodeIndex, sub: SubQuestion, limit: int = SEED_HITS, *,
                 line_range=(hit.start_line, hit.end_line),
             )  # fmt: skip
             (in_tests if is_test_path(hit.path) else found).append(finding)
-    return (found + in_tests)[:limit]
+    return (found + in_files + in_tests)[:limit]
+
+
+def offered_symbols(index: CodeIndex, question: str, written: Sequence[str], seeded: list[Finding]) -> list[str]:
+    """The symbols a researcher is offered to nominate, best first: the definitions the question
+    writes, then the repository functions they call (best matching first: a user who writes
+    ``semver.satisfies(…)`` starts where it hands the work on), then the definitions at the
+    seeded hits and what they call, ranked by the question's words."""
+    named = list(written[:WRITTEN_SEEDS])
+    called = candidates(index, [], question=question, calls_of=named) if named else []
+    found = candidates(index, _locations(seeded), question=question)
+    return list(dict.fromkeys([*written, *called, *found]))[:MAX_CANDIDATES]
 
 
 def search_hits(findings: list[Finding]) -> list[Finding]:
@@ -192,7 +206,7 @@ class ResearcherAgent(SubAgent):
                      result=f"{len(seeded)} hits (seeded before the first turn)", error=None, ok=True,
                      seconds=round(time.perf_counter() - started, 4))
         sq = self.sub_question
-        names = list(dict.fromkeys([*written, *candidates(self.index, _locations(seeded), question=sq.question)]))[:MAX_CANDIDATES]
+        names = offered_symbols(self.index, sq.question, written, seeded)
         message = (f"Search results:\n{render_findings(seeded) or 'none'}\n\n"
                    + (f"Symbols in these results: {', '.join(names)}\n\n" if names else "")
                    + f"Your question: {sq.question}" + (f"\nLook in: {sq.target_area}" if sq.target_area else ""))

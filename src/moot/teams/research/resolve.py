@@ -305,8 +305,10 @@ def written_uses(index: CodeIndex, names: Iterable[str], question: str = "") -> 
     hyphenated name the code holds as a string, ``duplicate-arguments-array``). Of each, the
     definitions whose bodies write it, most uses first, then the shortest (the innermost
     definition around each use; tests are not counted); none when it is used in more than
-    :data:`USE_DEFINITIONS`."""
-    wanted = [(name.rsplit(".", 1)[-1], False) for name in names]
+    :data:`USE_DEFINITIONS`, and none for a capitalised name (``ValueError``)."""
+    # A capitalised name the repository does not define is a class from elsewhere (a builtin
+    # exception, another library's type): where the code uses it says nothing about the question.
+    wanted = [(last, False) for name in names if not (last := name.rsplit(".", 1)[-1])[:1].isupper()]
     wanted += [(token, True) for token in _KEBAB.findall(question)]
     out: list[str] = []
     for token, quoted in dict.fromkeys(wanted):
@@ -352,16 +354,22 @@ def written_definitions(index: CodeIndex, question: str, limit: int = MAX_RESOLV
 
 
 def candidates(index: CodeIndex, locations: Iterable[tuple[str, int, int]], limit: int = MAX_CANDIDATES,
-               *, question: str = "") -> list[str]:
+               *, question: str = "", calls_of: Iterable[str] = ()) -> list[str]:
     """The symbols a researcher may nominate: the definitions at its evidence locations and the
-    names those definitions call, as qualified names the index can resolve; best first for
-    ``question`` when it is given (the small model mostly picks the first names it is shown,
-    so the order is Python's ranking by the question's words, see ``relevance``)."""
+    names those definitions call (and the names that the definitions ``calls_of`` call), as
+    qualified names the index can resolve; best first for ``question`` when it is given (the
+    small model mostly picks the first names it is shown, so the order is Python's ranking by
+    the question's words, see ``relevance``)."""
     out: list[str] = []
 
     def add(name: str) -> None:
         if name and name not in out:
             out.append(name)
+
+    for info in filter(None, (definition(index, name) for name in calls_of)):
+        for callee in info.callees:
+            if (qualified := index.defined_as(callee)) is not None and qualified != info.qualified_name:
+                add(qualified)
 
     # The definitions at each location (a whole-module hit holds many: all are ranked, not
     # just the smallest); the two best at each also give the repository functions they call.
