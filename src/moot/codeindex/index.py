@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import sqlite3
 import threading
 from collections.abc import Iterator

@@ -295,6 +295,7 @@ setting's name, which the code writes as a string."""
 USE_DEFINITIONS = 4
 """A written name used in more definitions than this says nothing about where to look."""
 USES_PER_NAME = 2
+"""Definitions taken for one written name."""
 USE_LINES = 100
 """A written name on more lines than this is written all over the code."""
 
