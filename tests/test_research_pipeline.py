@@ -238,6 +238,27 @@ def test_a_planner_that_never_gives_a_valid_plan_gets_derived_sub_questions(repo
     assert len(result.evidence) == len(result.plan.sub_questions) >= 2
 
 
+def test_a_planner_on_this_machine_is_not_asked_twice(repo: Path, tmp_path: Path) -> None:
+    # The embedded model's grammar keeps a plan inside its schema, so a plan that breaks it ran
+    # out of tokens, and the second try ran out the same way (1,200 tokens, 55-60 s, no plan).
+    assert ResearchConfig().fit_to("local", "local", "local").planner_retry is False
+    assert ResearchConfig().fit_to("local", "local", "openai:gpt-4o-mini").planner_retry is True
+    assert ResearchConfig(planner_retry=True).fit_to("local", "local", "local").planner_retry is True
+
+    class BadPlanner(ResearchScript):
+        async def __call__(self, request):  # type: ignore[no-untyped-def]
+            if request.agent == "planner":
+                self.log.append(("planner", ""))
+                return {"steps": "not a plan"}
+            return await super().__call__(request)
+
+    script = BadPlanner(PLAN_3, synth=GOOD)
+    result = team_for(repo, script, tmp_path, planner_retry=False).ask_sync("How does the app route a request?", mode="multi")
+    assert [name for name, _ in script.log].count("planner") == 1
+    assert result.usage_by_phase["planner"].usage.requests == 1
+    assert result.mode == "multi" and len(result.plan.sub_questions) >= 2  # derived from the question and the search
+
+
 def test_the_run_budget_covers_every_phase(repo: Path, tmp_path: Path) -> None:
     # 1 planner call + 3 researcher calls leave nothing for the synthesizer under max_calls=4.
     script = ResearchScript(PLAN_3, synth=GOOD)

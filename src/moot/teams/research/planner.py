@@ -28,14 +28,15 @@ class PlannerOutput(BaseModel):
     sub_questions: list[SubQuestion] = Field(min_length=2, max_length=MAX_SUB_QUESTIONS)
 
 
-def planner_agent(model: object, repo_map: str) -> SubAgent:
+def planner_agent(model: object, repo_map: str, *, retry: bool = True) -> SubAgent:
+    """The planner: one answer, plus one schema retry when ``retry`` (see ``ResearchConfig.planner_retry``)."""
     return SubAgent(
         "planner",
         "splits a question about code into sub-questions, one per subsystem",
         load_prompt("planner", __package__).replace("{repo_map}", repo_map[:1500]),
         model=model,  # type: ignore[arg-type]
         output_type=PlannerOutput,
-        max_turns=2,  # one answer plus the one schema retry
+        max_turns=2 if retry else 1,
         settings=ModelSettings(max_tokens=600),
     )
 

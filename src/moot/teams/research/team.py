@@ -104,6 +104,12 @@ class ResearchConfig:
     read for this (2026-11-29), its verdicts changed nothing (an empty list; "CORRECTED" five times
     with no correction, which counts as unverifiable) and its two calls took 16-18 s of 94-150;
     the httpx and click sets measured without it are in docs/code-research.md."""
+    planner_retry: bool | None = None
+    """Ask the planner once more when its plan breaks the schema. ``None``: yes, unless the
+    planner's model runs on this machine, whose grammar keeps a plan inside the schema: there a
+    plan breaks it only by running out of tokens, and the second try ran out the same way (on the
+    second and fourth blind sets, 2026-12-05, 2 of 36 multi answers spent 1,200 tokens and 55–60 s
+    on no plan). Without a plan the sub-questions come from the question's own parts."""
     quote_lines: bool = True
     """One more call: the model picks the source lines that answer the question, moot quotes them."""
     line_choice: Literal["model", "ranking"] = "model"
@@ -111,17 +117,21 @@ class ResearchConfig:
     admits only the numbers shown; for a how-question, the deciding conditions first), or the
     ranking alone (its first lines; no call)."""
 
-    def fit_to(self, researcher: Any, verifier: Any) -> ResearchConfig:
+    def fit_to(self, researcher: Any, verifier: Any, planner: Any) -> ResearchConfig:
         """This config with its fitted defaults (``None``) decided for the team's models, in one
         place, as :meth:`moot.runtime.Budget.fit_to` decides deadlines: a researcher on a model of
-        this machine gets 1 call (4 elsewhere), and its verifier model is not asked."""
+        this machine gets 1 call (4 elsewhere), its verifier model is not asked, and its planner
+        is not asked twice."""
         calls = self.researcher_calls
         if calls is None:
             calls = 1 if runs_locally(researcher) else 4
         verify = self.verify_with_model
         if verify is None:
             verify = not runs_locally(verifier)
-        return replace(self, researcher_calls=calls, verify_with_model=verify)
+        retry = self.planner_retry
+        if retry is None:
+            retry = not runs_locally(planner)
+        return replace(self, researcher_calls=calls, verify_with_model=verify, planner_retry=retry)
 
 
 def no_answer(outcome: Any, otherwise: str) -> str:
@@ -175,7 +185,8 @@ class ResearchTeam:
         self._index = index
         self._db_path = db_path
         self.model, self.models = resolve_models(model, models, roles=ROLES, team="research")
-        self.config = (config or ResearchConfig()).fit_to(self.model_for("researcher"), self.model_for("verifier"))
+        self.config = (config or ResearchConfig()).fit_to(self.model_for("researcher"), self.model_for("verifier"),
+                                                           self.model_for("planner"))
 
     def model_for(self, role: str) -> Model:
         """The model of one role: its own from ``models``, else the team's ``model``."""
@@ -326,7 +337,8 @@ class ResearchTeam:
             plan = given_plan.model_copy(update={"note": given_plan.note or "plan given by the caller"})
         else:
             repo_map = await asyncio.to_thread(index.read_map, ".")
-            outcome = await run.step("planner", planner_agent(self.model_for("planner"), repo_map), f"Question: {question}")
+            outcome = await run.step("planner", planner_agent(self.model_for("planner"), repo_map, retry=bool(cfg.planner_retry)),
+                                     f"Question: {question}")
             plan = to_plan(question, outcome.output if outcome else None)
             if len(plan.sub_questions) < 2 and (derived := await asyncio.to_thread(derived_sub_questions, question, index)):
                 # A plan the model could not split is split by the question's own clauses or
