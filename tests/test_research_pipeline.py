@@ -222,14 +222,17 @@ def test_plan_parsing_drops_blank_and_duplicate_sub_questions() -> None:
         PlannerOutput.model_validate({"sub_questions": [{"question": str(i)} for i in range(6)]})
 
 
-def test_a_planner_that_never_gives_a_valid_plan_gets_derived_sub_questions(repo: Path, tmp_path: Path) -> None:
-    class BadPlanner(ResearchScript):
-        async def __call__(self, request):  # type: ignore[no-untyped-def]
-            if request.agent == "planner":
-                self.log.append(("planner", ""))
-                return {"steps": "not a plan"}
-            return await super().__call__(request)
+class BadPlanner(ResearchScript):
+    """A planner that never writes a plan (the rest of the team as scripted)."""
 
+    async def __call__(self, request):  # type: ignore[no-untyped-def]
+        if request.agent == "planner":
+            self.log.append(("planner", ""))
+            return {"steps": "not a plan"}
+        return await super().__call__(request)
+
+
+def test_a_planner_that_never_gives_a_valid_plan_gets_derived_sub_questions(repo: Path, tmp_path: Path) -> None:
     script = BadPlanner(PLAN_3, synth=GOOD)
     result = team_for(repo, script, tmp_path).ask_sync("How does the app route a request?", mode="multi")
     assert result.mode == "multi" and result.plan.note.startswith("the planner gave no plan")
@@ -244,13 +247,6 @@ def test_a_planner_on_this_machine_is_not_asked_twice(repo: Path, tmp_path: Path
     assert ResearchConfig().fit_to("local", "local", "local").planner_retry is False
     assert ResearchConfig().fit_to("local", "local", "openai:gpt-4o-mini").planner_retry is True
     assert ResearchConfig(planner_retry=True).fit_to("local", "local", "local").planner_retry is True
-
-    class BadPlanner(ResearchScript):
-        async def __call__(self, request):  # type: ignore[no-untyped-def]
-            if request.agent == "planner":
-                self.log.append(("planner", ""))
-                return {"steps": "not a plan"}
-            return await super().__call__(request)
 
     script = BadPlanner(PLAN_3, synth=GOOD)
     result = team_for(repo, script, tmp_path, planner_retry=False).ask_sync("How does the app route a request?", mode="multi")
