@@ -20,7 +20,7 @@ from moot.codeindex import CodeIndex
 from moot.teams.research.codelines import candidate_lines
 from moot.teams.research.models import SubQuestion
 from moot.teams.research.researcher import offered_symbols, seed_findings
-from moot.teams.research.resolve import resolve, written_definitions, written_uses
+from moot.teams.research.resolve import resolve, written_chains, written_definitions, written_uses
 from test_research_support import index_of, write_repo
 
 PARSER = """'use strict'
@@ -139,8 +139,33 @@ def test_seeded_hits_read_the_code_before_more_docs_and_tests(index: CodeIndex) 
         "lib/parser.js:22-27 function lib.parser.parse.applyEnvVars",
         "lib/parser.js:36-40 function lib.parser.splitOnce (the best match in lib/parser.js, which the search found)",
         "test/parser.test.js:3-7 function test.parser.test.checkRepeatedOptions",
+        # a second docs section only fills what the code leaves
+        "README.md:1-7 text README.md § argparse-lite",
     ]
     assert [f.file_path for f in seed_findings(index, sub, limit=3)] == ["README.md", "lib/parser.js", "lib/parser.js"]
+    # the one-call baseline shows the search's own hits, in its order
+    assert [f.file_path for f in seed_findings(index, sub, limit=3, plain=True)] == [
+        "README.md", "test/parser.test.js", "README.md"]
+
+
+def test_a_definition_found_through_a_use_is_not_said_to_be_named(index: CodeIndex) -> None:
+    question = "What happens with --dry-run set, or the duplicate-arguments-array setting turned off?"
+    written = written_definitions(index, question)
+    assert written[0] == "lib.parser.parse.setKey"
+    [first, *_] = seed_findings(index, SubQuestion(question=question), written=written)
+    assert first.result_summary.endswith("(uses code the question names)")
+    named = seed_findings(index, SubQuestion(question="What does splitOnce('a=b', '=') return?"),
+                          written=["lib.parser.splitOnce"])
+    assert named[0].result_summary.endswith("(named in the question)")
+
+
+def test_an_option_written_with_its_dashes_is_found_where_the_code_names_it(tmp_path: Path) -> None:
+    source = "function cli (parser) {\n  parser.option('--dry-run', 'show what would change')\n}\n"
+    with CodeIndex.build(write_repo(tmp_path / "opts", {"lib/cli.js": source}), db_path=tmp_path / "opts.db") as opts:
+        assert opts.occurrences("dry-run", quoted=True) == [("lib/cli.js", 2)]
+        assert written_definitions(opts, "What does `--dry-run` change?") == ["lib.cli.cli"]
+        assert written_chains("What does `--dry-run` change?") == []  # not the names `dry` and `run`
+        assert written_definitions(opts, "Is the cli thread-safe?") == []
 
 
 def test_a_researcher_is_offered_what_the_named_code_calls_before_what_the_search_found(index: CodeIndex) -> None:

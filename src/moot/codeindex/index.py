@@ -7,7 +7,7 @@ import os
 import re
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -78,6 +78,10 @@ def check_size(root: Path, *, allow_large: bool = False) -> None:
             if files > MAX_INDEX_FILES or size > MAX_INDEX_BYTES:
                 what = f"more than {MAX_INDEX_FILES:,} files" if files > MAX_INDEX_FILES else f"more than {MAX_INDEX_BYTES >> 20:,} MB"
                 raise MootError(f"{root} holds {what} to index: it looks like more than one project", fix=fix)
+
+
+OCCURRENCE_FILES = 200
+"""Files read for one name by :meth:`CodeIndex.occurrences` (a word in every file says little)."""
 
 
 class CodeIndex:
@@ -444,22 +448,31 @@ class CodeIndex:
             ).fetchone()
         return int(row[0] or 0), int(row[1] or 0)
 
-    def occurrences(self, text: str, *, quoted: bool = False, limit: int = 50) -> list[tuple[str, int]]:
+    def occurrences(self, text: str, *, quoted: bool = False, limit: int = 50,
+                    skip: Callable[[str], bool] | None = None) -> list[tuple[str, int]]:
         """Where ``text`` is written in the indexed code (not in prose files): ``(path, line)``
         of each line that holds it as a whole word, in path and line order. ``quoted``: only
-        where it is written as a string (``'duplicate-arguments-array'``), as a configuration
-        key or an option's name is. At most ``limit`` lines."""
+        where it is written as a string (``'duplicate-arguments-array'``, ``"--dry-run"``), as a
+        configuration key or an option's name is. Files for which ``skip(path)`` is true are not
+        read. At most ``limit`` lines, from at most :data:`OCCURRENCE_FILES` files."""
         text = (text or "").strip()
         if not text:
             return []
+        if quoted:  # the string's closing quote, right after it, narrows the files to read
+            where, args = "(instr(c.text, ?) > 0 OR instr(c.text, ?) > 0 OR instr(c.text, ?) > 0)", \
+                (text + "'", text + '"', text + "`")
+        else:
+            where, args = "instr(c.text, ?) > 0", (text,)
         with self._guard() as conn:
             paths = [str(r[0]) for r in conn.execute(
-                "SELECT DISTINCT f.path FROM chunks c JOIN files f ON f.id = c.file_id "
-                "WHERE c.kind != 'text' AND instr(c.text, ?) > 0 ORDER BY f.path", (text,))]
+                f"SELECT DISTINCT f.path FROM chunks c JOIN files f ON f.id = c.file_id "
+                f"WHERE c.kind != 'text' AND {where} ORDER BY f.path LIMIT ?", (*args, OCCURRENCE_FILES))]
         word = re.escape(text)
-        pattern = re.compile(rf"""(['"`]){word}\1""" if quoted else rf"(?<![\w$-]){word}(?![\w$-])")
+        pattern = re.compile(rf"""(['"`])-{{0,2}}{word}\1""" if quoted else rf"(?<![\w$-]){word}(?![\w$-])")
         out: list[tuple[str, int]] = []
         for path in paths:
+            if skip is not None and skip(path):
+                continue
             try:
                 _, lines = self._indexed_lines(path)
             except MootError:  # changed or gone since the build

@@ -164,7 +164,7 @@ def _body(index: CodeIndex, symbol: ResolvedSymbol) -> list[tuple[int, str]]:
     # A long function is read by its own lines: the functions nested in it are definitions of
     # their own, and what it decides may come after them (a parser's main loop after its
     # helpers, 200 lines down).
-    nested = index.spans_in(symbol.path, symbol.start_line, symbol.end_line)
+    nested = index.spans_in(symbol.path, symbol.start_line, symbol.end_line, limit=2000)
     own = [(n, text) for n, text in index.source_lines(symbol.path, symbol.start_line, symbol.end_line)
            if not any(a <= n <= b for a, b in nested)]
     return own[:MAX_OWN_LINES]

@@ -24,7 +24,7 @@ from moot.runtime.events import BoundEmitter, summarize
 from moot.teams.research.citations import file_lines
 from moot.teams.research.models import EvidenceBundle, Finding, SubQuestion
 from moot.teams.research.relevance import definition
-from moot.teams.research.resolve import MAX_CANDIDATES, MAX_RESOLVED, best_at, candidates, is_test_path, resolve, written_definitions
+from moot.teams.research.resolve import MAX_CANDIDATES, MAX_RESOLVED, best_at, candidates, is_test_path, resolve, written_definitions, written_names
 from moot.teams.research.verifier import unknown_names
 
 SEED_HITS = 3
@@ -73,13 +73,17 @@ SEARCH_DEPTH = 3
 """How many times the seeded hits' number of search results are read, for code hits below docs."""
 
 
-def seed_findings(index: CodeIndex, sub: SubQuestion, limit: int = SEED_HITS, *, written: Sequence[str] = ()) -> list[Finding]:
+def seed_findings(index: CodeIndex, sub: SubQuestion, limit: int = SEED_HITS, *, written: Sequence[str] = (),
+                  plain: bool = False) -> list[Finding]:
     """The first :data:`WRITTEN_SEEDS` of ``written`` (the definitions of the code names the
     sub-question writes, :func:`~moot.teams.research.resolve.written_definitions`), then the top
     search hits for the sub-question (and its first actions), as findings: ``limit`` in all.
-    Of the hits, one section of the docs at most; a whole file's hit gives the definition in it
-    that best matches the sub-question, after the hits on definitions; hits in test files come
-    last."""
+    Of the hits, one section of the docs at most (more only when nothing else is found); a whole
+    file's hit gives the definition in it that best matches the sub-question, after the hits on
+    definitions; hits in test files come last. ``plain``: the search's hits in its own order (a
+    whole file's hit only first), as the one-call baseline shows them.
+    A written definition that the question does not name but uses code it names
+    (:func:`~moot.teams.research.resolve.written_uses`) is labelled so."""
     queries = [sub.question, *sub.initial_actions[:1]]
     found: list[Finding] = []
     seen: set[tuple[str, int]] = set()
@@ -93,13 +97,26 @@ def seed_findings(index: CodeIndex, sub: SubQuestion, limit: int = SEED_HITS, *,
             file_path=info.path, line_range=(info.start_line, info.end_line),
         )  # fmt: skip
 
+    named = {part for name in written_names(sub.question) for part in name.split(".")}
     for name in written[:WRITTEN_SEEDS]:
         info = definition(index, name)
         if info is not None:
-            found.append(of_definition(info, "resolve_symbol", {"name": name}, "named in the question"))
+            why = "named in the question" if info.name in named else "uses code the question names"
+            found.append(of_definition(info, "resolve_symbol", {"name": name}, why))
+    if plain:
+        for query in queries:
+            for hit in index.search(_plain(query), limit=limit):
+                if (hit.path, hit.start_line) in seen or hit.kind == "module" and found:
+                    continue
+                seen.add((hit.path, hit.start_line))
+                found.append(Finding(tool="search_code", args={"query": query}, result_summary=hit.header(),
+                                     relevant_code=hit.snippet[:SNIPPET_CHARS], file_path=hit.path,
+                                     line_range=(hit.start_line, hit.end_line)))
+        return found[:limit]
     prose = 0
     in_files: list[Finding] = []
     in_tests: list[Finding] = []
+    more_prose: list[Finding] = []
     for query in queries:
         for hit in index.search(_plain(query), limit=limit * SEARCH_DEPTH):
             if (hit.path, hit.start_line) in seen:
@@ -118,18 +135,18 @@ def seed_findings(index: CodeIndex, sub: SubQuestion, limit: int = SEED_HITS, *,
             # One section of the docs at most: a README that words the question's words leads a
             # search for them, and its sections name no definition to read (the three hits for
             # "the same option appears more than once" were all README sections).
-            if hit.kind == "text":
-                if prose >= PROSE_SEEDS:
-                    continue
-                prose += 1
             seen.add((hit.path, hit.start_line))
             finding = Finding(
                 tool="search_code", args={"query": query}, result_summary=hit.header(),
                 relevant_code=hit.snippet[:SNIPPET_CHARS], file_path=hit.path,
                 line_range=(hit.start_line, hit.end_line),
             )  # fmt: skip
-            (in_tests if is_test_path(hit.path) else found).append(finding)
-    return (found + in_files + in_tests)[:limit]
+            if hit.kind == "text":
+                prose += 1
+                (found if prose <= PROSE_SEEDS else more_prose).append(finding)
+            else:
+                (in_tests if is_test_path(hit.path) else found).append(finding)
+    return (found + in_files + in_tests + more_prose)[:limit]
 
 
 def offered_symbols(index: CodeIndex, question: str, written: Sequence[str], seeded: list[Finding]) -> list[str]:

@@ -247,6 +247,8 @@ def written_chains(question: str) -> list[list[str]]:
         if len(out) >= MAX_WRITTEN:
             break
         text = next(g for g in m.groups() if g is not None)
+        if _KEBAB.fullmatch(text.strip()):  # `--dry-run`: one hyphenated name (written_uses), not two
+            continue
         for chain in re.findall(r"[A-Za-z_][\w.]*(?:\([^()]*\))?(?:\.[A-Za-z_]\w*(?:\([^()]*\))?)*", text)[:3]:
             parts = [p.group() for p in _CHAIN_PART.finditer(re.sub(r"\([^()]*\)", "", chain))]
             if len(parts) > 1 and parts[-1].lower() in _FILE_ENDINGS and not chain.endswith(")"):
@@ -280,7 +282,8 @@ def _written_definition(index: CodeIndex, name: str) -> Any | None:
     return first_defined(infos)
 
 
-_TEST_PATH = re.compile(r"(?:^|/)(?:tests?|__tests__|spec)/|(?:^|/)test_[^/]*$|_test\.\w+$|\.(?:test|spec)\.\w+$")
+_TEST_PATH = re.compile(r"(?:^|/)(?:tests?|__tests__|spec)/|(?:^|/)(?:test_[^/]*|tests?\.py|conftest\.py)$|_test\.\w+$"
+                        r"|\.(?:test|spec)\.[\w.]+$")
 
 
 def is_test_path(path: str) -> bool:
@@ -289,7 +292,7 @@ def is_test_path(path: str) -> bool:
     return bool(_TEST_PATH.search(path))
 
 
-_KEBAB = re.compile(r"(?<![\w-])[a-z][a-z0-9]*(?:-[a-z0-9]+)+(?![\w-])")
+_KEBAB = re.compile(r"(?<![\w-])-{0,2}([a-z][a-z0-9]*(?:-[a-z0-9]+)+)(?![\w-])")
 """A hyphenated lower-case token (``duplicate-arguments-array``): in code, an option's or a
 setting's name, which the code writes as a string."""
 USE_DEFINITIONS = 4
@@ -316,12 +319,10 @@ def written_uses(index: CodeIndex, names: Iterable[str], question: str = "") -> 
         if len(token) < 3:
             continue
         counts: dict[str, int] = {}
-        found = index.occurrences(token, quoted=quoted, limit=USE_LINES)
+        found = index.occurrences(token, quoted=quoted, limit=USE_LINES, skip=is_test_path)
         if len(found) >= USE_LINES:  # written all over the code
             continue
         for path, line in found:
-            if is_test_path(path):
-                continue
             inner = index.symbols_in(path, line, line, limit=1)
             if inner:
                 counts[inner[0]] = counts.get(inner[0], 0) + 1

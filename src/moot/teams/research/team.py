@@ -274,7 +274,7 @@ class ResearchTeam:
     async def _baseline(self, question: str, index: CodeIndex, run: PipelineRun, rule: str) -> MultiAgentResult:
         repo_map = await asyncio.to_thread(index.read_map, ".")
         # the baseline a user would try first: the search's hits, not the code the question names
-        hits = seed_findings(index, SubQuestion(question=question), limit=5)
+        hits = seed_findings(index, SubQuestion(question=question), limit=5, plain=True)
         agent = SubAgent("one-call", "answers from the map and search hits in one call", load_prompt("baseline", __package__),
                          model=self.model_for("one-call"), max_turns=1, settings=ModelSettings(max_tokens=500))
         task = f"Repository map:\n{repo_map[:1500]}\n\nSearch results:\n{render_findings(hits) or 'none'}\n\nQuestion: {question}"
@@ -337,7 +337,7 @@ class ResearchTeam:
             plan = given_plan.model_copy(update={"note": given_plan.note or "plan given by the caller"})
         else:
             repo_map = await asyncio.to_thread(index.read_map, ".")
-            outcome = await run.step("planner", planner_agent(self.model_for("planner"), repo_map, retry=bool(cfg.planner_retry)),
+            outcome = await run.step("planner", planner_agent(self.model_for("planner"), repo_map, retry=cfg.planner_retry is not False),
                                      f"Question: {question}")
             plan = to_plan(question, outcome.output if outcome else None)
             if len(plan.sub_questions) < 2 and (derived := await asyncio.to_thread(derived_sub_questions, question, index)):
