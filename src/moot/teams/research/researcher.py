@@ -132,9 +132,10 @@ def seed_findings(index: CodeIndex, sub: SubQuestion, limit: int = SEED_HITS, *,
                                             f"the best match in {info.path}, which the search found")
                     (in_tests if is_test_path(info.path) else in_files).append(finding)
                 continue
-            # One section of the docs at most: a README that words the question's words leads a
-            # search for them, and its sections name no definition to read (the three hits for
-            # "the same option appears more than once" were all README sections).
+            # One section of the docs first, more only where the code leaves room: a README that
+            # words the question's words leads a search for them, and its sections name no
+            # definition to read (the three hits for "the same option appears more than once"
+            # were all README sections).
             seen.add((hit.path, hit.start_line))
             finding = Finding(
                 tool="search_code", args={"query": query}, result_summary=hit.header(),
