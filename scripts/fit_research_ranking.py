@@ -36,7 +36,7 @@ from moot.eval.research import ResearchAnswer, ResearchSet, load_set, score_answ
 from moot.teams.research.models import SubQuestion
 from moot.teams.research.codelines import candidate_lines
 from moot.teams.research.ranking import FEATURES, WEIGHTS
-from moot.teams.research.researcher import WRITTEN_SEEDS, offered_symbols, search_hits, seed_findings
+from moot.teams.research.researcher import offered_symbols, resolution_order, search_hits, seed_findings
 from moot.teams.research.resolve import best_at, resolve, written_definitions
 
 TOP = (4, 8, 16)
@@ -51,7 +51,7 @@ def simulated_resolved(index: CodeIndex, question: str) -> list[Any]:
     offered = offered_symbols(index, question, written, seeded)
     hits = search_hits(seeded)
     located = [n for f in hits[:1] if f.line_range if (n := best_at(index, question, f.file_path, *f.line_range))]
-    return resolve(index, [*written[:WRITTEN_SEEDS], *offered[:2], *located, *written[WRITTEN_SEEDS:]])
+    return resolve(index, resolution_order(written, offered[:2], located))
 
 
 def pools(qset: ResearchSet, work: Path) -> list[dict[str, Any]]:

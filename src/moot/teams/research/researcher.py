@@ -97,6 +97,12 @@ def seed_findings(index: CodeIndex, sub: SubQuestion, limit: int = SEED_HITS, *,
             file_path=info.path, line_range=(info.start_line, info.end_line),
         )  # fmt: skip
 
+    def of_hit(hit: Any, query: str) -> Finding:
+        seen.add((hit.path, hit.start_line))
+        return Finding(tool="search_code", args={"query": query}, result_summary=hit.header(),
+                       relevant_code=hit.snippet[:SNIPPET_CHARS], file_path=hit.path,
+                       line_range=(hit.start_line, hit.end_line))
+
     named = {part for name in written_names(sub.question) for part in name.split(".")}
     for name in written[:WRITTEN_SEEDS]:
         info = definition(index, name)
@@ -108,10 +114,7 @@ def seed_findings(index: CodeIndex, sub: SubQuestion, limit: int = SEED_HITS, *,
             for hit in index.search(_plain(query), limit=limit):
                 if (hit.path, hit.start_line) in seen or hit.kind == "module" and found:
                     continue
-                seen.add((hit.path, hit.start_line))
-                found.append(Finding(tool="search_code", args={"query": query}, result_summary=hit.header(),
-                                     relevant_code=hit.snippet[:SNIPPET_CHARS], file_path=hit.path,
-                                     line_range=(hit.start_line, hit.end_line)))
+                found.append(of_hit(hit, query))
         return found[:limit]
     prose = 0
     in_files: list[Finding] = []
@@ -136,12 +139,7 @@ def seed_findings(index: CodeIndex, sub: SubQuestion, limit: int = SEED_HITS, *,
             # words the question's words leads a search for them, and its sections name no
             # definition to read (the three hits for "the same option appears more than once"
             # were all README sections).
-            seen.add((hit.path, hit.start_line))
-            finding = Finding(
-                tool="search_code", args={"query": query}, result_summary=hit.header(),
-                relevant_code=hit.snippet[:SNIPPET_CHARS], file_path=hit.path,
-                line_range=(hit.start_line, hit.end_line),
-            )  # fmt: skip
+            finding = of_hit(hit, query)
             if hit.kind == "text":
                 prose += 1
                 (found if prose <= PROSE_SEEDS else more_prose).append(finding)
@@ -159,6 +157,13 @@ def offered_symbols(index: CodeIndex, question: str, written: Sequence[str], see
     called = candidates(index, [], question=question, calls_of=named) if named else []
     found = candidates(index, _locations(seeded), question=question)
     return list(dict.fromkeys([*written, *called, *found]))[:MAX_CANDIDATES]
+
+
+def resolution_order(written: Sequence[str], chosen: Sequence[str], located: Sequence[str]) -> list[str]:
+    """The names to resolve, in order: the names the question writes lead (two of them: the
+    model's own choices keep room in the four resolved), then the model's choices, then the
+    definitions at the reported and searched locations, then the rest of the written names."""
+    return [*written[:WRITTEN_SEEDS], *chosen, *located, *written[WRITTEN_SEEDS:]]
 
 
 def search_hits(findings: list[Finding]) -> list[Finding]:
@@ -240,9 +245,7 @@ class ResearcherAgent(SubAgent):
         nominated = list(report.symbols) if report else []
         located = [n for path, start, end in _locations(reported + search_hits(seeded)[:1])
                    if (n := best_at(self.index, sq.question, path, start, end)) is not None]
-        # The names the question writes lead (two of them: the researcher's own choices keep
-        # room in the four resolved), the rest follow what the researcher found.
-        resolved = resolve(self.index, [*written[:WRITTEN_SEEDS], *nominated, *located, *written[WRITTEN_SEEDS:]])
+        resolved = resolve(self.index, resolution_order(written, nominated, located))
         note = f"no report ({outcome.stop_reason}); the seeded search hits are kept"
         if report:
             own = grounded_note(self.index, report.coverage_note[:300])

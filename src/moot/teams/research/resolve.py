@@ -360,7 +360,7 @@ def candidates(index: CodeIndex, locations: Iterable[tuple[str, int, int]], limi
     """The symbols a researcher may nominate: the definitions at its evidence locations and the
     names those definitions call (and the names that the definitions ``calls_of`` call), as
     qualified names the index can resolve; best first for ``question`` when it is given (the
-    small model mostly picks the first names it is shown, so the order is Python's ranking by
+    small model mostly picks the first names it is shown, so the order is moot's ranking by
     the question's words, see ``relevance``)."""
     out: list[str] = []
 

@@ -35,7 +35,7 @@ from moot.teams.research.models import (
 )
 from moot.teams.research.pipeline import PipelineRun
 from moot.teams.research.planner import derived_sub_questions, planner_agent, to_plan
-from moot.teams.research.researcher import WRITTEN_SEEDS, render_findings, researcher_agent, search_hits, seed_findings
+from moot.teams.research.researcher import render_findings, researcher_agent, resolution_order, search_hits, seed_findings
 from moot.teams.research.routing import route
 from moot.teams.research.conditions import asks_how, check_conditions, conditions_section
 from moot.teams.research.codelines import MAX_CANDIDATES as MAX_LINES
@@ -310,7 +310,7 @@ class ResearchTeam:
         named = [n for claim in split_claims(answer) for n in claim.names(code_only=True)]
         located = [n for f in search_hits(seeded)[:2] if f.line_range
                    if (n := best_at(index, question, f.file_path, *f.line_range)) is not None]
-        resolved = await asyncio.to_thread(resolve, index, [*written[:WRITTEN_SEEDS], *named, *located, *written[WRITTEN_SEEDS:]])
+        resolved = await asyncio.to_thread(resolve, index, resolution_order(written, named, located))
         bundle.resolved, bundle.nominated = resolved, named
         how = asks_how(question)
         quotes = await self._quote(index, run, [(question, resolved)], after="single-agent", how=how)
