@@ -33,7 +33,7 @@ from moot.teams.learning.ask.checker import Evidence, check
 from moot.teams.learning.ask.drafts import AskContext, Draft, Resolution, Specialist, Verdict
 from moot.teams.learning.ask.frame import QuestionFrame, fallback_frame, read_frame
 from moot.teams.learning.ask.recall import Recall, recall
-from moot.teams.learning.ask.select import declines, select
+from moot.teams.learning.ask.select import select
 from moot.teams.learning.specialists import REGISTRY
 from moot.teams.learning.specialists.plain import SPECIALIST as PLAIN
 
@@ -129,10 +129,10 @@ async def answer_question(kb: KnowledgeBase, question: str, *, model: Model, mod
             notes += ctx.notes
             phase("check")
             verdicts = await run.python("check", "checker", lambda: _check(drafts, recalled, question))
-            answered = [v for v in verdicts if v.passed and not (v.specialist == "single" and declines(_plain(drafts)))]
+            answered = [v for v in verdicts if v.passed]
             if standing_by and used_mode == "multi" and not answered:
-                # Only now, when no draft would answer (or the plain draft says the sources do not
-                # say), are the stand-by specialists asked.
+                # Only now, when no draft would answer (every draft failed the checker), are the
+                # stand-by specialists asked.
                 phase("stand-by")
                 ctx.notes.clear()
                 drafts += await _drafts(standing_by, ctx, notes)
@@ -206,10 +206,6 @@ async def _drafts(chosen: list[tuple[Specialist, str]], ctx: AskContext, notes: 
         elif outcome is not None:
             drafts.append(outcome)
     return drafts
-
-
-def _plain(drafts: list[Draft]) -> Draft | None:
-    return next((d for d in drafts if d.specialist == "single"), None)
 
 
 def _check(drafts: list[Draft], recalled: Recall, question: str) -> list[Verdict]:

@@ -4,11 +4,16 @@
    gives or computes is out.
 2. A specialist whose precondition the frame established and which resolved the question in
    Python (``Draft.replaces``: a computed value, a step by position, each source's value) replaces
-   the plain draft; among several, the highest authority.
+   the plain draft; among several, the highest authority. A span counted between two dates does
+   not replace a plain draft that states a length of time as the sources write it ("the cycle
+   lasts 14 hours"): a length read is not made worse by one worked out between two dates the
+   model chose.
 3. Otherwise the plain draft answers — it is never made worse by a specialist that merely ran.
-4. When the plain draft fails the checker, or says the sources do not say, a grounded draft of
-   another specialist answers; when none is grounded, the answer says plainly that the sources do
-   not say.
+   That holds when it says the sources do not say, too: the sentence another specialist chose is
+   not an answer the plain reader missed (on the development suites it never was: a neighbouring
+   sentence, or a heading, where "the sources do not say" was right).
+4. When the plain draft fails the checker, a grounded draft of another specialist answers; when
+   none is grounded, the answer says plainly that the sources do not say.
 """
 
 from __future__ import annotations
@@ -30,22 +35,28 @@ def declines(draft: Draft | None) -> bool:
 def select(drafts: list[Draft], verdicts: list[Verdict], authority: dict[str, int], *, mode: str) -> Resolution:
     passed = {v.specialist for v in verdicts if v.passed}
     plain = next((d for d in drafts if d.specialist == "single"), None)
+    plain_verdict = next((v for v in verdicts if v.specialist == "single"), None)
     ranked = sorted((d for d in drafts if d.specialist in passed and d.specialist != "single"),
                     key=lambda d: -authority.get(d.specialist, 0))
     if mode == "multi":
         replacing = [d for d in ranked if d.replaces]
         if replacing:
             chosen = replacing[0]
+            stated = plain_verdict.stated_times if plain is not None and plain_verdict is not None and plain_verdict.passed else []
+            if chosen.measures == "time" and stated:
+                return Resolution(chosen="single", answer=plain.text, verdicts=verdicts,  # type: ignore[union-attr]
+                                  rule=f"the plain draft states {', '.join(stated)} as the sources write it; "
+                                       f"{chosen.specialist}'s span between two dates ({chosen.text}) does not replace it")
             return Resolution(chosen=chosen.specialist, answer=chosen.text, verdicts=verdicts,
                               rule=f"{chosen.specialist} replaces the plain draft ({chosen.why}); every number checked")
-    declined = mode == "multi" and bool(ranked) and declines(plain)
-    if plain is not None and plain.specialist in passed and not declined:
-        return Resolution(chosen="single", answer=plain.text, verdicts=verdicts, rule="the plain draft, every number checked")
-    failed = next((v for v in verdicts if v.specialist == "single" and not v.passed), None)
+    if plain is not None and plain.specialist in passed:
+        said = " (it says the sources do not say)" if declines(plain) else ""
+        return Resolution(chosen="single", answer=plain.text, verdicts=verdicts,
+                          rule=f"the plain draft{said}, every number checked")
+    failed = plain_verdict if plain_verdict is not None and not plain_verdict.passed else None
     if mode == "multi" and ranked:
         chosen = ranked[0]
-        why = ("the plain draft says the sources do not say" if declined else
-               f"the plain draft {failed.fault}" if failed else "no plain draft")
+        why = f"the plain draft {failed.fault}" if failed else "no plain draft"
         return Resolution(chosen=chosen.specialist, answer=chosen.text, verdicts=verdicts,
                           rule=f"{why}; {chosen.specialist}'s draft is grounded")
     if plain is not None and failed is not None:
