@@ -611,3 +611,39 @@ def test_no_span_in_weeks_from_a_date_given_only_as_a_year(tmp_path: Path) -> No
         answer = ask(base, "How long had the hosepipe ban been in force on 12 September?", router)
     assert "dates" in router.calls  # the specialist ran and chose
     assert answer.trace.chosen == "single", answer.answer  # not "401.6 weeks: from 2018"
+
+
+def test_a_length_of_time_the_sources_state_is_not_replaced_by_a_span_between_two_dates(tmp_path: Path) -> None:
+    # "How long is the cycle?" asks a length the sources state; the model chose two dates of the
+    # workshop's history and the span between them ("16 years") used to replace the right plain draft
+    def history(request: ModelRequest) -> Any:
+        ids = {line.split(":")[0]: line for line in request.messages[-1].content.splitlines() if line.startswith("d")}
+        start = next(i for i, line in ids.items() if "2009" in line)
+        end = next(i for i, line in ids.items() if "2025" in line)
+        return {"start": start, "end": end, "unit": "years"}
+
+    with KnowledgeBase.open(tmp_path / "kiln.sqlite3") as base:
+        base.store_source("Workshop profile", [("The kiln workshop opened in 2009.", []),
+                                               ("Each firing cycle of the kiln lasts 14 hours.", []),
+                                               ("The kiln was relined in 2025.", [])], published="2025-10-01")
+        router = Router(frame={"asks_for": "how long", "about": [], "unit": ""}, dates=history,
+                        single="A firing cycle lasts 14 hours.")
+        answer = ask(base, "How long is a firing cycle of the kiln?", router)
+        assert "dates" in router.calls  # the span was worked out, and did not replace it
+        assert answer.trace.chosen == "single" and answer.answer == "A firing cycle lasts 14 hours."
+        assert any("states 14 hours as the sources write it" in n for n in answer.trace.notes), answer.trace.notes
+        # a length the plain draft works out itself (the sources write no "3 hours") is replaced by the span
+        router = Router(frame={"asks_for": "how long", "about": [], "unit": ""}, dates=history,
+                        single="About 3 hours.")
+        answer = ask(base, "How long ago was the kiln relined after the workshop opened?", router)
+        assert answer.trace.chosen == "dates" and answer.answer.startswith("16 years"), answer.trace.notes
+
+
+def test_a_question_that_states_a_length_of_time_asks_no_span(tmp_path: Path) -> None:
+    with KnowledgeBase.open(tmp_path / "loans.sqlite3") as base:
+        base.store_source("Loan rules", [("A violin due on 3 March was returned on 9 March.", []),
+                                         ("Each day late costs 50p after 2 days of grace.", [])], published="2025-10-01")
+        router = Router(frame={"asks_for": "how long", "about": [], "unit": "days"}, single="The fee is £2.50.")
+        answer = ask(base, "A violin is returned 7 days late. What is the late fee?", router)
+    assert "dates" not in router.calls and answer.trace.chosen == "single"
+    assert answer.trace.frame["times"] == ["7 days"]

@@ -147,6 +147,14 @@ TIME_UNITS = frozenset({"second", "minute", "hour", "day", "night", "week", "for
 the seasons whose names mean nothing else ("spring" and "fall" also name a source and a drop)."""
 
 
+def is_time_unit(unit: str) -> bool:
+    """Whether a quantity's unit is one of the clock's or the calendar's (``14 hours``, ``a 9-hour
+    outage``, ``3 nights``): the quantity is a length of time. Seasons are not units of length."""
+    low = unit.strip().lower()
+    singular = low[:-1] if low.endswith("s") else low
+    return singular in TIME_UNITS - {"summer", "autumn", "winter"}
+
+
 _FUNCTION_WORDS = frozenset({"a", "an", "the", "this", "that", "these", "those", "last", "next", "past", "every", "each",
                              "several", "few", "many", "some", "of", "in", "on", "for", "and", "or"})
 """The words around a time that leave it a time ("the past decade", "every few weeks")."""
@@ -177,4 +185,4 @@ def parse_date(text: str) -> date | None:
     return None
 
 
-__all__ = ["DateMention", "Precision", "TIME_UNITS", "find_dates", "names_a_time", "parse_date"]
+__all__ = ["DateMention", "Precision", "TIME_UNITS", "find_dates", "is_time_unit", "names_a_time", "parse_date"]

@@ -23,7 +23,7 @@ from datetime import date
 from moot.teams.learning.ask.drafts import Draft, Verdict
 from moot.teams.learning.ask.frame import COMPARATIVES
 from moot.teams.learning.ask.recall import Recall
-from moot.text.dates import find_dates
+from moot.text.dates import find_dates, is_time_unit
 from moot.text.numbers import find_quantities, is_measure
 from moot.text.words import STOPWORDS, words
 
@@ -52,6 +52,11 @@ def counted(question: str) -> str:
     return ""
 
 
+def _time(value: float, unit: str) -> tuple[float, str]:
+    low = unit.strip().lower()
+    return value, low[:-1] if low.endswith("s") else low
+
+
 def _anchor(published: str | None) -> date | None:
     try:
         return date.fromisoformat(published[:10]) if published else None
@@ -72,10 +77,12 @@ class Evidence:
         self.numbers: list[float] = []
         self.days: set[date] = set()
         self.months: set[tuple[int, int]] = set()
+        self.times: set[tuple[float, str]] = set()
+        """Lengths of time the sources write ("14 hours"): value and unit, singular."""
         for day in dated:
             self._add_day(day)
         for text, anchor in texts:
-            self._read(text, anchor)
+            self._read(text, anchor, sources=text != question)
         for text in computed:
             self._read(text, None)
         base = self.numbers[:MAX_PAIRED]
@@ -106,7 +113,7 @@ class Evidence:
         self.days.add(day)
         self.months.add((day.year, day.month))
 
-    def _read(self, text: str, anchor: date | None) -> None:
+    def _read(self, text: str, anchor: date | None, *, sources: bool = False) -> None:
         for mention in find_dates(text, anchor=anchor):
             if mention.precision == "day":
                 self._add_day(mention.day)
@@ -117,6 +124,8 @@ class Evidence:
                 self.numbers.append(float(mention.day.day))
         for quantity in find_quantities(text, anchor=anchor):
             self.numbers.append(quantity.value)
+            if sources and is_time_unit(quantity.unit):
+                self.times.add(_time(quantity.value, quantity.unit))
             if quantity.value >= 1000 and quantity.text.lower().find("million") < 0:
                 continue
             # "3.1 million" is also written 3.1; "12%" also 0.12
@@ -125,6 +134,10 @@ class Evidence:
                 self.numbers.append(float(first))
             except ValueError:
                 pass
+
+    def states_time(self, value: float, unit: str) -> bool:
+        """Whether the sources themselves write this length of time (not one worked out from dates)."""
+        return _time(value, unit) in self.times
 
     def grounded(self, value: float) -> bool:
         if float(value).is_integer() and 0 <= value <= SMALL_COUNT:
@@ -172,7 +185,10 @@ def check(draft: Draft, evidence: Evidence) -> Verdict:
             texts = ", ".join(q.text for q in stated)
             return Verdict(specialist=draft.specialist, passed=False, unlike=[q.text for q in stated],
                            note=f"{draft.specialist}: gives {texts} where the question counts {evidence.counted}")
-    return Verdict(specialist=draft.specialist, passed=True, note=f"{draft.specialist}: every number and date grounded")
+    stated = [q.text for q in find_quantities(draft.text, anchor=anchor)
+              if is_time_unit(q.unit) and evidence.states_time(q.value, q.unit)]
+    return Verdict(specialist=draft.specialist, passed=True, stated_times=stated,
+                   note=f"{draft.specialist}: every number and date grounded")
 
 
 __all__ = ["Evidence", "check"]

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Protocol
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -44,6 +44,8 @@ class Draft(BaseModel):
     resolved the question in Python (a computed value, a step by position, each source's value)."""
     why: str = ""
     """Why it applied, in words."""
+    measures: Literal["", "time"] = ""
+    """What its computed value is a length of: ``time`` for a span counted between two dates."""
 
 
 class Verdict(BaseModel):
@@ -55,6 +57,8 @@ class Verdict(BaseModel):
     """Numbers or dates the draft states that no passage, fact, question or computation holds."""
     unlike: list[str] = Field(default_factory=list)
     """Figures of another kind than asked: measures ("300 kilograms") where the question counts things."""
+    stated_times: list[str] = Field(default_factory=list)
+    """Lengths of time the draft states as the sources write them ("14 hours"): read, not worked out."""
     note: str = ""
 
     @property

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field, create_model
 
 from moot.models.base import Model, ModelSettings
 from moot.runtime import Run, SubAgent, load_prompt
-from moot.text.dates import find_dates
+from moot.text.dates import find_dates, is_time_unit
 from moot.text.names import names_in
 from moot.text.numbers import find_quantities
 from moot.text.words import STOPWORDS, words
@@ -161,6 +161,9 @@ class QuestionFrame(BaseModel):
     """Dates the question states (read by format)."""
     numbers: list[float] = Field(default_factory=list)
     """Numbers the question states (read by format), e.g. a new case's length or nights."""
+    times: list[str] = Field(default_factory=list)
+    """Lengths of time the question states ("7 days", "a 9-hour outage"), read by format: a question
+    that gives a length of time asks something else about it (a fee, an outcome), not that length."""
     decided_by: Literal["model", "fallback"] = "fallback"
     note: str = ""
 
@@ -179,6 +182,8 @@ class QuestionFrame(BaseModel):
             parts.append(f"dates {', '.join(d.isoformat() for d in self.dates)}")
         if self.numbers:
             parts.append(f"numbers {', '.join(f'{n:g}' for n in self.numbers)}")
+        if self.times:
+            parts.append(f"times {', '.join(self.times)}")
         return f"{'; '.join(parts)} (read by {self.decided_by})"
 
 
@@ -195,8 +200,9 @@ def question_options(question: str) -> tuple[list[str], list[str]]:
 def by_format(question: str, *, anchor: date | None = None) -> dict[str, Any]:
     """The parts of the frame read by format: dates and numbers the question states."""
     dates = [m.day for m in find_dates(question, anchor=anchor)]
-    numbers = [q.value for q in find_quantities(question, anchor=anchor)]
-    return {"dates": dates, "numbers": numbers}
+    quantities = find_quantities(question, anchor=anchor)
+    return {"dates": dates, "numbers": [q.value for q in quantities],
+            "times": [q.text for q in quantities if is_time_unit(q.unit)]}
 
 
 def fallback_frame(question: str, note: str, *, anchor: date | None = None) -> QuestionFrame:

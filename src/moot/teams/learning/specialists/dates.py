@@ -6,6 +6,10 @@ the model chooses the start, the end and the unit asked; Python counts the days,
 years between them. On a model on this machine the choice is made twice, the dates listed both
 ways, and stands only when both name the same two dates and unit (the 0.5B model took the first
 two listed).
+
+It applies when the frame asks how long and the question states no length of time itself (a
+question that says "returned 7 days late" asks a fee or an outcome, not a span). Its span does not
+replace a plain draft that states a length of time as the sources write it (:mod:`..ask.select`).
 """
 
 from __future__ import annotations
@@ -41,7 +45,10 @@ class Dates:
     stands_by = False
 
     def applies(self, frame: QuestionFrame, recall: Recall) -> str | None:
-        return "dates: the question asks how long, or the time between two dates" if frame.kind == "duration" else None
+        if frame.kind != "duration" or frame.times:
+            # A question that states a length of time ("returned 7 days late") asks something else about it.
+            return None
+        return "dates: the question asks how long, or the time between two dates"
 
     async def draft(self, ctx: AskContext) -> Draft | None:
         await tagger_ready()
@@ -65,7 +72,7 @@ class Dates:
         said = lambda d: "" if d.relative else f" (“{d.text}”)"  # noqa: E731
         text = f"{fmt(value)} {unit}: from {start.shown()}{said(start)} to {end.shown()}{said(end)}."
         return Draft(specialist=self.name, text=text, computed=[f"{value}"],
-                     quotes=[d.where for d in (start, end) if d.where != "question"], replaces=True,
+                     quotes=[d.where for d in (start, end) if d.where != "question"], replaces=True, measures="time",
                      why=self.applies(ctx.frame, ctx.recall) or "")
 
 
