@@ -97,6 +97,20 @@ def menu_ids(request: ModelRequest, field: str) -> list[str]:
     return [o for o in prop.get("enum", []) if o != "none"]
 
 
+def listed_dates(request: ModelRequest) -> dict[str, str]:
+    """The dates the `dates` specialist was shown, by id (``d1`` …), each with its whole line."""
+    return {line.split(":")[0]: line for line in request.messages[-1].content.splitlines() if line.startswith("d")}
+
+
+def span_of(start: str, end: str, unit: str) -> Any:
+    """A scripted `dates` choice: the listed dates whose lines hold ``start`` and ``end``, and ``unit``."""
+    def choose(request: ModelRequest) -> Any:
+        ids = listed_dates(request)
+        return {"start": next(i for i, line in ids.items() if start in line),
+                "end": next(i for i, line in ids.items() if end in line), "unit": unit}
+    return choose
+
+
 def line_of(request: ModelRequest, needle: str) -> str:
     return next(line for line in request.messages[-1].content.splitlines() if needle in line)
 
@@ -550,16 +564,10 @@ def test_sources_compare_dates_for_a_when_question(tmp_path: Path) -> None:
 def test_a_span_between_years_is_written_in_years_not_invented_days(tmp_path: Path) -> None:
     # "set up in 1987", "came in 2011": the dates are years, and the answer says so; it used to read
     # "from 1 January 1987", a day no source gives, and the checker refused its own specialist's draft
-    def span(request: ModelRequest) -> Any:
-        ids = {line.split(":")[0]: line for line in request.messages[-1].content.splitlines() if line.startswith("d")}
-        start = next(i for i, line in ids.items() if "1987" in line)
-        end = next(i for i, line in ids.items() if "2011" in line)
-        return {"start": start, "end": end, "unit": "years"}
-
     with KnowledgeBase.open(tmp_path / "dairy.sqlite3") as base:
         base.store_source("Dairy profile", [("The co-operative was set up in 1987.", []),
                                             ("Its head cheesemaker came to the dairy in 2011.", [])], published="2025-06-30")
-        router = Router(frame={"asks_for": "how long", "about": [], "unit": "years"}, dates=span,
+        router = Router(frame={"asks_for": "how long", "about": [], "unit": "years"}, dates=span_of("1987", "2011", "years"),
                         single="It had existed for many years.")
         answer = ask(base, "How many years had the co-operative existed when its head cheesemaker came?", router)
     assert answer.trace.chosen == "dates"
@@ -568,7 +576,7 @@ def test_a_span_between_years_is_written_in_years_not_invented_days(tmp_path: Pa
 
 def test_a_span_from_a_relative_date_does_not_repeat_words_that_mean_another_day_here(tmp_path: Path) -> None:
     def span(request: ModelRequest) -> Any:
-        ids = [line.split(":")[0] for line in request.messages[-1].content.splitlines() if line.startswith("d")]
+        ids = list(listed_dates(request))
         return {"start": ids[0], "end": ids[-1], "unit": "days"}
 
     with KnowledgeBase.open(tmp_path / "roof.sqlite3") as base:
@@ -597,7 +605,7 @@ def test_one_day_written_twice_is_no_span(tmp_path: Path) -> None:
 
 def test_no_span_in_weeks_from_a_date_given_only_as_a_year(tmp_path: Path) -> None:
     def weeks(request: ModelRequest) -> Any:
-        lines = [line for line in request.messages[-1].content.splitlines() if line.startswith("d")]
+        lines = list(listed_dates(request).values())
         start = next(line.split(":")[0] for line in lines if "2018" in line)
         end = next(line.split(":")[0] for line in lines if "12 September" in line)
         return {"start": start, "end": end, "unit": "weeks"}
@@ -616,12 +624,7 @@ def test_no_span_in_weeks_from_a_date_given_only_as_a_year(tmp_path: Path) -> No
 def test_a_length_of_time_the_sources_state_is_not_replaced_by_a_span_between_two_dates(tmp_path: Path) -> None:
     # "How long is the cycle?" asks a length the sources state; the model chose two dates of the
     # workshop's history and the span between them ("16 years") used to replace the right plain draft
-    def history(request: ModelRequest) -> Any:
-        ids = {line.split(":")[0]: line for line in request.messages[-1].content.splitlines() if line.startswith("d")}
-        start = next(i for i, line in ids.items() if "2009" in line)
-        end = next(i for i, line in ids.items() if "2025" in line)
-        return {"start": start, "end": end, "unit": "years"}
-
+    history = span_of("2009", "2025", "years")
     with KnowledgeBase.open(tmp_path / "kiln.sqlite3") as base:
         base.store_source("Workshop profile", [("The kiln workshop opened in 2009.", []),
                                                ("Each firing cycle of the kiln lasts 14 hours.", []),

@@ -147,12 +147,18 @@ TIME_UNITS = frozenset({"second", "minute", "hour", "day", "night", "week", "for
 the seasons whose names mean nothing else ("spring" and "fall" also name a source and a drop)."""
 
 
-def is_time_unit(unit: str) -> bool:
-    """Whether a quantity's unit is one of the clock's or the calendar's (``14 hours``, ``a 9-hour
-    outage``, ``3 nights``): the quantity is a length of time. Seasons are not units of length."""
+def time_unit(unit: str) -> str | None:
+    """The clock's or the calendar's unit a quantity's unit names, singular (``hours`` → ``hour``,
+    ``a 9-hour outage`` → ``hour``), or None: the quantity is then not a length of time. Seasons
+    are not units of length."""
     low = unit.strip().lower()
     singular = low[:-1] if low.endswith("s") else low
-    return singular in TIME_UNITS - {"summer", "autumn", "winter"}
+    return singular if singular in TIME_UNITS - {"summer", "autumn", "winter"} else None
+
+
+def is_time_unit(unit: str) -> bool:
+    """Whether a quantity's unit is one of the clock's or the calendar's (``14 hours``, ``3 nights``)."""
+    return time_unit(unit) is not None
 
 
 _FUNCTION_WORDS = frozenset({"a", "an", "the", "this", "that", "these", "those", "last", "next", "past", "every", "each",
@@ -185,4 +191,4 @@ def parse_date(text: str) -> date | None:
     return None
 
 
-__all__ = ["DateMention", "Precision", "TIME_UNITS", "find_dates", "is_time_unit", "names_a_time", "parse_date"]
+__all__ = ["DateMention", "Precision", "TIME_UNITS", "find_dates", "is_time_unit", "names_a_time", "parse_date", "time_unit"]

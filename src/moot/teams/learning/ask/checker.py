@@ -23,7 +23,7 @@ from datetime import date
 from moot.teams.learning.ask.drafts import Draft, Verdict
 from moot.teams.learning.ask.frame import COMPARATIVES
 from moot.teams.learning.ask.recall import Recall
-from moot.text.dates import find_dates, is_time_unit
+from moot.text.dates import find_dates, time_unit
 from moot.text.numbers import find_quantities, is_measure
 from moot.text.words import STOPWORDS, words
 
@@ -50,11 +50,6 @@ def counted(question: str) -> str:
             noun = rest[0] if rest else ""
             return noun if noun.isalpha() and noun not in STOPWORDS and not is_measure(noun) else ""
     return ""
-
-
-def _time(value: float, unit: str) -> tuple[float, str]:
-    low = unit.strip().lower()
-    return value, low[:-1] if low.endswith("s") else low
 
 
 def _anchor(published: str | None) -> date | None:
@@ -124,8 +119,8 @@ class Evidence:
                 self.numbers.append(float(mention.day.day))
         for quantity in find_quantities(text, anchor=anchor):
             self.numbers.append(quantity.value)
-            if sources and is_time_unit(quantity.unit):
-                self.times.add(_time(quantity.value, quantity.unit))
+            if sources and (unit := time_unit(quantity.unit)) is not None:
+                self.times.add((quantity.value, unit))
             if quantity.value >= 1000 and quantity.text.lower().find("million") < 0:
                 continue
             # "3.1 million" is also written 3.1; "12%" also 0.12
@@ -137,7 +132,7 @@ class Evidence:
 
     def states_time(self, value: float, unit: str) -> bool:
         """Whether the sources themselves write this length of time (not one worked out from dates)."""
-        return _time(value, unit) in self.times
+        return (value, time_unit(unit)) in self.times
 
     def grounded(self, value: float) -> bool:
         if float(value).is_integer() and 0 <= value <= SMALL_COUNT:
@@ -170,7 +165,8 @@ def check(draft: Draft, evidence: Evidence) -> Verdict:
                 continue
         if not evidence.date_grounded(mention.day, mention.precision):
             missing.append(mention.text)
-    for quantity in find_quantities(draft.text, anchor=anchor):
+    quantities = find_quantities(draft.text, anchor=anchor)
+    for quantity in quantities:
         if any(_close(quantity.value, c) for c in computed_numbers):
             continue
         if not evidence.grounded(quantity.value):
@@ -179,15 +175,13 @@ def check(draft: Draft, evidence: Evidence) -> Verdict:
         return Verdict(specialist=draft.specialist, passed=False, ungrounded=missing,
                        note=f"{draft.specialist}: states {', '.join(missing)}, which no source gives or computes")
     if evidence.counted:
-        stated = [q for q in find_quantities(draft.text, anchor=anchor)
-                  if not any(_close(q.value, n) for n in evidence.question_numbers)]
+        stated = [q for q in quantities if not any(_close(q.value, n) for n in evidence.question_numbers)]
         if stated and all(is_measure(q.unit) for q in stated):
             texts = ", ".join(q.text for q in stated)
             return Verdict(specialist=draft.specialist, passed=False, unlike=[q.text for q in stated],
                            note=f"{draft.specialist}: gives {texts} where the question counts {evidence.counted}")
-    stated = [q.text for q in find_quantities(draft.text, anchor=anchor)
-              if is_time_unit(q.unit) and evidence.states_time(q.value, q.unit)]
-    return Verdict(specialist=draft.specialist, passed=True, stated_times=stated,
+    times = [q.text for q in quantities if evidence.states_time(q.value, q.unit)]
+    return Verdict(specialist=draft.specialist, passed=True, stated_times=times,
                    note=f"{draft.specialist}: every number and date grounded")
 
 
