@@ -224,3 +224,40 @@ def test_one_sources_dates_of_different_days_are_different_events(tmp_path: Path
     assert "sources" not in {d["specialist"] for d in answer.trace.drafts}, (answer.answer, answer.trace.notes)
     assert answer.answer == "It was finished on 30 August."
     base.close()
+
+
+def test_a_sources_table_row_is_its_answer_and_the_difference_follows_the_plain_draft(tmp_path: Path) -> None:
+    base = open_kb(tmp_path / "ferry.sqlite3", [
+        ("Harran Ferries notice", "2026-03-02",
+         "Our new ferry, the Kestrel, takes over the Harran crossing in May.\n\n"
+         "- Passenger capacity: 180\n- Vehicle deck: 24 cars\n- Adult return: £9.60"),
+        ("Coast Herald", "2026-03-05",
+         "The Kestrel, built in Gdansk, can carry 200 passengers and 22 cars, the company says. "
+         "An adult return on the Kestrel will cost £9.80, up from £8.90."),
+    ])
+    menus: list[dict[str, list[str]]] = []
+
+    def by_meaning(request: ModelRequest) -> dict[str, str]:
+        schema = request.output.json_schema  # type: ignore[union-attr]
+        menus.append({k: v["enum"] for k, v in schema["properties"].items()})
+        return {"source_1": id_of(request, "£9.80")}
+
+    script = Script({"asks_for": "fact", "about": [], "unit": "passengers"}, "The Kestrel can carry 200 passengers.",
+                    sources=by_meaning)
+    answer = ask(base, "How many passengers can the Kestrel carry?", script, model_name="local:scripted")
+    # the notice's row matches fewer of the question's words than the Herald's sentence, and is still
+    # the notice's answer: a bare figure whose row names passengers. Python reads both; no choice
+    assert "sources" not in script.calls
+    assert answer.trace.chosen == "single" and answer.answer.startswith("The Kestrel can carry 200 passengers.\n\n")
+    assert "Earlier: 180 (Harran Ferries notice, 2026-03-02)" in answer.answer, answer.answer
+    # the Herald's sentence gives two fares: the model chooses between them, and "none" is no option
+    script = Script({"asks_for": "fact", "about": [], "unit": "fare"}, "An adult return costs £9.80.", sources=by_meaning)
+    answer = ask(base, "How much is an adult return fare on the Kestrel?", script, model_name="local:scripted")
+    assert len(menus) == 1 and list(menus[0]) == ["source_1"] and "none" not in menus[0]["source_1"], menus
+    assert "Earlier: £9.60 (Harran Ferries notice, 2026-03-02)" in answer.answer, answer.answer
+    # a plain draft that already gives both figures gets no note
+    script = Script({"asks_for": "fact", "about": [], "unit": "passengers"},
+                    "The Herald says 200 passengers; the notice says 180.", sources=by_meaning)
+    answer = ask(base, "How many passengers can the Kestrel carry?", script, model_name="local:scripted")
+    assert answer.answer == "The Herald says 200 passengers; the notice says 180."
+    base.close()

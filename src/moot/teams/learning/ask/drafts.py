@@ -46,6 +46,13 @@ class Draft(BaseModel):
     """Why it applied, in words."""
     measures: Literal["", "time"] = ""
     """What its computed value is a length of: ``time`` for a span counted between two dates."""
+    adds: bool = False
+    """Whether it follows the chosen answer as a note instead of replacing it (each source's value,
+    where the sources differ): the answer keeps what the plain draft read, and gains what it left out."""
+    states: list[str] = Field(default_factory=list)
+    """The figures it states, as the sources write them (a note the answer already holds is not added)."""
+    outdated: list[str] = Field(default_factory=list)
+    """Of those, the ones a later report changed: an answer that gives only these is out of date."""
 
 
 class Verdict(BaseModel):

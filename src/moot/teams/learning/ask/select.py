@@ -14,9 +14,15 @@
    sentence, or a heading, where "the sources do not say" was right).
 4. When the plain draft fails the checker, a grounded draft of another specialist answers; when
    none is grounded, the answer says plainly that the sources do not say.
+5. A grounded note (``Draft.adds``: each source's value, where the sources differ) follows the
+   answer, unless the answer already gives each of its figures or says the sources do not say (a
+   near miss is not an answer). An answer that gives only a value a later report changed is out of
+   date: the note replaces it.
 """
 
 from __future__ import annotations
+
+import re
 
 from moot.teams.learning.ask.drafts import Draft, Resolution, Verdict
 
@@ -32,7 +38,44 @@ def declines(draft: Draft | None) -> bool:
     return any(s in text for s in ("do not say", "does not say", "don't say", "doesn't say"))
 
 
+def _said(figure: str, text: str) -> bool:
+    """Whether ``text`` writes ``figure`` as the sources wrote it (case, spacing and end stops aside)."""
+    norm = lambda t: " ".join(t.lower().replace("’", "'").split())  # noqa: E731
+    wanted = norm(figure).strip(" .,;:")
+    return bool(wanted) and re.search(rf"(?<![\w.]){re.escape(wanted)}(?![\w]|\.\d)", norm(text)) is not None
+
+
+def with_notes(resolution: Resolution, drafts: list[Draft], passed: set[str]) -> Resolution:
+    """The resolution with each grounded note added, or the answer replaced by one (rule 5)."""
+    for note in (d for d in drafts if d.adds and d.specialist in passed and d.specialist != resolution.chosen):
+        if resolution.chosen == "none" or not resolution.answer.strip():
+            break
+        if declines(Draft(specialist=resolution.chosen, text=resolution.answer)):
+            return resolution.model_copy(update={"rule": f"{resolution.rule}; {note.specialist}'s note not added "
+                                                          "(the answer says the sources do not say)"})
+        said = [f for f in note.states if _said(f, resolution.answer)]
+        if said and all(f in note.outdated for f in said):
+            return resolution.model_copy(update={
+                "chosen": note.specialist, "answer": note.text,
+                "rule": f"{resolution.rule}; it gives {', '.join(said)}, which a later report changed: "
+                        f"{note.specialist}'s comparison replaces it"})
+        if len(said) == len(note.states):
+            continue
+        resolution = resolution.model_copy(update={
+            "answer": f"{resolution.answer.rstrip()}\n\n{note.text}",
+            "rule": f"{resolution.rule}; {note.specialist}'s note added (the answer gave "
+                    f"{', '.join(said) if said else 'none'} of {', '.join(note.states)})"})
+    return resolution
+
+
 def select(drafts: list[Draft], verdicts: list[Verdict], authority: dict[str, int], *, mode: str) -> Resolution:
+    resolution = _select(drafts, verdicts, authority, mode=mode)
+    if mode != "multi":
+        return resolution
+    return with_notes(resolution, drafts, {v.specialist for v in verdicts if v.passed})
+
+
+def _select(drafts: list[Draft], verdicts: list[Verdict], authority: dict[str, int], *, mode: str) -> Resolution:
     passed = {v.specialist for v in verdicts if v.passed}
     plain = next((d for d in drafts if d.specialist == "single"), None)
     plain_verdict = next((v for v in verdicts if v.specialist == "single"), None)
@@ -69,4 +112,4 @@ def select(drafts: list[Draft], verdicts: list[Verdict], authority: dict[str, in
     return Resolution(chosen="none", answer="", verdicts=verdicts, knows=False, rule="no agent produced a draft")
 
 
-__all__ = ["UNKNOWN", "declines", "select"]
+__all__ = ["UNKNOWN", "declines", "select", "with_notes"]

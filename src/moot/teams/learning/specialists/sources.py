@@ -3,13 +3,19 @@
 Two sources giving different figures (or dates) for one thing — on the same date a disagreement, on
 different dates an update — are what a single agent most often gets wrong one way or the other
 (it answers one of them, or the older one). Python takes each source's best-matching passage that
-gives a figure (ranked against the question: :func:`moot.memory.units.rank_units`); where that
-passage gives several figures, Python takes the one of the frame's unit when there is exactly one,
-else the model chooses the one asked, per source (an enum each); Python keeps the figures about
-what is asked (the frame's unit word is their unit or in their sentence) and of one unit, compares
-them and writes each with its source and date: a disagreement names both, an update gives the
-latest and what it was before. Sources that agree, each figure read by Python, give that figure
-with every source (a plain draft that took another figure of the passage is replaced).
+gives a figure (ranked against the question: :func:`moot.memory.units.rank_units`, each source on
+its own: a table row "Passenger capacity: 180" matches fewer of the question's words than another
+source's sentence, and is still that source's answer). Where that passage gives exactly one figure
+of the frame's unit, Python reads it; otherwise the model chooses, per source, the figure that
+answers the question or "none" (an enum each). Python keeps the figures of one unit, compares them
+and writes each with its source and date: a disagreement names both, an update gives the latest
+and what it was before.
+
+Where the sources differ, the comparison is a *note*: it follows the answer the plain draft wrote
+(which keeps what it read) and adds what that answer left out; an answer that gives only a value a
+later report changed is replaced by it (``select``). Sources that agree, each figure read by
+Python, give that figure with every source (a plain draft that took another figure of the passage
+is replaced).
 """
 
 from __future__ import annotations
@@ -62,7 +68,7 @@ def dates_in(passage: Passage) -> list[Amount]:
     mentions = find_dates(passage.text, anchor=anchor)
     if dateline(passage.text, mentions, anchor):
         return []
-    return [Amount("", float(m.day.toordinal()), "date", m.text, passage.id, passage.source, passage.published,
+    return [Amount("", float(m.day.toordinal()), "date", m.text.rstrip(" .,;:"), passage.id, passage.source, passage.published,
                    passage.text, m.day)
             for m in mentions if m.precision in ("day", "month")]
 
@@ -141,14 +147,15 @@ class Sources:
         groups = per_source(ctx.recall, dated=ctx.frame.kind != "date")
         top = max((p.score for ps in groups.values() for p in ps), default=0.0)
         best: dict[Report, list[Amount]] = {}
+        close: set[Report] = set()  # sources whose passage matches about as well as the best (half its score or more)
         for source, passages in groups.items():
             for passage in passages:
-                if passage.score < 0.5 * top:
-                    break
                 found = (dates_in(passage) if ctx.frame.kind == "date" else
                          [a for a in amounts(ctx, passages=[passage], limit=8) if a.where != "question"])
                 if found:
                     best[source] = found  # the source's best-matching passage that gives a figure
+                    if passage.score >= 0.5 * top:
+                        close.add(source)
                     break
         if len(best) < 2:
             return None
@@ -160,16 +167,32 @@ class Sources:
                 relabelled.append(replace(a, id=f"q{counter}"))
             best[source] = relabelled
         sources = list(best)[:MAX_SOURCES]
-        # A source whose figures hold exactly one of the asked unit ("12 boats" beside "400
-        # people", asked about boats) gives that one; Python reads it, the model is not asked.
-        by_unit = {s: of_unit(best[s], ctx.frame.unit) for s in sources}
-        chosen: dict[Report, Amount] = {s: best[s][0] if len(best[s]) == 1 else by_unit[s][0] for s in sources
-                                     if len(best[s]) == 1 or len(by_unit[s]) == 1}
+        # A source whose passage matches the question closely and whose figures hold exactly one of
+        # the asked unit ("12 boats" beside "400 people", asked about boats), or one date for a date
+        # asked, gives that one, if it is about what is asked; Python reads it, the model is not
+        # asked. Any other source's figure ("Vehicle deck: 24 cars", asked what the ship can
+        # "carry"; a date in a passage about something else) is the model's choice, or none.
+        dated = ctx.frame.kind == "date"
+        by_unit = {s: best[s] if dated else of_unit(best[s], ctx.frame.unit) for s in sources}
+        chosen: dict[Report, Amount] = {s: by_unit[s][0] for s in sources
+                                        if s in close and len(by_unit[s]) == 1
+                                        and (about_asked(by_unit[s][0], ctx.frame.unit)
+                                                                     or (dated and not ctx.frame.unit))}
         read_by_python = set(chosen)
-        ask = [s for s in sources if s not in chosen]
+        # A date in a passage about something else is still a date: for a date asked, only the
+        # sources that match the question closely are offered. Figures of other units are set
+        # apart after the choice, by their unit.
+        offered = [s for s in sources if s not in chosen and (s in close or not dated)]
+        # A source with one figure leaves no choice: it is kept if it is about what is asked (below).
+        lone = {s: best[s][0] for s in offered if len(best[s]) == 1}
+        chosen |= lone
+        ask = [s for s in offered if s not in chosen]
         if ask:
-            # A passage with several figures: the model chooses, for those sources only, the one asked.
-            fields = {f"source_{i + 1}": (Literal[(*(a.id for a in best[s]), "none")], ...) for i, s in enumerate(ask)}  # type: ignore[valid-type]
+            # The model chooses, for those sources only, the figure asked. "none" is not offered:
+            # the embedded model chose it for every source of every question of a development
+            # level that had two or three figures to compare (2026-12-05); a source's figure of
+            # another unit, or about another named thing, is set apart in Python below.
+            fields = {f"source_{i + 1}": (Literal[tuple(a.id for a in best[s])], ...) for i, s in enumerate(ask)}  # type: ignore[misc]
             menu = "\n\n".join(f"source_{i + 1} = {named(s)}:\n" + "\n".join(a.render() for a in best[s]) for i, s in enumerate(ask))
             picked = await choose(ctx, self.name, "choose_values", f"{menu}\n\nQuestion: {ctx.question}", fields,
                                   name="PerSource")
@@ -179,13 +202,18 @@ class Sources:
                 match = next((a for a in best[source] if a.id == getattr(picked, f"source_{i + 1}")), None)
                 if match is not None:
                     chosen[source] = match
-        # Only figures about what is asked: each one's unit, or its sentence, holds the frame's unit word.
-        values = [a for a in chosen.values()
-                  if about_asked(a, ctx.frame.unit) or (ctx.frame.kind == "date" and not ctx.frame.unit)]
+        # What nobody chose is kept only when it is about what is asked (its unit, or its sentence,
+        # holds the frame's unit word) or of the unit of a figure that was chosen ("£9.60" on a
+        # notice's fare row beside the "£9.80" chosen from a report); what the model chose is its reading.
+        judged = [a.unit for s, a in chosen.items() if s not in lone and a.unit]
+        values = [a for s, a in chosen.items() if s not in lone or about_asked(a, ctx.frame.unit)
+                  or (dated and not ctx.frame.unit) or any(same_unit(a.unit, u) for u in judged)]
         if not values:
             return None
-        unit = max({a.unit for a in values}, key=lambda u: sum(same_unit(u, a.unit) for a in values))
-        values = [a for a in values if same_unit(a.unit, unit)]
+        # One unit: the one most of the figures are in; a bare figure whose row names what is asked
+        # ("Passenger capacity: 180") is of that unit, so it stays beside "200 passengers".
+        unit = max(sorted({a.unit for a in values}), key=lambda u: (sum(same_unit(u, a.unit) for a in values), bool(u)))
+        values = [a for a in values if same_unit(a.unit, unit) or (not a.unit and about_asked(a, ctx.frame.unit))]
         if len(values) < 2:
             return None  # one source: nothing for this specialist to add
         if about_different_things(ctx, values):
@@ -197,7 +225,11 @@ class Sources:
             return Draft(specialist=self.name, text=text, quotes=[a.where for a in values], replaces=True,
                          why=self.applies(ctx.frame, ctx.recall) or "")
         text = compare(values)
-        return Draft(specialist=self.name, text=text, quotes=[a.where for a in values], replaces=True,
+        latest = max(a.published or "" for a in values)
+        return Draft(specialist=self.name, text=text, quotes=[a.where for a in values], adds=True,
+                     states=[a.text for a in values],
+                     outdated=[a.text for a in values if (a.published or "") < latest and not any(
+                         round(b.value, 6) == round(a.value, 6) for b in values if (b.published or "") == latest)],
                      why=self.applies(ctx.frame, ctx.recall) or "")
 
 
