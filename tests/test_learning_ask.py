@@ -472,6 +472,11 @@ def test_a_plain_draft_that_gives_only_an_earlier_value_is_replaced_and_one_that
     answer = ask(kb, "How many berths does the Ashby Pier have?", router)
     assert answer.answer == "The sources do not say." and answer.trace.chosen == "single"
     assert any("note not added" in n for n in answer.trace.notes), answer.trace.notes
+    # an answer that gives none of the compared figures is about another value: no note follows it
+    router = Router(frame={"asks_for": "fact", "about": [], "unit": "berths"}, single="The pier reopened after two years.",
+                    quote={"sentence": "none"})
+    answer = ask(kb, "How many berths does the Ashby Pier have?", router)
+    assert answer.answer == "The pier reopened after two years." and answer.trace.chosen == "single"
 
 
 def test_reports_of_one_count_are_never_added_up(kb: KnowledgeBase) -> None:

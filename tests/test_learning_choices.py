@@ -160,6 +160,8 @@ def test_the_asked_days_pick_the_amounts_whose_sentences_state_them(tmp_path: Pa
 def test_percent_is_one_unit_however_written() -> None:
     assert same_unit("%", "percentage") and same_unit("%", "percent") and same_unit("percentage", "%")
     assert not same_unit("%", "tonnes")
+    # a rate is its own unit: a kiln's 60 °C is no report of its 100 °C per hour
+    assert not same_unit("°C", "°C per hour") and same_unit("km per hour", "kilometres per hour")
 
 
 def test_sources_that_agree_on_the_asked_unit_replace_a_plain_draft_that_took_another_figure(tmp_path: Path) -> None:

@@ -14,9 +14,9 @@
    sentence, or a heading, where "the sources do not say" was right).
 4. When the plain draft fails the checker, a grounded draft of another specialist answers; when
    none is grounded, the answer says plainly that the sources do not say.
-5. A grounded note (``Draft.adds``: each source's value, where the sources differ) follows the
-   answer, unless the answer already gives each of its figures or says the sources do not say (a
-   near miss is not an answer). An answer that gives only a value a later report changed is out of
+5. A grounded note (``Draft.adds``: each source's value, where the sources differ) follows an
+   answer that gives one of its figures (the note is about that value), unless the answer already
+   gives each of them or says the sources do not say (a near miss is not an answer). An answer that gives only a value a later report changed is out of
    date: the note replaces it.
 """
 
@@ -59,8 +59,8 @@ def with_notes(resolution: Resolution, drafts: list[Draft], passed: set[str]) ->
                 "chosen": note.specialist, "answer": note.text,
                 "rule": f"{resolution.rule}; it gives {', '.join(said)}, which a later report changed: "
                         f"{note.specialist}'s comparison replaces it"})
-        if len(said) == len(note.states):
-            continue
+        if not said or len(said) == len(note.states):
+            continue  # about another value than the answer gives, or nothing the answer lacks
         resolution = resolution.model_copy(update={
             "answer": f"{resolution.answer.rstrip()}\n\n{note.text}",
             "rule": f"{resolution.rule}; {note.specialist}'s note added (the answer gave "

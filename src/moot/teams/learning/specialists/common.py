@@ -251,9 +251,15 @@ def days(ctx: AskContext, *, limit: int = MAX_OPTIONS) -> list[Day]:
 
 
 def same_unit(a: str, b: str) -> bool:
-    """Units that name one unit (``tonnes`` and ``tonne``, ``km`` and ``kilometres``; both empty)."""
-    aw, bw = a.split(), b.split()
-    return bool(aw) == bool(bw) and (not aw or stem(unit_name(aw[0])) == stem(unit_name(bw[0])))
+    """Units that name one unit (``tonnes`` and ``tonne``, ``km`` and ``kilometres``; both empty). A
+    rate is its own unit: ``°C per hour`` is not ``°C``."""
+    aw, bw = a.lower().split(), b.lower().split()
+
+    def per(words: list[str]) -> list[str]:
+        return [stem(unit_name(w)) for w in words[words.index("per") + 1:]] if "per" in words else []
+
+    return (bool(aw) == bool(bw) and (not aw or stem(unit_name(aw[0])) == stem(unit_name(bw[0])))
+            and per(aw) == per(bw))
 
 
 def of_unit(found: Sequence[Amount], unit: str) -> list[Amount]:
