@@ -7,7 +7,8 @@ gives a figure (ranked against the question: :func:`moot.memory.units.rank_units
 its own: a table row "Passenger capacity: 180" matches fewer of the question's words than another
 source's sentence, and is still that source's answer). Where that passage gives exactly one figure
 of the frame's unit, Python reads it; otherwise the model chooses, per source, the figure that
-answers the question or "none" (an enum each). Python keeps the figures of one unit, compares them
+answers the question (an enum each; a figure nobody chose is kept only when it names what is
+asked or shares a chosen figure's unit). Python keeps the figures of one unit, compares them
 and writes each with its source and date: a disagreement names both, an update gives the latest
 and what it was before.
 
@@ -171,13 +172,12 @@ class Sources:
         # the asked unit ("12 boats" beside "400 people", asked about boats), or one date for a date
         # asked, gives that one, if it is about what is asked; Python reads it, the model is not
         # asked. Any other source's figure ("Vehicle deck: 24 cars", asked what the ship can
-        # "carry"; a date in a passage about something else) is the model's choice, or none.
+        # "carry") is the model's choice.
         dated = ctx.frame.kind == "date"
         by_unit = {s: best[s] if dated else of_unit(best[s], ctx.frame.unit) for s in sources}
         chosen: dict[Report, Amount] = {s: by_unit[s][0] for s in sources
                                         if s in close and len(by_unit[s]) == 1
-                                        and (about_asked(by_unit[s][0], ctx.frame.unit)
-                                                                     or (dated and not ctx.frame.unit))}
+                                        and (about_asked(by_unit[s][0], ctx.frame.unit) or (dated and not ctx.frame.unit))}
         read_by_python = set(chosen)
         # A date in a passage about something else is still a date: for a date asked, only the
         # sources that match the question closely are offered. Figures of other units are set
