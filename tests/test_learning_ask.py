@@ -664,6 +664,21 @@ def test_a_length_of_time_the_sources_state_is_not_replaced_by_a_span_between_tw
         assert answer.trace.chosen == "dates" and answer.answer.startswith("16 years"), answer.trace.notes
 
 
+def test_a_distance_the_sources_state_is_not_replaced_by_a_span_between_two_dates(tmp_path: Path) -> None:
+    # "How long is the race?" asks a distance; "4 years: from 1958 to 1962" replaced a right "12 km"
+    with KnowledgeBase.open(tmp_path / "race.sqlite3") as base:
+        base.store_source("Club website", [("The Tarn Rowing Club was founded in 1962.", []),
+                                           ("Its best-known event is the Tarn Long Row, a 12 km race held each May.", [])],
+                          published="2025-10-01")
+        base.store_source("Courier", [("The club, founded in 1958, rows on Tarn Lake.", [])], published="2025-09-01")
+        router = Router(frame={"asks_for": "how long", "about": [], "unit": ""}, dates=span_of("1958", "1962", "years"),
+                        single="The Tarn Long Row is a 12 km race.")
+        answer = ask(base, "How long is the Tarn Long Row?", router)
+    assert "dates" in router.calls
+    assert answer.trace.chosen == "single" and answer.answer == "The Tarn Long Row is a 12 km race.", answer.answer
+    assert any("states 12 km as the sources write it" in n for n in answer.trace.notes), answer.trace.notes
+
+
 def test_a_question_that_states_a_length_of_time_asks_no_span(tmp_path: Path) -> None:
     with KnowledgeBase.open(tmp_path / "loans.sqlite3") as base:
         base.store_source("Loan rules", [("A violin due on 3 March was returned on 9 March.", []),

@@ -263,3 +263,18 @@ def test_a_sources_table_row_is_its_answer_and_the_difference_follows_the_plain_
     answer = ask(base, "How many passengers can the Kestrel carry?", script, model_name="local:scripted")
     assert answer.answer == "The Herald says 200 passengers; the notice says 180."
     base.close()
+
+
+def test_years_the_sources_give_for_one_date_are_compared_and_follow_the_answer(tmp_path: Path) -> None:
+    base = open_kb(tmp_path / "club.sqlite3", [
+        ("Club website", "2025-10-01", "The Tarn Rowing Club was founded in 1962 by six students."),
+        ("Rowing federation register", "2025-10-01", "Tarn Rowing Club: founded in 1962, 140 members."),
+        ("Courier", "2025-10-01", "The Tarn Rowing Club, founded in 1958, rows on Tarn Lake."),
+    ])
+    script = Script({"asks_for": "when", "about": [], "unit": "founded"}, "The Tarn Rowing Club was founded in 1962.")
+    answer = ask(base, "When was the Tarn Rowing Club founded?", script, model_name="local:scripted")
+    # a year alone is a date of its own unit: the three sources' years are compared
+    assert answer.answer.startswith("The Tarn Rowing Club was founded in 1962.\n\nThe sources disagree:"), answer.answer
+    assert "Courier (2025-10-01) gives 1958" in answer.answer, answer.answer
+    base.close()
+

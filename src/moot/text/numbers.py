@@ -96,6 +96,12 @@ def is_measure(unit: str) -> bool:
     return (name in _MEASURES and name != stem("percent")) or first[0] in _CURRENCY.values()
 
 
+def is_money(unit: str) -> bool:
+    """Whether a quantity's unit is a currency (``£9.80`` is read with the unit ``pounds``)."""
+    first = unit.strip().lower().split()[:1]
+    return bool(first) and first[0] in _CURRENCY.values()
+
+
 def parse_number(text: str) -> float | None:
     """``"1,200"`` → 1200, ``"3.1 million"`` → 3100000, ``"twenty-three"`` → 23, else None."""
     text = " ".join(str(text).split()).strip()
@@ -183,4 +189,4 @@ def find_quantities(text: str, *, anchor: date | None = None) -> list[Quantity]:
     return sorted(found, key=lambda q: q.start)
 
 
-__all__ = ["Quantity", "find_quantities", "is_measure", "parse_number", "unit_name"]
+__all__ = ["Quantity", "find_quantities", "is_measure", "is_money", "parse_number", "unit_name"]

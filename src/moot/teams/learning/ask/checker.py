@@ -24,8 +24,8 @@ from moot.teams.learning.ask.drafts import Draft, Verdict
 from moot.teams.learning.ask.frame import COMPARATIVES
 from moot.teams.learning.ask.recall import Recall
 from moot.text.dates import find_dates, time_unit
-from moot.text.numbers import find_quantities, is_measure
-from moot.text.words import STOPWORDS, words
+from moot.text.numbers import find_quantities, is_measure, is_money, unit_name
+from moot.text.words import STOPWORDS, stem, words
 
 SMALL_COUNT = 10
 MAX_PAIRED = 48
@@ -59,6 +59,16 @@ def _anchor(published: str | None) -> date | None:
         return None
 
 
+def length_unit(unit: str) -> str | None:
+    """What a quantity is a length of, for comparing lengths: the clock's or the calendar's unit
+    (``hour``), another measure's name (``kilometre`` for ``km``), or None (a count, a sum of money)."""
+    if (unit_of_time := time_unit(unit)) is not None:
+        return unit_of_time
+    if is_measure(unit) and not is_money(unit):
+        return stem(unit_name(unit.split()[0]))
+    return None
+
+
 class Evidence:
     """The numbers and dates a draft may state, built once per question."""
 
@@ -72,8 +82,8 @@ class Evidence:
         self.numbers: list[float] = []
         self.days: set[date] = set()
         self.months: set[tuple[int, int]] = set()
-        self.times: set[tuple[float, str]] = set()
-        """Lengths of time the sources write ("14 hours"): value and unit, singular."""
+        self.lengths: set[tuple[float, str]] = set()
+        """Lengths the sources write, of time ("14 hours") or of another measure ("12 km"): value and unit."""
         for day in dated:
             self._add_day(day)
         for text, anchor in texts:
@@ -119,8 +129,8 @@ class Evidence:
                 self.numbers.append(float(mention.day.day))
         for quantity in find_quantities(text, anchor=anchor):
             self.numbers.append(quantity.value)
-            if sources and (unit := time_unit(quantity.unit)) is not None:
-                self.times.add((quantity.value, unit))
+            if sources and (unit := length_unit(quantity.unit)) is not None:
+                self.lengths.add((quantity.value, unit))
             if quantity.value >= 1000 and quantity.text.lower().find("million") < 0:
                 continue
             # "3.1 million" is also written 3.1; "12%" also 0.12
@@ -130,9 +140,9 @@ class Evidence:
             except ValueError:
                 pass
 
-    def states_time(self, value: float, unit: str) -> bool:
-        """Whether the sources themselves write this length of time (not one worked out from dates)."""
-        return (value, time_unit(unit)) in self.times
+    def states_length(self, value: float, unit: str) -> bool:
+        """Whether the sources themselves write this length (not one worked out from dates)."""
+        return (value, length_unit(unit)) in self.lengths
 
     def grounded(self, value: float) -> bool:
         if float(value).is_integer() and 0 <= value <= SMALL_COUNT:
@@ -180,8 +190,8 @@ def check(draft: Draft, evidence: Evidence) -> Verdict:
             texts = ", ".join(q.text for q in stated)
             return Verdict(specialist=draft.specialist, passed=False, unlike=[q.text for q in stated],
                            note=f"{draft.specialist}: gives {texts} where the question counts {evidence.counted}")
-    times = [q.text for q in quantities if evidence.states_time(q.value, q.unit)]
-    return Verdict(specialist=draft.specialist, passed=True, stated_times=times,
+    lengths = [q.text for q in quantities if evidence.states_length(q.value, q.unit)]
+    return Verdict(specialist=draft.specialist, passed=True, stated_lengths=lengths,
                    note=f"{draft.specialist}: every number and date grounded")
 
 

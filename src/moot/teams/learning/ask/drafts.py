@@ -64,8 +64,8 @@ class Verdict(BaseModel):
     """Numbers or dates the draft states that no passage, fact, question or computation holds."""
     unlike: list[str] = Field(default_factory=list)
     """Figures of another kind than asked: measures ("300 kilograms") where the question counts things."""
-    stated_times: list[str] = Field(default_factory=list)
-    """Lengths of time the draft states as the sources write them ("14 hours"): read, not worked out."""
+    stated_lengths: list[str] = Field(default_factory=list)
+    """Lengths the draft states as the sources write them ("14 hours", "12 km"): read, not worked out."""
     note: str = ""
 
     @property

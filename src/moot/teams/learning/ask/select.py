@@ -5,9 +5,9 @@
 2. A specialist whose precondition the frame established and which resolved the question in
    Python (``Draft.replaces``: a computed value, a step by position, each source's value) replaces
    the plain draft; among several, the highest authority. A span counted between two dates does
-   not replace a plain draft that states a length of time as the sources write it ("the cycle
-   lasts 14 hours"): a length read is not made worse by one worked out between two dates the
-   model chose.
+   not replace a plain draft that states a length as the sources write it ("the cycle lasts 14
+   hours"; asked how long a race is, "a 12 km race"): a length read is not made worse by one
+   worked out between two dates the model chose.
 3. Otherwise the plain draft answers — it is never made worse by a specialist that merely ran.
    That holds when it says the sources do not say, too: the sentence another specialist chose is
    not an answer the plain reader missed (on the development suites it never was: a neighbouring
@@ -85,7 +85,7 @@ def _select(drafts: list[Draft], verdicts: list[Verdict], authority: dict[str, i
         replacing = [d for d in ranked if d.replaces]
         if replacing:
             chosen = replacing[0]
-            stated = plain_verdict.stated_times if plain is not None and plain_verdict is not None and plain_verdict.passed else []
+            stated = plain_verdict.stated_lengths if plain is not None and plain_verdict is not None and plain_verdict.passed else []
             if chosen.measures == "time" and stated:
                 return Resolution(chosen="single", answer=plain.text, verdicts=verdicts,  # type: ignore[union-attr]
                                   rule=f"the plain draft states {', '.join(stated)} as the sources write it; "

@@ -64,14 +64,16 @@ def per_source(recall: Recall, *, dated: bool = True) -> dict[Report, list[Passa
 
 
 def dates_in(passage: Passage) -> list[Amount]:
-    """A passage's dates as amounts to compare (the day's ordinal, "date" as their unit)."""
+    """A passage's dates as amounts to compare (the day's ordinal). A day or a month has the unit
+    ``date``; a year alone ("founded in 1962") the unit ``year``, so that it is compared with the
+    years other sources give, never with a day."""
     anchor = date.fromisoformat(passage.published[:10]) if passage.published else None
     mentions = find_dates(passage.text, anchor=anchor)
     if dateline(passage.text, mentions, anchor):
         return []
-    return [Amount("", float(m.day.toordinal()), "date", m.text.rstrip(" .,;:"), passage.id, passage.source, passage.published,
-                   passage.text, m.day)
-            for m in mentions if m.precision in ("day", "month")]
+    return [Amount("", float(m.day.toordinal()), "year" if m.precision == "year" else "date", m.text.rstrip(" .,;:"),
+                   passage.id, passage.source, passage.published, passage.text, m.day)
+            for m in mentions if m.precision in ("day", "month", "year")]
 
 
 def about_asked(amount: Amount, asked: str) -> bool:
