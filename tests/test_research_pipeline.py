@@ -255,6 +255,37 @@ def test_a_planner_on_this_machine_is_not_asked_twice(repo: Path, tmp_path: Path
     assert result.mode == "multi" and len(result.plan.sub_questions) >= 2  # derived from the question and the search
 
 
+def test_a_plan_on_this_machine_has_at_most_three_sub_questions(repo: Path, tmp_path: Path) -> None:
+    # Each sub-question beyond the engine's slots waits for one: on two blind sets a plan of four
+    # and one of five took 125-126 s against 45-96 s for two or three, at no better recall.
+    assert ResearchConfig().fit_to("local", "local", "local").max_sub_questions == 3
+    assert ResearchConfig().fit_to("openai:gpt-4o-mini", "local", "local").max_sub_questions == 5
+    assert ResearchConfig(max_sub_questions=4).fit_to("local", "local", "local").max_sub_questions == 4
+    seen: list[dict[str, object]] = []
+
+    class FivePlanner(ResearchScript):
+        """Would plan five; like the embedded engine's grammar, writes no more than the schema allows."""
+
+        async def __call__(self, request):  # type: ignore[no-untyped-def]
+            if request.agent == "planner":
+                seen.append(request.output.json_schema["properties"]["sub_questions"])
+                seen.append({"prompt": request.messages[0].content})
+                self.plan = self.plan[:seen[0]["maxItems"]]
+            return await super().__call__(request)
+
+    five = PLAN_3 + [{"question": "Where is a reply written?", "target_area": "app/server.py", "initial_actions": ["write"]},
+                     {"question": "How are errors logged?", "target_area": "app/server.py", "initial_actions": ["log"]}]
+    script = FivePlanner(five, synth=GOOD)
+    result = team_for(repo, script, tmp_path, max_sub_questions=3).ask_sync("How does it work end-to-end?", mode="multi")
+    # the planner's schema stops at three (the grammar writes no fourth), and its prompt says so
+    assert seen[0]["maxItems"] == 3 and "2 to 3 sub-questions" in str(seen[1]["prompt"])
+    assert [sq.question for sq in result.plan.sub_questions] == [sq["question"] for sq in PLAN_3]
+    assert len(result.evidence) == 3 and [name for name, _ in script.log].count("planner") == 1
+    # a longer plan given to to_plan is cut to the limit
+    from moot.teams.research.planner import PlannerOutput, to_plan
+    assert len(to_plan("q", PlannerOutput.model_validate({"sub_questions": five}), 3).sub_questions) == 3
+
+
 def test_the_run_budget_covers_every_phase(repo: Path, tmp_path: Path) -> None:
     # 1 planner call + 3 researcher calls leave nothing for the synthesizer under max_calls=4.
     script = ResearchScript(PLAN_3, synth=GOOD)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
 from moot.codeindex import CodeIndex
 
@@ -28,21 +29,33 @@ class PlannerOutput(BaseModel):
     sub_questions: list[SubQuestion] = Field(min_length=2, max_length=MAX_SUB_QUESTIONS)
 
 
-def planner_agent(model: object, repo_map: str, *, retry: bool = True) -> SubAgent:
-    """The planner: one answer, plus one schema retry when ``retry`` (see ``ResearchConfig.planner_retry``)."""
+@lru_cache(maxsize=None)
+def planner_output(limit: int = MAX_SUB_QUESTIONS) -> type[PlannerOutput]:
+    """The planner's schema with at most ``limit`` sub-questions: the grammar stops the model there,
+    so a plan of five is not written and then cut (``ResearchConfig.max_sub_questions``)."""
+    if limit >= MAX_SUB_QUESTIONS:
+        return PlannerOutput
+    return create_model("PlannerOutput", __base__=PlannerOutput,
+                        sub_questions=(list[SubQuestion], Field(min_length=2, max_length=max(2, limit))))
+
+
+def planner_agent(model: object, repo_map: str, *, retry: bool = True, limit: int = MAX_SUB_QUESTIONS) -> SubAgent:
+    """The planner: one answer, plus one schema retry when ``retry`` (see ``ResearchConfig.planner_retry``),
+    of at most ``limit`` sub-questions."""
+    limit = max(2, min(limit, MAX_SUB_QUESTIONS))
     return SubAgent(
         "planner",
         "splits a question about code into sub-questions, one per subsystem",
-        load_prompt("planner", __package__).replace("{repo_map}", repo_map[:1500]),
+        load_prompt("planner", __package__).replace("{repo_map}", repo_map[:1500]).replace("{most}", str(limit)),
         model=model,  # type: ignore[arg-type]
-        output_type=PlannerOutput,
+        output_type=planner_output(limit),
         max_turns=2 if retry else 1,
         settings=ModelSettings(max_tokens=600),
     )
 
 
-def to_plan(question: str, output: object) -> ResearchPlan:
-    """The validated plan: blank and duplicate sub-questions dropped, at most five kept."""
+def to_plan(question: str, output: object, limit: int = MAX_SUB_QUESTIONS) -> ResearchPlan:
+    """The validated plan: blank and duplicate sub-questions dropped, at most ``limit`` kept."""
     if not isinstance(output, PlannerOutput):
         return ResearchPlan(original_question=question, note=f"the planner gave no plan ({str(output)[:120]})")
     seen: set[str] = set()
@@ -52,7 +65,7 @@ def to_plan(question: str, output: object) -> ResearchPlan:
         if key and key not in seen:
             seen.add(key)
             kept.append(sq)
-    return ResearchPlan(original_question=question, sub_questions=kept[:MAX_SUB_QUESTIONS])
+    return ResearchPlan(original_question=question, sub_questions=kept[:limit])
 
 
 _WH = r"(?:which|where|how|what|who|whom|whose|when|why|in which|from where)"
@@ -71,12 +84,14 @@ def question_parts(question: str) -> list[str]:
     return [f"{first}?"] + [f"{p}? (about: {first})" for p in parts[1:]]
 
 
-def derived_sub_questions(question: str, index: CodeIndex, limit: int = 3) -> list[SubQuestion]:
+def derived_sub_questions(question: str, index: CodeIndex, limit: int = 3,
+                          most: int = MAX_SUB_QUESTIONS) -> list[SubQuestion]:
     """Sub-questions made without the model, for when the planner offers fewer than two: the
-    question's clauses, else one per distinct definition the first search finds."""
+    question's clauses (at most ``most``), else one per distinct definition the first search
+    finds (at most ``limit``)."""
     subs = [SubQuestion(question=p, initial_actions=[]) for p in question_parts(question)]
     if len(subs) >= 2:
-        return subs[:MAX_SUB_QUESTIONS]
+        return subs[:most]
     seen: set[str] = set()
     for hit in index.search(question, limit=8):
         if hit.kind not in ("function", "class", "method") or hit.name in seen:

@@ -34,7 +34,7 @@ from moot.teams.research.models import (
     VerificationResult,
 )
 from moot.teams.research.pipeline import PipelineRun
-from moot.teams.research.planner import derived_sub_questions, planner_agent, to_plan
+from moot.teams.research.planner import MAX_SUB_QUESTIONS, derived_sub_questions, planner_agent, to_plan
 from moot.teams.research.researcher import render_findings, researcher_agent, resolution_order, search_hits, seed_findings
 from moot.teams.research.routing import route
 from moot.teams.research.conditions import asks_how, check_conditions, conditions_section
@@ -75,6 +75,10 @@ from moot.teams.research.verifier import (
 )
 from moot.teams.research.citations import find_citations, exists
 
+LOCAL_SUB_QUESTIONS = 3
+"""The most sub-questions a plan has when the researchers run on this machine's engine
+(:attr:`ResearchConfig.max_sub_questions`)."""
+
 
 @dataclass
 class ResearchConfig:
@@ -110,6 +114,13 @@ class ResearchConfig:
     plan breaks it only by running out of tokens, and the second try ran out the same way (on the
     second and fourth blind sets, 2026-12-05, 2 of 36 multi answers spent 1,200 tokens and 55–60 s
     on no plan). Without a plan the sub-questions come from the question's own parts."""
+    max_sub_questions: int | None = None
+    """The most sub-questions a plan may have (each is one researcher and one line picker).
+    ``None``: 3 when the researcher's model runs on this machine, else 5. There every sub-question
+    beyond the engine's slots waits for one: on the two blind sets of 2026-12-05 the one plan of four
+    and the one of five took 126 and 125 s against 45-96 s for plans of two or three, queueing up to
+    100 s, at claim recall no better than single mode's. The planner's schema stops at the limit, so
+    no fourth sub-question is written and then dropped."""
     quote_lines: bool = True
     """One more call: the model picks the source lines that answer the question, moot quotes them."""
     line_choice: Literal["model", "ranking"] = "model"
@@ -120,8 +131,8 @@ class ResearchConfig:
     def fit_to(self, researcher: Any, verifier: Any, planner: Any) -> ResearchConfig:
         """This config with its fitted defaults (``None``) decided for the team's models, in one
         place, as :meth:`moot.runtime.Budget.fit_to` decides deadlines: a researcher on a model of
-        this machine gets 1 call (4 elsewhere), its verifier model is not asked, and its planner
-        is not asked twice."""
+        this machine gets 1 call (4 elsewhere), its verifier model is not asked, its planner
+        is not asked twice, and a plan has at most 3 sub-questions (5 elsewhere)."""
         calls = self.researcher_calls
         if calls is None:
             calls = 1 if runs_locally(researcher) else 4
@@ -131,7 +142,11 @@ class ResearchConfig:
         retry = self.planner_retry
         if retry is None:
             retry = not runs_locally(planner)
-        return replace(self, researcher_calls=calls, verify_with_model=verify, planner_retry=retry)
+        most = self.max_sub_questions
+        if most is None:
+            most = LOCAL_SUB_QUESTIONS if runs_locally(researcher) else MAX_SUB_QUESTIONS
+        return replace(self, researcher_calls=calls, verify_with_model=verify, planner_retry=retry,
+                       max_sub_questions=max(2, min(most, MAX_SUB_QUESTIONS)))
 
 
 def no_answer(outcome: Any, otherwise: str) -> str:
@@ -337,10 +352,11 @@ class ResearchTeam:
             plan = given_plan.model_copy(update={"note": given_plan.note or "plan given by the caller"})
         else:
             repo_map = await asyncio.to_thread(index.read_map, ".")
-            outcome = await run.step("planner", planner_agent(self.model_for("planner"), repo_map, retry=cfg.planner_retry is not False),
-                                     f"Question: {question}")
-            plan = to_plan(question, outcome.output if outcome else None)
-            if len(plan.sub_questions) < 2 and (derived := await asyncio.to_thread(derived_sub_questions, question, index)):
+            most = cfg.max_sub_questions or MAX_SUB_QUESTIONS
+            outcome = await run.step("planner", planner_agent(self.model_for("planner"), repo_map, retry=cfg.planner_retry is not False,
+                                                              limit=most), f"Question: {question}")
+            plan = to_plan(question, outcome.output if outcome else None, most)
+            if len(plan.sub_questions) < 2 and (derived := await asyncio.to_thread(derived_sub_questions, question, index, most=most)):
                 # A plan the model could not split is split by the question's own clauses or
                 # by what the first search finds, rather than quietly becoming single mode.
                 why = plan.note or f"the planner gave {len(plan.sub_questions)} distinct sub-question(s)"
