@@ -277,6 +277,23 @@ def test_runner_end_to_end_records_medians_spread_report_and_rerender(tmp_path: 
     assert summary_json(reloaded)["overall"]["multi"]["pass_rate"] == 1.0
 
 
+def test_an_article_that_fails_to_learn_is_named_in_the_report(tmp_path: Path) -> None:
+    # a level's article refused by the team (on a blind suite: a month given as its date) was
+    # counted in the results file only, and the team answered that level without it unnoticed
+    write_level(tmp_path / "suite", 1)
+
+    class Refusing(NotebookAgent):
+        async def learn(self, content: str, *, source: str, published: str | None) -> Usage:
+            raise MootError(f"published date {published!r} is not a date", fix="pass an ISO date")
+
+    model = FunctionModel(scripted_answers)
+    results = asyncio.run(run_progressive(load_suite(tmp_path / "suite"), lambda folder: Refusing(folder, model),
+                                          modes=["single"], runs=1, base_seed=0, model_name="function"))
+    assert len(results.levels[0].records) == 2  # the questions still ran, on what was learned
+    text = render_markdown(results, chart=None)
+    assert "## Articles not learned" in text and "- L1: " in text and "is not a date" in text
+
+
 def test_an_agent_without_teaching_gets_l7_marked_not_supported(tmp_path: Path) -> None:
     write_level(tmp_path, 7, teaching={"topic": "the Kestrel footbridge", "quiz": ["L7.1", "L7.2"]})
     results = asyncio.run(run_progressive(load_suite(tmp_path), lambda f: NotebookAgent(f, FunctionModel(scripted_answers)),

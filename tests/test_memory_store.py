@@ -103,6 +103,9 @@ def test_empty_episode_and_bad_dates_are_refused(tmp_path: Path) -> None:
             kb.add_episode("  ")
         with pytest.raises(MootError, match="is not a date"):
             kb.add_episode("text", published="next tuesday")
+        # a month is a date (its first day): a monthly report is stored, not refused
+        kb.add_episode("A monthly report.", published="2026-09")
+        assert [str(e.published) for e in kb.episodes()] == ["2026-09-01"]
         with pytest.raises(MootError, match="episode 99 does not exist"):
             kb.add_fact(Fact("x", episode_id=99))
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime
 
 import pytest
 
 from moot.text import content_words, find_dates, find_quantities, parse_number, read_front_matter, split_units, stem
-from moot.text.dates import names_a_time, parse_date
+from moot.text.dates import names_a_time, parse_date, publication_date
 from moot.text.frontmatter import FrontMatterError
 from moot.text.numbers import unit_name
 
@@ -143,6 +143,15 @@ def test_front_matter_yaml_toml_and_date_line():
 def test_a_front_matter_date_that_is_no_date_names_the_key():
     with pytest.raises(FrontMatterError, match="published: 'soon' is not a date"):
         read_front_matter("---\npublished: soon\n---\nText").published
+
+
+def test_a_month_or_a_year_is_a_publication_date_read_as_its_first_day():
+    # a monthly newsletter dated "2026-09" used to be refused, and the whole document went unlearned
+    assert publication_date("2026-09") == date(2026, 9, 1) and publication_date("2026") == date(2026, 1, 1)
+    assert publication_date("September 2026") == date(2026, 9, 1) and publication_date("6 July 2026") == date(2026, 7, 6)
+    assert publication_date("2026-02-20T09:30") == datetime(2026, 2, 20, 9, 30)
+    assert publication_date("2026-13") is None and publication_date("soon") is None
+    assert read_front_matter("---\ndate: 2026-09\n---\nText").published == date(2026, 9, 1)
 
 
 def test_words_and_stems():

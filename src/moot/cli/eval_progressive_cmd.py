@@ -200,7 +200,7 @@ async def _run(levels: list[Any], modes: list[str], runs: int, models: tuple[str
 def _print_table(results: Any) -> None:
     from rich.table import Table
 
-    from moot.eval.report import stage_counts, summarise_level
+    from moot.eval.report import stage_counts, summarise_level, unlearned
 
     table = Table(title=f"progressive · {results.model} · {results.runs} run(s) · {results.seconds / 60:.1f} min")
     for column in ("level", "single pass", "multi pass", "context pass", "Δ", "teaching", "calls/q", "s/q"):
@@ -223,6 +223,8 @@ def _print_table(results: Any) -> None:
     counts = stage_counts(results)["all"]
     if counts:
         stdout.print("failed answers by stage: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    for line in unlearned(results):
+        stdout.print(f"not learned (answered without it): {line}", markup=False)
 
 
 def report(

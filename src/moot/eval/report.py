@@ -80,6 +80,13 @@ def summarise_level(level: LevelResult) -> LevelSummary:
                         learn_calls=level.learn.model_calls, teaching=level.teaching)  # fmt: skip
 
 
+def unlearned(results: EvalResults) -> list[str]:
+    """Each level's article that failed to learn, with why (``L1: a.md: …``): the team answered
+    that level without it, so its scores there are not about reading."""
+    return [f"{level.level}: {level.learn.error}" for level in results.levels
+            if level.learn is not None and level.learn.error]
+
+
 def stage_counts(results: EvalResults) -> dict[str, dict[str, int]]:
     """Failed answers per stage, per mode (and ``all``)."""
     counts: dict[str, Counter[str]] = {"all": Counter()}
@@ -183,6 +190,10 @@ def render_markdown(results: EvalResults, *, chart: str | None = "progressive.pn
             elif t is not None:
                 out.append(f"- {s.level}: student pass rate {_pct(t.pass_rate)} (runs {_pct(t.pass_min)}–{_pct(t.pass_max)}), "
                            f"score {t.score:.2f}, {t.calls_per_question:.1f} calls and {t.seconds_per_question:.0f} s per quiz question")  # fmt: skip
+    if missing := unlearned(results):
+        out += ["", "## Articles not learned", "",
+                "The team answered these levels without these articles (the one call with the articles had them):", ""]
+        out += [f"- {line}" for line in missing]
     counts = stage_counts(results)
     out += ["", "## Error analysis (failed answers by the stage that failed)", ""]
     if not counts["all"]:

@@ -15,6 +15,7 @@ from datetime import date, datetime, timezone
 from typing import Any
 
 from moot.errors import MootError
+from moot.text.dates import publication_date
 
 SourceDate = date | datetime
 """A fact's or episode's date: a calendar day or an exact moment."""
@@ -335,17 +336,17 @@ def date_from_text(text: str | None) -> SourceDate | None:
 
 
 def coerce_date(value: SourceDate | str | None, *, what: str) -> SourceDate | None:
-    """Accept a date, a datetime or an ISO string; refuse anything else with a clear error."""
+    """Accept a date, a datetime or a written date (:func:`moot.text.dates.publication_date`: an
+    ISO day or moment, or a month or year read as its first day); refuse anything else with a clear error."""
     if value is None or isinstance(value, (date, datetime)):
         return value
     if isinstance(value, str):
         text = value.strip()
         if not text:
             return None
-        try:
-            return date_from_text(text)
-        except ValueError:
-            pass
+        parsed = publication_date(text)
+        if parsed is not None:
+            return parsed
     raise MootError(
-        f"{what} {value!r} is not a date", fix="pass a datetime.date, a datetime or an ISO date like 2026-02-20"
-    )
+        f"{what} {value!r} is not a date",
+        fix="pass a datetime.date, a datetime or an ISO date like 2026-02-20 (or a month, 2026-02)")

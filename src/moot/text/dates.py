@@ -13,7 +13,7 @@ from __future__ import annotations
 import calendar
 import re
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from typing import Literal
 
 Precision = Literal["day", "month", "year"]
@@ -182,6 +182,32 @@ def names_a_time(phrase: str) -> bool:
     return any(unit(t) for t in content) and all(unit(t) or parse_number(t) is not None for t in content)
 
 
+_ISO_MONTH = re.compile(r"(\d{4})-(\d{2})")
+_ISO_YEAR = re.compile(r"\d{4}")
+
+
+def publication_date(text: str) -> date | datetime | None:
+    """A document's date as its metadata writes it: an ISO day or moment (``2026-02-20``,
+    ``2026-02-20T09:30``), or a coarser date read as its first day — an ISO month (``2026-09``, a
+    monthly newsletter's), a year (``2026``), a month in words (``September 2026``) — or a day in
+    words (``6 July 2026``). None when the text is no date. A coarse date is kept, not refused:
+    refusing it dropped the whole document, which a reader would have read."""
+    text = " ".join(str(text).split())
+    try:
+        return date.fromisoformat(text) if len(text) == 10 else datetime.fromisoformat(text)
+    except ValueError:
+        pass
+    if (month := _ISO_MONTH.fullmatch(text)) is not None:
+        year, number = int(month.group(1)), int(month.group(2))
+        return date(year, number, 1) if 1 <= number <= 12 and year >= 1 else None
+    if _ISO_YEAR.fullmatch(text) and int(text) >= 1:
+        return date(int(text), 1, 1)
+    mentions = find_dates(text)
+    if len(mentions) == 1 and mentions[0].precision in ("day", "month") and mentions[0].text == text.rstrip("."):
+        return mentions[0].day
+    return None
+
+
 def parse_date(text: str) -> date | None:
     """A text that is one date (``2026-07-06``, ``6 July 2026``, ``July 6, 2026``) as a day, else None."""
     text = " ".join(str(text).split())
@@ -191,4 +217,5 @@ def parse_date(text: str) -> date | None:
     return None
 
 
-__all__ = ["DateMention", "Precision", "TIME_UNITS", "find_dates", "is_time_unit", "names_a_time", "parse_date", "time_unit"]
+__all__ = ["DateMention", "Precision", "TIME_UNITS", "find_dates", "is_time_unit", "names_a_time", "parse_date",
+           "publication_date", "time_unit"]

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import yaml
 
-from moot.text.dates import parse_date
+from moot.text.dates import publication_date
 
 _YAML = re.compile(r"\A\ufeff?---[ \t]*\n(.*?)\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S)
 _TOML = re.compile(r"\A\ufeff?\+\+\+[ \t]*\n(.*?)\n\+\+\+[ \t]*(?:\n|\Z)", re.S)
@@ -66,11 +66,7 @@ class FrontMatter:
             if isinstance(value, (date, datetime)):
                 return value
             text = _text(value)
-            try:
-                return date.fromisoformat(text) if len(text) == 10 else datetime.fromisoformat(text)
-            except ValueError:
-                pass
-            parsed = parse_date(text)
+            parsed = publication_date(text)
             if parsed is None:
                 raise FrontMatterError(f"{key}: {text!r} is not a date")
             return parsed
