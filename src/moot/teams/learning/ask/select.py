@@ -16,8 +16,8 @@
    none is grounded, the answer says plainly that the sources do not say.
 5. A grounded note (``Draft.adds``: each source's value, where the sources differ) follows an
    answer that gives one of its figures (the note is about that value), unless the answer already
-   gives each of them or says the sources do not say (a near miss is not an answer). An answer that gives only a value a later report changed is out of
-   date: the note replaces it.
+   gives each of them or says the sources do not say (a near miss is not an answer). An answer
+   that gives only a value a later report changed is out of date: the note replaces it.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def with_notes(resolution: Resolution, drafts: list[Draft], passed: set[str]) ->
         resolution = resolution.model_copy(update={
             "answer": f"{resolution.answer.rstrip()}\n\n{note.text}",
             "rule": f"{resolution.rule}; {note.specialist}'s note added (the answer gave "
-                    f"{', '.join(said) if said else 'none'} of {', '.join(note.states)})"})
+                    f"{', '.join(said)} of {', '.join(note.states)})"})
     return resolution
 
 
