@@ -7,7 +7,7 @@ from datetime import date, datetime
 import pytest
 
 from moot.text import content_words, find_dates, find_quantities, parse_number, read_front_matter, split_units, stem
-from moot.text.dates import names_a_time, parse_date, publication_date
+from moot.text.dates import names_a_time, publication_date
 from moot.text.frontmatter import FrontMatterError
 from moot.text.numbers import unit_name
 
@@ -84,11 +84,11 @@ def test_a_phrase_that_names_only_a_time():
         assert not names_a_time(phrase), phrase
 
 
-def test_parse_date_takes_one_whole_date_only():
-    assert parse_date("6 July 2026") == date(2026, 7, 6)
-    assert parse_date("July 6, 2026") == date(2026, 7, 6)
-    assert parse_date("July 2026") is None
-    assert parse_date("soon") is None
+def test_a_publication_date_is_one_whole_date_only():
+    assert publication_date("6 July 2026") == date(2026, 7, 6)
+    assert publication_date("July 6, 2026") == date(2026, 7, 6)
+    assert publication_date("6 July 2026, and 7 July") is None
+    assert publication_date("soon") is None
 
 
 def test_quantities_with_units_scales_currencies_and_number_words():

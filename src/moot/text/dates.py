@@ -208,14 +208,5 @@ def publication_date(text: str) -> date | datetime | None:
     return None
 
 
-def parse_date(text: str) -> date | None:
-    """A text that is one date (``2026-07-06``, ``6 July 2026``, ``July 6, 2026``) as a day, else None."""
-    text = " ".join(str(text).split())
-    mentions = find_dates(text)
-    if len(mentions) == 1 and mentions[0].precision == "day" and mentions[0].text == text.rstrip("."):
-        return mentions[0].day
-    return None
-
-
-__all__ = ["DateMention", "Precision", "TIME_UNITS", "find_dates", "is_time_unit", "names_a_time", "parse_date",
-           "publication_date", "time_unit"]
+__all__ = ["DateMention", "Precision", "TIME_UNITS", "find_dates", "is_time_unit", "names_a_time", "publication_date",
+           "time_unit"]

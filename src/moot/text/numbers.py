@@ -86,14 +86,18 @@ def unit_name(unit: str) -> str:
     return _UNIT_NAMES.get(unit, unit)
 
 
+def unit_key(unit: str) -> str:
+    """What a unit's first word names, for comparing units: its name's stem (``km`` and
+    ``kilometres`` alike, ``tonne`` and ``tonnes``); empty for no unit."""
+    first = unit.strip().lower().split()[:1]
+    return stem(unit_name(first[0])) if first else ""
+
+
 def is_measure(unit: str) -> bool:
     """Whether a quantity's unit measures rather than counts: a unit of ``units.txt`` (litres,
     tonnes, kilometres …) or a currency. A percentage is neither: it is a share of a count too."""
-    first = unit.strip().lower().split()[:1]
-    if not first:
-        return False
-    name = stem(unit_name(first[0]))
-    return (name in _MEASURES and name != stem("percent")) or first[0] in _CURRENCY.values()
+    name = unit_key(unit)
+    return bool(name) and ((name in _MEASURES and name != stem("percent")) or is_money(unit))
 
 
 def is_money(unit: str) -> bool:
@@ -189,4 +193,4 @@ def find_quantities(text: str, *, anchor: date | None = None) -> list[Quantity]:
     return sorted(found, key=lambda q: q.start)
 
 
-__all__ = ["Quantity", "find_quantities", "is_measure", "is_money", "parse_number", "unit_name"]
+__all__ = ["Quantity", "find_quantities", "is_measure", "is_money", "parse_number", "unit_key", "unit_name"]

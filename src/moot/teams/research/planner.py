@@ -31,12 +31,13 @@ class PlannerOutput(BaseModel):
 
 @lru_cache(maxsize=None)
 def planner_output(limit: int = MAX_SUB_QUESTIONS) -> type[PlannerOutput]:
-    """The planner's schema with at most ``limit`` sub-questions: the grammar stops the model there,
+    """The planner's schema with at most ``limit`` (2 to 5, as :func:`planner_agent` bounds it)
+    sub-questions: the grammar stops the model there,
     so a plan of five is not written and then cut (``ResearchConfig.max_sub_questions``)."""
     if limit >= MAX_SUB_QUESTIONS:
         return PlannerOutput
     return create_model("PlannerOutput", __base__=PlannerOutput,
-                        sub_questions=(list[SubQuestion], Field(min_length=2, max_length=max(2, limit))))
+                        sub_questions=(list[SubQuestion], Field(min_length=2, max_length=limit)))
 
 
 def planner_agent(model: object, repo_map: str, *, retry: bool = True, limit: int = MAX_SUB_QUESTIONS) -> SubAgent:

@@ -24,8 +24,8 @@ from moot.teams.learning.ask.drafts import Draft, Verdict
 from moot.teams.learning.ask.frame import COMPARATIVES
 from moot.teams.learning.ask.recall import Recall
 from moot.text.dates import find_dates, time_unit
-from moot.text.numbers import find_quantities, is_measure, is_money, unit_name
-from moot.text.words import STOPWORDS, stem, words
+from moot.text.numbers import find_quantities, is_measure, is_money, unit_key
+from moot.text.words import STOPWORDS, words
 
 SMALL_COUNT = 10
 MAX_PAIRED = 48
@@ -64,9 +64,7 @@ def length_unit(unit: str) -> str | None:
     (``hour``), another measure's name (``kilometre`` for ``km``), or None (a count, a sum of money)."""
     if (unit_of_time := time_unit(unit)) is not None:
         return unit_of_time
-    if is_measure(unit) and not is_money(unit):
-        return stem(unit_name(unit.split()[0]))
-    return None
+    return unit_key(unit) if is_measure(unit) and not is_money(unit) else None
 
 
 class Evidence:

@@ -47,9 +47,9 @@ def _said(figure: str, text: str) -> bool:
 
 def with_notes(resolution: Resolution, drafts: list[Draft], passed: set[str]) -> Resolution:
     """The resolution with each grounded note added, or the answer replaced by one (rule 5)."""
+    if resolution.chosen == "none" or not resolution.answer.strip():
+        return resolution
     for note in (d for d in drafts if d.adds and d.specialist in passed and d.specialist != resolution.chosen):
-        if resolution.chosen == "none" or not resolution.answer.strip():
-            break
         if declines(Draft(specialist=resolution.chosen, text=resolution.answer)):
             return resolution.model_copy(update={"rule": f"{resolution.rule}; {note.specialist}'s note not added "
                                                           "(the answer says the sources do not say)"})

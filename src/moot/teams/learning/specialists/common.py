@@ -18,7 +18,7 @@ from moot.teams.learning.ask.frame import CHOICE_TOKENS
 from moot.teams.learning.ask.recall import Passage
 from moot.text import phrases
 from moot.text.dates import find_dates
-from moot.text.numbers import find_quantities, unit_name
+from moot.text.numbers import find_quantities, unit_key, unit_name
 from moot.text.words import stem
 
 PROMPTS = "moot.teams.learning"
@@ -258,8 +258,7 @@ def same_unit(a: str, b: str) -> bool:
     def per(words: list[str]) -> list[str]:
         return [stem(unit_name(w)) for w in words[words.index("per") + 1:]] if "per" in words else []
 
-    return (bool(aw) == bool(bw) and (not aw or stem(unit_name(aw[0])) == stem(unit_name(bw[0])))
-            and per(aw) == per(bw))
+    return unit_key(a) == unit_key(b) and per(aw) == per(bw)
 
 
 def of_unit(found: Sequence[Amount], unit: str) -> list[Amount]:

@@ -6,16 +6,16 @@ different dates an update — are what a single agent most often gets wrong one 
 gives a figure (ranked against the question: :func:`moot.memory.units.rank_units`, each source on
 its own: a table row "Passenger capacity: 180" matches fewer of the question's words than another
 source's sentence, and is still that source's answer). Where that passage gives exactly one figure
-of the frame's unit, Python reads it; otherwise the model chooses, per source, the figure that
+of the frame's unit, the code reads it; otherwise the model chooses, per source, the figure that
 answers the question (an enum each; a figure nobody chose is kept only when it names what is
-asked or shares a chosen figure's unit). Python keeps the figures of one unit, compares them
+asked or shares a chosen figure's unit). The code keeps the figures of one unit, compares them
 and writes each with its source and date: a disagreement names both, an update gives the latest
 and what it was before.
 
 Where the sources differ, the comparison is a *note*: it follows the answer the plain draft wrote
 (which keeps what it read) and adds what that answer left out; an answer that gives only a value a
 later report changed is replaced by it (``select``). Sources that agree, each figure read by
-Python, give that figure with every source (a plain draft that took another figure of the passage
+the code, give that figure with every source (a plain draft that took another figure of the passage
 is replaced).
 """
 
@@ -172,7 +172,7 @@ class Sources:
         sources = list(best)[:MAX_SOURCES]
         # A source whose passage matches the question closely and whose figures hold exactly one of
         # the asked unit ("12 boats" beside "400 people", asked about boats), or one date for a date
-        # asked, gives that one, if it is about what is asked; Python reads it, the model is not
+        # asked, gives that one, if it is about what is asked; the code reads it, the model is not
         # asked. Any other source's figure ("Vehicle deck: 24 cars", asked what the ship can
         # "carry") is the model's choice.
         dated = ctx.frame.kind == "date"
@@ -193,7 +193,7 @@ class Sources:
             # The model chooses, for those sources only, the figure asked. "none" is not offered:
             # the embedded model chose it for every source of every question of a development
             # level that had two or three figures to compare (2026-12-05); a source's figure of
-            # another unit, or about another named thing, is set apart in Python below.
+            # another unit, or about another named thing, is set apart below.
             fields = {f"source_{i + 1}": (Literal[tuple(a.id for a in best[s])], ...) for i, s in enumerate(ask)}  # type: ignore[misc]
             menu = "\n\n".join(f"source_{i + 1} = {named(s)}:\n" + "\n".join(a.render() for a in best[s]) for i, s in enumerate(ask))
             picked = await choose(ctx, self.name, "choose_values", f"{menu}\n\nQuestion: {ctx.question}", fields,
