@@ -102,6 +102,48 @@ def test_relearning_the_same_article_stores_nothing_new(kb: KnowledgeBase) -> No
     assert kb.count() == 2 and len(kb.episodes()) == 1
 
 
+FAQ = ("---\ntitle: Compost questions\nsource: Garden Club\n---\n\n# Compost questions\n\n"
+       "## Troubles\n\n**It smells of eggs.**\nIt is too wet. Turn it.\n\n**It will not heat up.**\n"
+       "It is too small, or too dry.\n\n- Build it bigger.\n- Water it as you turn.\n")
+
+
+def test_a_source_is_kept_as_written_and_the_plain_draft_reads_it_so(kb: KnowledgeBase) -> None:
+    from moot.teams.learning.ask.recall import recall
+
+    run(learn(kb, FAQ, source="Garden Club FAQ", model=model()))
+    body = FAQ.split("---\n", 2)[2]
+    assert kb.source_text("Garden Club FAQ") == body  # front matter read off, nothing else changed
+    found = recall(kb, "Why will my heap not heat up?")
+    assert found.whole
+    shown = found.render_documents()
+    # each bold question on its own line above its answer, the heading levels and list marks as written;
+    # the stored units join them into "**It will not heat up. ** It is too small" instead
+    assert "**It will not heat up.**\nIt is too small, or too dry." in shown
+    assert "## Troubles" in shown and "- Build it bigger.\n- Water it as you turn." in shown
+
+
+def test_the_text_as_written_follows_the_source_and_is_not_kept_when_too_long_to_read_whole(kb: KnowledgeBase) -> None:
+    from moot.teams.learning.ask.recall import WHOLE_SOURCES_TOKENS
+
+    run(learn(kb, "Elmsbrook has 3 boats.", source="Herald", model=model()))
+    assert kb.source_text("Herald") == "Elmsbrook has 3 boats."
+    run(learn(kb, "Elmsbrook has 3 boats.\n\nElmsbrook has 9 kayaks.", source="Herald", model=model()))
+    assert kb.source_text("Herald") == "Elmsbrook has 3 boats.\n\nElmsbrook has 9 kayaks."
+    long = "\n\n".join(f"Elmsbrook has {n} boats." for n in range(WHOLE_SOURCES_TOKENS))
+    run(learn(kb, long, source="Herald", model=model()))
+    assert kb.source_text("Herald") is None  # read by its passages; an older text is not left behind
+
+
+def test_a_source_learned_before_its_text_was_kept_gets_it_without_a_model_call(kb: KnowledgeBase) -> None:
+    run(learn(kb, "Elmsbrook has 3 boats.", source="Herald", model=model()))
+    kb.store_source("Herald", [], as_written="")  # as a knowledge base of an older moot holds it
+    assert kb.source_text("Herald") is None
+    llm = model()
+    again = run(learn(kb, "Elmsbrook has 3 boats.", source="Herald", model=llm))
+    assert again.unchanged and llm.requests == []
+    assert kb.source_text("Herald") == "Elmsbrook has 3 boats."
+
+
 def test_explicit_event_date_orders_the_fact_and_future_dates_are_ignored(kb: KnowledgeBase) -> None:
     run(learn(kb, "Riverwatch has 14 trout on 2026-06-20. Dunmore Depot has 2 scales on 2027-01-01.",
               source="News", published="2026-07-06", model=model()))

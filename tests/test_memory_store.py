@@ -177,14 +177,17 @@ def test_a_version_1_file_is_upgraded_in_place_and_keeps_its_facts(tmp_path: Pat
     with sqlite3.connect(path) as conn:  # make it look like a file written by moot with schema 1
         conn.execute("DROP INDEX facts_current_by_entity")
         conn.execute("DROP TABLE documents")
+        conn.execute("DROP TABLE source_texts")
         conn.execute("PRAGMA user_version = 1")
     with KnowledgeBase.open(path) as kb:
         assert [f.content for f in kb.facts()] == ["The ferry runs hourly"]
         assert kb.documents() == []
+        assert kb.source_texts() == {}
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
         assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'facts_current_by_entity'").fetchone()
         assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'documents'").fetchone()
+        assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'source_texts'").fetchone()
 
 
 def test_store_source_forgets_an_old_version_and_writes_the_new_one_in_one_transaction(tmp_path: Path) -> None:

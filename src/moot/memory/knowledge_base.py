@@ -151,6 +151,7 @@ class KnowledgeBase:
         forget: Iterable[int] = (),
         summary: str | None = None,
         document: DocumentRecord | None = None,
+        as_written: str | None = None,
     ) -> list[StoredFact]:
         """Store what was learned from one source in one transaction: all of it, or nothing.
 
@@ -158,7 +159,9 @@ class KnowledgeBase:
         each; ``forget`` names episodes of this source whose text the source no longer holds
         (a file that changed): they and their facts are removed in the same transaction, and
         the histories they were part of are linked again. ``summary`` sets the source summary;
-        ``document`` records the file and content hash the source was learned from.
+        ``document`` records the file and content hash the source was learned from; ``as_written`` is
+        the source's whole text as written (:meth:`source_text`), replacing an earlier one (``""``
+        removes it; ``None`` leaves it as it is).
         """
         source = " ".join(source.split())
         published_date = coerce_date(published, what="published date")
@@ -196,6 +199,14 @@ class KnowledgeBase:
                     "DO UPDATE SET path = excluded.path, sha256 = excluded.sha256, learned_at = excluded.learned_at",
                     (source, document.path, document.sha256, now_utc().isoformat()),
                 )
+            if as_written == "":
+                conn.execute("DELETE FROM source_texts WHERE source = ?", (source,))
+            elif as_written is not None:
+                conn.execute(
+                    "INSERT INTO source_texts (source, text, updated_at) VALUES (?, ?, ?) ON CONFLICT (source) "
+                    "DO UPDATE SET text = excluded.text, updated_at = excluded.updated_at",
+                    (source, as_written, now_utc().isoformat()),
+                )
             by_id = {f.id: f for f in select_facts(conn, f"id IN ({','.join('?' * len(ids))})", tuple(ids))} if ids else {}
         return [by_id[i] for i in ids]
 
@@ -212,6 +223,19 @@ class KnowledgeBase:
             row = conn.execute(f"SELECT source, path, sha256 FROM documents WHERE {column} = ? ORDER BY source LIMIT 1",
                                (value,)).fetchone()
         return DocumentRecord(source=row[0], path=row[1], sha256=row[2]) if row else None
+
+    def source_text(self, source: str) -> str | None:
+        """A source's whole text as it was written when it was last learned (front matter read
+        off), or ``None`` when only its episodes hold it (a file learned by an older moot, or
+        passages stored by hand)."""
+        with self._db.snapshot() as conn:
+            row = conn.execute("SELECT text FROM source_texts WHERE source = ?", (" ".join(source.split()),)).fetchone()
+        return row[0] if row else None
+
+    def source_texts(self) -> dict[str, str]:
+        """Every source's text as written (:meth:`source_text`), by source."""
+        with self._db.snapshot() as conn:
+            return dict(conn.execute("SELECT source, text FROM source_texts").fetchall())
 
     def episode(self, episode_id: int) -> Episode | None:
         with self._db.snapshot() as conn:

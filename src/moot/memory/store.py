@@ -24,7 +24,7 @@ from pathlib import Path
 from moot.errors import MootError
 from moot.memory.facts import Episode, StoredFact, date_from_text
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 FORMAT_MARK = "moot-knowledge-base"
 BUSY_TIMEOUT_S = 10.0
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
@@ -132,7 +132,15 @@ def _v2_to_v3(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX IF NOT EXISTS documents_by_path ON documents (path)")
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3}
+def _v3_to_v4(conn: sqlite3.Connection) -> None:
+    # Each source's text as written (front matter read off): the episodes hold it cut into units
+    # and joined again, which loses what a reader goes by (headings, a bold line before its answer,
+    # list markers); a question whose sources fit a prompt is given them as the user wrote them.
+    conn.execute("CREATE TABLE IF NOT EXISTS source_texts (source TEXT PRIMARY KEY, text TEXT NOT NULL, "
+                 "updated_at TEXT NOT NULL)")
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
 """``MIGRATIONS[v]`` upgrades a version-``v`` file to ``v + 1`` inside the opening transaction.
 
 A new file is created at version 1 and upgraded like any older file, so one path builds both.

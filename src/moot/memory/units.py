@@ -90,11 +90,14 @@ def _unit(episode: Any, unit: TextUnit, position: int) -> SourceUnit:
 
 
 def whole_sources(kb: KnowledgeBase) -> list[SourceText]:
-    """Each source's stored text, oldest first (for a question whose sources fit a prompt whole)."""
+    """Each source's text, oldest first (for a question whose sources fit a prompt whole): as it was
+    written where the knowledge base keeps that (:meth:`KnowledgeBase.source_text`), else its
+    episodes' text joined."""
     by_source: dict[str, list[Any]] = {}
     for episode in _episodes(kb):
         by_source.setdefault(episode.source, []).append(episode)
-    return [SourceText(source, items[0].published, "\n\n".join(e.text for e in items))
+    written = kb.source_texts()
+    return [SourceText(source, items[0].published, written.get(source) or "\n\n".join(e.text for e in items))
             for source, items in by_source.items()]
 
 

@@ -46,8 +46,10 @@ from moot.teams.learning.ingest.chunking import (
     Chunk,
     UnitChunk,
     chunk_units,
+    estimate_tokens,
     split_into_chunks,
 )
+from moot.teams.learning.ask.recall import WHOLE_SOURCES_TOKENS
 from moot.teams.learning.ingest.documents import MAX_FILE_BYTES, Document, collect_files, read_document
 from moot.teams.learning.ingest.reports import (
     LearningError,
@@ -252,6 +254,9 @@ async def learn(
         raise LearningError(f"{source}: there is nothing to learn, the content is empty", fix="pass text with some sentences in it")
     published_date = coerce_date(published, what="published date")
     parallel = max(1, parallel)
+    # The text as written is kept only where a question could read it whole; a larger source is
+    # read by its best passages, and keeping it twice would only double the file.
+    as_written = content if estimate_tokens(content) <= WHOLE_SOURCES_TOKENS else ""
     plan = _plan(kb, content, source=source, published=published_date, extraction=extraction,
                  chunk_tokens=chunk_tokens, parallel=parallel, title=title, provenance=provenance, summarise=summarise)
 
@@ -266,8 +271,10 @@ async def learn(
 
     if not plan.new and not plan.stale:
         # Learning the same text again would only spend model calls to find the same facts.
-        if document is not None and kb.document(source=source) != document:
-            kb.store_source(source, [], published=published_date, document=document)
+        moved = document is not None and kb.document(source=source) != document
+        if moved or kb.source_text(source) != (as_written or None):  # a file moved, or learned before its text was kept
+            kb.store_source(source, [], published=published_date, document=document if moved else None,
+                            as_written=as_written)
         return report(unchanged=True)
 
     done = 0
@@ -338,7 +345,7 @@ async def learn(
 
     before = time.time()
     stored = kb.store_source(source, passages, published=published_date, forget=plan.stale, summary=summary_text,
-                             document=document)
+                             document=document, as_written=as_written)
     new_ids = {f.id for f in stored if f.created_at is not None and f.created_at.timestamp() >= before - 1e-3}
     found = sum(len(f) for _, f in passages)
     done = len(plan.tasks)
