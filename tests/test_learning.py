@@ -111,8 +111,7 @@ def test_a_source_is_kept_as_written_and_the_plain_draft_reads_it_so(kb: Knowled
     from moot.teams.learning.ask.recall import recall
 
     run(learn(kb, FAQ, source="Garden Club FAQ", model=model()))
-    body = FAQ.split("---\n", 2)[2]
-    assert kb.source_text("Garden Club FAQ") == body  # front matter read off, nothing else changed
+    assert kb.source_text("Garden Club FAQ") == FAQ.strip()  # as given, its headline in the front matter too
     found = recall(kb, "Why will my heap not heat up?")
     assert found.whole
     shown = found.render_documents()
@@ -120,6 +119,8 @@ def test_a_source_is_kept_as_written_and_the_plain_draft_reads_it_so(kb: Knowled
     # the stored units join them into "**It will not heat up. ** It is too small" instead
     assert "**It will not heat up.**\nIt is too small, or too dry." in shown
     assert "## Troubles" in shown and "- Build it bigger.\n- Water it as you turn." in shown
+    assert "title: Compost questions" in shown
+    assert not any("Compost questions" in f.content for f in kb.facts())  # metadata, never a fact
 
 
 def test_the_text_as_written_follows_the_source_and_is_not_kept_when_too_long_to_read_whole(kb: KnowledgeBase) -> None:

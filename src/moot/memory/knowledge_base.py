@@ -225,9 +225,9 @@ class KnowledgeBase:
         return DocumentRecord(source=row[0], path=row[1], sha256=row[2]) if row else None
 
     def source_text(self, source: str) -> str | None:
-        """A source's whole text as it was written when it was last learned (front matter read
-        off), or ``None`` when only its episodes hold it (a file learned by an older moot, or
-        passages stored by hand)."""
+        """A source's whole text as it was given when it was last learned, or ``None`` when only
+        its episodes hold it (a file learned by an older moot, a source too long to be read
+        whole, or passages stored by hand)."""
         with self._db.snapshot() as conn:
             row = conn.execute("SELECT text FROM source_texts WHERE source = ?", (" ".join(source.split()),)).fetchone()
         return row[0] if row else None

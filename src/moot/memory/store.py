@@ -133,9 +133,9 @@ def _v2_to_v3(conn: sqlite3.Connection) -> None:
 
 
 def _v3_to_v4(conn: sqlite3.Connection) -> None:
-    # Each source's text as written (front matter read off): the episodes hold it cut into units
-    # and joined again, which loses what a reader goes by (headings, a bold line before its answer,
-    # list markers); a question whose sources fit a prompt is given them as the user wrote them.
+    # Each source's text as it was given: the episodes hold it cut into units and joined again,
+    # which loses what a reader goes by (headings, a bold line before its answer, list marks); a
+    # question whose sources fit a prompt is given them as the user wrote them.
     conn.execute("CREATE TABLE IF NOT EXISTS source_texts (source TEXT PRIMARY KEY, text TEXT NOT NULL, "
                  "updated_at TEXT NOT NULL)")
 

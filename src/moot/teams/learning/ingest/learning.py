@@ -237,7 +237,8 @@ async def learn(
     """
     _check_extraction(extraction)
     started = time.perf_counter()
-    front = read_front_matter(content or "")
+    given = content or ""
+    front = read_front_matter(given)
     if front.format != "none":
         # Metadata is provenance, never content: a title, a publisher or a date line is not a fact.
         content, title = front.body, title or front.title
@@ -254,9 +255,10 @@ async def learn(
         raise LearningError(f"{source}: there is nothing to learn, the content is empty", fix="pass text with some sentences in it")
     published_date = coerce_date(published, what="published date")
     parallel = max(1, parallel)
-    # The text as written is kept only where a question could read it whole; a larger source is
-    # read by its best passages, and keeping it twice would only double the file.
-    as_written = content if estimate_tokens(content) <= WHOLE_SOURCES_TOKENS else ""
+    # The text as the user gave it, front matter and all (a headline is part of what a reader
+    # reads), is kept only where a question could read it whole; a larger source is read by its
+    # best passages, and keeping it twice would only double the file.
+    as_written = given.strip() if estimate_tokens(given) <= WHOLE_SOURCES_TOKENS else ""
     plan = _plan(kb, content, source=source, published=published_date, extraction=extraction,
                  chunk_tokens=chunk_tokens, parallel=parallel, title=title, provenance=provenance, summarise=summarise)
 
