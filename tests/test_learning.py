@@ -135,6 +135,27 @@ def test_the_text_as_written_follows_the_source_and_is_not_kept_when_too_long_to
     assert kb.source_text("Herald") is None  # read by its passages; an older text is not left behind
 
 
+def test_two_issues_of_one_source_are_two_texts_and_an_edited_issue_replaces_its_own(kb: KnowledgeBase) -> None:
+    from moot.memory import DocumentRecord
+    from moot.teams.learning.ask.recall import recall
+
+    run(learn(kb, "Elmsbrook has 3 boats.", source="Newsletter", published="2026-03-01", model=model()))
+    run(learn(kb, "Elmsbrook has 5 kayaks.", source="Newsletter", published="2026-05-01", model=model()))
+    assert kb.source_text("Newsletter", "2026-03-01") == "Elmsbrook has 3 boats."
+    assert kb.source_text("Newsletter", "2026-05-01") == "Elmsbrook has 5 kayaks."
+    shown = recall(kb, "How many boats and kayaks does Elmsbrook have?").render_documents()
+    assert "[Newsletter, 2026-03-01]\nElmsbrook has 3 boats." in shown and "[Newsletter, 2026-05-01]\nElmsbrook has 5 kayaks." in shown
+    assert {f.value for f in kb.facts()} == {"3 boats", "5 kayaks"}  # the May issue did not forget the March one
+    run(learn(kb, "Elmsbrook has 4 boats.", source="Newsletter", published="2026-03-01", model=model()))
+    assert {f.value for f in kb.facts()} == {"4 boats", "5 kayaks"}  # the March issue, edited, replaced its own
+    # a file is its own source whatever its date: a new date in it replaces the old version
+    record = DocumentRecord(source="notes.md", path="/notes.md", sha256="a")
+    run(learn(kb, "Elmsbrook has 7 canoes.", source="notes.md", published="2026-01-01", model=model(), document=record))
+    run(learn(kb, "Elmsbrook has 8 canoes.", source="notes.md", published="2026-02-01", model=model(), document=record))
+    assert [e.text for e in kb.episodes(source="notes.md")] == ["Elmsbrook has 8 canoes."]
+    assert (kb.source_text("notes.md", "2026-01-01"), kb.source_text("notes.md", "2026-02-01")) == (None, "Elmsbrook has 8 canoes.")
+
+
 def test_a_source_learned_before_its_text_was_kept_gets_it_without_a_model_call(kb: KnowledgeBase) -> None:
     run(learn(kb, "Elmsbrook has 3 boats.", source="Herald", model=model()))
     kb.store_source("Herald", [], as_written="")  # as a knowledge base of an older moot holds it

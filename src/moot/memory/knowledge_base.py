@@ -160,8 +160,8 @@ class KnowledgeBase:
         (a file that changed): they and their facts are removed in the same transaction, and
         the histories they were part of are linked again. ``summary`` sets the source summary;
         ``document`` records the file and content hash the source was learned from; ``as_written`` is
-        the source's whole text as written (:meth:`source_text`), replacing an earlier one (``""``
-        removes it; ``None`` leaves it as it is).
+        the source's whole text as written (:meth:`source_text`), replacing an earlier one of the
+        same source and date (``""`` removes it; ``None`` leaves it as it is).
         """
         source = " ".join(source.split())
         published_date = coerce_date(published, what="published date")
@@ -199,13 +199,17 @@ class KnowledgeBase:
                     "DO UPDATE SET path = excluded.path, sha256 = excluded.sha256, learned_at = excluded.learned_at",
                     (source, document.path, document.sha256, now_utc().isoformat()),
                 )
+            day = date_to_text(published_date) or ""
+            # a text whose source and date no episode holds any more (a file whose date changed) goes too
+            conn.execute("DELETE FROM source_texts WHERE source = ? AND published NOT IN "
+                         "(SELECT COALESCE(published, '') FROM episodes WHERE source = ?)", (source, source))
             if as_written == "":
-                conn.execute("DELETE FROM source_texts WHERE source = ?", (source,))
+                conn.execute("DELETE FROM source_texts WHERE source = ? AND published = ?", (source, day))
             elif as_written is not None:
                 conn.execute(
-                    "INSERT INTO source_texts (source, text, updated_at) VALUES (?, ?, ?) ON CONFLICT (source) "
-                    "DO UPDATE SET text = excluded.text, updated_at = excluded.updated_at",
-                    (source, as_written, now_utc().isoformat()),
+                    "INSERT INTO source_texts (source, published, text, updated_at) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT (source, published) DO UPDATE SET text = excluded.text, updated_at = excluded.updated_at",
+                    (source, day, as_written, now_utc().isoformat()),
                 )
             by_id = {f.id: f for f in select_facts(conn, f"id IN ({','.join('?' * len(ids))})", tuple(ids))} if ids else {}
         return [by_id[i] for i in ids]
@@ -224,18 +228,20 @@ class KnowledgeBase:
                                (value,)).fetchone()
         return DocumentRecord(source=row[0], path=row[1], sha256=row[2]) if row else None
 
-    def source_text(self, source: str) -> str | None:
-        """A source's whole text as it was given when it was last learned, or ``None`` when only
-        its episodes hold it (a file learned by an older moot, a source too long to be read
-        whole, or passages stored by hand)."""
+    def source_text(self, source: str, published: SourceDate | str | None = None) -> str | None:
+        """The whole text of the source of this name and date as it was given when it was last
+        learned, or ``None`` when only its episodes hold it (a file learned by an older moot, a
+        source too long to be read whole, or passages stored by hand)."""
+        day = date_to_text(coerce_date(published, what="published date")) or ""
         with self._db.snapshot() as conn:
-            row = conn.execute("SELECT text FROM source_texts WHERE source = ?", (" ".join(source.split()),)).fetchone()
+            row = conn.execute("SELECT text FROM source_texts WHERE source = ? AND published = ?",
+                               (" ".join(source.split()), day)).fetchone()
         return row[0] if row else None
 
-    def source_texts(self) -> dict[str, str]:
-        """Every source's text as written (:meth:`source_text`), by source."""
+    def source_texts(self) -> dict[tuple[str, str], str]:
+        """Every source's text as written (:meth:`source_text`), by (source, ISO date or ``""``)."""
         with self._db.snapshot() as conn:
-            return dict(conn.execute("SELECT source, text FROM source_texts").fetchall())
+            return {(r[0], r[1]): r[2] for r in conn.execute("SELECT source, published, text FROM source_texts")}
 
     def episode(self, episode_id: int) -> Episode | None:
         with self._db.snapshot() as conn:

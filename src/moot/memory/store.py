@@ -136,8 +136,9 @@ def _v3_to_v4(conn: sqlite3.Connection) -> None:
     # Each source's text as it was given: the episodes hold it cut into units and joined again,
     # which loses what a reader goes by (headings, a bold line before its answer, list marks); a
     # question whose sources fit a prompt is given them as the user wrote them.
-    conn.execute("CREATE TABLE IF NOT EXISTS source_texts (source TEXT PRIMARY KEY, text TEXT NOT NULL, "
-                 "updated_at TEXT NOT NULL)")
+    # A source is a name and a date: a newsletter's May and October issues are two texts.
+    conn.execute("CREATE TABLE IF NOT EXISTS source_texts (source TEXT NOT NULL, published TEXT NOT NULL DEFAULT '', "
+                 "text TEXT NOT NULL, updated_at TEXT NOT NULL, PRIMARY KEY (source, published))")
 
 
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}

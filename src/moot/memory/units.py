@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
+from moot.memory.facts import date_to_text
 from moot.text.names import names_in
 from moot.text.sentences import TextUnit, split_units
 from moot.text.words import content_words
@@ -93,12 +94,12 @@ def whole_sources(kb: KnowledgeBase) -> list[SourceText]:
     """Each source's text, oldest first (for a question whose sources fit a prompt whole): as it was
     written where the knowledge base keeps that (:meth:`KnowledgeBase.source_text`), else its
     episodes' text joined."""
-    by_source: dict[str, list[Any]] = {}
-    for episode in _episodes(kb):
-        by_source.setdefault(episode.source, []).append(episode)
+    by_source: dict[tuple[str, str], list[Any]] = {}
+    for episode in _episodes(kb):  # a source is a name and a date: two issues of one newsletter are two
+        by_source.setdefault((episode.source, date_to_text(episode.published) or ""), []).append(episode)
     written = kb.source_texts()
-    return [SourceText(source, items[0].published, written.get(source) or "\n\n".join(e.text for e in items))
-            for source, items in by_source.items()]
+    return [SourceText(key[0], items[0].published, written.get(key) or "\n\n".join(e.text for e in items))
+            for key, items in by_source.items()]
 
 
 def query_terms(query: str) -> list[frozenset[str]]:

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from moot.errors import MootError
 from moot.memory import DocumentRecord, Fact, KnowledgeBase, StoredFact
-from moot.memory.facts import coerce_date
+from moot.memory.facts import coerce_date, date_to_text
 from moot.models.base import Model, ModelSettings, Usage
 from moot.models.registry import infer_model
 from moot.runtime import (
@@ -165,8 +165,13 @@ def _plan(
     title: str,
     provenance: Sequence[str],
     summarise: bool,
+    in_file: bool = False,
 ) -> _Plan:
-    known = {episode.text: episode.id for episode in kb.episodes(source=source)}
+    # A source is a name and a date: learning the May issue of a newsletter does not forget the
+    # March one, while an edited text of the same issue replaces what the issue no longer says. A
+    # file is its own source whatever its date (its name is its own: `_source_for`).
+    known = {episode.text: episode.id for episode in kb.episodes(source=source)
+             if in_file or date_to_text(episode.published) == date_to_text(published)}
     tasks: list[SubAgentTask] = []
     options: dict[str, Any] = {}
     header = _header(source, published, title)
@@ -260,7 +265,8 @@ async def learn(
     # best passages, and keeping it twice would only double the file.
     as_written = given.strip() if estimate_tokens(given) <= WHOLE_SOURCES_TOKENS else ""
     plan = _plan(kb, content, source=source, published=published_date, extraction=extraction,
-                 chunk_tokens=chunk_tokens, parallel=parallel, title=title, provenance=provenance, summarise=summarise)
+                 chunk_tokens=chunk_tokens, parallel=parallel, title=title, provenance=provenance, summarise=summarise,
+                 in_file=document is not None)
 
     def report(**fields: Any) -> LearnReport:
         base: dict[str, Any] = dict(
@@ -274,7 +280,7 @@ async def learn(
     if not plan.new and not plan.stale:
         # Learning the same text again would only spend model calls to find the same facts.
         moved = document is not None and kb.document(source=source) != document
-        if moved or kb.source_text(source) != (as_written or None):  # a file moved, or learned before its text was kept
+        if moved or kb.source_text(source, published_date) != (as_written or None):  # a file moved, or learned before its text was kept
             kb.store_source(source, [], published=published_date, document=document if moved else None,
                             as_written=as_written)
         return report(unchanged=True)
