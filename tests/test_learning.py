@@ -102,25 +102,25 @@ def test_relearning_the_same_article_stores_nothing_new(kb: KnowledgeBase) -> No
     assert kb.count() == 2 and len(kb.episodes()) == 1
 
 
-FAQ = ("---\ntitle: Compost questions\nsource: Garden Club\n---\n\n# Compost questions\n\n"
-       "## Troubles\n\n**It smells of eggs.**\nIt is too wet. Turn it.\n\n**It will not heat up.**\n"
-       "It is too small, or too dry.\n\n- Build it bigger.\n- Water it as you turn.\n")
+FAQ = ("---\ntitle: Bicycle questions\nsource: Cycle Club\n---\n\n# Bicycle questions\n\n"
+       "## Faults\n\n**The chain slips.**\nThe chain is worn. Replace it.\n\n**The brakes squeal.**\n"
+       "The pads are glazed, or the rim is oily.\n\n- Sand the pads.\n- Clean the rim with alcohol.\n")
 
 
 def test_a_source_is_kept_as_written_and_the_plain_draft_reads_it_so(kb: KnowledgeBase) -> None:
     from moot.teams.learning.ask.recall import recall
 
-    run(learn(kb, FAQ, source="Garden Club FAQ", model=model()))
-    assert kb.source_text("Garden Club FAQ") == FAQ.strip()  # as given, its headline in the front matter too
-    found = recall(kb, "Why will my heap not heat up?")
+    run(learn(kb, FAQ, source="Cycle Club FAQ", model=model()))
+    assert kb.source_text("Cycle Club FAQ") == FAQ.strip()  # as given, its headline in the front matter too
+    found = recall(kb, "Why do my brakes squeal?")
     assert found.whole
     shown = found.render_documents()
     # each bold question on its own line above its answer, the heading levels and list marks as written;
-    # the stored units join them into "**It will not heat up. ** It is too small" instead
-    assert "**It will not heat up.**\nIt is too small, or too dry." in shown
-    assert "## Troubles" in shown and "- Build it bigger.\n- Water it as you turn." in shown
-    assert "title: Compost questions" in shown
-    assert not any("Compost questions" in f.content for f in kb.facts())  # metadata, never a fact
+    # the stored units join them into "**The brakes squeal. ** The pads are glazed" instead
+    assert "**The brakes squeal.**\nThe pads are glazed, or the rim is oily." in shown
+    assert "## Faults" in shown and "- Sand the pads.\n- Clean the rim with alcohol." in shown
+    assert "title: Bicycle questions" in shown
+    assert not any("Bicycle questions" in f.content for f in kb.facts())  # metadata, never a fact
 
 
 def test_the_text_as_written_follows_the_source_and_is_not_kept_when_too_long_to_read_whole(kb: KnowledgeBase) -> None:
