@@ -133,10 +133,9 @@ def _v2_to_v3(conn: sqlite3.Connection) -> None:
 
 
 def _v3_to_v4(conn: sqlite3.Connection) -> None:
-    # Each source's text as it was given: the episodes hold it cut into units and joined again,
-    # which loses what a reader goes by (headings, a bold line before its answer, list marks); a
-    # question whose sources fit a prompt is given them as the user wrote them.
-    # A source is a name and a date: a newsletter's May and October issues are two texts.
+    # Each source's text as it was given, by source and date (two issues of one newsletter are two
+    # texts): the episodes hold it cut into units and joined again, which loses what a reader goes
+    # by (headings, a bold line before its answer, list marks).
     conn.execute("CREATE TABLE IF NOT EXISTS source_texts (source TEXT NOT NULL, published TEXT NOT NULL DEFAULT '', "
                  "text TEXT NOT NULL, updated_at TEXT NOT NULL, PRIMARY KEY (source, published))")
 
