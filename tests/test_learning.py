@@ -281,6 +281,19 @@ def test_learn_file_uses_the_files_date(kb: KnowledgeBase, tmp_path: Path) -> No
     assert kb.current("Elmsbrook", "volunteers").source_date == date(2026, 3, 2)  # type: ignore[union-attr]
 
 
+def test_learn_file_keeps_the_file_as_given_and_an_unchanged_file_gets_it_without_a_call(kb: KnowledgeBase,
+                                                                                         tmp_path: Path) -> None:
+    text = "---\npublished: 2026-03-02\nsource: Herald\ntitle: Boats\n---\nElmsbrook has 6 boats.\n"
+    path = _write(tmp_path / "a.md", text.encode())
+    report = run(learn_file(kb, path, model=model()))
+    assert kb.source_text(report.source, "2026-03-02") == text.strip()  # front matter and all, as in the file
+    kb.store_source(report.source, [], published="2026-03-02", as_written="")  # as a knowledge base of an older moot
+    llm = model()
+    again = run(learn_file(kb, path, model=llm))
+    assert again.unchanged and llm.requests == []
+    assert kb.source_text(report.source, "2026-03-02") == text.strip()
+
+
 # --------------------------------------------------------------------------- two processes
 
 

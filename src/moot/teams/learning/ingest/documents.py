@@ -40,6 +40,8 @@ class Document:
     """Who published or wrote it, as the front matter names them: provenance, not entities."""
     sha256: str = ""
     """The hash of the bytes this text was read from (not of the file now: it may have been saved since)."""
+    given: str = ""
+    """The file's text as read, front matter and all (what the plain draft reads when it is small)."""
 
 
 def read_document(path: str | Path) -> Document:
@@ -84,7 +86,7 @@ def read_document(path: str | Path) -> Document:
     if front.source and front.title:
         source = f"{front.source}: {front.title}"
     return Document(path=path, text=body, source=source, published=published, title=title,
-                    provenance=tuple(front.provenance_names()), sha256=hashlib.sha256(raw).hexdigest())
+                    provenance=tuple(front.provenance_names()), sha256=hashlib.sha256(raw).hexdigest(), given=text)
 
 
 def _decodes(raw: bytes, encoding: str) -> bool:

@@ -230,20 +230,22 @@ async def learn(
     title: str = "",
     provenance: Sequence[str] = (),
     document: DocumentRecord | None = None,
+    as_given: str | None = None,
 ) -> LearnReport:
     """Learn facts from ``content`` into ``kb``; returns what was done.
 
     ``published`` dates every fact (and orders it in time for supersession); ``source`` names
     where the content came from, ``title`` its title and ``provenance`` the publisher and author
-    names that are not entities of what it tells. ``extraction="rewrite"`` uses the earlier
+    names that are not entities of what it tells; ``as_given`` is the text as the user gave it,
+    front matter and all, when ``content`` is only its body (a file read by :func:`learn_file`). ``extraction="rewrite"`` uses the earlier
     extractor (the model writes each fact; kept to compare against). Raises
     :class:`LearningError` — with nothing stored — when the content is empty, a model call
     fails or ``budget`` stops extraction.
     """
     _check_extraction(extraction)
     started = time.perf_counter()
-    given = content or ""
-    front = read_front_matter(given)
+    given = as_given if as_given is not None else content or ""
+    front = read_front_matter(content or "")
     if front.format != "none":
         # Metadata is provenance, never content: a title, a publisher or a date line is not a fact.
         content, title = front.body, title or front.title
@@ -430,6 +432,10 @@ async def learn_file(
     record = kb.document(path=resolved)
     extraction = options.get("extraction", "select")
     if record is not None and record.sha256 == digest and record.source == name and extraction == "select":
+        day = coerce_date(published, what="published date") if published is not None else document.published
+        kept = document.given.strip()
+        if estimate_tokens(kept) <= WHOLE_SOURCES_TOKENS and kb.source_text(name, day) is None:
+            kb.store_source(name, [], published=day, as_written=kept)  # learned by a moot that kept no text
         learned = LearnReport(
             source=name, published=coerce_date(published, what="published date") if published is not None else document.published,
             chunks=0, facts_extracted=0, facts_stored=0, duplicates=0, superseded=0, dropped=0, model_calls=0,
@@ -445,6 +451,7 @@ async def learn_file(
         title=document.title,
         provenance=document.provenance,
         document=DocumentRecord(source=name, path=resolved, sha256=digest) if extraction == "select" else None,
+        as_given=document.given or None,
         **options,
     )
     learned.path = str(document.path)
