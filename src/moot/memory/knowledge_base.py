@@ -200,9 +200,9 @@ class KnowledgeBase:
                     (source, document.path, document.sha256, now_utc().isoformat()),
                 )
             day = date_to_text(published_date) or ""
-            # a text whose source and date no episode holds any more (a file whose date changed) goes too
-            conn.execute("DELETE FROM source_texts WHERE source = ? AND published NOT IN "
-                         "(SELECT COALESCE(published, '') FROM episodes WHERE source = ?)", (source, source))
+            if forget_ids:  # a text no episode of its source and date is left for (a file's new date) goes too
+                conn.execute("DELETE FROM source_texts WHERE source = ? AND published NOT IN "
+                             "(SELECT COALESCE(published, '') FROM episodes WHERE source = ?)", (source, source))
             if as_written == "":
                 conn.execute("DELETE FROM source_texts WHERE source = ? AND published = ?", (source, day))
             elif as_written is not None:

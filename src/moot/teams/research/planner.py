@@ -31,9 +31,9 @@ class PlannerOutput(BaseModel):
 
 @lru_cache(maxsize=None)
 def planner_output(limit: int = MAX_SUB_QUESTIONS) -> type[PlannerOutput]:
-    """The planner's schema with at most ``limit`` (2 to 5, as :func:`planner_agent` bounds it)
-    sub-questions: the grammar stops the model there,
-    so a plan of five is not written and then cut (``ResearchConfig.max_sub_questions``)."""
+    """The planner's schema with at most ``limit`` sub-questions (2 to 5, as :func:`planner_agent`
+    bounds it): the grammar stops the model there, so a plan of five is not written and then cut
+    (``ResearchConfig.max_sub_questions``)."""
     if limit >= MAX_SUB_QUESTIONS:
         return PlannerOutput
     return create_model("PlannerOutput", __base__=PlannerOutput,

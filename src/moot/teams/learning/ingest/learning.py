@@ -210,6 +210,13 @@ def _plan(
     return _Plan(chunks, new, stale, tasks, options)
 
 
+def kept_text(given: str) -> str:
+    """The text as the user gave it, front matter and all (a headline is part of what a reader
+    reads), to keep beside the passages; ``""`` when the source is too long to be read whole (it is
+    read by its best passages, and keeping it twice would only double the file)."""
+    return given.strip() if estimate_tokens(given) <= WHOLE_SOURCES_TOKENS else ""
+
+
 async def learn(
     kb: KnowledgeBase,
     content: str,
@@ -237,8 +244,9 @@ async def learn(
     ``published`` dates every fact (and orders it in time for supersession); ``source`` names
     where the content came from, ``title`` its title and ``provenance`` the publisher and author
     names that are not entities of what it tells; ``as_given`` is the text as the user gave it,
-    front matter and all, when ``content`` is only its body (a file read by :func:`learn_file`). ``extraction="rewrite"`` uses the earlier
-    extractor (the model writes each fact; kept to compare against). Raises
+    front matter and all, when ``content`` is only its body (a file read by :func:`learn_file`).
+    ``extraction="rewrite"`` uses the earlier extractor (the model writes each fact; kept to
+    compare against). Raises
     :class:`LearningError` — with nothing stored — when the content is empty, a model call
     fails or ``budget`` stops extraction.
     """
@@ -262,10 +270,7 @@ async def learn(
         raise LearningError(f"{source}: there is nothing to learn, the content is empty", fix="pass text with some sentences in it")
     published_date = coerce_date(published, what="published date")
     parallel = max(1, parallel)
-    # The text as the user gave it, front matter and all (a headline is part of what a reader
-    # reads), is kept only where a question could read it whole; a larger source is read by its
-    # best passages, and keeping it twice would only double the file.
-    as_written = given.strip() if estimate_tokens(given) <= WHOLE_SOURCES_TOKENS else ""
+    as_written = kept_text(given)
     plan = _plan(kb, content, source=source, published=published_date, extraction=extraction,
                  chunk_tokens=chunk_tokens, parallel=parallel, title=title, provenance=provenance, summarise=summarise,
                  in_file=document is not None)
@@ -282,7 +287,8 @@ async def learn(
     if not plan.new and not plan.stale:
         # Learning the same text again would only spend model calls to find the same facts.
         moved = document is not None and kb.document(source=source) != document
-        if moved or kb.source_text(source, published_date) != (as_written or None):  # a file moved, or learned before its text was kept
+        # a file moved, or a source learned before its text was kept
+        if moved or kb.source_text(source, published_date) != (as_written or None):
             kb.store_source(source, [], published=published_date, document=document if moved else None,
                             as_written=as_written)
         return report(unchanged=True)
@@ -433,11 +439,10 @@ async def learn_file(
     extraction = options.get("extraction", "select")
     if record is not None and record.sha256 == digest and record.source == name and extraction == "select":
         day = coerce_date(published, what="published date") if published is not None else document.published
-        kept = document.given.strip()
-        if estimate_tokens(kept) <= WHOLE_SOURCES_TOKENS and kb.source_text(name, day) is None:
+        if (kept := kept_text(document.given)) and kb.source_text(name, day) is None:
             kb.store_source(name, [], published=day, as_written=kept)  # learned by a moot that kept no text
         learned = LearnReport(
-            source=name, published=coerce_date(published, what="published date") if published is not None else document.published,
+            source=name, published=day,
             chunks=0, facts_extracted=0, facts_stored=0, duplicates=0, superseded=0, dropped=0, model_calls=0,
             usage=Usage(), seconds=0.0, summary="", summary_from_model=False, unchanged=True,
         )
