@@ -10,6 +10,7 @@ import importlib.util
 import multiprocessing as mp
 import os
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -525,6 +526,33 @@ def test_first_wait_returns_at_once_when_work_is_already_pending(board: Postgres
     assert done.wait(60)
     late.close()
 
+
+
+def test_close_during_a_first_wait_does_not_deadlock(board: PostgresBoard, db_url: str) -> None:
+    """A goal that settles while a worker starts its first wait closes that worker's board mid-wait.
+
+    The first wait holds the listener's lock while it makes sure the schema exists on the main
+    connection; a close that took the two locks in the other order hung forever (a CI run sat
+    on it until its time limit).
+    """
+    late = PostgresBoard(db_url)
+    inside = threading.Event()
+    ready = late._connection_ready
+
+    def slow_ready() -> None:
+        inside.set()  # the waiter now holds the listener's lock ...
+        time.sleep(0.5)  # ... and reaches for the main one only after close() has started
+        ready()
+
+    late._connection_ready = slow_ready  # type: ignore[method-assign]
+    waiter = threading.Thread(target=late.wait_for_work, args=(0.1,), daemon=True)
+    waiter.start()
+    assert inside.wait(60)
+    closer = threading.Thread(target=late.close, daemon=True)
+    closer.start()
+    closer.join(30)
+    waiter.join(30)
+    assert not closer.is_alive() and not waiter.is_alive(), "close() and the first wait_for_work deadlocked"
 
 # --- agents and stats
 

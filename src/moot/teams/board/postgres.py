@@ -619,7 +619,9 @@ class PostgresBoard(BoardBackend):
             self._connection()  # make sure the schema exists before the listener queries it
 
     def close(self) -> None:
-        with self._lock, self._listen_lock:
+        # The same lock order as wait_for_work (listener first, then the main connection): the
+        # other order deadlocked a close() that met a worker's first wait halfway.
+        with self._listen_lock, self._lock:
             for conn in (self._conn, self._listener):
                 if conn is not None and not conn.closed:
                     conn.close()
