@@ -278,3 +278,49 @@ def test_years_the_sources_give_for_one_date_are_compared_and_follow_the_answer(
     assert "Courier (2025-10-01) gives 1958" in answer.answer, answer.answer
     base.close()
 
+
+
+HALL = [
+    ("Orrin Hall notes", "2023-10-02", "The Orrin Hall open day was held on 16 September 2023. Forty stalls came."),
+    ("Orrin Hall notes", "2024-10-01", "This year's Orrin Hall open day took place on 14 September 2024, with 52 stalls."),
+    ("Orrin Hall notes", "2025-10-06", "The open day at Orrin Hall fell on 20 September 2025 and drew 61 stalls."),
+]
+
+
+def test_two_years_the_question_names_bound_the_dates_listed_and_are_not_amounts(tmp_path: Path) -> None:
+    base = open_kb(tmp_path / "hall.sqlite3", HALL)
+    listed: list[list[str]] = []
+
+    def by_meaning(request: ModelRequest) -> Any:
+        listed.append(lines(request))
+        return {"start": id_of(request, ": 14 September 2024"), "end": id_of(request, ": 20 September 2025"), "unit": "days"}
+
+    script = Script(DURATION, "About a year.", dates=by_meaning)
+    answer = ask(base, "How many days were there between the 2024 Orrin Hall open day and the 2025 one?", script,
+                 model_name="local:scripted")
+    # the question's bare years are its dates, not two numbers for a calculation ...
+    assert "dates 2024, 2025" in answer.trace.notes[0] and "numbers" not in answer.trace.notes[0], answer.trace.notes[0]
+    assert "compute" not in script.calls
+    # ... and the dates listed are the sources' dates in those two years only
+    assert listed and all("2024" in line or "2025" in line for line in listed[0]), listed[0]
+    assert not any("2023" in line for line in listed[0]) and len(listed[0]) == 2
+    assert answer.trace.chosen == "dates" and answer.answer.startswith("371 days"), answer.answer
+    base.close()
+
+
+def test_a_year_the_question_names_picks_the_amount_dated_in_it_not_its_january(tmp_path: Path) -> None:
+    base = open_kb(tmp_path / "hall.sqlite3", HALL)
+    seen: list[str] = []
+
+    def change(request: ModelRequest) -> Any:
+        seen.append(request.messages[-1].content)
+        return {"operation": "change"}
+
+    script = Script({"asks_for": "change", "about": [], "unit": "stalls"}, "More came.", compute=change)
+    answer = ask(base, "How did the number of stalls at the Orrin Hall open day change from 2024 to 2025?", script,
+                 model_name="local:scripted")
+    # each named year holds one count: Python lists those two, and no year is offered as an amount
+    assert seen and "52 stalls" in seen[0] and "61 stalls" in seen[0] and "Forty" not in seen[0], seen
+    assert [line.split(":")[0] for line in seen[0].splitlines() if line[:1] == "q"] == ["q1", "q2"], seen[0]
+    assert answer.trace.chosen == "compute" and "up 9" in answer.answer, answer.answer
+    base.close()

@@ -60,6 +60,19 @@ class Quantity:
     def is_integer(self) -> bool:
         return float(self.value).is_integer()
 
+    @property
+    def year(self) -> int | None:
+        """The year this number is, when it is written as one: four digits from 1600 to 2299, with
+        no separator, decimals, currency, percent or measure ("the 2024 AGM", "2025 income", "in
+        2019"). ``2,000 members``, ``£2025`` and ``2000 km`` are amounts; a round ``2000 members``
+        written without its comma reads as a year too."""
+        digits = self.text.split()[0] if self.text else ""
+        if not (len(digits) == 4 and digits.isdigit() and 1600 <= self.value <= 2299):
+            return None
+        if self.unit == "%" or is_measure(self.unit) or is_money(self.unit):
+            return None
+        return int(self.value)
+
     def format(self) -> str:
         """The value in plain digits with its unit (``3100000 euros``, ``12 %``)."""
         number = f"{int(self.value)}" if self.is_integer else f"{self.value:g}"

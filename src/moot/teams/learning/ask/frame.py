@@ -148,6 +148,27 @@ def kind_options(question: str) -> list[str]:
     return list(dict.fromkeys(options)) or ["value"]
 
 
+class TimeAnchor(BaseModel):
+    """A date the question states, as far as it states it: ``2024`` is a year, not 1 January."""
+
+    day: date
+    """The date; for a month or a year, its first day."""
+    precision: Literal["day", "month", "year"] = "day"
+
+    def covers(self, day: date | None) -> bool:
+        """Whether ``day`` falls in this anchor: its year, or its month (a day anchor matches its
+        month, as reports date things by month more often than by day)."""
+        if day is None:
+            return False
+        if self.precision == "year":
+            return day.year == self.day.year
+        return (day.year, day.month) == (self.day.year, self.day.month)
+
+    def shown(self) -> str:
+        return str(self.day.year) if self.precision == "year" else (
+            self.day.strftime("%Y-%m") if self.precision == "month" else self.day.isoformat())
+
+
 class QuestionFrame(BaseModel):
     """What a question asks, as the team's readers see it."""
 
@@ -157,15 +178,21 @@ class QuestionFrame(BaseModel):
     """The question's words that name what it is about (names first)."""
     unit: str = ""
     """The question's word for what the answer is counted or measured in ("days", "tonnes"), or ""."""
-    dates: list[date] = Field(default_factory=list)
-    """Dates the question states (read by format)."""
+    anchors: list[TimeAnchor] = Field(default_factory=list)
+    """Dates the question states, each with its precision (read by format), years written bare
+    ("the 2024 AGM") among them."""
     numbers: list[float] = Field(default_factory=list)
-    """Numbers the question states (read by format), e.g. a new case's length or nights."""
+    """Numbers the question states (read by format), e.g. a new case's length or nights; not its years."""
     times: list[str] = Field(default_factory=list)
     """Lengths of time the question states ("7 days", "a 9-hour outage"), read by format: a question
     that gives a length of time asks something else about it (a fee, an outcome), not that length."""
     decided_by: Literal["model", "fallback"] = "fallback"
     note: str = ""
+
+    @property
+    def dates(self) -> list[date]:
+        """The anchors' dates."""
+        return [a.day for a in self.anchors]
 
     @property
     def computed(self) -> bool:
@@ -178,8 +205,8 @@ class QuestionFrame(BaseModel):
             parts.append(f"about {', '.join(self.about)}")
         if self.unit:
             parts.append(f"unit {self.unit}")
-        if self.dates:
-            parts.append(f"dates {', '.join(d.isoformat() for d in self.dates)}")
+        if self.anchors:
+            parts.append(f"dates {', '.join(a.shown() for a in self.anchors)}")
         if self.numbers:
             parts.append(f"numbers {', '.join(f'{n:g}' for n in self.numbers)}")
         if self.times:
@@ -198,10 +225,13 @@ def question_options(question: str) -> tuple[list[str], list[str]]:
 
 
 def by_format(question: str, *, anchor: date | None = None) -> dict[str, Any]:
-    """The parts of the frame read by format: dates and numbers the question states."""
-    dates = [m.day for m in find_dates(question, anchor=anchor)]
+    """The parts of the frame read by format: dates (years written bare among them) and numbers the
+    question states."""
+    anchors = [TimeAnchor(day=m.day, precision=m.precision) for m in find_dates(question, anchor=anchor)]
     quantities = find_quantities(question, anchor=anchor)
-    return {"dates": dates, "numbers": [q.value for q in quantities],
+    anchors += [TimeAnchor(day=date(q.year, 1, 1), precision="year") for q in quantities if q.year is not None]
+    anchors = sorted({(a.day, a.precision): a for a in anchors}.values(), key=lambda a: a.day)
+    return {"anchors": anchors, "numbers": [q.value for q in quantities if q.year is None],
             "times": [q.text for q in quantities if is_time_unit(q.unit)]}
 
 
@@ -241,5 +271,5 @@ async def read_frame(run: Run, model: Model, question: str, *, anchor: date | No
                          **by_format(question, anchor=anchor))
 
 
-__all__ = ["COMPUTED_KINDS", "amount_asked", "kind_options", "KINDS", "Kind", "QuestionFrame", "by_format", "fallback_frame", "frame_schema",
+__all__ = ["COMPUTED_KINDS", "amount_asked", "kind_options", "KINDS", "Kind", "QuestionFrame", "TimeAnchor", "by_format", "fallback_frame", "frame_schema",
            "question_options", "read_frame"]

@@ -184,19 +184,23 @@ def dated_as(text: str, published: str | None) -> tuple[date | None, bool]:
 def amounts(ctx: AskContext, *, passages: list[Passage] | None = None, limit: int = MAX_OPTIONS) -> list[Amount]:
     """The question's numbers, then those of the best-matching passages, each with an id ``q1`` ….
 
-    When the question names dates ("by May than by March"), the amounts dated in those months come
-    first: Python proposes, the model still chooses."""
+    When the question names dates ("by May than by March", "in 2025"), the amounts dated in those
+    months or years come first: Python proposes, the model still chooses."""
     found: list[Amount] = []
+    # A year ("the 2024 AGM", "2025 income") is a time, not an amount to add or divide: the
+    # frame holds the question's as anchors, and a passage's dates its sentences.
     for q in find_quantities(ctx.question, anchor=ctx.anchor):
-        found.append(Amount("", q.value, q.unit, q.text, "question", sentence=ctx.question))
+        if q.year is None:
+            found.append(Amount("", q.value, q.unit, q.text, "question", sentence=ctx.question))
     listed: list[Amount] = []
     for p in passages if passages is not None else ranked_passages(ctx):
         when, stated = dated_as(p.text, p.published)
         for q in find_quantities(p.text, anchor=_anchor(p.published)):
-            listed.append(Amount("", q.value, q.unit, q.text, p.id, p.source, p.published, p.text, when, stated))
-    asked = {(d.year, d.month) for d in ctx.frame.dates} if ctx.frame is not None else set()
-    if asked:
-        listed.sort(key=lambda a: not (a.when is not None and (a.when.year, a.when.month) in asked))
+            if q.year is None:
+                listed.append(Amount("", q.value, q.unit, q.text, p.id, p.source, p.published, p.text, when, stated))
+    anchors = ctx.frame.anchors if ctx.frame is not None else []
+    if anchors:
+        listed.sort(key=lambda a: not any(anchor.covers(a.when) for anchor in anchors))
     return [replace(a, id=f"q{i + 1}") for i, a in enumerate([*found, *listed][:limit])]
 
 
@@ -247,7 +251,28 @@ def days(ctx: AskContext, *, limit: int = MAX_OPTIONS) -> list[Day]:
             seen.add(m.day)
             if m.precision != "year" or not any(d.day == m.day for d in found):
                 found.append(Day(f"d{len(found) + 1}", m.day, m.text, p.id, p.text, p.source, m.precision, m.relative))
-    return found[:limit]
+    return [replace(d, id=f"d{i + 1}") for i, d in enumerate(within_anchors(found, ctx.frame.anchors if ctx.frame else []))][:limit]
+
+
+def within_anchors(found: list[Day], anchors: Sequence[Any]) -> list[Day]:
+    """The dates a span can run between, as the question's own dates place them.
+
+    When the question names two or more periods ("between the 2024 AGM and the 2025 one", "from
+    March to May") and each holds a date of the sources, the span runs between those: only the
+    sources' dates within them are listed, and not the question's own year or month, which the
+    sources' date says more exactly. With one period named (a span may run past it) the dates in
+    it come first. Otherwise the list as found."""
+    periods = {(a.precision, a.day.year, a.day.month if a.precision != "year" else 0): a for a in anchors}
+    if not periods:
+        return found
+    evidence = [d for d in found if d.where != "question"]
+    inside = [d for d in evidence if any(a.covers(d.day) for a in periods.values())]
+    if len(periods) >= 2 and all(any(a.covers(d.day) for d in inside) for a in periods.values()):
+        # A bare year ("this year", "in 2024") beside a day of that year says less than the day.
+        exact = [d for d in inside if d.precision != "year" or not any(
+            o.precision != "year" and o.day.year == d.day.year for o in inside)]
+        return [*(d for d in found if d.where == "question" and d.precision == "day"), *exact]
+    return sorted(found, key=lambda d: d.where != "question" and d not in inside)
 
 
 def same_unit(a: str, b: str) -> bool:
@@ -273,4 +298,4 @@ def fmt(value: float) -> str:
     return f"{value:,.2f}".rstrip("0").rstrip(".")
 
 
-__all__ = ["Amount", "Day", "Listing", "amounts", "choose", "choose_listed", "dateline", "tagger_ready", "days", "fmt", "of_unit", "ranked_passages", "same_unit"]
+__all__ = ["Amount", "Day", "Listing", "amounts", "choose", "choose_listed", "dateline", "tagger_ready", "days", "fmt", "of_unit", "within_anchors", "ranked_passages", "same_unit"]

@@ -15,7 +15,7 @@ import itertools
 from typing import Literal
 
 from moot.teams.learning.ask.drafts import AskContext, Draft
-from moot.teams.learning.ask.frame import QuestionFrame
+from moot.teams.learning.ask.frame import QuestionFrame, TimeAnchor
 from moot.teams.learning.ask.recall import Recall
 from moot.teams.learning.specialists.common import Amount, amounts, choose, choose_listed, fmt, of_unit, same_unit
 from moot.text.names import names_in
@@ -116,23 +116,24 @@ def of_asked_unit(listed: list[Amount], asked: str) -> list[Amount]:
     return [a for a in listed if a.where == "question" or a in matching]
 
 
-def by_asked_dates(listed: list[Amount], asked: list) -> list[Amount]:
-    """When the question names two or more months or days and each is the date of exactly one listed
-    amount, all of one unit: those amounts, oldest first. An amount whose sentence states the asked
-    day itself is taken before others of its month. Otherwise nothing (the model chooses)."""
-    days = list(dict.fromkeys(asked))
-    if len({(d.year, d.month) for d in days}) < 2:
+def by_asked_dates(listed: list[Amount], anchors: list[TimeAnchor]) -> list[Amount]:
+    """When the question names two or more months, days or years and each is the date of exactly
+    one listed amount, all of one unit: those amounts, oldest first. An amount whose sentence states
+    the asked day itself is taken before others of its month; a year takes the amounts dated in it.
+    Otherwise nothing (the model chooses)."""
+    periods = list({(a.precision, a.day.year, a.day.month if a.precision != "year" else 0): a for a in anchors}.values())
+    if len(periods) < 2:
         return []
     picked: list[Amount] = []
-    for day in days:
-        evidence = [a for a in listed if a.where != "question" and a.when is not None]
-        matching = [a for a in evidence if a.day_stated and a.when == day]
+    evidence = [a for a in listed if a.where != "question" and a.when is not None]
+    for anchor in periods:
+        matching = [a for a in evidence if anchor.precision == "day" and a.day_stated and a.when == anchor.day]
         if not matching:
-            matching = [a for a in evidence if (a.when.year, a.when.month) == (day.year, day.month)]  # type: ignore[union-attr]
+            matching = [a for a in evidence if anchor.covers(a.when)]
         if len({a.value for a in matching}) != 1:
             return []
         picked.append(matching[0])
-    if not all(same_unit(a.unit, picked[0].unit) for a in picked):
+    if not all(same_unit(a.unit, picked[0].unit) for a in picked) or len({id(a) for a in picked}) < len(picked):
         return []
     return sorted(picked, key=lambda a: a.when)  # type: ignore[arg-type, return-value]
 
@@ -154,7 +155,7 @@ class Compute:
         if not listed:
             return None
         listed = of_asked_unit(listed, ctx.frame.unit)
-        dated = by_asked_dates(listed, ctx.frame.dates)
+        dated = by_asked_dates(listed, ctx.frame.anchors)
         if dated:
             # The question's dates pick one amount each (same unit): the model chooses the operation only.
             menu = "\n".join(a.render() for a in dated)
