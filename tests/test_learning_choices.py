@@ -324,3 +324,19 @@ def test_a_year_the_question_names_picks_the_amount_dated_in_it_not_its_january(
     assert [line.split(":")[0] for line in seen[0].splitlines() if line[:1] == "q"] == ["q1", "q2"], seen[0]
     assert answer.trace.chosen == "compute" and "up 9" in answer.answer, answer.answer
     base.close()
+
+
+def test_a_change_asked_across_three_reports_is_computed_step_by_step(tmp_path: Path) -> None:
+    base = open_kb(tmp_path / "rowing.sqlite3", [
+        ("Tarn Rowing Club news", "2024-03-04", "The Tarn Rowing Club had 38 members this spring."),
+        ("Tarn Rowing Club news", "2024-09-02", "Membership of the Tarn Rowing Club rose to 51 members."),
+        ("Tarn Rowing Club news", "2025-03-03", "The Tarn Rowing Club now counts 47 members."),
+    ])
+    script = Script({"asks_for": "change", "about": [], "unit": "members"}, "The club has 47 members.")
+    answer = ask(base, "How did the number of members of the Tarn Rowing Club change from one report to the next?", script,
+                 model_name="local:scripted")
+    # Python works out each step; the plain draft's latest figure stands, and the steps follow it
+    assert answer.answer.startswith("The club has 47 members."), answer.answer
+    assert "up 9" in answer.answer and "+13" in answer.answer and "−4" in answer.answer, answer.answer
+    assert "The largest change: +13, from 38 members (2024-03-04) to 51 members (2024-09-02)" in answer.answer
+    base.close()

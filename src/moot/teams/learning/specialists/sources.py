@@ -28,7 +28,7 @@ from typing import Literal
 from moot.teams.learning.ask.drafts import AskContext, Draft
 from moot.teams.learning.ask.frame import QuestionFrame
 from moot.teams.learning.ask.recall import Passage, Recall
-from moot.teams.learning.specialists.common import Amount, amounts, choose, dateline, of_unit, same_unit, tagger_ready
+from moot.teams.learning.specialists.common import Amount, amounts, choose, dateline, fmt, of_unit, same_unit, tagger_ready
 from moot.text.dates import find_dates
 from moot.text.names import names_in
 from moot.text.words import refers_back, stem, words
@@ -100,6 +100,32 @@ def compare(values: list[Amount]) -> str:
     if earlier:
         head += " Earlier: " + "; ".join(f"{a.text} ({a.source}, {a.published})" for a in reversed(earlier)) + "."
     return head
+
+
+def series(values: list[Amount]) -> tuple[str, list[str]] | None:
+    """How one figure changed from report to report, computed: each report's figure, oldest first,
+    with the change from the one before it, the change overall and the largest step; and the numbers
+    computed. ``None`` unless every report has its own date and one figure (two figures of one date
+    are a disagreement)."""
+    dated = sorted(values, key=lambda a: a.published or "")
+    if len(dated) < 2 or any(not a.published for a in dated) or len({a.published for a in dated}) < len(dated):
+        return None
+    signed = lambda x: f"{'+' if x > 0 else '−' if x < 0 else '±'}{fmt(abs(round(x, 2)))}"  # noqa: E731
+    steps = [(b.value - a.value, a, b) for a, b in zip(dated, dated[1:])]
+    first, last = dated[0], dated[-1]
+    overall = last.value - first.value
+    computed = [overall, *(d for d, _, _ in steps)]
+    text = (f"From {first.text} ({first.source}, {first.published}) to {last.text} ({last.source}, {last.published}): "
+            f"{'up' if overall > 0 else 'down' if overall < 0 else 'unchanged'} {fmt(abs(round(overall, 2)))}")
+    if first.value:
+        computed.append(overall / first.value * 100)
+        text += f" ({signed(overall / first.value * 100)}%)"
+    text += "."
+    if len(steps) >= 2:
+        text += " Report by report: " + "; ".join(f"{a.text} → {b.text} ({b.published}): {signed(d)}" for d, a, b in steps) + "."
+        d, a, b = max(steps, key=lambda s: abs(s[0]))
+        text += f" The largest change: {signed(d)}, from {a.text} ({a.published}) to {b.text} ({b.published})."
+    return text, [v for x in computed for v in (f"{abs(x)}", f"{abs(round(x, 2))}")]
 
 
 def subject_names(ctx: AskContext, amount: Amount, known: set[str]) -> set[str]:
@@ -226,9 +252,10 @@ class Sources:
             text = agree(values)
             return Draft(specialist=self.name, text=text, quotes=[a.where for a in values], replaces=True,
                          why=self.applies(ctx.frame, ctx.recall) or "")
-        text = compare(values)
+        # A question about how the figure changed gets the change computed; any other, each report's figure.
+        text, computed = (series(values) if ctx.frame.kind == "change" else None) or (compare(values), [])
         latest = max(a.published or "" for a in values)
-        return Draft(specialist=self.name, text=text, quotes=[a.where for a in values], adds=True,
+        return Draft(specialist=self.name, text=text, quotes=[a.where for a in values], adds=True, computed=computed,
                      states=[a.text for a in values],
                      outdated=[a.text for a in values if (a.published or "") < latest and not any(
                          round(b.value, 6) == round(a.value, 6) for b in values if (b.published or "") == latest)],
