@@ -376,8 +376,9 @@ def test_the_plain_draft_reads_the_sources_whole_oldest_first(kb: KnowledgeBase)
 
     answer = ask(kb, "When did the Ashby Pier reopen?", Router(single=single), mode="single")
     prompt = seen[0]
-    heads = ["[Harbour Gazette: Pier reopens, 2025-03-01]", "[Harbour Gazette: Summer at the pier, 2025-07-10]",
-             "[Ashby Boat Club newsletter, 2025-07-10]"]
+    # oldest first; two of one date by name, in whatever order they were learned
+    heads = ["[Harbour Gazette: Pier reopens, 2025-03-01]", "[Ashby Boat Club newsletter, 2025-07-10]",
+             "[Harbour Gazette: Summer at the pier, 2025-07-10]"]
     assert [prompt.index(h) for h in heads] == sorted(prompt.index(h) for h in heads)
     # the list as the source writes it, numbers and all, not regrouped sentences
     assert "1. Call the harbour office.\n2. Pay the deposit.\n3. Collect the gate key." in prompt

@@ -225,3 +225,17 @@ def test_a_stored_fact_reads_back_with_every_field(tmp_path: Path) -> None:
         "The ferry runs hourly", stored.tags, 0.6, dt.date(2025, 3, 4)
     )
     assert again.is_current and again.created_at is not None
+
+
+def test_sources_of_one_date_are_shown_in_one_order_whatever_order_they_were_learned_in(tmp_path: Path) -> None:
+    from moot.memory.units import source_units, whole_sources
+
+    texts = {"b-notice.md": "The hall opens at nine.", "a-letter.md": "Tea is served at four.", "c-faq.md": "Parking is free."}
+    seen = []
+    for n, order in enumerate((["b-notice.md", "a-letter.md", "c-faq.md"], ["c-faq.md", "b-notice.md", "a-letter.md"])):
+        kb = KnowledgeBase.open(tmp_path / f"hall{n}.sqlite3")
+        for name in order:  # learned side by side, the files finish in any order
+            kb.store_source(name, [(texts[name], [Fact(texts[name])])], published="2026-04-01")
+        seen.append(([s.source for s in whole_sources(kb)], [u.source for u in source_units(kb)]))
+        kb.close()
+    assert seen[0] == seen[1] == (["a-letter.md", "b-notice.md", "c-faq.md"], ["a-letter.md", "b-notice.md", "c-faq.md"])

@@ -68,8 +68,10 @@ class SourceText:
 
 
 def _episodes(kb: KnowledgeBase) -> list[Any]:
+    """The stored episodes, oldest source first; sources of one date (or none) by name, so that files
+    learned side by side, which finish in any order, are always shown in the same order."""
     episodes = kb.episodes()[-MAX_EPISODES:]
-    return sorted(episodes, key=lambda e: (str(e.published or ""), e.id))
+    return sorted(episodes, key=lambda e: (str(e.published or ""), e.source, e.id))
 
 
 def source_units(kb: KnowledgeBase) -> list[SourceUnit]:
