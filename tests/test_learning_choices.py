@@ -282,7 +282,8 @@ def test_years_the_sources_give_for_one_date_are_compared_and_follow_the_answer(
 
 HALL = [
     ("Orrin Hall notes", "2023-10-02", "The Orrin Hall open day was held on 16 September 2023. Forty stalls came."),
-    ("Orrin Hall notes", "2024-10-01", "This year's Orrin Hall open day took place on 14 September 2024, with 52 stalls."),
+    ("Orrin Hall notes", "2024-10-01", "This year's Orrin Hall open day took place on 14 September 2024, with 52 stalls. "
+                                       "The hall's roof was mended in September."),
     ("Orrin Hall notes", "2025-10-06", "The open day at Orrin Hall fell on 20 September 2025 and drew 61 stalls."),
 ]
 
@@ -301,7 +302,8 @@ def test_two_years_the_question_names_bound_the_dates_listed_and_are_not_amounts
     # the question's bare years are its dates, not two numbers for a calculation ...
     assert "dates 2024, 2025" in answer.trace.notes[0] and "numbers" not in answer.trace.notes[0], answer.trace.notes[0]
     assert "compute" not in script.calls
-    # ... and the dates listed are the sources' dates in those two years only
+    # ... and the dates listed are the sources' days in those two years only ("this year" and
+    # "September" say less than 14 September 2024)
     assert listed and all("2024" in line or "2025" in line for line in listed[0]), listed[0]
     assert not any("2023" in line for line in listed[0]) and len(listed[0]) == 2
     assert answer.trace.chosen == "dates" and answer.answer.startswith("371 days"), answer.answer

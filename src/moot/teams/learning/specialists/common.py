@@ -254,6 +254,14 @@ def days(ctx: AskContext, *, limit: int = MAX_OPTIONS) -> list[Day]:
     return [replace(d, id=f"d{i + 1}") for i, d in enumerate(within_anchors(found, ctx.frame.anchors if ctx.frame else []))][:limit]
 
 
+def finer(a: Day, b: Day) -> bool:
+    """Whether ``a`` is a more exact date within ``b``'s month or year (11 March 2025 within "March")."""
+    rank = {"day": 0, "month": 1, "year": 2}
+    if rank.get(a.precision, 0) >= rank.get(b.precision, 0):
+        return False
+    return a.day.year == b.day.year and (b.precision == "year" or a.day.month == b.day.month)
+
+
 def within_anchors(found: list[Day], anchors: Sequence[Any]) -> list[Day]:
     """The dates a span can run between, as the question's own dates place them.
 
@@ -268,9 +276,8 @@ def within_anchors(found: list[Day], anchors: Sequence[Any]) -> list[Day]:
     evidence = [d for d in found if d.where != "question"]
     inside = [d for d in evidence if any(a.covers(d.day) for a in periods.values())]
     if len(periods) >= 2 and all(any(a.covers(d.day) for d in inside) for a in periods.values()):
-        # A bare year ("this year", "in 2024") beside a day of that year says less than the day.
-        exact = [d for d in inside if d.precision != "year" or not any(
-            o.precision != "year" and o.day.year == d.day.year for o in inside)]
+        # A bare year or month ("this year", "in March") beside a day within it says less than the day.
+        exact = [d for d in inside if not any(finer(o, d) for o in inside)]
         return [*(d for d in found if d.where == "question" and d.precision == "day"), *exact]
     return sorted(found, key=lambda d: d.where != "question" and d not in inside)
 
@@ -298,4 +305,4 @@ def fmt(value: float) -> str:
     return f"{value:,.2f}".rstrip("0").rstrip(".")
 
 
-__all__ = ["Amount", "Day", "Listing", "amounts", "choose", "choose_listed", "dateline", "tagger_ready", "days", "fmt", "of_unit", "within_anchors", "ranked_passages", "same_unit"]
+__all__ = ["Amount", "Day", "Listing", "amounts", "choose", "choose_listed", "dateline", "tagger_ready", "days", "finer", "fmt", "of_unit", "within_anchors", "ranked_passages", "same_unit"]
