@@ -63,7 +63,7 @@ class Quantity:
     @property
     def year(self) -> int | None:
         """The year this number is, when it is written as one: four digits from 1600 to 2299, with
-        no separator, decimals, currency, percent or measure ("the 2024 AGM", "2025 income", "in
+        no separator, decimals, currency, percent or measure ("the 2024 open day", "2025 income", "in
         2019"). ``2,000 members``, ``£2025`` and ``2000 km`` are amounts; a round ``2000 members``
         written without its comma reads as a year too."""
         digits = self.text.split()[0] if self.text else ""

@@ -180,7 +180,7 @@ class QuestionFrame(BaseModel):
     """The question's word for what the answer is counted or measured in ("days", "tonnes"), or ""."""
     anchors: list[TimeAnchor] = Field(default_factory=list)
     """Dates the question states, each with its precision (read by format), years written bare
-    ("the 2024 AGM") among them."""
+    ("the 2024 open day") among them."""
     numbers: list[float] = Field(default_factory=list)
     """Numbers the question states (read by format), e.g. a new case's length or nights; not its years."""
     times: list[str] = Field(default_factory=list)

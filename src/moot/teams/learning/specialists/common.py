@@ -187,7 +187,7 @@ def amounts(ctx: AskContext, *, passages: list[Passage] | None = None, limit: in
     When the question names dates ("by May than by March", "in 2025"), the amounts dated in those
     months or years come first: Python proposes, the model still chooses."""
     found: list[Amount] = []
-    # A year ("the 2024 AGM", "2025 income") is a time, not an amount to add or divide: the
+    # A year ("the 2024 open day", "2025 income") is a time, not an amount to add or divide: the
     # frame holds the question's as anchors, and a passage's dates its sentences.
     for q in find_quantities(ctx.question, anchor=ctx.anchor):
         if q.year is None:
@@ -265,7 +265,7 @@ def finer(a: Day, b: Day) -> bool:
 def within_anchors(found: list[Day], anchors: Sequence[Any]) -> list[Day]:
     """The dates a span can run between, as the question's own dates place them.
 
-    When the question names two or more periods ("between the 2024 AGM and the 2025 one", "from
+    When the question names two or more periods ("between the 2024 open day and the 2025 one", "from
     March to May") and each holds a date of the sources, the span runs between those: only the
     sources' dates within them are listed, and not the question's own year or month, which the
     sources' date says more exactly. With one period named (a span may run past it) the dates in
