@@ -527,7 +527,6 @@ def test_first_wait_returns_at_once_when_work_is_already_pending(board: Postgres
     late.close()
 
 
-
 def test_close_during_a_first_wait_does_not_deadlock(board: PostgresBoard, db_url: str) -> None:
     """A goal that settles while a worker starts its first wait closes that worker's board mid-wait.
 
@@ -536,23 +535,38 @@ def test_close_during_a_first_wait_does_not_deadlock(board: PostgresBoard, db_ur
     on it until its time limit).
     """
     late = PostgresBoard(db_url)
-    inside = threading.Event()
+    inside, closing = threading.Event(), threading.Event()
+    main_lock = late._lock
+
+    class Watched:
+        """The main connection's lock, telling when close() has taken it."""
+
+        def __enter__(self) -> None:
+            main_lock.acquire()
+            if threading.current_thread() is closer:
+                closing.set()
+
+        def __exit__(self, *exc: object) -> None:
+            main_lock.release()
+
     ready = late._connection_ready
 
     def slow_ready() -> None:
         inside.set()  # the waiter now holds the listener's lock ...
-        time.sleep(0.5)  # ... and reaches for the main one only after close() has started
+        closing.wait(2)  # ... and reaches for the main one once close() holds it (never, in the right order)
         ready()
 
+    late._lock = Watched()  # type: ignore[assignment]
     late._connection_ready = slow_ready  # type: ignore[method-assign]
     waiter = threading.Thread(target=late.wait_for_work, args=(0.1,), daemon=True)
+    closer = threading.Thread(target=late.close, daemon=True)
     waiter.start()
     assert inside.wait(60)
-    closer = threading.Thread(target=late.close, daemon=True)
     closer.start()
     closer.join(30)
     waiter.join(30)
     assert not closer.is_alive() and not waiter.is_alive(), "close() and the first wait_for_work deadlocked"
+
 
 # --- agents and stats
 

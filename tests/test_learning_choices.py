@@ -342,3 +342,23 @@ def test_a_change_asked_across_three_reports_is_computed_step_by_step(tmp_path: 
     assert "up 9" in answer.answer and "+13" in answer.answer and "−4" in answer.answer, answer.answer
     assert "The largest change: +13, from 38 members (2024-03-04) to 51 members (2024-09-02)" in answer.answer
     base.close()
+
+
+def test_a_year_the_question_names_is_the_year_a_sentence_names_before_its_reports_date(tmp_path: Path) -> None:
+    base = open_kb(tmp_path / "fair.sqlite3", [
+        ("Orrin Hall yearbook", "2025-01-20", "In 2024 the Orrin Hall fair drew 52 stalls."),
+        ("Orrin Hall notes", "2025-10-06", "The Orrin Hall fair drew 61 stalls."),
+    ])
+    seen: list[str] = []
+
+    def change(request: ModelRequest) -> Any:
+        seen.append(request.messages[-1].content)
+        return {"operation": "change"}
+
+    script = Script({"asks_for": "change", "about": [], "unit": "stalls"}, "More came.", compute=change)
+    answer = ask(base, "How did the number of stalls at the Orrin Hall fair change from 2024 to 2025?", script,
+                 model_name="local:scripted")
+    # the yearbook, published in January 2025, gives 2024's count: it is not a second 2025 figure
+    assert seen and "52 stalls" in seen[0] and "61 stalls" in seen[0], seen
+    assert answer.trace.chosen == "compute" and "It went from 52 stalls" in answer.answer and "up 9" in answer.answer, answer.answer
+    base.close()

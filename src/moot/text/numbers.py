@@ -17,7 +17,7 @@ from pathlib import Path
 
 from text_to_num import text2num
 
-from moot.text.dates import find_dates
+from moot.text.dates import find_dates, is_time_unit
 from moot.text.words import STOPWORDS, stem
 
 _SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12, "bn": 1e9, "m": 1e6, "k": 1e3}
@@ -63,13 +63,14 @@ class Quantity:
     @property
     def year(self) -> int | None:
         """The year this number is, when it is written as one: four digits from 1600 to 2299, with
-        no separator, decimals, currency, percent or measure ("the 2024 open day", "2025 income", "in
-        2019"). ``2,000 members``, ``£2025`` and ``2000 km`` are amounts; a round ``2000 members``
-        written without its comma reads as a year too."""
+        no separator, decimals, currency, percent, measure or unit of time ("the 2024 open day", "2031
+        budget", "in 2019"). ``2,000 members``, ``£2025``, ``2000 km`` and ``1825 days`` are amounts;
+        a round ``2000 members`` written without its comma reads as a year too (a reader of it that
+        knows which unit is asked keeps it: :func:`moot.teams.learning.specialists.common.amounts`)."""
         digits = self.text.split()[0] if self.text else ""
         if not (len(digits) == 4 and digits.isdigit() and 1600 <= self.value <= 2299):
             return None
-        if self.unit == "%" or is_measure(self.unit) or is_money(self.unit):
+        if self.unit == "%" or is_measure(self.unit) or is_money(self.unit) or is_time_unit(self.unit):
             return None
         return int(self.value)
 

@@ -155,18 +155,31 @@ class TimeAnchor(BaseModel):
     """The date; for a month or a year, its first day."""
     precision: Literal["day", "month", "year"] = "day"
 
-    def covers(self, day: date | None) -> bool:
-        """Whether ``day`` falls in this anchor: its year, or its month (a day anchor matches its
-        month, as reports date things by month more often than by day)."""
+    @property
+    def period(self) -> tuple[int, ...]:
+        """What it covers: ``(year,)``, or ``(year, month)`` for a month or a day (reports date things
+        by month more often than by day)."""
+        return (self.day.year,) if self.precision == "year" else (self.day.year, self.day.month)
+
+    def covers(self, day: date | None, precision: str = "day") -> bool:
+        """Whether ``day``, known to ``precision``, falls in this anchor: its year, or its month. A
+        year alone ("in 2024", kept as its 1 January) is in no month."""
         if day is None:
             return False
         if self.precision == "year":
             return day.year == self.day.year
-        return (day.year, day.month) == (self.day.year, self.day.month)
+        return precision != "year" and (day.year, day.month) == self.period
 
     def shown(self) -> str:
         return str(self.day.year) if self.precision == "year" else (
             self.day.strftime("%Y-%m") if self.precision == "month" else self.day.isoformat())
+
+
+def periods(anchors: list[TimeAnchor]) -> list[TimeAnchor]:
+    """The question's anchors, one per month, year or day they name; a year the question also names a
+    month or day of is left out (the month says more)."""
+    by_period = {(*a.period, *((a.day.day,) if a.precision == "day" else ())): a for a in anchors}
+    return [a for p, a in by_period.items() if not (len(p) == 1 and any(q[0] == p[0] for q in by_period if len(q) > 1))]
 
 
 class QuestionFrame(BaseModel):
@@ -271,5 +284,5 @@ async def read_frame(run: Run, model: Model, question: str, *, anchor: date | No
                          **by_format(question, anchor=anchor))
 
 
-__all__ = ["COMPUTED_KINDS", "amount_asked", "kind_options", "KINDS", "Kind", "QuestionFrame", "TimeAnchor", "by_format", "fallback_frame", "frame_schema",
+__all__ = ["COMPUTED_KINDS", "amount_asked", "kind_options", "KINDS", "Kind", "QuestionFrame", "TimeAnchor", "by_format", "periods", "fallback_frame", "frame_schema",
            "question_options", "read_frame"]

@@ -14,7 +14,7 @@ from moot.models.base import ModelSettings
 from moot.runtime import SubAgent, load_prompt
 from moot.runtime.budget import runs_locally
 from moot.teams.learning.ask.drafts import AskContext
-from moot.teams.learning.ask.frame import CHOICE_TOKENS
+from moot.teams.learning.ask.frame import CHOICE_TOKENS, periods
 from moot.teams.learning.ask.recall import Passage
 from moot.text import phrases
 from moot.text.dates import find_dates
@@ -130,6 +130,17 @@ class Amount:
     """What the amount is dated: the date its sentence gives, else its source's date."""
     day_stated: bool = False
     """Whether its sentence itself states the day of ``when`` (not only a month, or its source's date)."""
+    year_stated: int | None = None
+    """The one year its sentence names ("In 2024 the fair drew 52 stalls", "this year"), if it names one."""
+
+    def in_period(self, anchor: Any) -> bool:
+        """Whether the question's ``anchor`` (a :class:`~moot.teams.learning.ask.frame.TimeAnchor`)
+        dates this amount: for a year, the year its sentence names, else the year it is dated; for a
+        month or day, the month it is dated."""
+        if anchor.precision == "year":
+            year = self.year_stated or (self.when.year if self.when else None)
+            return year == anchor.day.year
+        return bool(anchor.covers(self.when))
 
     def render(self) -> str:
         origin = "the question" if self.where == "question" else self.source
@@ -187,20 +198,27 @@ def amounts(ctx: AskContext, *, passages: list[Passage] | None = None, limit: in
     When the question names dates ("by May than by March", "in 2025"), the amounts dated in those
     months or years come first: Python proposes, the model still chooses."""
     found: list[Amount] = []
-    # A year ("the 2024 open day", "2025 income") is a time, not an amount to add or divide: the
-    # frame holds the question's as anchors, and a passage's dates its sentences.
+    # A year ("the 2024 open day", "2031 budget") is a time, not an amount to add or divide: the
+    # frame holds the question's as anchors, and a passage's dates its sentences. A figure that
+    # only looks like one ("2000 members") stays when its unit is the one asked.
+    asked = ctx.frame.unit if ctx.frame is not None else ""
+    amount = lambda q: q.year is None or bool(asked and same_unit(q.unit, asked))  # noqa: E731
     for q in find_quantities(ctx.question, anchor=ctx.anchor):
-        if q.year is None:
+        if amount(q):
             found.append(Amount("", q.value, q.unit, q.text, "question", sentence=ctx.question))
     listed: list[Amount] = []
     for p in passages if passages is not None else ranked_passages(ctx):
         when, stated = dated_as(p.text, p.published)
-        for q in find_quantities(p.text, anchor=_anchor(p.published)):
-            if q.year is None:
-                listed.append(Amount("", q.value, q.unit, q.text, p.id, p.source, p.published, p.text, when, stated))
+        quantities = find_quantities(p.text, anchor=_anchor(p.published))
+        years = {m.day.year for m in find_dates(p.text, anchor=_anchor(p.published)) if m.precision == "year"}
+        years |= {q.year for q in quantities if q.year is not None and not amount(q)}
+        year = next(iter(years)) if len(years) == 1 else None
+        for q in quantities:
+            if amount(q):
+                listed.append(Amount("", q.value, q.unit, q.text, p.id, p.source, p.published, p.text, when, stated, year))
     anchors = ctx.frame.anchors if ctx.frame is not None else []
     if anchors:
-        listed.sort(key=lambda a: not any(anchor.covers(a.when) for anchor in anchors))
+        listed.sort(key=lambda a: not any(a.in_period(anchor) for anchor in anchors))
     return [replace(a, id=f"q{i + 1}") for i, a in enumerate([*found, *listed][:limit])]
 
 
@@ -270,12 +288,12 @@ def within_anchors(found: list[Day], anchors: Sequence[Any]) -> list[Day]:
     sources' dates within them are listed, and not the question's own year or month, which the
     sources' date says more exactly. With one period named (a span may run past it) the dates in
     it come first. Otherwise the list as found."""
-    periods = {(a.precision, a.day.year, a.day.month if a.precision != "year" else 0): a for a in anchors}
-    if not periods:
+    named = periods(list(anchors))
+    if not named:
         return found
     evidence = [d for d in found if d.where != "question"]
-    inside = [d for d in evidence if any(a.covers(d.day) for a in periods.values())]
-    if len(periods) >= 2 and all(any(a.covers(d.day) for d in inside) for a in periods.values()):
+    inside = [d for d in evidence if any(a.covers(d.day, d.precision) for a in named)]
+    if len(named) >= 2 and all(any(a.covers(d.day, d.precision) for d in inside) for a in named):
         # A bare year or month ("this year", "in March") beside a day within it says less than the day.
         exact = [d for d in inside if not any(finer(o, d) for o in inside)]
         return [*(d for d in found if d.where == "question" and d.precision == "day"), *exact]

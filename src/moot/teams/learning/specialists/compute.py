@@ -12,10 +12,11 @@ and the evidence holds amounts.
 from __future__ import annotations
 
 import itertools
+from datetime import date
 from typing import Literal
 
 from moot.teams.learning.ask.drafts import AskContext, Draft
-from moot.teams.learning.ask.frame import QuestionFrame, TimeAnchor
+from moot.teams.learning.ask.frame import QuestionFrame, TimeAnchor, periods
 from moot.teams.learning.ask.recall import Recall
 from moot.teams.learning.specialists.common import Amount, amounts, choose, choose_listed, fmt, of_unit, same_unit
 from moot.text.names import names_in
@@ -121,21 +122,21 @@ def by_asked_dates(listed: list[Amount], anchors: list[TimeAnchor]) -> list[Amou
     one listed amount, all of one unit: those amounts, oldest first. An amount whose sentence states
     the asked day itself is taken before others of its month; a year takes the amounts dated in it.
     Otherwise nothing (the model chooses)."""
-    periods = list({(a.precision, a.day.year, a.day.month if a.precision != "year" else 0): a for a in anchors}.values())
-    if len(periods) < 2:
+    named = periods(anchors)
+    if len(named) < 2:
         return []
     picked: list[Amount] = []
-    evidence = [a for a in listed if a.where != "question" and a.when is not None]
-    for anchor in periods:
+    evidence = [a for a in listed if a.where != "question" and (a.when is not None or a.year_stated)]
+    for anchor in named:
         matching = [a for a in evidence if anchor.precision == "day" and a.day_stated and a.when == anchor.day]
         if not matching:
-            matching = [a for a in evidence if anchor.covers(a.when)]
+            matching = [a for a in evidence if a.in_period(anchor)]
         if len({a.value for a in matching}) != 1:
             return []
         picked.append(matching[0])
     if not all(same_unit(a.unit, picked[0].unit) for a in picked) or len({id(a) for a in picked}) < len(picked):
         return []
-    return sorted(picked, key=lambda a: a.when)  # type: ignore[arg-type, return-value]
+    return sorted(picked, key=lambda a: (a.year_stated or (a.when.year if a.when else 0), a.when or date.min))
 
 
 class Compute:
