@@ -406,25 +406,6 @@ def test_the_plain_draft_does_not_wait_for_the_frame(kb: KnowledgeBase) -> None:
     assert answer.trace.frame["decided_by"] == "model" and answer.answer == "The Ashby Pier has 40 berths."
 
 
-def test_on_a_local_model_the_plain_draft_is_written_alone_before_the_frame(kb: KnowledgeBase) -> None:
-    # Asked beside the frame, the engine batches the two requests, and the greedy draft can come
-    # out as another text than single mode's for the same prompt: on this machine it goes first.
-    events: list[str] = []
-    router = Router()
-
-    async def model(request: ModelRequest) -> Any:
-        events.append(f"start {request.agent}")
-        await asyncio.sleep(0.05)  # long enough for a concurrent request to start meanwhile
-        answer = await router(request)
-        events.append(f"end {request.agent}")
-        return answer
-
-    answer = LearningTeam(kb, model=FunctionModel(model, name="local:scripted"), store=False, budget="deep").ask_sync(
-        "How many berths does the Ashby Pier have?", mode="multi")
-    assert events[:3] == ["start single", "end single", "start frame"], events
-    assert answer.trace.frame["decided_by"] == "model" and answer.answer == "The Ashby Pier has 40 berths."
-
-
 def test_a_chosen_sentence_never_replaces_a_grounded_plain_draft(kb: KnowledgeBase) -> None:
     # the model chooses a neighbour of the sentence that answers; the plain draft had it right
     def neighbour(request: ModelRequest) -> Any:

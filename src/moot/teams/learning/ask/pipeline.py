@@ -5,8 +5,7 @@ recall (Python) ─┬─▶ plain draft (model) ──────────�
                  └─▶ frame (model, schema) ─▶ specialists whose precondition holds ─┴─▶ check ─▶ select ─▶ Answer
 ```
 
-The plain draft needs no frame, so it runs beside the frame's reading (on a model on this machine
-it is written first, alone, so that it is single mode's draft); the specialists wait for
+The plain draft needs no frame, so it runs beside the frame's reading; the specialists wait for
 the frame and run side by side. A specialist that stands by (``stands_by``) is asked only after
 the check, when no draft passed it, and then its draft is checked too.
 
@@ -29,7 +28,6 @@ from moot.errors import MootError
 from moot.memory import KnowledgeBase
 from moot.models.base import Model
 from moot.runtime import Budget, BudgetTracker, EventBus, Run, RunStore
-from moot.runtime.budget import runs_locally
 from moot.teams.learning.answer import Answer, AnswerTrace, FactUsed, SubAgentStep
 from moot.teams.learning.ask.checker import Evidence, check
 from moot.teams.learning.ask.drafts import AskContext, Draft, Resolution, Specialist, Verdict
@@ -104,13 +102,6 @@ async def answer_question(kb: KnowledgeBase, question: str, *, model: Model, mod
             ctx = AskContext(question=question, frame=unread, recall=recalled, run=run, model_for=model_for, anchor=anchor)
             plain = asyncio.ensure_future(PLAIN.draft(ctx))
             try:
-                if mode in ("auto", "multi") and runs_locally(model_for("single")):
-                    # On a model on this machine the plain draft is written alone first: asked beside
-                    # the frame, the engine batches the two, and its batched arithmetic turned one
-                    # greedy draft in five into another text than single mode's for the same prompt
-                    # (docs/eval.md). Alone, multi's plain draft is single's answer, and what multi
-                    # changes is the specialists' doing.
-                    await asyncio.wait({plain})
                 if mode in ("auto", "multi"):
                     phase("frame")
                     frame = await read_frame(run, model_for("frame"), question, anchor=anchor)
