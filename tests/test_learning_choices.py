@@ -321,7 +321,7 @@ def test_a_year_the_question_names_picks_the_amount_dated_in_it_not_its_january(
     script = Script({"asks_for": "change", "about": [], "unit": "stalls"}, "More came.", compute=change)
     answer = ask(base, "How did the number of stalls at the Orrin Hall open day change from 2024 to 2025?", script,
                  model_name="local:scripted")
-    # each named year holds one count: Python lists those two, and no year is offered as an amount
+    # each named year holds one count: the code lists those two, and no year is offered as an amount
     assert seen and "52 stalls" in seen[0] and "61 stalls" in seen[0] and "Forty" not in seen[0], seen
     assert [line.split(":")[0] for line in seen[0].splitlines() if line[:1] == "q"] == ["q1", "q2"], seen[0]
     assert answer.trace.chosen == "compute" and "up 9" in answer.answer, answer.answer
@@ -337,7 +337,7 @@ def test_a_change_asked_across_three_reports_is_computed_step_by_step(tmp_path: 
     script = Script({"asks_for": "change", "about": [], "unit": "members"}, "The club has 47 members.")
     answer = ask(base, "How did the number of members of the Tarn Rowing Club change from one report to the next?", script,
                  model_name="local:scripted")
-    # Python works out each step; the plain draft's latest figure stands, and the steps follow it
+    # the code works out each step; the plain draft's latest figure stands, and the steps follow it
     assert answer.answer.startswith("The club has 47 members."), answer.answer
     assert "up 9" in answer.answer and "+13" in answer.answer and "−4" in answer.answer, answer.answer
     assert "The largest change: +13, from 38 members (2024-03-04) to 51 members (2024-09-02)" in answer.answer

@@ -203,11 +203,6 @@ class QuestionFrame(BaseModel):
     note: str = ""
 
     @property
-    def dates(self) -> list[date]:
-        """The anchors' dates."""
-        return [a.day for a in self.anchors]
-
-    @property
     def computed(self) -> bool:
         """Whether the answer is worked out from figures rather than read off one sentence."""
         return self.kind in COMPUTED_KINDS

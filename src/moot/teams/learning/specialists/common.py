@@ -180,11 +180,11 @@ def ranked_passages(ctx: AskContext, limit: int = 10) -> list[Passage]:
     return sorted((p for p in ctx.recall.passages if p.score > 0), key=lambda p: -p.score)[:limit]
 
 
-def dated_as(text: str, published: str | None) -> tuple[date | None, bool]:
-    """What a sentence is dated — its latest full date not after its source's, else a month it
-    names, else its source's date — and whether the sentence states that day itself."""
+def dated_as(mentions: Sequence[Any], published: str | None) -> tuple[date | None, bool]:
+    """What a sentence is dated, from the dates it writes (``find_dates`` against its source's date)
+    — its latest full date not after its source's, else a month it names, else its source's date —
+    and whether the sentence states that day itself."""
     anchor = _anchor(published)
-    mentions = find_dates(text, anchor=anchor)
     full = [m.day for m in mentions if m.precision == "day" and (anchor is None or m.day <= anchor)]
     if full:
         return max(full), True
@@ -196,7 +196,7 @@ def amounts(ctx: AskContext, *, passages: list[Passage] | None = None, limit: in
     """The question's numbers, then those of the best-matching passages, each with an id ``q1`` ….
 
     When the question names dates ("by May than by March", "in 2025"), the amounts dated in those
-    months or years come first: Python proposes, the model still chooses."""
+    months or years come first: the code proposes, the model still chooses."""
     found: list[Amount] = []
     # A year ("the 2024 open day", "2031 budget") is a time, not an amount to add or divide: the
     # frame holds the question's as anchors, and a passage's dates its sentences. A figure that
@@ -208,9 +208,10 @@ def amounts(ctx: AskContext, *, passages: list[Passage] | None = None, limit: in
             found.append(Amount("", q.value, q.unit, q.text, "question", sentence=ctx.question))
     listed: list[Amount] = []
     for p in passages if passages is not None else ranked_passages(ctx):
-        when, stated = dated_as(p.text, p.published)
+        mentions = find_dates(p.text, anchor=_anchor(p.published))
+        when, stated = dated_as(mentions, p.published)
         quantities = find_quantities(p.text, anchor=_anchor(p.published))
-        years = {m.day.year for m in find_dates(p.text, anchor=_anchor(p.published)) if m.precision == "year"}
+        years = {m.day.year for m in mentions if m.precision == "year"}
         years |= {q.year for q in quantities if q.year is not None and not amount(q)}
         year = next(iter(years)) if len(years) == 1 else None
         for q in quantities:
@@ -272,10 +273,13 @@ def days(ctx: AskContext, *, limit: int = MAX_OPTIONS) -> list[Day]:
     return [replace(d, id=f"d{i + 1}") for i, d in enumerate(within_anchors(found, ctx.frame.anchors if ctx.frame else []))][:limit]
 
 
+PRECISION = {"day": 0, "month": 1, "year": 2}
+"""How coarse a date's precision is."""
+
+
 def finer(a: Day, b: Day) -> bool:
     """Whether ``a`` is a more exact date within ``b``'s month or year (11 March 2025 within "March")."""
-    rank = {"day": 0, "month": 1, "year": 2}
-    if rank.get(a.precision, 0) >= rank.get(b.precision, 0):
+    if PRECISION.get(a.precision, 0) >= PRECISION.get(b.precision, 0):
         return False
     return a.day.year == b.day.year and (b.precision == "year" or a.day.month == b.day.month)
 
@@ -323,4 +327,4 @@ def fmt(value: float) -> str:
     return f"{value:,.2f}".rstrip("0").rstrip(".")
 
 
-__all__ = ["Amount", "Day", "Listing", "amounts", "choose", "choose_listed", "dateline", "tagger_ready", "days", "finer", "fmt", "of_unit", "within_anchors", "ranked_passages", "same_unit"]
+__all__ = ["Amount", "Day", "Listing", "PRECISION", "amounts", "choose", "choose_listed", "dateline", "tagger_ready", "days", "finer", "fmt", "of_unit", "within_anchors", "ranked_passages", "same_unit"]

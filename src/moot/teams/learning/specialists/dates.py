@@ -20,11 +20,9 @@ from typing import Literal
 from moot.teams.learning.ask.drafts import AskContext, Draft
 from moot.teams.learning.ask.frame import QuestionFrame
 from moot.teams.learning.ask.recall import Recall
-from moot.teams.learning.specialists.common import choose_listed, days, fmt, tagger_ready
+from moot.teams.learning.specialists.common import PRECISION, choose_listed, days, fmt, tagger_ready
 
 Unit = Literal["days", "weeks", "months", "years"]
-PRECISION = {"day": 0, "month": 1, "year": 2}
-"""How coarse a date's precision is."""
 FINEST = {"days": 0, "weeks": 0, "months": 1, "years": 2}
 """The coarsest date precision each unit can be counted from (in :data:`PRECISION`'s ranks)."""
 
