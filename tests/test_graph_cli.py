@@ -32,6 +32,8 @@ def http_answer(script: GraphScript):  # type: ignore[no-untyped-def]
     """The script behind an OpenAI-compatible server: the schema name picks the agent."""
 
     def answer(body: dict[str, Any]) -> str:
+        if "response_format" not in body:  # a plain question: answered as a server that ignores logprobs
+            return "yes"
         fmt = body["response_format"]["json_schema"]
         request = SimpleNamespace(output=SimpleNamespace(name=fmt["name"], json_schema=fmt["schema"]),
                                   messages=[SimpleNamespace(content=m["content"]) for m in body["messages"]])

@@ -11,7 +11,7 @@ import pytest
 
 from moot.errors import MootError
 from moot.runtime import EventBus, RunStore
-from moot.teams.graph import GraphConfig, GraphTeam, PlaceholderNode
+from moot.teams.graph import DEFAULT, GraphConfig, GraphTeam, PlaceholderNode
 from moot.teams.graph.evidence import normalise
 from test_graph_support import MILL, RIVER, GraphScript, make_sources, model_for
 
@@ -21,7 +21,7 @@ BODY = normalise(MILL.split("---", 2)[2] + " " + RIVER)
 
 def team_for(tmp_path: Path, script: GraphScript, **config: object) -> GraphTeam:
     return GraphTeam(make_sources(tmp_path / "src"), model=model_for(script), store=RunStore(tmp_path / "runs.db"),
-                     config=GraphConfig(**config))  # type: ignore[arg-type]
+                     config=GraphConfig(**{"vocabulary": DEFAULT.listed(), **config}))  # type: ignore[arg-type]
 
 
 def test_a_run_draws_what_the_text_relates_and_answers_with_a_quoted_path(tmp_path: Path) -> None:
@@ -71,7 +71,7 @@ def test_pairs_are_judged_in_batches_so_calls_do_not_grow_with_pairs(tmp_path: P
     (tmp_path / "trees.md").write_text(f"{', '.join(names[:-1])} and {names[-1]} grow by the Tarn lake.\n")
     script = GraphScript(types={n: "organism" for n in names}, links=set())
     team = GraphTeam([tmp_path / "trees.md"], model=model_for(script),
-                     config=GraphConfig(iterations=3, pairs_per_call=4, link_calls_per_iteration=2, quantify=False,
+                     config=GraphConfig(vocabulary=DEFAULT.listed(), iterations=3, pairs_per_call=4, link_calls_per_iteration=2, quantify=False,
                                         challenge=False, hypotheses=False))
     result = team.ask_sync("Which trees grow by the Tarn lake?")
     assert script.calls["LinkChoices"] == 6 and len(script.seen_pairs) == 24  # 3 iterations × 2 calls × 4 pairs
@@ -96,7 +96,7 @@ def test_a_hedged_sentence_gives_a_low_confidence_edge_by_rule(tmp_path: Path) -
     script = GraphScript(types={"Runoff": "substance", "Delmar plant": "facility", "algae bloom": "organism",
                                 "Lake Tovik": "place", "perch": "organism"},
                          links={"Runoff causes algae bloom", "algae bloom decreases perch"}, skeptic_supports=True)
-    result = GraphTeam([tmp_path / "bloom.md"], model=model_for(script), config=GraphConfig(iterations=1)).ask_sync(
+    result = GraphTeam([tmp_path / "bloom.md"], model=model_for(script), config=GraphConfig(vocabulary=DEFAULT.listed(), iterations=1)).ask_sync(
         "How does runoff affect perch?")
     s = result.scaffold
     hedged = s.edges["e_runoff_causes_algae_bloom"]
@@ -114,7 +114,7 @@ def test_a_source_that_is_only_front_matter(tmp_path: Path) -> None:
     assert err.value.fix
     # beside a source with a body it is read as metadata: its title and publisher never become nodes
     script = GraphScript()
-    team = GraphTeam([only, *make_sources(tmp_path / "src")], model=model_for(script), config=GraphConfig(iterations=1))
+    team = GraphTeam([only, *make_sources(tmp_path / "src")], model=model_for(script), config=GraphConfig(vocabulary=DEFAULT.listed(), iterations=1))
     result = team.ask_sync(QUESTION)
     assert [d["name"] for d in result.scaffold.documents] == ["only.md", "mill.md", "river.md"]
     assert result.scaffold.documents[0]["sentences"] == 0 and result.sources == ["mill.md", "river.md"]
@@ -190,7 +190,7 @@ def test_a_reply_that_breaks_the_schema_fails_its_step_and_the_loop_goes_on(tmp_
     (tmp_path / "big.md").write_text(MILL.split("---", 2)[2] + "\n" + " ".join(f"Sentence {i} is filler." for i in range(60)))
     script = GraphScript(bad_mapper=2)  # the reply and its one retry
     team = GraphTeam([tmp_path / "big.md"], model=model_for(script), store=RunStore(tmp_path / "runs.db"),
-                     config=GraphConfig(iterations=2, hypotheses=False))
+                     config=GraphConfig(vocabulary=DEFAULT.listed(), iterations=2, hypotheses=False))
     result = team.ask_sync(QUESTION)
     assert result.iterations[0].failed_steps and "mapper-1-1" in result.iterations[0].failed_steps[0]
     assert result.status == "completed" and result.iterations[0].edges == 0
@@ -222,7 +222,7 @@ def test_a_knowledge_base_is_a_source_too(tmp_path: Path) -> None:
     with KnowledgeBase.open(tmp_path / "kb.sqlite3") as kb:
         kb.add_episode(MILL, source="mill report")
     script = GraphScript()
-    team = GraphTeam(kb=tmp_path / "kb.sqlite3", model=model_for(script), config=GraphConfig(iterations=1, hypotheses=False))
+    team = GraphTeam(kb=tmp_path / "kb.sqlite3", model=model_for(script), config=GraphConfig(vocabulary=DEFAULT.listed(), iterations=1, hypotheses=False))
     result = team.ask_sync(QUESTION)
     assert result.sources == ["mill report"] and result.scaffold.documents[0]["publisher"] == "Varn Valley Courier"
     assert {e.source for n in result.scaffold.entities() for e in n.evidence} == {"mill report"}

@@ -3,11 +3,23 @@ test_graph_family.py)."""
 
 from __future__ import annotations
 
+import math
+import re
+from dataclasses import replace
+
+import pytest
+
+from moot.models import UNLISTED_LOGPROB
 from moot.teams.graph import DEFAULT, FAMILY
 from moot.teams.graph.plain import (
+    answer_odds,
+    how_task,
     is_name,
     kind_task,
+    link_tasks,
+    pick_how,
     pick_kind,
+    pick_links,
     pick_relation,
     relation_questions,
     relation_task,
@@ -15,8 +27,43 @@ from moot.teams.graph.plain import (
 )
 
 
-def test_only_a_vocabulary_whose_every_choice_is_a_question_asks_plainly() -> None:
-    assert FAMILY.asks_plainly and not DEFAULT.asks_plainly
+def test_a_vocabulary_asks_plainly_when_its_choices_are_questions_and_a_long_one_in_two_steps() -> None:
+    assert FAMILY.asks_plainly and not FAMILY.asks_in_two_steps  # three relations: each asked about each pair
+    assert DEFAULT.asks_plainly and DEFAULT.asks_in_two_steps  # fifteen: linked or not, then which
+    assert not DEFAULT.listed().asks_plainly and not FAMILY.listed().asks_plainly
+    broken = replace(DEFAULT, link_relation="nothing of the vocabulary")
+    assert not broken.asks_in_two_steps and not broken.asks_plainly  # no fallback relation: never half asked
+
+
+def test_a_one_word_answer_counts_the_tokens_that_begin_it() -> None:
+    odds = {"fac": -0.7, "facility": -1.2, "place": -1.0, "a": -0.5, "organ": -3.0}
+    scored = answer_odds(odds, ["facility", "place", "substance", "organism"])
+    assert scored["facility"] == pytest.approx(math.log(math.exp(-0.7) + math.exp(-1.2)))
+    assert scored["place"] == -1.0 and scored["organism"] == -3.0
+    assert scored["substance"] == UNLISTED_LOGPROB  # "a" begins it, but one letter begins too much
+    assert pick_kind(DEFAULT, odds) == "facility"
+    assert pick_kind(DEFAULT, {"the": -0.1}) is None
+
+
+def test_each_thing_a_text_names_is_linked_to_what_it_most_plainly_affects() -> None:
+    # pair 1: mill-river, pair 2: mill-lake, pair 3: river-lake; each asked both ways round
+    margins = [(1, "mill", "river", 0.4), (1, "river", "mill", -0.2), (2, "mill", "lake", 1.1), (2, "lake", "mill", 0.9),
+               (3, "river", "lake", 0.3), (3, "lake", "river", -0.5)]
+    assert pick_links(margins) == [(2, "mill", "lake"), (3, "river", "lake")]
+    # the lake leans yes most clearly to the mill too, but that pair is drawn once, the clearer way
+    assert pick_links([(1, "a", "b", -0.1), (1, "b", "a", -0.3)]) == []  # every answer leans no: no link
+    assert pick_links([]) == []
+
+
+def test_a_link_drawn_is_the_relation_whose_word_is_likeliest_else_the_fallback() -> None:
+    assert pick_how(DEFAULT, {"uses": -0.4, "causes": -1.0}) == "uses"
+    assert pick_how(DEFAULT, {"loc": -0.3, "causes": -2.0}) == "located_in"
+    assert pick_how(DEFAULT, {"the": -0.1}) == "related_to"
+    forth, back = link_tasks(DEFAULT, "The mill draws water from the river.", "Ostby mill", "Varn river")
+    assert forth.endswith("does Ostby mill affect Varn river? Answer yes or no.")
+    assert back.endswith("does Varn river affect Ostby mill? Answer yes or no.")
+    how = how_task(DEFAULT, "The mill draws water from the river.", "Ostby mill", "Varn river")
+    assert "links Ostby mill to Varn river: causes, increases, decreases," in how and how.endswith("Answer with one word.")
 
 
 def test_an_asymmetric_relation_is_asked_both_ways_round_and_a_symmetric_one_once() -> None:
@@ -62,3 +109,116 @@ def test_asked_plainly_the_focus_is_the_questions_names_in_its_order_those_the_s
     assert question_focus("How is Lisa related to Jacob?", FAMILY, named) == ("Lisa", "Jacob")
     assert question_focus("Who is Ana?", FAMILY, set()) == ("Ana", "")
     assert question_focus("what about the child?", FAMILY, named) is None
+
+
+def reader(*, says_no: bool = False):  # type: ignore[no-untyped-def]
+    """A model with a reader's odds for the default vocabulary's plain questions (the test reads its
+    own questions); every other agent is the scripted one, routed by its output schema."""
+    from moot.models import ModelResponse
+    from moot.models.testing import FunctionModel
+    from test_graph_support import LINKS, TYPES, GraphScript
+
+    script = GraphScript()
+    asked: list[str] = []
+    relation = {(s.split(f" {w} ")[0], s.split(f" {w} ")[1]): w for s in LINKS for w in ("uses", "produces", "decreases", "supplies")
+                if f" {w} " in s}
+
+    async def reply(request):  # type: ignore[no-untyped-def]
+        if not request.settings.top_logprobs:
+            return await script(request)
+        question = str(request.messages[-1].content).split("\n")[-1]
+        asked.append(question)
+        if m := re.search(r'What is "(.+?)" in this text', question):
+            kind = TYPES.get(m[1], "")
+            return ModelResponse(text="x", top_logprobs={kind.split()[0]: -0.2, "the": -2.0} if kind and " " not in kind else {"the": -0.1})
+        if m := re.search(r"does (.+?) affect (.+?)\? Answer yes or no", question):
+            yes = (m[1], m[2]) in relation and not says_no
+            return ModelResponse(text="yes" if yes else "no", top_logprobs={"yes": -0.2, "no": -1.8} if yes else {"yes": -1.6, "no": -0.3})
+        m = re.search(r"links (.+?) to (.+?): ", question)
+        assert m, question
+        return ModelResponse(text="x", top_logprobs={relation.get((m[1], m[2]), "the"): -0.2})
+
+    return FunctionModel(reply), script, asked
+
+
+def run_plainly(tmp_path, model, question: str = "How does the Ostby mill affect Lake Mira?"):  # type: ignore[no-untyped-def]
+    from moot.teams.graph import GraphConfig, GraphTeam
+    from test_graph_support import make_sources
+
+    config = GraphConfig(iterations=2, hypotheses=False, max_calls=200)
+    return GraphTeam(make_sources(tmp_path / "src"), model=model, config=config).ask_sync(question)
+
+
+def test_a_run_asked_in_two_steps_draws_the_links_the_odds_show_with_the_relation_named(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    model, script, asked = reader()
+    result = run_plainly(tmp_path, model)
+    s = result.scaffold
+    drawn = {(s.label_of(e.source), e.type, s.label_of(e.target)) for e in s.edges.values() if not e.provisional}
+    assert ("Ostby mill", "uses", "Varn river") in drawn and ("Varn river", "supplies", "Lake Mira") in drawn
+    assert ("Ostby mill", "produces", "waste") in drawn
+    assert all(f"{a} {r} {b}".replace("_", " ") in LINKS_READ for a, r, b in drawn)
+    assert not {"EntityChoices", "LinkChoices"} & set(script.calls)  # no listed choice was asked
+    assert any("does Varn river affect Ostby mill?" in q for q in asked)  # each pair both ways round
+    hows = [q for q in asked if q.startswith("Which word says how")]
+    assert len(hows) == len(drawn)  # the relation is asked only for a link drawn
+    assert result.scaffold.path  # the mill reaches the lake by quoted hops
+    for e in s.edges.values():
+        if not e.provisional:
+            assert all(x.quote and x.quote in (MILL_BODY + RIVER_BODY) for x in e.evidence)
+
+
+def test_a_model_that_says_no_to_every_pair_draws_no_edge_from_the_text(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    model, script, asked = reader(says_no=True)
+    result = run_plainly(tmp_path, model)
+    assert not [e for e in result.scaffold.edges.values() if not e.provisional]
+    assert not any(q.startswith("Which word says how") for q in asked)
+    assert any("does Ostby mill affect Varn river?" in q for q in asked)
+
+
+def _bodies() -> tuple[str, str, set[str]]:
+    from moot.text import read_front_matter
+    from test_graph_support import LINKS, MILL, RIVER
+
+    return " ".join(read_front_matter(MILL).body.split()), " ".join(RIVER.split()), set(LINKS)
+
+
+MILL_BODY, RIVER_BODY, LINKS_READ = _bodies()
+
+
+def test_a_path_is_read_from_cause_to_effect_whichever_end_the_question_names_first(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    model, _, _ = reader()
+    result = run_plainly(tmp_path, model, "What did Lake Mira lose, and how is the Ostby mill linked to it?")
+    s = result.scaffold
+    assert s.label_of(s.subject) == "Ostby mill" and s.label_of(s.object) == "Lake Mira"
+    assert s.path and all(hop.forward for hop in s.path)
+
+
+def test_a_question_phrase_is_named_by_the_sources_in_another_word_order() -> None:
+    from moot.teams.graph.plain import question_focus
+    from moot.teams.graph.scaffold import label_key
+
+    named = {label_key(x): x for x in ("paper mill at Ostby", "Lake Mira")}
+    question = "What did Lake Mira lose, and how is the Ostby mill linked to it?"
+    assert question_focus(question, DEFAULT, named) == ("Lake Mira", "Ostby mill")
+    assert question_focus(question, DEFAULT, {label_key("Lake Mira")}) == ("Lake Mira", "")  # keys alone: exact
+
+
+def test_the_answer_path_runs_through_stated_links_before_any_placeholder() -> None:
+    from moot.teams.graph.paths import answer_path, find_path
+    from moot.teams.graph.scaffold import Evidence, Scaffold
+
+    s = Scaffold()
+    chain = ["plant", "runoff", "nitrate", "algae", "oxygen", "mussels"]
+    ids = {label: s.add_entity(label)[0].id for label in chain}
+    for a, b in zip(chain, chain[1:]):
+        edge, _ = s.add_edge(ids[a], ids[b], "causes", evidence=[Evidence(source="a.md", quote=f"{a} feeds {b}.")],
+                             provisional=False)
+        edge.strength = 0.4
+    gap, _ = s.add_gap("Nobody knows why the mussels died.", [ids["plant"], ids["mussels"]])
+    s.add_placeholder(gap, "unknown factor")  # a two-hop guess beside the five weak stated hops
+    guessed = find_path(s, ids["plant"], ids["mussels"])
+    assert any(hop.provisional for hop in guessed)  # cheaper by cost alone
+    stated = answer_path(s, ids["plant"], ids["mussels"])
+    assert [hop.target for hop in stated] == [ids[x] for x in chain[1:]] and not any(h.provisional for h in stated)
+    del s.edges[next(e for e in s.edges if s.edges[e].source == ids["algae"])]
+    assert any(hop.provisional for hop in answer_path(s, ids["plant"], ids["mussels"]))  # no stated chain: the guess

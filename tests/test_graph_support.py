@@ -94,6 +94,10 @@ class GraphScript:
         self.seen_pairs: list[list[str]] = []
 
     async def __call__(self, request: ModelRequest) -> Any:
+        if request.output is None and request.settings.top_logprobs:
+            # a plain question: answered as a model that gives no odds, so the run goes the listed way
+            self.calls["plain"] = self.calls.get("plain", 0) + 1
+            return "yes"
         assert request.output is not None, "every graph agent answers under a schema"
         name, schema = request.output.name, request.output.json_schema
         self.calls[name] = self.calls.get(name, 0) + 1

@@ -44,7 +44,7 @@ from moot.teams.graph.checks import (
 )
 from moot.teams.graph.evidence import Sentence, SourceIndex
 from moot.teams.graph.lifecycle import Lifecycle
-from moot.teams.graph.paths import component_of, find_path
+from moot.teams.graph.paths import answer_path, component_of
 from moot.teams.graph.quantify import requantify
 from moot.teams.graph.result import GraphResult, IterationRecord
 from moot.teams.graph.scaffold import Gap, GraphAnswer, GraphQuestion, Measure, Scaffold, ScaffoldMeta, label_key, label_tokens
@@ -304,14 +304,15 @@ class Loop:
         size = self.cfg.candidates_per_call
         model = self.team.model_for("mapper")
         if self.plain:
+            limit = (self.cfg.plain_questions_per_iteration if self.vocabulary.asks_in_two_steps
+                     else size * self.cfg.choice_calls_per_iteration)
             try:
-                await plain.sort_plainly(self.rec, model, self.entities, todo, self.read, it,
-                                         size * self.cfg.choice_calls_per_iteration)
+                await plain.sort_plainly(self.rec, model, self.entities, todo, self.read, it, limit)
             except plain.NoOdds:
                 self.plain = False
                 todo = [c for c in todo if c.key not in self.entities.decided]
             else:
-                self.focus = self.focus or plain.question_focus(self.question, self.vocabulary, set(self.candidates))
+                self.focus = self.focus or plain.question_focus(self.question, self.vocabulary, {k: c.label for k, c in self.candidates.items()})
                 return
         batches = [todo[i:i + size] for i in range(0, len(todo), size)][: self.cfg.choice_calls_per_iteration]
         jobs = [self.rec.step(f"mapper-{it}-{k}", ag.mapper_agent(model, [c.label for c in batch], self.vocabulary, self.team.tools),
@@ -415,8 +416,12 @@ class Loop:
         model = self.team.model_for("mapper")
         if self.plain:
             try:
-                added, judged = await plain.link_plainly(self.rec, model, self.scaffold, self.entities, pairs, self.read, it,
-                                                         size * self.cfg.link_calls_per_iteration)
+                if self.vocabulary.asks_in_two_steps:
+                    added, judged = await plain.link_in_two_steps(self.rec, model, self.scaffold, self.entities, pairs,
+                                                                  self.read, it, self.cfg.plain_questions_per_iteration)
+                else:
+                    added, judged = await plain.link_plainly(self.rec, model, self.scaffold, self.entities, pairs, self.read,
+                                                             it, size * self.cfg.link_calls_per_iteration)
             except plain.NoOdds:
                 self.plain = False
             else:
@@ -453,8 +458,19 @@ class Loop:
                   suggested_placeholder=gap.suggested_placeholder, confidence=0.3, reason=gap.reason)
 
     def _path(self) -> None:
+        """The answer's path; read the way its links point (where the vocabulary says so): when more of
+        its hops run against their edges than with them, the question's object is where the chain
+        starts ("why did X happen, and what links Y to it?" names the effect first), so the ends swap."""
         s, o = self.scaffold.subject, self.scaffold.object
-        self.scaffold.path = find_path(self.scaffold, s, o) if s and o else []
+        if not (s and o):
+            self.scaffold.path = []
+            return
+        path = answer_path(self.scaffold, s, o)
+        backwards = sum(1 for hop in path if not hop.forward)
+        if self.vocabulary.paths_follow_links and backwards > len(path) - backwards:
+            self.scaffold.subject, self.scaffold.object = o, s
+            path = answer_path(self.scaffold, o, s)
+        self.scaffold.path = path
 
     async def _bridge(self) -> None:
         """After the loop: where the question links its subject and object and no evidence does, a

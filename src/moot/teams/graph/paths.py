@@ -3,8 +3,9 @@ subject to its object, each hop an edge with the sentence that states it.
 
 Edges are walked either way (the hop records whether it went with the edge's direction). A hop
 costs 1 plus what the edge lacks in strength, so the fewest hops win and, among those, the
-best-supported; a hedged edge costs one more, a provisional one (a placeholder's) two more, so
-a path through stated evidence is always preferred to one through a guess.
+best-supported; a hedged edge costs one more, a provisional one (a placeholder's) two more. The
+team asks first for a path through stated links only (``through_placeholders=False``), so a path
+through a guess is the answer only where no stated chain joins the two ends.
 """
 
 from __future__ import annotations
@@ -57,6 +58,12 @@ def find_path(scaffold: Scaffold, start: str, goal: str, *, through_placeholders
     return list(reversed(hops))
 
 
+def answer_path(scaffold: Scaffold, start: str, goal: str) -> list[PathHop]:
+    """The answer's path: through stated links when they join the two ends at all, else through a
+    placeholder (a guess is never preferred to a longer chain the sources state)."""
+    return find_path(scaffold, start, goal, through_placeholders=False) or find_path(scaffold, start, goal)
+
+
 def component_of(scaffold: Scaffold, start: str) -> set[str]:
     """Every node reachable from ``start`` over any edge, either way."""
     adjacent: dict[str, set[str]] = {}
@@ -72,4 +79,4 @@ def component_of(scaffold: Scaffold, start: str) -> set[str]:
     return seen
 
 
-__all__ = ["component_of", "find_path"]
+__all__ = ["answer_path", "component_of", "find_path"]

@@ -18,6 +18,8 @@ question is one model call of one generated token.
 from __future__ import annotations
 
 import asyncio
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +29,7 @@ from moot.teams.graph import agents as ag
 from moot.teams.graph.build import Entities, link_pair
 from moot.teams.graph.candidates import Candidate, Pair, mentions_in
 from moot.teams.graph.evidence import Sentence
-from moot.teams.graph.scaffold import Scaffold, label_key
+from moot.teams.graph.scaffold import Scaffold, label_key, label_tokens
 from moot.teams.graph.vocabulary import Vocabulary
 
 QUOTE_CHARS = 600
@@ -44,11 +46,33 @@ def kind_task(vocabulary: Vocabulary, label: str, quotes: list[str]) -> str:
     return f'Text: "{text}"\n{vocabulary.kind_question.format(label=label)} Answer with one word.'
 
 
-def pick_kind(vocabulary: Vocabulary, odds: dict[str, float]) -> str | None:
-    """The type whose name (its first word) the model finds likeliest; None when it gives none of them."""
-    scored = {kind: odds.get(kind.split()[0].lower(), UNLISTED_LOGPROB) for kind in vocabulary.kinds}
+def answer_odds(odds: Mapping[str, float], words: Sequence[str]) -> dict[str, float]:
+    """Each one-word answer's log-probability as a first token: the summed odds of the tokens that
+    spell it or begin it (a tokenizer may write "facility" as "fac" + "ility"; a token of one
+    letter begins too many words to count). An answer no token begins gets
+    :data:`~moot.models.UNLISTED_LOGPROB`."""
+    out = {}
+    for word in words:
+        word_lower = word.lower()
+        found = [lp for token, lp in odds.items() if token == word_lower or (len(token) >= 2 and word_lower.startswith(token))]
+        if not found:
+            out[word] = UNLISTED_LOGPROB
+            continue
+        top = max(found)
+        out[word] = top + math.log(sum(math.exp(lp - top) for lp in found))
+    return out
+
+
+def _likeliest(scored: dict[str, float]) -> str | None:
     best = max(scored, key=lambda k: scored[k], default=None)
     return best if best is not None and scored[best] > UNLISTED_LOGPROB else None
+
+
+def pick_kind(vocabulary: Vocabulary, odds: dict[str, float]) -> str | None:
+    """The type whose name (its first word) the model finds likeliest; None when it gives none of them."""
+    words = {kind.split()[0]: kind for kind in vocabulary.kinds}
+    best = _likeliest(answer_odds(odds, list(words)))
+    return words[best] if best is not None else None
 
 
 @dataclass(frozen=True)
@@ -81,12 +105,20 @@ def pick_relation(answers: list[tuple[RelationQuestion, float]]) -> RelationQues
     return best[0] if best is not None and best[1] > 0 else None
 
 
-def question_focus(question: str, vocabulary: Vocabulary, named: set[str]) -> tuple[str, str] | None:
+def question_focus(question: str, vocabulary: Vocabulary, named: Mapping[str, str] | set[str]) -> tuple[str, str] | None:
     """The question's subject and object, asked plainly: its own phrases in its own order, subject
     first (names only, for a vocabulary of named individuals), those the sources name (``named``:
-    candidate keys) before the rest, so "Answer with one word." names nothing."""
+    candidate keys, or keys to labels) before the rest, so "Answer with one word." names nothing.
+    A phrase is named where a candidate holds its words in another order too ("the Ashby data
+    centre" and "the data centre at Ashby"), the test the focus node is then found by."""
     phrases = [label for label, _ in mentions_in(question, []) if is_name(label) or not vocabulary.names_only]
-    phrases = [p for p in phrases if label_key(p) in named] or phrases
+    held = [label_tokens(label) for label in named.values()] if isinstance(named, Mapping) else []
+
+    def is_named(phrase: str) -> bool:
+        words = label_tokens(phrase)
+        return label_key(phrase) in named or bool(words) and any(words <= h for h in held)
+
+    phrases = [p for p in phrases if is_named(p)] or phrases
     return (phrases[0], phrases[-1] if len(phrases) > 1 else "") if phrases else None
 
 
@@ -100,7 +132,7 @@ async def sort_plainly(rec: Run, model: Any, entities: Entities, todo: list[Cand
     at most ``limit`` questions; a candidate whose call failed is asked again next iteration.
     Raises :class:`NoOdds` when the model gives no odds."""
     vocabulary = entities.vocabulary
-    rejection = next(iter(vocabulary.rejections), "")
+    rejection = list(vocabulary.rejections)[-1] if vocabulary.rejections else ""  # the last: "not relevant"
     asked = []
     for cand in todo:
         if vocabulary.names_only and not is_name(cand.label):
@@ -154,5 +186,87 @@ async def link_plainly(rec: Run, model: Any, scaffold: Scaffold, entities: Entit
     return added, judged
 
 
-__all__ = ["NoOdds", "RelationQuestion", "is_name", "kind_task", "link_plainly", "pick_kind",
-           "pick_relation", "question_focus", "relation_questions", "relation_task", "sort_plainly", "yes_margin"]
+def link_tasks(vocabulary: Vocabulary, pair_text: str, a: str, b: str) -> tuple[str, str]:
+    """The two-step link question about a pair, each way round (``a`` to ``b`` first)."""
+    text = pair_text[:QUOTE_CHARS]
+    return tuple(f'Text: "{text}"\n{vocabulary.link_question.format(a=x, b=y)} Answer yes or no.'  # type: ignore[return-value]
+                 for x, y in ((a, b), (b, a)))
+
+
+def how_task(vocabulary: Vocabulary, pair_text: str, a: str, b: str) -> str:
+    words = ", ".join(r.word for r in vocabulary.relations.values())
+    return (f'Text: "{pair_text[:QUOTE_CHARS]}"\n{vocabulary.how_question.format(a=a, b=b, words=words)} '
+            "Answer with one word.")
+
+
+def pick_links(margins: Sequence[tuple[int, str, str, float]]) -> list[tuple[int, str, str]]:
+    """From one text's answers ``(pair number, source, target, yes margin)``, the links drawn: for
+    each source, the target it leans yes to most clearly, when it leans yes at all. A text that names
+    three things links each to the one it most plainly acts on, not every two of them; and comparing
+    one source's answers with each other reads the model's lean where its yes or no alone says
+    little (the embedded model leans yes on most such questions)."""
+    best: dict[str, tuple[int, str, str, float]] = {}
+    for number, source, target, margin in margins:
+        if margin > 0 and (source not in best or margin > best[source][3]):
+            best[source] = (number, source, target, margin)
+    drawn = {}
+    for number, source, target, margin in best.values():  # a pair drawn both ways: the clearer way only
+        if number not in drawn or margin > drawn[number][3]:
+            drawn[number] = (number, source, target, margin)
+    return [(n, s, t) for n, s, t, _ in sorted(drawn.values())]
+
+
+def pick_how(vocabulary: Vocabulary, odds: dict[str, float]) -> str:
+    """The relation whose word the model finds likeliest; the vocabulary's :attr:`link_relation`
+    when it gives none of them."""
+    words = {r.word: name for name, r in vocabulary.relations.items()}
+    best = _likeliest(answer_odds(odds, list(words)))
+    return words[best] if best is not None else vocabulary.link_relation
+
+
+async def link_in_two_steps(rec: Run, model: Any, scaffold: Scaffold, entities: Entities, pairs: list[Pair],
+                            sentences: dict[int, Sentence], iteration: int, limit: int) -> tuple[int, list[tuple[Any, ...]]]:
+    """Ask each pair whether its text links one to the other, each way round, and only for the links
+    drawn (:func:`pick_links`, by text) which relation they are: as many texts' pairs as ``limit``
+    questions allow, a text's pairs all in one iteration. Returns (edges added, keys of the pairs
+    judged). Raises :class:`NoOdds` when the model gives no odds."""
+    vocabulary = entities.vocabulary
+    by_text: dict[tuple[int, ...], list[Pair]] = {}
+    for pair in pairs:
+        by_text.setdefault(pair.sentences, []).append(pair)
+    chosen: list[Pair] = []
+    for group in by_text.values():
+        if chosen and 2 * (len(chosen) + len(group)) > limit:
+            continue
+        chosen += group
+    label = {k: entities.info[k].label for p in chosen for k in (p.a, p.b)}
+    jobs = [rec.step(f"link-{iteration}-{i}-{j}", ag.plain_agent(model, "says whether a text links two things"), task)
+            for i, pair in enumerate(chosen, 1)
+            for j, task in enumerate(link_tasks(vocabulary, pair.text, label[pair.a], label[pair.b]), 1)]
+    outcomes = await asyncio.gather(*jobs)
+    answered: dict[tuple[int, ...], list[tuple[int, str, str, float]]] = {}
+    judged = []
+    for i, pair in enumerate(chosen):
+        forth, back = outcomes[2 * i], outcomes[2 * i + 1]
+        if any(o is None or not o.ok for o in (forth, back)):
+            continue  # not judged: asked again next iteration
+        if forth.top_logprobs is None or back.top_logprobs is None:
+            raise NoOdds
+        judged.append(pair.key)
+        answered.setdefault(pair.sentences, []).extend(
+            [(i, pair.a, pair.b, yes_margin(forth.top_logprobs)), (i, pair.b, pair.a, yes_margin(back.top_logprobs))])
+    drawn = [(chosen[i], source, target) for margins in answered.values() for i, source, target in pick_links(margins)]
+    hows = await asyncio.gather(*(
+        rec.step(f"how-{iteration}-{k}", ag.plain_agent(model, "says which relation a text states"),
+                 how_task(vocabulary, pair.text, label[source], label[target]))
+        for k, (pair, source, target) in enumerate(drawn, 1)))
+    added = 0
+    for (pair, source, target), how in zip(drawn, hows):
+        relation = pick_how(vocabulary, how.top_logprobs or {}) if how is not None and how.ok else vocabulary.link_relation
+        if link_pair(scaffold, entities, pair, (relation, label[source], label[target]), sentences, iteration) is not None:
+            added += 1
+    return added, judged
+
+
+__all__ = ["NoOdds", "RelationQuestion", "answer_odds", "how_task", "is_name", "kind_task", "link_in_two_steps",
+           "link_plainly", "link_tasks", "pick_how", "pick_kind", "pick_links", "pick_relation", "question_focus", "relation_questions", "relation_task", "sort_plainly", "yes_margin"]

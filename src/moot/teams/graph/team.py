@@ -40,11 +40,13 @@ from moot.teams.graph.vocabulary import DEFAULT, VOCABULARIES, Vocabulary
 from moot.text import phrases
 
 BUDGETS: dict[str, dict[str, Any]] = {
-    "quick": {"iterations": 2, "max_calls": 20},
-    "standard": {"iterations": 3, "max_calls": 36},
-    "deep": {"iterations": 5, "max_calls": 64},
+    "quick": {"iterations": 2, "max_calls": 600},
+    "standard": {"iterations": 3, "max_calls": 1000},
+    "deep": {"iterations": 5, "max_calls": 2000},
 }
-"""``--budget`` presets: iterations and model calls (a 0.5B model on two cores makes about 4 calls a minute)."""
+"""``--budget`` presets: iterations and model calls. Most calls of a vocabulary asked plainly are
+one-token questions (about two a second on the embedded model); asked the listed way, the loop's
+own limits per iteration bind long before these (a dozen calls an iteration, each a long answer)."""
 
 
 @dataclass
@@ -55,7 +57,9 @@ class GraphConfig:
     """The iteration limit."""
     noise_budget: float = DEFAULT_NOISE_BUDGET
     """The share of low-confidence elements the graph must keep (0.25: a quarter)."""
-    max_calls: int | None = 36
+    max_calls: int | None = 1000
+    """Every model call of the run, one-token questions included (asked plainly: one per candidate,
+    two per pair, one per link drawn)."""
     max_tokens: int | None = None
     deadline_s: float | None = None
     questions_per_iteration: int = 2
@@ -67,6 +71,8 @@ class GraphConfig:
     choice_calls_per_iteration: int = 2
     pairs_per_call: int = 8
     """Pairs of entities the mapper links in one call."""
+    plain_questions_per_iteration: int = 160
+    """Asked plainly in two steps: the most one-token questions of one step (types, links) in one iteration."""
     link_calls_per_iteration: int = 3
     """Link calls per iteration (in parallel): the call count does not grow with the number of pairs;
     pairs left over wait for the next iteration, those nearest the question first."""

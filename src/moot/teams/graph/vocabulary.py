@@ -10,7 +10,7 @@ own :class:`Vocabulary` in :class:`~moot.teams.graph.GraphConfig`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 
@@ -26,6 +26,9 @@ class Relation:
     question: str = ""
     """The relation as a plain yes/no question about ``{a}`` and ``{b}`` ("Is {b} a child of {a}?"),
     for asking plainly (:attr:`Vocabulary.asks_plainly`)."""
+    word: str = ""
+    """The one word that names it in the vocabulary's :attr:`Vocabulary.how_question` ("causes",
+    "part"), for asking plainly in two steps."""
 
 
 @dataclass(frozen=True)
@@ -47,12 +50,39 @@ class Vocabulary:
     names_only: bool = False
     """Its entities are named individuals (the people of a family): a candidate the text does not
     write as a name ("child", "a family") is none, without a model call."""
+    link_question: str = ""
+    """Whether a text links ``{a}`` to ``{b}``, as a plain yes/no question ("According to the text,
+    does {a} affect {b}?"): a vocabulary with many relations is asked in two steps, this question
+    each way round, then :attr:`how_question` for the links drawn."""
+    how_question: str = ""
+    """Which relation a drawn link is, as a plain question about ``{a}`` and ``{b}`` whose one-word
+    answers (``{words}``) are the relations' :attr:`Relation.word`."""
+    link_relation: str = ""
+    """The relation drawn when the answer to :attr:`how_question` names none of the words."""
+    paths_follow_links: bool = True
+    """The answer's path is read the way its links point, from cause to effect, whichever end the
+    question names first; False where the question's order is the answer's ("what is A to B?")."""
 
     @property
     def asks_plainly(self) -> bool:
         """Whether every choice can be asked as a plain question, read from the model's odds of its
         one-word answers instead of chosen from a list (:mod:`moot.teams.graph.plain`)."""
-        return bool(self.kind_question) and bool(self.relations) and all(r.question for r in self.relations.values())
+        if not self.kind_question or not self.relations:
+            return False
+        return self.asks_in_two_steps or all(r.question for r in self.relations.values())
+
+    @property
+    def asks_in_two_steps(self) -> bool:
+        """Whether a pair is asked whether it is linked at all, and only a drawn link which relation
+        it is (:attr:`link_question`, :attr:`how_question`): one question each way round a pair,
+        not one per relation and direction."""
+        return bool(self.link_question and self.how_question and self.link_relation in self.relations
+                    and all(r.word for r in self.relations.values()))
+
+    def listed(self) -> Vocabulary:
+        """The same vocabulary asked the listed way only: its choices as enums of a batch, never as
+        plain questions (for a model whose odds are not wanted, and the listed way's tests)."""
+        return replace(self, kind_question="")
 
     def phrase(self, relation: str) -> str:
         found = self.relations.get(relation)
@@ -111,24 +141,30 @@ DEFAULT = Vocabulary(
         "event": "something that happened at a time",
     },
     relations={
-        "causes": Relation("causes", "the source brings the target about"),
-        "increases": Relation("increases", "more of the source means more of the target"),
-        "decreases": Relation("decreases", "more of the source means less of the target"),
-        "enables": Relation("enables", "the source makes the target possible"),
-        "prevents": Relation("prevents", "the source stops the target"),
-        "part_of": Relation("is part of", "the source is a part or member of the target"),
-        "operates": Relation("operates", "the source runs or manages the target"),
-        "supplies": Relation("supplies", "the source delivers material or service to the target"),
-        "owns": Relation("owns", "the source owns the target"),
-        "located_in": Relation("is located in", "the source is in the place named by the target"),
-        "produces": Relation("produces", "the source makes or emits the target"),
-        "uses": Relation("uses", "the source consumes or relies on the target"),
-        "regulates": Relation("regulates", "the source sets rules for or controls the target"),
-        "correlates_with": Relation("correlates with", "the two occur together; no direction of cause is shown", symmetric=True),
-        "related_to": Relation("is related to", "a link whose kind the text does not show", symmetric=True),
+        "causes": Relation("causes", "the source brings the target about", word="causes"),
+        "increases": Relation("increases", "more of the source means more of the target", word="increases"),
+        "decreases": Relation("decreases", "more of the source means less of the target", word="decreases"),
+        "enables": Relation("enables", "the source makes the target possible", word="enables"),
+        "prevents": Relation("prevents", "the source stops the target", word="prevents"),
+        "part_of": Relation("is part of", "the source is a part or member of the target", word="part"),
+        "operates": Relation("operates", "the source runs or manages the target", word="operates"),
+        "supplies": Relation("supplies", "the source delivers material or service to the target", word="supplies"),
+        "owns": Relation("owns", "the source owns the target", word="owns"),
+        "located_in": Relation("is located in", "the source is in the place named by the target", word="located"),
+        "produces": Relation("produces", "the source makes or emits the target", word="produces"),
+        "uses": Relation("uses", "the source consumes or relies on the target", word="uses"),
+        "regulates": Relation("regulates", "the source sets rules for or controls the target", word="regulates"),
+        "correlates_with": Relation("correlates with", "the two occur together; no direction of cause is shown",
+                                    symmetric=True, word="correlates"),
+        "related_to": Relation("is related to", "a link whose kind the text does not show", symmetric=True, word="related"),
     },
     causal=frozenset({"causes", "increases", "decreases", "enables", "prevents", "produces"}),
     correlational=frozenset({"correlates_with"}),
+    kind_question=('What is "{label}" in this text: an organisation, a person, a place, a facility, a substance, '
+                   'an organism, a process, a measure or an event?'),
+    link_question="According to the text, does {a} affect {b}?",
+    how_question="Which word says how the text links {a} to {b}: {words}?",
+    link_relation="related_to",
 )
 
 FAMILY = Vocabulary(
@@ -145,6 +181,7 @@ FAMILY = Vocabulary(
     rejections={"not a person": "a word that names no one person (a child, a family)"},
     kind_question="Is {label} a man or a woman?",
     names_only=True,
+    paths_follow_links=False,
 )
 
 VOCABULARIES = {v.name: v for v in (DEFAULT, FAMILY)}
