@@ -43,6 +43,8 @@ def test_a_one_word_answer_counts_the_tokens_that_begin_it() -> None:
     assert scored["substance"] == UNLISTED_LOGPROB  # "a" begins it, but one letter begins too much
     assert pick_kind(DEFAULT, odds) == "facility"
     assert pick_kind(DEFAULT, {"the": -0.1}) is None
+    assert pick_how(DEFAULT, {"in": -0.1, "re": -0.2}) == "related_to"  # two letters begin too many answers
+    assert answer_odds({"organ": -1.0}, ["organisation", "organism"]) == {"organisation": -1.0, "organism": -1.0}
 
 
 def test_each_thing_a_text_names_is_linked_to_what_it_most_plainly_affects() -> None:
@@ -111,7 +113,7 @@ def test_asked_plainly_the_focus_is_the_questions_names_in_its_order_those_the_s
     assert question_focus("what about the child?", FAMILY, named) is None
 
 
-def reader(*, says_no: bool = False):  # type: ignore[no-untyped-def]
+def reader(*, says_no: bool = False, how_fails: bool = False):  # type: ignore[no-untyped-def]
     """A model with a reader's odds for the default vocabulary's plain questions (the test reads its
     own questions); every other agent is the scripted one, routed by its output schema."""
     from moot.models import ModelResponse
@@ -136,6 +138,8 @@ def reader(*, says_no: bool = False):  # type: ignore[no-untyped-def]
             return ModelResponse(text="yes" if yes else "no", top_logprobs={"yes": -0.2, "no": -1.8} if yes else {"yes": -1.6, "no": -0.3})
         m = re.search(r"links (.+?) to (.+?): ", question)
         assert m, question
+        if how_fails:
+            raise RuntimeError("the relation call fails")
         return ModelResponse(text="x", top_logprobs={relation.get((m[1], m[2]), "the"): -0.2})
 
     return FunctionModel(reply), script, asked
@@ -222,3 +226,27 @@ def test_the_answer_path_runs_through_stated_links_before_any_placeholder() -> N
     assert [hop.target for hop in stated] == [ids[x] for x in chain[1:]] and not any(h.provisional for h in stated)
     del s.edges[next(e for e in s.edges if s.edges[e].source == ids["algae"])]
     assert any(hop.provisional for hop in answer_path(s, ids["plant"], ids["mussels"]))  # no stated chain: the guess
+
+
+def test_a_link_whose_relation_call_failed_is_not_drawn_but_asked_again(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    model, _, asked = reader(how_fails=True)
+    result = run_plainly(tmp_path, model)
+    assert not [e for e in result.scaffold.edges.values() if not e.provisional]  # no guessed relation drawn
+    first = [q for q in asked if q.startswith("Which word says how the text links Ostby mill to Varn river")]
+    assert len(first) >= 2  # the pair was asked again in the second iteration
+    assert sum("does Ostby mill affect Varn river?" in q for q in asked) >= 2
+
+
+def test_only_stated_directed_hops_decide_which_way_a_path_is_read() -> None:
+    from moot.teams.graph.paths import runs_against_links
+    from moot.teams.graph.scaffold import PathHop
+
+    def hop(forward: bool, type: str = "causes", provisional: bool = False) -> PathHop:
+        return PathHop(edge="e", source="a", target="b", type=type, forward=forward, strength=0.5, provisional=provisional)
+
+    symmetric = {"related_to"}
+    assert runs_against_links([hop(False), hop(False), hop(True)], symmetric)
+    assert not runs_against_links([hop(False), hop(True)], symmetric)  # a tie keeps the question's order
+    # a symmetric relation's hop and a placeholder's guess have no stated direction: they do not vote
+    assert not runs_against_links([hop(True), hop(False, "related_to"), hop(False, provisional=True)], symmetric)
+    assert not runs_against_links([], symmetric)

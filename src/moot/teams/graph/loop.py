@@ -44,7 +44,7 @@ from moot.teams.graph.checks import (
 )
 from moot.teams.graph.evidence import Sentence, SourceIndex
 from moot.teams.graph.lifecycle import Lifecycle
-from moot.teams.graph.paths import answer_path, component_of
+from moot.teams.graph.paths import answer_path, component_of, runs_against_links
 from moot.teams.graph.quantify import requantify
 from moot.teams.graph.result import GraphResult, IterationRecord
 from moot.teams.graph.scaffold import Gap, GraphAnswer, GraphQuestion, Measure, Scaffold, ScaffoldMeta, label_key, label_tokens
@@ -459,15 +459,16 @@ class Loop:
 
     def _path(self) -> None:
         """The answer's path; read the way its links point (where the vocabulary says so): when more of
-        its hops run against their edges than with them, the question's object is where the chain
-        starts ("why did X happen, and what links Y to it?" names the effect first), so the ends swap."""
+        its stated, directed hops run against their edges than with them, the question's object is
+        where the chain starts ("why did X happen, and what links Y to it?" names the effect first),
+        so the ends swap."""
         s, o = self.scaffold.subject, self.scaffold.object
         if not (s and o):
             self.scaffold.path = []
             return
         path = answer_path(self.scaffold, s, o)
-        backwards = sum(1 for hop in path if not hop.forward)
-        if self.vocabulary.paths_follow_links and backwards > len(path) - backwards:
+        symmetric = {name for name, rel in self.vocabulary.relations.items() if rel.symmetric}
+        if self.vocabulary.paths_follow_links and runs_against_links(path, symmetric):
             self.scaffold.subject, self.scaffold.object = o, s
             path = answer_path(self.scaffold, o, s)
         self.scaffold.path = path

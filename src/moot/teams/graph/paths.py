@@ -64,6 +64,14 @@ def answer_path(scaffold: Scaffold, start: str, goal: str) -> list[PathHop]:
     return find_path(scaffold, start, goal, through_placeholders=False) or find_path(scaffold, start, goal)
 
 
+def runs_against_links(path: list[PathHop], symmetric: frozenset[str] | set[str]) -> bool:
+    """Whether more of a path's hops run against their edges than with them, counting only the hops
+    whose direction the sources state (not a symmetric relation's, not a placeholder's guess)."""
+    directed = [hop for hop in path if not hop.provisional and hop.type not in symmetric]
+    backwards = sum(1 for hop in directed if not hop.forward)
+    return backwards > len(directed) - backwards
+
+
 def component_of(scaffold: Scaffold, start: str) -> set[str]:
     """Every node reachable from ``start`` over any edge, either way."""
     adjacent: dict[str, set[str]] = {}
@@ -79,4 +87,4 @@ def component_of(scaffold: Scaffold, start: str) -> set[str]:
     return seen
 
 
-__all__ = ["answer_path", "component_of", "find_path"]
+__all__ = ["answer_path", "component_of", "find_path", "runs_against_links"]

@@ -48,13 +48,13 @@ def kind_task(vocabulary: Vocabulary, label: str, quotes: list[str]) -> str:
 
 def answer_odds(odds: Mapping[str, float], words: Sequence[str]) -> dict[str, float]:
     """Each one-word answer's log-probability as a first token: the summed odds of the tokens that
-    spell it or begin it (a tokenizer may write "facility" as "fac" + "ility"; a token of one
-    letter begins too many words to count). An answer no token begins gets
-    :data:`~moot.models.UNLISTED_LOGPROB`."""
+    spell it or begin it (a tokenizer may write "facility" as "fac" + "ility"; a token shorter than
+    three letters, "in" or "re", begins too many words to count, and a token that begins two answers,
+    "organ", counts for both). An answer no token begins gets :data:`~moot.models.UNLISTED_LOGPROB`."""
     out = {}
     for word in words:
         word_lower = word.lower()
-        found = [lp for token, lp in odds.items() if token == word_lower or (len(token) >= 2 and word_lower.startswith(token))]
+        found = [lp for token, lp in odds.items() if token == word_lower or (len(token) >= 3 and word_lower.startswith(token))]
         if not found:
             out[word] = UNLISTED_LOGPROB
             continue
@@ -227,9 +227,11 @@ def pick_how(vocabulary: Vocabulary, odds: dict[str, float]) -> str:
 async def link_in_two_steps(rec: Run, model: Any, scaffold: Scaffold, entities: Entities, pairs: list[Pair],
                             sentences: dict[int, Sentence], iteration: int, limit: int) -> tuple[int, list[tuple[Any, ...]]]:
     """Ask each pair whether its text links one to the other, each way round, and only for the links
-    drawn (:func:`pick_links`, by text) which relation they are: as many texts' pairs as ``limit``
-    questions allow, a text's pairs all in one iteration. Returns (edges added, keys of the pairs
-    judged). Raises :class:`NoOdds` when the model gives no odds."""
+    drawn (:func:`pick_links`, by text) which relation they are. A text's pairs are asked together,
+    as many texts as ``limit`` link questions allow (the first text always, even a longer one); a
+    pair whose link or relation call failed is asked again next iteration, beside the pairs a new
+    entity of its text brings. Returns (edges added, keys of the pairs judged). Raises
+    :class:`NoOdds` when the model gives no odds."""
     vocabulary = entities.vocabulary
     by_text: dict[tuple[int, ...], list[Pair]] = {}
     for pair in pairs:
@@ -262,7 +264,10 @@ async def link_in_two_steps(rec: Run, model: Any, scaffold: Scaffold, entities: 
         for k, (pair, source, target) in enumerate(drawn, 1)))
     added = 0
     for (pair, source, target), how in zip(drawn, hows):
-        relation = pick_how(vocabulary, how.top_logprobs or {}) if how is not None and how.ok else vocabulary.link_relation
+        if how is None or not how.ok:  # not judged after all: asked again next iteration, links and all
+            judged.remove(pair.key)
+            continue
+        relation = pick_how(vocabulary, how.top_logprobs or {})
         if link_pair(scaffold, entities, pair, (relation, label[source], label[target]), sentences, iteration) is not None:
             added += 1
     return added, judged

@@ -282,7 +282,9 @@ class Scaffold(BaseModel):
 
     question: str = ""
     subject: str = ""
-    """The node the question starts from (the model chose it among the question's phrases)."""
+    """The node the answer's path starts from: one of the question's phrases (chosen by the model, or
+    the question's first named phrase when asked plainly), swapped with :attr:`object` where the
+    vocabulary reads paths the way their links point and the stated links run from the object."""
     object: str = ""
     """The node the question asks about."""
     path: list[PathHop] = Field(default_factory=list)

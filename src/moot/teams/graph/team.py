@@ -72,7 +72,9 @@ class GraphConfig:
     pairs_per_call: int = 8
     """Pairs of entities the mapper links in one call."""
     plain_questions_per_iteration: int = 160
-    """Asked plainly in two steps: the most one-token questions of one step (types, links) in one iteration."""
+    """Asked plainly in two steps: the most type questions, and the most link questions, in one
+    iteration (a text's pairs are asked together, so a first text with more pairs may pass it), besides
+    one relation question per link drawn."""
     link_calls_per_iteration: int = 3
     """Link calls per iteration (in parallel): the call count does not grow with the number of pairs;
     pairs left over wait for the next iteration, those nearest the question first."""
