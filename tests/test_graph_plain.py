@@ -212,20 +212,20 @@ def test_the_answer_path_runs_through_stated_links_before_any_placeholder() -> N
     from moot.teams.graph.scaffold import Evidence, Scaffold
 
     s = Scaffold()
-    chain = ["plant", "runoff", "nitrate", "algae", "oxygen", "mussels"]
+    chain = ["mill", "waste", "nitrogen", "algae", "oxygen", "trout"]
     ids = {label: s.add_entity(label)[0].id for label in chain}
     for a, b in zip(chain, chain[1:]):
         edge, _ = s.add_edge(ids[a], ids[b], "causes", evidence=[Evidence(source="a.md", quote=f"{a} feeds {b}.")],
                              provisional=False)
         edge.strength = 0.4
-    gap, _ = s.add_gap("Nobody knows why the mussels died.", [ids["plant"], ids["mussels"]])
+    gap, _ = s.add_gap("Nobody knows why the trout declined.", [ids["mill"], ids["trout"]])
     s.add_placeholder(gap, "unknown factor")  # a two-hop guess beside the five weak stated hops
-    guessed = find_path(s, ids["plant"], ids["mussels"])
+    guessed = find_path(s, ids["mill"], ids["trout"])
     assert any(hop.provisional for hop in guessed)  # cheaper by cost alone
-    stated = answer_path(s, ids["plant"], ids["mussels"])
+    stated = answer_path(s, ids["mill"], ids["trout"])
     assert [hop.target for hop in stated] == [ids[x] for x in chain[1:]] and not any(h.provisional for h in stated)
     del s.edges[next(e for e in s.edges if s.edges[e].source == ids["algae"])]
-    assert any(hop.provisional for hop in answer_path(s, ids["plant"], ids["mussels"]))  # no stated chain: the guess
+    assert any(hop.provisional for hop in answer_path(s, ids["mill"], ids["trout"]))  # no stated chain: the guess
 
 
 def test_a_link_whose_relation_call_failed_is_not_drawn_but_asked_again(tmp_path) -> None:  # type: ignore[no-untyped-def]

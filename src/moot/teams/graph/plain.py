@@ -109,8 +109,8 @@ def question_focus(question: str, vocabulary: Vocabulary, named: Mapping[str, st
     """The question's subject and object, asked plainly: its own phrases in its own order, subject
     first (names only, for a vocabulary of named individuals), those the sources name (``named``:
     candidate keys, or keys to labels) before the rest, so "Answer with one word." names nothing.
-    A phrase is named where a candidate holds its words in another order too ("the Ashby data
-    centre" and "the data centre at Ashby"), the test the focus node is then found by."""
+    A phrase is named where a candidate holds its words in another order too ("the Ostby paper
+    mill" and "the paper mill at Ostby"), the test the focus node is then found by."""
     phrases = [label for label, _ in mentions_in(question, []) if is_name(label) or not vocabulary.names_only]
     held = [label_tokens(label) for label in named.values()] if isinstance(named, Mapping) else []
 
