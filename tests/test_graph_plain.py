@@ -106,10 +106,10 @@ def test_a_name_is_a_label_whose_every_word_is_capitalised() -> None:
 def test_asked_plainly_the_focus_is_the_questions_names_in_its_order_those_the_sources_name_first() -> None:
     from moot.teams.graph.plain import question_focus
 
-    named = {"jacob", "barbara", "lisa"}
+    named = {"jacob": "Jacob", "barbara": "Barbara", "lisa": "Lisa"}
     assert question_focus("What relation is Jacob to Barbara? Answer with a single word.", FAMILY, named) == ("Jacob", "Barbara")
     assert question_focus("How is Lisa related to Jacob?", FAMILY, named) == ("Lisa", "Jacob")
-    assert question_focus("Who is Ana?", FAMILY, set()) == ("Ana", "")
+    assert question_focus("Who is Ana?", FAMILY, {}) == ("Ana", "")
     assert question_focus("what about the child?", FAMILY, named) is None
 
 
@@ -204,7 +204,7 @@ def test_a_question_phrase_is_named_by_the_sources_in_another_word_order() -> No
     named = {label_key(x): x for x in ("paper mill at Ostby", "Lake Mira")}
     question = "What did Lake Mira lose, and how is the Ostby mill linked to it?"
     assert question_focus(question, DEFAULT, named) == ("Lake Mira", "Ostby mill")
-    assert question_focus(question, DEFAULT, {label_key("Lake Mira")}) == ("Lake Mira", "")  # keys alone: exact
+    assert question_focus(question, DEFAULT, {label_key("Lake Mira"): "Lake Mira"}) == ("Lake Mira", "")
 
 
 def test_the_answer_path_runs_through_stated_links_before_any_placeholder() -> None:

@@ -467,8 +467,7 @@ class Loop:
             self.scaffold.path = []
             return
         path = answer_path(self.scaffold, s, o)
-        symmetric = {name for name, rel in self.vocabulary.relations.items() if rel.symmetric}
-        if self.vocabulary.paths_follow_links and runs_against_links(path, symmetric):
+        if self.vocabulary.paths_follow_links and runs_against_links(path, self.vocabulary.symmetric):
             self.scaffold.subject, self.scaffold.object = o, s
             path = answer_path(self.scaffold, o, s)
         self.scaffold.path = path

@@ -105,14 +105,14 @@ def pick_relation(answers: list[tuple[RelationQuestion, float]]) -> RelationQues
     return best[0] if best is not None and best[1] > 0 else None
 
 
-def question_focus(question: str, vocabulary: Vocabulary, named: Mapping[str, str] | set[str]) -> tuple[str, str] | None:
+def question_focus(question: str, vocabulary: Vocabulary, named: Mapping[str, str]) -> tuple[str, str] | None:
     """The question's subject and object, asked plainly: its own phrases in its own order, subject
     first (names only, for a vocabulary of named individuals), those the sources name (``named``:
-    candidate keys, or keys to labels) before the rest, so "Answer with one word." names nothing.
+    candidate keys to labels) before the rest, so "Answer with one word." names nothing.
     A phrase is named where a candidate holds its words in another order too ("the Ostby paper
     mill" and "the paper mill at Ostby"), the test the focus node is then found by."""
     phrases = [label for label, _ in mentions_in(question, []) if is_name(label) or not vocabulary.names_only]
-    held = [label_tokens(label) for label in named.values()] if isinstance(named, Mapping) else []
+    held = [label_tokens(label) for label in named.values()]
 
     def is_named(phrase: str) -> bool:
         words = label_tokens(phrase)
@@ -188,9 +188,10 @@ async def link_plainly(rec: Run, model: Any, scaffold: Scaffold, entities: Entit
 
 def link_tasks(vocabulary: Vocabulary, pair_text: str, a: str, b: str) -> tuple[str, str]:
     """The two-step link question about a pair, each way round (``a`` to ``b`` first)."""
-    text = pair_text[:QUOTE_CHARS]
-    return tuple(f'Text: "{text}"\n{vocabulary.link_question.format(a=x, b=y)} Answer yes or no.'  # type: ignore[return-value]
-                 for x, y in ((a, b), (b, a)))
+    def task(x: str, y: str) -> str:
+        return f'Text: "{pair_text[:QUOTE_CHARS]}"\n{vocabulary.link_question.format(a=x, b=y)} Answer yes or no.'
+
+    return task(a, b), task(b, a)
 
 
 def how_task(vocabulary: Vocabulary, pair_text: str, a: str, b: str) -> str:

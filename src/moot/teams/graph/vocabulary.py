@@ -79,6 +79,11 @@ class Vocabulary:
         return bool(self.link_question and self.how_question and self.link_relation in self.relations
                     and all(r.word for r in self.relations.values()))
 
+    @property
+    def symmetric(self) -> frozenset[str]:
+        """The relations that read the same both ways round (no direction stated)."""
+        return frozenset(name for name, rel in self.relations.items() if rel.symmetric)
+
     def listed(self) -> Vocabulary:
         """The same vocabulary asked the listed way only: its choices as enums of a batch, never as
         plain questions (for a model whose odds are not wanted, and the listed way's tests)."""

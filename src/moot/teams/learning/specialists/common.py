@@ -180,11 +180,10 @@ def ranked_passages(ctx: AskContext, limit: int = 10) -> list[Passage]:
     return sorted((p for p in ctx.recall.passages if p.score > 0), key=lambda p: -p.score)[:limit]
 
 
-def dated_as(mentions: Sequence[Any], published: str | None) -> tuple[date | None, bool]:
-    """What a sentence is dated, from the dates it writes (``find_dates`` against its source's date)
-    — its latest full date not after its source's, else a month it names, else its source's date —
-    and whether the sentence states that day itself."""
-    anchor = _anchor(published)
+def dated_as(mentions: Sequence[Any], anchor: date | None) -> tuple[date | None, bool]:
+    """What a sentence is dated, from the dates it writes (``find_dates`` against its source's date,
+    ``anchor``) — its latest full date not after its source's, else a month it names, else its
+    source's date — and whether the sentence states that day itself."""
     full = [m.day for m in mentions if m.precision == "day" and (anchor is None or m.day <= anchor)]
     if full:
         return max(full), True
@@ -208,9 +207,10 @@ def amounts(ctx: AskContext, *, passages: list[Passage] | None = None, limit: in
             found.append(Amount("", q.value, q.unit, q.text, "question", sentence=ctx.question))
     listed: list[Amount] = []
     for p in passages if passages is not None else ranked_passages(ctx):
-        mentions = find_dates(p.text, anchor=_anchor(p.published))
-        when, stated = dated_as(mentions, p.published)
-        quantities = find_quantities(p.text, anchor=_anchor(p.published))
+        anchor = _anchor(p.published)
+        mentions = find_dates(p.text, anchor=anchor)
+        when, stated = dated_as(mentions, anchor)
+        quantities = find_quantities(p.text, anchor=anchor)
         years = {m.day.year for m in mentions if m.precision == "year"}
         years |= {q.year for q in quantities if q.year is not None and not amount(q)}
         year = next(iter(years)) if len(years) == 1 else None
@@ -260,8 +260,9 @@ def days(ctx: AskContext, *, limit: int = MAX_OPTIONS) -> list[Day]:
         found.append(Day(f"d{len(found) + 1}", m.day, m.text, "question", ctx.question, precision=m.precision,
                          relative=m.relative))
     for p in ranked_passages(ctx, limit=12):
-        mentions = find_dates(p.text, anchor=_anchor(p.published))
-        if dateline(p.text, mentions, _anchor(p.published)):
+        anchor = _anchor(p.published)
+        mentions = find_dates(p.text, anchor=anchor)
+        if dateline(p.text, mentions, anchor):
             continue
         seen: set[date] = set()
         for m in mentions:
