@@ -130,7 +130,7 @@ def scheduling(latency: float) -> dict[str, Any]:
 
 
 def embedded(iterations: int) -> dict[str, Any]:
-    team = GraphTeam(sorted(EXAMPLE.glob("*.md")), model="local", config=GraphConfig(iterations=iterations, max_calls=30))
+    team = GraphTeam(sorted(EXAMPLE.glob("*.md")), model="local", config=GraphConfig(iterations=iterations, max_calls=600))
     try:
         team.ask_sync("Which river feeds Lake Mira?")  # warm-up: loads the model and fills the prompt cache
         t = time.perf_counter()
