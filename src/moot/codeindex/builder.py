@@ -33,6 +33,7 @@ from moot.codeindex.walk import (
     contains_credentials,
     decode,
     is_binary,
+    is_minified,
     walk,
 )
 from moot.files import UnsafeFileError, read_bytes
@@ -65,7 +66,7 @@ class BuildReport:
     removed: int = 0
     """Files in the index that are gone from the tree (or now ignored)."""
     skipped: dict[str, int] = field(default_factory=dict)
-    """Files left out, by reason: ``binary``, ``huge``, ``symlink``, ``unreadable``."""
+    """Files left out, by reason: ``binary``, ``huge``, ``minified``, ``symlink``, ``unreadable``."""
     bytes_read: int = 0
     seconds: float = 0.0
     embedded_chunks: int = 0
@@ -237,6 +238,9 @@ def _index_file(
         state.unchanged += 1
         return len(data)
     text = decode(data)
+    if is_minified(found.rel, text):
+        _skip(conn, report, state, found.rel, "minified")
+        return len(data)
     _store_file(conn, found, sha, text, parse(found.rel, found.language, text, package=package), package, generation)
     report.parsed += 1
     state.parsed += 1

@@ -19,7 +19,7 @@ from moot.codeindex.results import CodeHit, SymbolInfo
 from moot.codeindex.sandbox import PathEscapeError, confine, relative
 from moot.codeindex.semantic import VectorTable, embed_missing, rrf
 from moot.codeindex.terms import match_query, query_terms
-from moot.codeindex.walk import MAX_CODE_BYTES, FoundFile, decode, is_binary, walk
+from moot.codeindex.walk import MAX_CODE_BYTES, FoundFile, decode, is_binary, is_declaration, walk
 from moot.errors import MootError
 from moot.files import UnsafeFileError, read_bytes
 from moot.models.embeddings import Embedder
@@ -34,6 +34,10 @@ SNIPPET_LINES = 4
 MAX_READ_LINES = 150
 """``read_file`` returns at most this many lines and says how to get the rest."""
 MAX_LIST = 50
+TWIN_SHARE = 0.8
+"""Two files whose definitions' names are this much the same (shared over all) are two builds of one source."""
+TWIN_MIN_NAMES = 5
+"""Fewer definitions than this say nothing about where a file came from."""
 """Callers, callees and references kept per symbol (the total is still reported by the tools)."""
 
 
@@ -95,6 +99,7 @@ class CodeIndex:
         self._lock = threading.RLock()
         self._embedder = embedder
         self._vectors: VectorTable | None = None
+        self._names_by_file: dict[str, frozenset[str]] = {}
 
     # --- life cycle ---------------------------------------------------------------------------
 
@@ -213,16 +218,20 @@ class CodeIndex:
         if mode not in MODES:
             raise MootError(f"unknown search mode {mode!r}", fix="use lexical, semantic or hybrid")
         limit = max(1, min(int(limit), 100))
+        # Read further than asked, so that the code put ahead of declarations and first copies
+        # are still ``limit`` hits.
+        depth = min(100, limit * 2)
         with self._guard() as conn:
             if mode == "lexical" or (mode == "hybrid" and not self._semantic_ready(required=False)):
-                return self._lexical(conn, query, limit)
-            if mode == "semantic":
+                hits = self._lexical(conn, query, depth)
+            elif mode == "semantic":
                 self._semantic_ready(required=True)
-                ranked = self._semantic(query, limit)
-                return self._hits(conn, ranked, query)
-            lexical = [hit_id for hit_id, _ in self._lexical_ids(conn, query, FUSION_DEPTH)]
-            semantic = [hit_id for hit_id, _ in self._semantic(query, FUSION_DEPTH)]
-            return self._hits(conn, rrf([lexical, semantic])[:limit], query)
+                hits = self._hits(conn, self._semantic(query, depth), query)
+            else:
+                lexical = [hit_id for hit_id, _ in self._lexical_ids(conn, query, FUSION_DEPTH)]
+                semantic = [hit_id for hit_id, _ in self._semantic(query, FUSION_DEPTH)]
+                hits = self._hits(conn, rrf([lexical, semantic])[:depth], query)
+        return self._code_first(hits)[:limit]
 
     def _lexical_ids(self, conn: sqlite3.Connection, query: str, limit: int) -> list[tuple[int, float]]:
         match = match_query(query)
@@ -347,6 +356,9 @@ class CodeIndex:
                 rows = conn.execute(base + where + kind_sql + " ORDER BY f.path, s.start_line LIMIT 20", [*args, *kind_args]).fetchall()
                 if rows:
                     break
+            # The code that runs before its declaration (``.d.ts``, ``.pyi``): the first
+            # definition listed is the one a caller reads.
+            rows.sort(key=lambda row: is_declaration(row[3]))
             return [self._symbol(conn, row) for row in rows]
 
     def _symbol(self, conn: sqlite3.Connection, row: Any) -> SymbolInfo:
@@ -393,6 +405,45 @@ class CodeIndex:
                 (name.strip().rsplit(".", 1)[-1],),
             ).fetchone()
         return str(row[0]) if row else None
+
+    def twin_files(self, path_a: str, path_b: str) -> bool:
+        """Whether two files are builds of one source: an npm package ships its code as CommonJS
+        and as ES modules, a bundle and its ``.mjs`` twin, one down-levelled so that their text
+        differs. They define the same names (:data:`TWIN_SHARE` of them, at least
+        :data:`TWIN_MIN_NAMES`)."""
+        if path_a == path_b:
+            return False
+        names_a, names_b = self._names_in(path_a), self._names_in(path_b)
+        if min(len(names_a), len(names_b)) < TWIN_MIN_NAMES:
+            return False
+        return len(names_a & names_b) / len(names_a | names_b) >= TWIN_SHARE
+
+    def same_code(self, path_a: str, name_a: str, path_b: str, name_b: str) -> bool:
+        """Whether two definitions are one shipped twice: the same name in :meth:`twin_files`."""
+        return name_a.rsplit(".", 1)[-1] == name_b.rsplit(".", 1)[-1] and self.twin_files(path_a, path_b)
+
+    def _names_in(self, path: str) -> frozenset[str]:
+        if path not in self._names_by_file:
+            with self._guard() as conn:
+                rows = conn.execute(
+                    "SELECT DISTINCT s.name FROM symbols s JOIN files f ON f.id = s.file_id WHERE f.path = ?", (path,)
+                ).fetchall()
+            self._names_by_file[path] = frozenset(str(r[0]) for r in rows)
+        return self._names_by_file[path]
+
+    def _code_first(self, hits: list[CodeHit]) -> list[CodeHit]:
+        """Search hits with the code that runs ahead of declarations, each definition (or whole
+        file) shipped twice (:meth:`same_code`, :meth:`twin_files`) once.
+
+        A declaration file (``.d.ts``, ``.pyi``) holds a package's doc comments, so a question's
+        words match it better than the code that does the work, which it does not contain (on a
+        bundled npm package every hit was in its ``.d.ts``)."""
+        kept: list[CodeHit] = []
+        for hit in hits:
+            if not any(self.same_code(k.path, k.name, hit.path, hit.name)
+                       or k.kind == hit.kind == "module" and self.twin_files(k.path, hit.path) for k in kept):
+                kept.append(hit)
+        return sorted(kept, key=lambda hit: is_declaration(hit.path))
 
     def symbols_in(self, path: str, start_line: int, end_line: int, limit: int = 10) -> list[str]:
         """Qualified names of the definitions in ``path`` that overlap the line range,

@@ -67,6 +67,12 @@ MAX_TEXT_BYTES = 256_000
 """The same cap for docs and config: a 5 MB JSON fixture is data, not documentation."""
 SNIFF_BYTES = 8192
 """A NUL byte in the first bytes marks a binary file (git uses the same test)."""
+MINIFIED_LINE_CHARS = 110
+"""A script or style sheet whose lines average more than this is minified (the test GitHub's
+linguist uses): one line of 40,000 characters is a build's output, not code anyone reads, and a
+package that ships one ships the readable build beside it."""
+DECLARATION_SUFFIXES = (".d.ts", ".d.mts", ".d.cts", ".pyi")
+"""Files that declare an interface and hold no code that runs: TypeScript declarations, Python stubs."""
 
 
 @dataclass(frozen=True)
@@ -85,8 +91,8 @@ class FoundFile:
 
 @dataclass(frozen=True)
 class Skipped:
-    """A file left out, and why (``huge``, ``binary``, ``symlink``, ``special`` (a FIFO, device or
-    socket), ``unreadable``, ``credentials``)."""
+    """A file left out, and why (``huge``, ``binary``, ``minified``, ``symlink``, ``special`` (a
+    FIFO, device or socket), ``unreadable``, ``credentials``)."""
 
     rel: str
     reason: str
@@ -224,6 +230,23 @@ def _walk_dir(
     for entry in subdirs:
         rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
         yield from _walk_dir(root, Path(entry.path), rel, specs)
+
+
+def is_minified(rel: str, text: str) -> bool:
+    """Whether a script or style sheet is a minified build (``.min.js``, or lines that average
+    more than :data:`MINIFIED_LINE_CHARS`). Other languages are never minified this way."""
+    name = rel.rsplit("/", 1)[-1].lower()
+    if not name.endswith((".js", ".mjs", ".cjs", ".css")):
+        return False
+    if ".min." in name:
+        return True
+    lines = text.splitlines()
+    return bool(lines) and sum(len(line) for line in lines) / len(lines) > MINIFIED_LINE_CHARS
+
+
+def is_declaration(path: str) -> bool:
+    """Whether a file only declares types and signatures (:data:`DECLARATION_SUFFIXES`)."""
+    return path.lower().endswith(DECLARATION_SUFFIXES)
 
 
 def is_binary(data: bytes) -> bool:

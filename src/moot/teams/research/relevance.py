@@ -14,6 +14,7 @@ from typing import Any
 
 from moot.codeindex import CodeIndex
 from moot.codeindex.terms import STOPWORDS, identifier_parts
+from moot.codeindex.walk import is_declaration
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+")
 
@@ -86,7 +87,8 @@ def symbol_relevance(index: CodeIndex, qualified_name: str, terms: set[str]) -> 
     """How well one definition matches the question's words: words in its own name count most
     (2 each), then its docstring (1), then its body (0.5 each distinct word); a dunder method
     other than ``__init__``/``__call__`` and a class (whose methods are candidates of their own)
-    count less. 0 for a name the index does not define."""
+    count less, and one that does nothing (a stub, or a declaration in a ``.d.ts`` or ``.pyi``
+    file) much less. 0 for a name the index does not define."""
     info = definition(index, qualified_name)
     if info is None or not terms:
         return 0.0
@@ -100,7 +102,7 @@ def symbol_relevance(index: CodeIndex, qualified_name: str, terms: set[str]) -> 
     score = 2.0 * len(named) + 1.0 * len(documented) + 0.5 * len(in_body)
     if info.name.startswith("__") and info.name not in ("__init__", "__call__"):
         score -= 2.0
-    if is_stub(lines):
+    if is_stub(lines) or is_declaration(info.path):
         score -= 3.0
     if info.kind == "class":
         score -= 0.5

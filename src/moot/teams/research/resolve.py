@@ -183,13 +183,12 @@ def resolve(index: CodeIndex, names: Iterable[str], limit: int = MAX_RESOLVED) -
     """The definitions of ``names`` (qualified or plain), in order, without repeats.
 
     A plain name with several definitions resolves to the first the index lists; a name the
-    repository does not define is skipped (the model cannot add a symbol by naming it)."""
+    repository does not define is skipped (the model cannot add a symbol by naming it), and so
+    is a copy of a definition already resolved (:func:`drop_copies`)."""
     out: list[ResolvedSymbol] = []
     seen: set[tuple[str, int]] = set()
-    for name in names:
-        name = name.strip().strip("`").removesuffix("()")
-        if not name:
-            continue
+    cleaned = [name.strip().strip("`").removesuffix("()") for name in names]
+    for name in drop_copies(index, [name for name in cleaned if name]):
         for info in filter(None, [definition(index, name)]):
             key = (info.path, info.start_line)
             if key in seen:
@@ -391,7 +390,23 @@ def candidates(index: CodeIndex, locations: Iterable[tuple[str, int, int]], limi
                         add(qualified)
     if question:
         out = rank_symbols(index, question, out)
-    return out[:limit]
+    return drop_copies(index, out)[:limit]
+
+
+def drop_copies(index: CodeIndex, names: Iterable[str]) -> list[str]:
+    """``names`` without any whose definition is a copy of an earlier one's
+    (:meth:`~moot.codeindex.CodeIndex.same_code`: a package's CommonJS and ES-module builds of
+    one function), so the two builds do not take two of the few places offered or resolved."""
+    out: list[str] = []
+    kept: list[Any] = []
+    for name in names:
+        info = definition(index, name)
+        if info is not None:
+            if any(index.same_code(k.path, k.qualified_name, info.path, info.qualified_name) for k in kept):
+                continue
+            kept.append(info)
+        out.append(name)
+    return out
 
 
 def best_at(index: CodeIndex, question: str, path: str, start: int, end: int) -> str | None:

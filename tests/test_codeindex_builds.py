@@ -1,0 +1,181 @@
+"""What a published package ships beside its code: a minified bundle, declaration files, and the
+same code twice (CommonJS and ES modules). The index and the research team's resolution read
+the code that runs, once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from moot.codeindex import CodeIndex
+from moot.codeindex.walk import is_declaration, is_minified
+from moot.teams.research.relevance import rank_symbols
+from moot.teams.research.resolve import candidates, drop_copies, resolve
+
+# Six functions of a small library, written twice: as ES modules, and down-levelled to CommonJS
+# (other text, the same names), as npm packages ship them.
+ESM = """export function parseLevel(text) {
+  if (text === "low") {
+    return 1;
+  }
+  return text === "high" ? 3 : 2;
+}
+
+export function stockLevel(mill, day) {
+  return parseLevel(mill.reports[day] ?? "low");
+}
+
+export function troutCount(lake) {
+  return lake.counts.reduce((a, b) => a + b, 0);
+}
+
+export function lakeName(lake) {
+  return lake.name ?? "Lake Mira";
+}
+
+export function millOpen(mill) {
+  return mill.open === true;
+}
+
+export function summary(mill, lake) {
+  return `${lakeName(lake)}: ${troutCount(lake)}`;
+}
+"""
+
+CJS = """"use strict";
+function parseLevel(text) {
+  if (text === "low") {
+    return 1;
+  }
+  return text === "high" ? 3 : 2;
+}
+exports.parseLevel = parseLevel;
+
+function stockLevel(mill, day) {
+  var _mill$reports$day;
+  return parseLevel((_mill$reports$day = mill.reports[day]) !== null && _mill$reports$day !== void 0 ? _mill$reports$day : "low");
+}
+exports.stockLevel = stockLevel;
+
+function troutCount(lake) {
+  return lake.counts.reduce(function (a, b) { return a + b; }, 0);
+}
+exports.troutCount = troutCount;
+
+function lakeName(lake) {
+  var _lake$name;
+  return (_lake$name = lake.name) !== null && _lake$name !== void 0 ? _lake$name : "Lake Mira";
+}
+exports.lakeName = lakeName;
+
+function millOpen(mill) {
+  return mill.open === true;
+}
+exports.millOpen = millOpen;
+
+function summary(mill, lake) {
+  return lakeName(lake) + ": " + troutCount(lake);
+}
+exports.summary = summary;
+"""
+
+DECLARATIONS = """/**
+ * The stock level of the Ostby mill on one day, read from the mill's daily stock reports:
+ * a low, medium or high stock level, as a number from 1 to 3.
+ */
+export interface StockReport {
+  /** The day of the mill's stock report. */
+  day: string;
+  /** The stock level the mill reports that day. */
+  level: string;
+}
+export declare function stockLevel(mill: Mill, day: string): number;
+/** A mill and its daily stock level reports. */
+export interface Mill {
+  reports: Record<string, string>;
+  open: boolean;
+}
+"""
+
+# One line of 3,000 characters: a browser build.
+MINIFIED = "!function(e){" + ";".join(f"function f{i}(a){{return a+{i}}}" for i in range(120)) + "}(this);\n"
+
+
+@pytest.fixture
+def package(tmp_path: Path) -> Path:
+    root = tmp_path / "stock-levels"
+    (root / "dist" / "esm").mkdir(parents=True)
+    (root / "dist" / "cjs").mkdir(parents=True)
+    (root / "dist" / "browser").mkdir(parents=True)
+    (root / "package.json").write_text('{"name": "stock-levels", "main": "dist/cjs/index.js", "module": "dist/esm/index.js"}')
+    (root / "dist" / "esm" / "index.js").write_text(ESM)
+    (root / "dist" / "cjs" / "index.js").write_text(CJS)
+    (root / "dist" / "index.d.ts").write_text(DECLARATIONS)
+    (root / "dist" / "browser" / "stock.umd.js").write_text(MINIFIED)
+    (root / "dist" / "browser" / "stock.min.js").write_text("function a(){return 1}\n")
+    return root
+
+
+@pytest.fixture
+def index(package: Path, tmp_path: Path) -> CodeIndex:
+    return CodeIndex.build(package, db_path=tmp_path / "index.sqlite")
+
+
+def test_minified_builds_are_left_out_and_counted(index: CodeIndex) -> None:
+    assert index.stats()["skipped"] == {"minified": 2}
+    assert not any(path.startswith("dist/browser/") for path in index.file_paths())
+    assert "dist/esm/index.js" in index.file_paths()
+
+
+def test_minified_is_a_format_test_of_scripts_only() -> None:
+    assert is_minified("dist/app.min.js", "function a(){}\n")
+    assert is_minified("dist/app.js", MINIFIED)
+    assert not is_minified("dist/app.js", ESM)
+    assert not is_minified("data/table.sql", MINIFIED)  # other languages are never minified this way
+    assert is_declaration("dist/index.d.ts") and is_declaration("pkg/stubs.pyi")
+    assert not is_declaration("dist/index.ts")
+
+
+def test_search_puts_the_code_that_runs_ahead_of_its_declaration(index: CodeIndex) -> None:
+    # The declaration's doc comment words the query better than the code does.
+    hits = index.search("stock level of the mill from its daily stock reports", limit=6)
+    assert hits[0].name.endswith(".stockLevel") and not hits[0].path.endswith(".d.ts")
+    declared = [n for n, hit in enumerate(hits) if hit.path == "dist/index.d.ts"]
+    code = [n for n, hit in enumerate(hits) if hit.path != "dist/index.d.ts"]
+    assert declared and max(code) < min(declared)  # still found, after the code
+
+
+def test_search_shows_a_function_shipped_in_two_builds_once(index: CodeIndex) -> None:
+    hits = index.search("stockLevel", limit=10)
+    assert [hit.name.rsplit(".", 1)[-1] for hit in hits if hit.kind == "function"].count("stockLevel") == 1
+    assert index.twin_files("dist/esm/index.js", "dist/cjs/index.js")
+    assert not index.twin_files("dist/esm/index.js", "dist/index.d.ts")
+
+
+def test_files_sharing_a_few_names_are_not_twins(tmp_path: Path) -> None:
+    root = tmp_path / "two-tools"
+    root.mkdir()
+    (root / "reader.py").write_text("".join(f"def read_{n}(x):\n    return x + {n}\n\n" for n in range(6))
+                                    + "def close(handle):\n    handle.close()\n")
+    (root / "writer.py").write_text("".join(f"def write_{n}(x):\n    return x - {n}\n\n" for n in range(6))
+                                    + "def close(handle):\n    handle.flush()\n    handle.close()\n")
+    index = CodeIndex.build(root, db_path=tmp_path / "two.sqlite")
+    assert not index.twin_files("reader.py", "writer.py")
+    assert [hit.path for hit in index.search("close", limit=5) if hit.name.endswith("close")] == ["reader.py", "writer.py"]
+    assert drop_copies(index, ["reader.close", "writer.close"]) == ["reader.close", "writer.close"]
+
+
+def test_research_resolves_one_build_of_a_function(index: CodeIndex) -> None:
+    names = ["dist.esm.stockLevel", "dist.cjs.stockLevel", "dist.cjs.troutCount"]
+    assert drop_copies(index, names) == ["dist.esm.stockLevel", "dist.cjs.troutCount"]
+    resolved = resolve(index, names)
+    assert [r.qualified_name for r in resolved] == ["dist.esm.stockLevel", "dist.cjs.troutCount"]
+    offered = candidates(index, [("dist/esm/index.js", 1, 30), ("dist/cjs/index.js", 1, 40)], question="stock level")
+    assert len({name.rsplit(".", 1)[-1] for name in offered}) == len(offered)
+
+
+def test_a_declaration_ranks_below_the_function_it_declares(index: CodeIndex) -> None:
+    ranked = rank_symbols(index, "stock level of the mill from its daily stock reports",
+                          ["dist.index.d.StockReport", "dist.esm.stockLevel"])
+    assert ranked[0] == "dist.esm.stockLevel"
