@@ -179,3 +179,15 @@ def test_a_declaration_ranks_below_the_function_it_declares(index: CodeIndex) ->
     ranked = rank_symbols(index, "stock level of the mill from its daily stock reports",
                           ["dist.index.d.StockReport", "dist.esm.stockLevel"])
     assert ranked[0] == "dist.esm.stockLevel"
+
+
+def test_two_researchers_resolving_the_two_builds_give_one_definition(index: CodeIndex) -> None:
+    from moot.teams.research.models import EvidenceBundle
+    from moot.teams.research.synthesizer import merged_resolved
+
+    first = EvidenceBundle(sub_question="how is the stock level read?", resolved=resolve(index, ["dist.esm.stockLevel"]))
+    second = EvidenceBundle(sub_question="what reads the reports?",
+                            resolved=resolve(index, ["dist.cjs.stockLevel", "dist.cjs.millOpen"]))
+    assert len(merged_resolved([first, second])) == 3  # without the index: by location only
+    merged = merged_resolved([first, second], index)
+    assert [r.qualified_name for r in merged] == ["dist.esm.stockLevel", "dist.cjs.millOpen"]

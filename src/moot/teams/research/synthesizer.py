@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 
+from moot.codeindex import CodeIndex
 from moot.models.base import ModelSettings
 from moot.runtime import SubAgent, load_prompt
 from moot.teams.research.codelines import CodeLine
 from moot.teams.research.models import EvidenceBundle
-from moot.teams.research.resolve import ResolvedSymbol, render_facts
+from moot.teams.research.resolve import ResolvedSymbol, drop_copies, render_facts
 
 BUNDLE_CHARS = 1400
 """Per researcher: the small model's context is shared by parallel requests, so evidence is cut."""
@@ -101,8 +102,10 @@ def sources_line(bundles: list[EvidenceBundle], limit: int = 6) -> str:
     return ("Evidence locations (added by moot: the answer cited none): " + ", ".join(locs[:limit])) if locs else ""
 
 
-def merged_resolved(bundles: list[EvidenceBundle]) -> list[ResolvedSymbol]:
-    """Every bundle's resolved symbols, nominated ones first, each definition once."""
+def merged_resolved(bundles: list[EvidenceBundle], index: CodeIndex | None = None) -> list[ResolvedSymbol]:
+    """Every bundle's resolved symbols, nominated ones first, each definition once; with the
+    ``index``, also each definition shipped in two builds once (:func:`drop_copies`: two
+    researchers may each resolve one build of the same function)."""
     nominated: list[ResolvedSymbol] = []
     rest: list[ResolvedSymbol] = []
     seen: set[tuple[str, int]] = set()
@@ -113,4 +116,8 @@ def merged_resolved(bundles: list[EvidenceBundle]) -> list[ResolvedSymbol]:
                 continue
             seen.add(key)
             (nominated if r.qualified_name in bundle.nominated or r.name in bundle.nominated else rest).append(r)
-    return nominated + rest
+    merged = nominated + rest
+    if index is None:
+        return merged
+    kept = set(drop_copies(index, [r.qualified_name for r in merged]))
+    return [r for r in merged if r.qualified_name in kept]

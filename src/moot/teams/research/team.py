@@ -382,11 +382,14 @@ class ResearchTeam:
             bundles.append(EvidenceBundle.model_validate(out) if isinstance(out, dict)
                            else EvidenceBundle(sub_question=sq.question, coverage_note=f"researcher {graph.results[r.name].status}",
                                                researcher=r.name, stop_reason=graph.results[r.name].stop_reason or ""))
-        resolved = merged_resolved(bundles)
+        resolved = merged_resolved(bundles, index)
         # The lines (for a how-question, the deciding conditions first) are chosen before the
-        # synthesizer writes, so it can state each condition in words beside its line.
+        # synthesizer writes, so it can state each condition in words beside its line. A
+        # researcher's definition that another's already has in its other build is not read twice.
         how = asks_how(question)
-        asks = [(b.sub_question, b.resolved) for b in bundles if b.resolved] or [(question, resolved)]
+        kept = {(r.path, r.start_line) for r in resolved}
+        asks = [(b.sub_question, own) for b in bundles if (own := [r for r in b.resolved if (r.path, r.start_line) in kept])]
+        asks = asks or [(question, resolved)]
         quotes = await self._quote(index, run, asks, after=[r.name for r in researchers], how=how, question=question)
         outcome = await run.step("synthesizer", synthesizer_agent(self.model_for("synthesizer")),
                                  render_evidence(question, bundles, conditions=quotes.conditions, lines=quotes.lines),
