@@ -191,3 +191,11 @@ def test_two_researchers_resolving_the_two_builds_give_one_definition(index: Cod
     assert len(merged_resolved([first, second])) == 3  # without the index: by location only
     merged = merged_resolved([first, second], index)
     assert [r.qualified_name for r in merged] == ["dist.esm.stockLevel", "dist.cjs.millOpen"]
+
+
+def test_a_named_declaration_is_resolved_after_the_code_that_runs(index: CodeIndex) -> None:
+    # The model named the declared interface first; the functions found in the code still lead.
+    names = ["dist.index.d.StockReport", "dist.esm.stockLevel", "dist.esm.troutCount"]
+    assert [r.qualified_name for r in resolve(index, names)] == [
+        "dist.esm.stockLevel", "dist.esm.troutCount", "dist.index.d.StockReport"]
+    assert [r.qualified_name for r in resolve(index, names, limit=2)] == ["dist.esm.stockLevel", "dist.esm.troutCount"]

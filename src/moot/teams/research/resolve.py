@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from moot.codeindex import CodeIndex
+from moot.codeindex.walk import is_declaration
 from moot.teams.research.relevance import definition, first_defined, rank_symbols
 
 MAX_CANDIDATES = 24
@@ -184,11 +185,15 @@ def resolve(index: CodeIndex, names: Iterable[str], limit: int = MAX_RESOLVED) -
 
     A plain name with several definitions resolves to the first the index lists; a name the
     repository does not define is skipped (the model cannot add a symbol by naming it), and so
-    is a copy of a definition already resolved (:func:`drop_copies`)."""
+    is a copy of a definition already resolved (:func:`drop_copies`). Definitions in declaration
+    files (``.d.ts``, ``.pyi``) come after all others."""
     out: list[ResolvedSymbol] = []
     seen: set[tuple[str, int]] = set()
-    cleaned = [name.strip().strip("`").removesuffix("()") for name in names]
-    for name in drop_copies(index, [name for name in cleaned if name]):
+    cleaned = drop_copies(index, [n for name in names if (n := name.strip().strip("`").removesuffix("()"))])
+    # A declaration (a `.d.ts` interface the model named) only after the code that runs: it
+    # holds no logic to quote, and four places are few.
+    declared = {name for name in cleaned if (info := definition(index, name)) is not None and is_declaration(info.path)}
+    for name in [n for n in cleaned if n not in declared] + [n for n in cleaned if n in declared]:
         for info in filter(None, [definition(index, name)]):
             key = (info.path, info.start_line)
             if key in seen:
