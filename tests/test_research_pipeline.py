@@ -222,6 +222,25 @@ def test_plan_parsing_drops_blank_and_duplicate_sub_questions() -> None:
         PlannerOutput.model_validate({"sub_questions": [{"question": str(i)} for i in range(6)]})
 
 
+def test_the_planners_schema_bounds_each_string_so_a_loop_inside_one_ends() -> None:
+    # The 0.5B planner once wrote one clause of the question sixteen times inside a
+    # sub-question, until its 600 tokens ran out and no plan was left. The grammar is made
+    # from this schema, so a bounded string must end and the plan goes on.
+    from moot.teams.research.models import SubQuestion
+    from moot.teams.research.planner import SUB_QUESTION_CHARS, PlannerOutput, planner_output, to_plan
+
+    for schema in (PlannerOutput.model_json_schema(), planner_output(3).model_json_schema()):
+        fields = schema["$defs"]["PlannedSubQuestion"]["properties"]
+        assert fields["question"]["maxLength"] == SUB_QUESTION_CHARS
+        assert all("maxLength" in fields[name] for name in ("target_area", "verification_hint"))
+        assert fields["initial_actions"]["maxItems"] == 2 and "maxLength" in fields["initial_actions"]["items"]
+    with pytest.raises(Exception):
+        PlannerOutput.model_validate({"sub_questions": [{"question": "Which schema is used? " * 20}, {"question": "b c d"}]})
+    plan = to_plan("q", PlannerOutput.model_validate({"sub_questions": [{"question": "a b c"}, {"question": "d e f"}]}))
+    assert all(type(sq) is SubQuestion for sq in plan.sub_questions)
+    assert SubQuestion(question="x" * 500).question  # a plan from elsewhere is not bounded
+
+
 class BadPlanner(ResearchScript):
     """A planner that never writes a plan (the rest of the team as scripted)."""
 

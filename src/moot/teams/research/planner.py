@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Annotated
 
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, Field, StringConstraints, create_model
 
 from moot.codeindex import CodeIndex
 
@@ -14,6 +15,23 @@ from moot.runtime import SubAgent, load_prompt
 from moot.teams.research.models import ResearchPlan, SubQuestion
 
 MAX_SUB_QUESTIONS = 5
+SUB_QUESTION_CHARS = 200
+"""The most a planned sub-question may run to. The 0.5B planner can repeat a clause of the
+question inside one string until its tokens run out (a js-yaml question: one sentence, sixteen
+times, 600 tokens, 33 s, no plan). Under the grammar the string must end here, and the plan
+goes on."""
+
+
+class PlannedSubQuestion(SubQuestion):
+    """A sub-question as the planner writes it: each field bounded, so a loop inside a string
+    cannot use up the planner's tokens (:data:`SUB_QUESTION_CHARS`). Plans from elsewhere (an
+    API caller's) are plain :class:`SubQuestion` and are not bounded."""
+
+    question: str = Field(max_length=SUB_QUESTION_CHARS, description="the sub-question, one sentence")
+    target_area: str = Field(default="", max_length=120, description="folder or file most likely to hold the answer")
+    initial_actions: list[Annotated[str, StringConstraints(max_length=60)]] = Field(
+        default_factory=list, max_length=2, description="1-2 search queries or symbol names to try first")
+    verification_hint: str = Field(default="", max_length=160, description="what the verifier should check for this part")
 
 
 class PlannerOutput(BaseModel):
@@ -26,7 +44,7 @@ class PlannerOutput(BaseModel):
     after de-duplication still falls back to the single agent (the code-research design).
     """
 
-    sub_questions: list[SubQuestion] = Field(min_length=2, max_length=MAX_SUB_QUESTIONS)
+    sub_questions: list[PlannedSubQuestion] = Field(min_length=2, max_length=MAX_SUB_QUESTIONS)
 
 
 @lru_cache(maxsize=None)
@@ -37,7 +55,7 @@ def planner_output(limit: int = MAX_SUB_QUESTIONS) -> type[PlannerOutput]:
     if limit >= MAX_SUB_QUESTIONS:
         return PlannerOutput
     return create_model("PlannerOutput", __base__=PlannerOutput,
-                        sub_questions=(list[SubQuestion], Field(min_length=2, max_length=limit)))
+                        sub_questions=(list[PlannedSubQuestion], Field(min_length=2, max_length=limit)))
 
 
 def planner_agent(model: object, repo_map: str, *, retry: bool = True, limit: int = MAX_SUB_QUESTIONS) -> SubAgent:
@@ -65,7 +83,7 @@ def to_plan(question: str, output: object, limit: int = MAX_SUB_QUESTIONS) -> Re
         key = " ".join(sq.question.lower().split())
         if key and key not in seen:
             seen.add(key)
-            kept.append(sq)
+            kept.append(SubQuestion.model_validate(sq.model_dump()))
     return ResearchPlan(original_question=question, sub_questions=kept[:limit])
 
 
