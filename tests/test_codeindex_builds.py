@@ -139,7 +139,7 @@ def test_minified_is_a_format_test_of_scripts_only() -> None:
 
 def test_search_puts_the_code_that_runs_ahead_of_its_declaration(index: CodeIndex) -> None:
     # The declaration's doc comment words the query better than the code does.
-    hits = index.search("stock level of the mill from its daily stock reports", limit=6)
+    hits = index.search("stock level of the mill from its daily stock reports", limit=20)
     assert hits[0].name.endswith(".stockLevel") and not hits[0].path.endswith(".d.ts")
     declared = [n for n, hit in enumerate(hits) if hit.path == "dist/index.d.ts"]
     code = [n for n, hit in enumerate(hits) if hit.path != "dist/index.d.ts"]
@@ -199,3 +199,36 @@ def test_a_named_declaration_is_resolved_after_the_code_that_runs(index: CodeInd
     assert [r.qualified_name for r in resolve(index, names)] == [
         "dist.esm.stockLevel", "dist.esm.troutCount", "dist.index.d.StockReport"]
     assert [r.qualified_name for r in resolve(index, names, limit=2)] == ["dist.esm.stockLevel", "dist.esm.troutCount"]
+
+
+def test_a_name_the_question_writes_is_found_although_both_builds_define_it(index: CodeIndex) -> None:
+    from moot.teams.research.resolve import written_definitions
+
+    # `troutCount` is defined in both builds: one definition, not an ambiguous name.
+    assert written_definitions(index, "What does `troutCount()` add up?") == ["dist.cjs.troutCount"]  # by path
+
+
+def test_a_declaration_is_not_taken_for_code_that_uses_a_written_option(tmp_path: Path) -> None:
+    from moot.teams.research.resolve import written_definitions
+
+    root = tmp_path / "gauge"
+    root.mkdir()
+    (root / "index.d.ts").write_text("/** Options of a gauge. */\nexport interface GaugeOptions {\n"
+                                     "  /** Round readings to whole centimetres. */\n  roundReadings: boolean;\n}\n")
+    (root / "index.js").write_text("export function readGauge(level, options) {\n"
+                                   "  if (options.roundReadings) {\n    return Math.round(level);\n  }\n  return level;\n}\n")
+    index = CodeIndex.build(root, db_path=tmp_path / "gauge.sqlite")
+    assert written_definitions(index, "What does `roundReadings` change when a gauge is read?") == ["index.readGauge"]
+
+
+def test_search_reads_deep_enough_to_find_code_below_many_declarations(tmp_path: Path) -> None:
+    root = tmp_path / "levels"
+    root.mkdir()
+    # Thirty documented interfaces that word the query, and one function that does the work.
+    (root / "types.d.ts").write_text("".join(
+        f"/** The stock level of mill {n}, from its daily stock reports. */\nexport interface MillStock{n} {{\n"
+        f"  level: number;\n}}\n" for n in range(30)))
+    (root / "stock.js").write_text("export function stockLevel(reports, day) {\n  return reports[day] || 0;\n}\n")
+    index = CodeIndex.build(root, db_path=tmp_path / "levels.sqlite")
+    hits = index.search("stock level of the mill from its daily stock reports", limit=5)
+    assert hits[0].path == "stock.js"

@@ -219,8 +219,9 @@ class CodeIndex:
             raise MootError(f"unknown search mode {mode!r}", fix="use lexical, semantic or hybrid")
         limit = max(1, min(int(limit), 100))
         # Read further than asked, so that the code put ahead of declarations and first copies
-        # are still ``limit`` hits.
-        depth = min(100, limit * 2)
+        # are still ``limit`` hits: a declaration file's doc comments can fill the first dozens
+        # of BM25's places (js-yaml's `.d.ts` took 15 of the first 18 for one question).
+        depth = min(100, max(limit * 2, FUSION_DEPTH))
         with self._guard() as conn:
             if mode == "lexical" or (mode == "hybrid" and not self._semantic_ready(required=False)):
                 hits = self._lexical(conn, query, depth)

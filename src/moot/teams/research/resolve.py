@@ -190,10 +190,7 @@ def resolve(index: CodeIndex, names: Iterable[str], limit: int = MAX_RESOLVED) -
     out: list[ResolvedSymbol] = []
     seen: set[tuple[str, int]] = set()
     cleaned = drop_copies(index, [n for name in names if (n := name.strip().strip("`").removesuffix("()"))])
-    # A declaration (a `.d.ts` interface the model named) only after the code that runs: it
-    # holds no logic to quote, and four places are few.
-    declared = {name for name in cleaned if (info := definition(index, name)) is not None and is_declaration(info.path)}
-    for name in [n for n in cleaned if n not in declared] + [n for n in cleaned if n in declared]:
+    for name in code_first(index, cleaned):
         for info in filter(None, [definition(index, name)]):
             key = (info.path, info.start_line)
             if key in seen:
@@ -274,14 +271,15 @@ def written_names(question: str) -> list[str]:
 def _written_definition(index: CodeIndex, name: str) -> Any | None:
     """The definition a name written as code means, in its own case: for a dotted name one whose
     qualified name ends with it (the index's looser lookups would take any definition of its
-    last part); for a plain name its only definition. A plain name several definitions share is
-    none of them: which one a user means is not written."""
+    last part); for a plain name its only definition (two builds of one function count as one).
+    A plain name several definitions share is none of them: which one a user means is not written."""
     infos = index.resolve_symbol(name)
     if "." in name:
         infos = [i for i in infos if i.qualified_name == name or i.qualified_name.endswith("." + name)]
     else:
         infos = [i for i in infos if i.name == name]
-        if len({i.qualified_name for i in infos}) > 1:
+        # The two builds of one function (CommonJS and ES modules) are one definition.
+        if len(drop_copies(index, dict.fromkeys(i.qualified_name for i in infos))) > 1:
             return None
     return first_defined(infos)
 
@@ -355,8 +353,22 @@ def written_definitions(index: CodeIndex, question: str, limit: int = MAX_RESOLV
                 undefined.append(ways[0])
         elif info.qualified_name not in out:
             out.append(info.qualified_name)
-    out.extend(n for n in written_uses(index, undefined, question) if n not in out)
-    return out[:limit]
+    # A declaration "uses" a name only in a doc comment or a type: not where the code does.
+    out.extend(n for n in written_uses(index, undefined, question) if n not in out and not declared(index, n))
+    return code_first(index, out)[:limit]
+
+
+def declared(index: CodeIndex, name: str) -> bool:
+    """Whether ``name`` means a definition in a declaration file (``.d.ts``, ``.pyi``)."""
+    info = definition(index, name)
+    return info is not None and is_declaration(info.path)
+
+
+def code_first(index: CodeIndex, names: list[str]) -> list[str]:
+    """``names`` with those :func:`declared` after the others: a declaration holds no logic to
+    quote, and the places are few."""
+    flags = {name: declared(index, name) for name in names}
+    return [n for n in names if not flags[n]] + [n for n in names if flags[n]]
 
 
 def candidates(index: CodeIndex, locations: Iterable[tuple[str, int, int]], limit: int = MAX_CANDIDATES,
