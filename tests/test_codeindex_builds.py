@@ -132,6 +132,8 @@ def test_minified_is_a_format_test_of_scripts_only() -> None:
     assert is_minified("dist/app.min.js", "function a(){}\n")
     assert is_minified("dist/app.js", MINIFIED)
     assert not is_minified("dist/app.js", ESM)
+    # A readable build that carries its source map inline, one base64 line of 40 kB.
+    assert not is_minified("dist/app.js", ESM + "//# sourceMappingURL=data:application/json;base64," + "QUJD" * 10_000 + "\n")
     assert not is_minified("data/table.sql", MINIFIED)  # other languages are never minified this way
     assert is_declaration("dist/index.d.ts") and is_declaration("pkg/stubs.pyi")
     assert not is_declaration("dist/index.ts")
@@ -151,6 +153,36 @@ def test_search_shows_a_function_shipped_in_two_builds_once(index: CodeIndex) ->
     assert [hit.name.rsplit(".", 1)[-1] for hit in hits if hit.kind == "function"].count("stockLevel") == 1
     assert index.twin_files("dist/esm/index.js", "dist/cjs/index.js")
     assert not index.twin_files("dist/esm/index.js", "dist/index.d.ts")
+
+
+def test_sibling_modules_of_one_interface_are_not_twins(tmp_path: Path) -> None:
+    # A base class and one implementation share most method names, as two builds do, but they
+    # are two pieces of code: the implementation must stay findable.
+    methods = ["open", "close", "read", "write", "flush", "seek", "tell", "execute"]
+    root = tmp_path / "backends"
+    root.mkdir()
+    (root / "base.py").write_text("class Backend:\n" + "".join(
+        f"    def {m}(self, *args):\n        raise NotImplementedError\n\n" for m in methods))
+    (root / "sqlite.py").write_text("from base import Backend\n\n\nclass SqliteBackend(Backend):\n" + "".join(
+        f"    def {m}(self, *args):\n        return self.connection.{m}(*args)\n\n" for m in methods))
+    index = CodeIndex.build(root, db_path=tmp_path / "backends.sqlite")
+    assert not index.twin_files("base.py", "sqlite.py")
+    assert {hit.path for hit in index.search("execute", limit=10) if hit.name.endswith(".execute")} == {"base.py", "sqlite.py"}
+    assert len(resolve(index, ["base.Backend.execute", "sqlite.SqliteBackend.execute"])) == 2
+
+
+def test_a_stub_that_outranks_its_module_leaves_the_module_first(tmp_path: Path) -> None:
+    root = tmp_path / "ledger"
+    root.mkdir()
+    names = ["load", "dump", "merge", "split", "close", "open"]
+    (root / "ledger.pyi").write_text("".join(
+        f'def {n}(path: str) -> None:\n    """{n.title()} the ledger of the Ostby mill from a file on disk."""\n    ...\n'
+        for n in names))
+    (root / "ledger.py").write_text("".join(f"def {n}(path):\n    return open(path).read()\n\n" for n in names))
+    index = CodeIndex.build(root, db_path=tmp_path / "ledger.sqlite")
+    assert not index.twin_files("ledger.py", "ledger.pyi")
+    hits = [hit for hit in index.search("load the ledger of the mill from a file", limit=20) if hit.name.endswith(".load")]
+    assert [hit.path for hit in hits] == ["ledger.py", "ledger.pyi"]
 
 
 def test_files_sharing_a_few_names_are_not_twins(tmp_path: Path) -> None:

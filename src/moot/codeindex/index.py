@@ -19,7 +19,7 @@ from moot.codeindex.results import CodeHit, SymbolInfo
 from moot.codeindex.sandbox import PathEscapeError, confine, relative
 from moot.codeindex.semantic import VectorTable, embed_missing, rrf
 from moot.codeindex.terms import match_query, query_terms
-from moot.codeindex.walk import MAX_CODE_BYTES, FoundFile, decode, is_binary, is_declaration, walk
+from moot.codeindex.walk import DECLARATION_SUFFIXES, MAX_CODE_BYTES, FoundFile, decode, is_binary, is_declaration, walk
 from moot.errors import MootError
 from moot.files import UnsafeFileError, read_bytes
 from moot.models.embeddings import Embedder
@@ -34,11 +34,11 @@ SNIPPET_LINES = 4
 MAX_READ_LINES = 150
 """``read_file`` returns at most this many lines and says how to get the rest."""
 MAX_LIST = 50
+"""Callers, callees and references kept per symbol (the total is still reported by the tools)."""
 TWIN_SHARE = 0.8
 """Two files whose definitions' names are this much the same (shared over all) are two builds of one source."""
 TWIN_MIN_NAMES = 5
 """Fewer definitions than this say nothing about where a file came from."""
-"""Callers, callees and references kept per symbol (the total is still reported by the tools)."""
 
 
 def check_root(root: str | os.PathLike[str]) -> Path:
@@ -224,15 +224,15 @@ class CodeIndex:
         depth = min(100, max(limit * 2, FUSION_DEPTH))
         with self._guard() as conn:
             if mode == "lexical" or (mode == "hybrid" and not self._semantic_ready(required=False)):
-                hits = self._lexical(conn, query, depth)
+                ranked = self._lexical_ids(conn, query, depth)
             elif mode == "semantic":
                 self._semantic_ready(required=True)
-                hits = self._hits(conn, self._semantic(query, depth), query)
+                ranked = self._semantic(query, depth)
             else:
                 lexical = [hit_id for hit_id, _ in self._lexical_ids(conn, query, FUSION_DEPTH)]
                 semantic = [hit_id for hit_id, _ in self._semantic(query, FUSION_DEPTH)]
-                hits = self._hits(conn, rrf([lexical, semantic])[:depth], query)
-        return self._code_first(hits)[:limit]
+                ranked = rrf([lexical, semantic])[:depth]
+            return self._hits(conn, ranked, query, limit=limit)
 
     def _lexical_ids(self, conn: sqlite3.Connection, query: str, limit: int) -> list[tuple[int, float]]:
         match = match_query(query)
@@ -272,9 +272,6 @@ class CodeIndex:
         rows.sort(key=lambda r: (not r[1], r[2].count("._"), len(r[2])))
         return [r[0] for r in rows[:5]]
 
-    def _lexical(self, conn: sqlite3.Connection, query: str, limit: int) -> list[CodeHit]:
-        return self._hits(conn, self._lexical_ids(conn, query, limit), query)
-
     def _semantic_ready(self, *, required: bool) -> bool:
         model = self._meta("embedding_model")
         if model is None:
@@ -312,7 +309,9 @@ class CodeIndex:
         vector = self._embedder.embed([query])[0]
         return self._vectors.nearest(vector, limit)
 
-    def _hits(self, conn: sqlite3.Connection, ranked: list[tuple[int, float]], query: str) -> list[CodeHit]:
+    def _hits(self, conn: sqlite3.Connection, ranked: list[tuple[int, float]], query: str, *, limit: int) -> list[CodeHit]:
+        """The first ``limit`` of the ranked chunks as hits, code ahead of declarations and each
+        definition shipped twice once (:meth:`_code_first`); snippets only for those kept."""
         if not ranked:
             return []
         ids = [cid for cid, _ in ranked]
@@ -322,12 +321,10 @@ class CodeIndex:
             ids,
         ).fetchall()
         by_id = {row[0]: row for row in rows}
+        found = self._code_first([(by_id[cid], score) for cid, score in ranked if cid in by_id])[:limit]
         terms = [t for t in query_terms(query) if len(t) >= 3] or query_terms(query)
         hits = []
-        for cid, score in ranked:
-            row = by_id.get(cid)
-            if row is None:
-                continue
+        for row, score in found:
             _, path, start, end, kind, name, text, line_map = row
             jumps = json.loads(line_map) if line_map else []
             hits.append(CodeHit(path, start, end, kind, name, snippet(text, start, terms, kind, jumps), round(score, 4)))
@@ -353,13 +350,13 @@ class CodeIndex:
                 ("s.name = ? COLLATE NOCASE", [name.rsplit(".", 1)[-1]]),
             ]
             rows: list[Any] = []
-            for where, args in attempts:
-                rows = conn.execute(base + where + kind_sql + " ORDER BY f.path, s.start_line LIMIT 20", [*args, *kind_args]).fetchall()
-                if rows:
-                    break
             # The code that runs before its declaration (``.d.ts``, ``.pyi``): the first
             # definition listed is the one a caller reads.
-            rows.sort(key=lambda row: is_declaration(row[3]))
+            order = f" ORDER BY {_DECLARATION_SQL}, f.path, s.start_line LIMIT 20"
+            for where, args in attempts:
+                rows = conn.execute(base + where + kind_sql + order, [*args, *kind_args]).fetchall()
+                if rows:
+                    break
             return [self._symbol(conn, row) for row in rows]
 
     def _symbol(self, conn: sqlite3.Connection, row: Any) -> SymbolInfo:
@@ -409,10 +406,13 @@ class CodeIndex:
 
     def twin_files(self, path_a: str, path_b: str) -> bool:
         """Whether two files are builds of one source: an npm package ships its code as CommonJS
-        and as ES modules, a bundle and its ``.mjs`` twin, one down-levelled so that their text
-        differs. They define the same names (:data:`TWIN_SHARE` of them, at least
-        :data:`TWIN_MIN_NAMES`)."""
-        if path_a == path_b:
+        and as ES modules (``dist/cjs/index.js`` and ``dist/esm/index.js``, ``lib.cjs`` and
+        ``lib.mjs``), one down-levelled so that their text differs. Twins have the same name up
+        to its first dot, are both declarations or both code, and define the same names
+        (:data:`TWIN_SHARE` of them, at least :data:`TWIN_MIN_NAMES`). Sibling modules that
+        implement one interface (``backends/base.py`` and ``backends/sqlite.py``) share names
+        but not a file name, and a ``.pyi`` stub is not a twin of its module."""
+        if path_a == path_b or _stem(path_a) != _stem(path_b) or is_declaration(path_a) != is_declaration(path_b):
             return False
         names_a, names_b = self._names_in(path_a), self._names_in(path_b)
         if min(len(names_a), len(names_b)) < TWIN_MIN_NAMES:
@@ -432,19 +432,20 @@ class CodeIndex:
             self._names_by_file[path] = frozenset(str(r[0]) for r in rows)
         return self._names_by_file[path]
 
-    def _code_first(self, hits: list[CodeHit]) -> list[CodeHit]:
-        """Search hits with the code that runs ahead of declarations, each definition (or whole
-        file) shipped twice (:meth:`same_code`, :meth:`twin_files`) once.
+    def _code_first(self, found: list[tuple[Any, float]]) -> list[tuple[Any, float]]:
+        """Ranked chunk rows with the code that runs ahead of declarations, then each definition
+        (or whole file) shipped twice (:meth:`same_code`, :meth:`twin_files`) once.
 
         A declaration file (``.d.ts``, ``.pyi``) holds a package's doc comments, so a question's
         words match it better than the code that does the work, which it does not contain (on a
         bundled npm package every hit was in its ``.d.ts``)."""
-        kept: list[CodeHit] = []
-        for hit in hits:
-            if not any(self.same_code(k.path, k.name, hit.path, hit.name)
-                       or k.kind == hit.kind == "module" and self.twin_files(k.path, hit.path) for k in kept):
-                kept.append(hit)
-        return sorted(kept, key=lambda hit: is_declaration(hit.path))
+        kept: list[tuple[Any, float]] = []
+        for row, score in sorted(found, key=lambda item: is_declaration(item[0][1])):
+            path, kind, name = row[1], row[4], row[5]
+            if not any(self.same_code(k[1], k[5], path, name) or k[4] == kind == "module" and self.twin_files(k[1], path)
+                       for k, _ in kept):
+                kept.append((row, score))
+        return kept
 
     def symbols_in(self, path: str, start_line: int, end_line: int, limit: int = 10) -> list[str]:
         """Qualified names of the definitions in ``path`` that overlap the line range,
@@ -658,6 +659,15 @@ class CodeIndex:
                 "last_build": json.loads(last) if last else None,
                 "seconds": json.loads(last)["seconds"] if last else None,
             }
+
+
+_DECLARATION_SQL = "(" + " OR ".join(f"f.path LIKE '%{suffix}'" for suffix in DECLARATION_SUFFIXES) + ")"
+"""SQL that is 1 for a definition in a declaration file (:func:`~moot.codeindex.walk.is_declaration`)."""
+
+
+def _stem(path: str) -> str:
+    """A file's name up to its first dot: ``dist/js-yaml.cjs.js`` → ``js-yaml``."""
+    return path.rsplit("/", 1)[-1].split(".", 1)[0].lower()
 
 
 def _like(text: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -232,6 +233,9 @@ def _walk_dir(
         yield from _walk_dir(root, Path(entry.path), rel, specs)
 
 
+_SOURCE_MAP = re.compile(r"\s*(?://|/\*)\s*[#@]\s*sourceMappingURL=")
+
+
 def is_minified(rel: str, text: str) -> bool:
     """Whether a script or style sheet is a minified build (``.min.js``, or lines that average
     more than :data:`MINIFIED_LINE_CHARS`). Other languages are never minified this way."""
@@ -240,7 +244,8 @@ def is_minified(rel: str, text: str) -> bool:
         return False
     if ".min." in name:
         return True
-    lines = text.splitlines()
+    # A readable build may end with its source map inline (one base64 line of 40 kB).
+    lines = [line for line in text.splitlines() if not _SOURCE_MAP.match(line)]
     return bool(lines) and sum(len(line) for line in lines) / len(lines) > MINIFIED_LINE_CHARS
 
 

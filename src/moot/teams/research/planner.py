@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import BaseModel, Field, StringConstraints, create_model
+from pydantic import BaseModel, Field, StringConstraints, create_model, model_validator
 
 from moot.codeindex import CodeIndex
 
@@ -22,6 +22,10 @@ times, 600 tokens, 33 s, no plan). Under the grammar the string must end here, a
 goes on."""
 
 
+ACTION_CHARS = 60
+"""The most one planned search word or symbol name may run to."""
+
+
 class PlannedSubQuestion(SubQuestion):
     """A sub-question as the planner writes it: each field bounded, so a loop inside a string
     cannot use up the planner's tokens (:data:`SUB_QUESTION_CHARS`). Plans from elsewhere (an
@@ -29,9 +33,29 @@ class PlannedSubQuestion(SubQuestion):
 
     question: str = Field(max_length=SUB_QUESTION_CHARS, description="the sub-question, one sentence")
     target_area: str = Field(default="", max_length=120, description="folder or file most likely to hold the answer")
-    initial_actions: list[Annotated[str, StringConstraints(max_length=60)]] = Field(
+    initial_actions: list[Annotated[str, StringConstraints(max_length=ACTION_CHARS)]] = Field(
         default_factory=list, max_length=2, description="1-2 search queries or symbol names to try first")
     verification_hint: str = Field(default="", max_length=160, description="what the verifier should check for this part")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _trimmed(cls, data: Any) -> Any:
+        # A model without a grammar (a provider that takes the schema as a hint) may still write
+        # past a bound: the plan is trimmed to it, not refused.
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for name, field in cls.model_fields.items():
+            value, most = data.get(name), _most(field)
+            if isinstance(value, str) and most is not None:
+                data[name] = value[:most]
+            elif isinstance(value, list) and most is not None:
+                data[name] = [v[:ACTION_CHARS] if isinstance(v, str) else v for v in value[:most]]
+        return data
+
+
+def _most(field: Any) -> int | None:
+    return next((m.max_length for m in field.metadata if getattr(m, "max_length", None) is not None), None)
 
 
 class PlannerOutput(BaseModel):

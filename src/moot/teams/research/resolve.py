@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -189,9 +189,10 @@ def resolve(index: CodeIndex, names: Iterable[str], limit: int = MAX_RESOLVED) -
     files (``.d.ts``, ``.pyi``) come after all others."""
     out: list[ResolvedSymbol] = []
     seen: set[tuple[str, int]] = set()
-    cleaned = drop_copies(index, [n for name in names if (n := name.strip().strip("`").removesuffix("()"))])
-    for name in code_first(index, cleaned):
-        for info in filter(None, [definition(index, name)]):
+    cleaned = list(dict.fromkeys(n for name in names if (n := name.strip().strip("`").removesuffix("()"))))
+    infos = {name: definition(index, name) for name in cleaned}  # looked up once
+    for name in code_first(index, drop_copies(index, cleaned, infos), infos):
+        for info in filter(None, [infos[name]]):
             key = (info.path, info.start_line)
             if key in seen:
                 continue
@@ -358,16 +359,16 @@ def written_definitions(index: CodeIndex, question: str, limit: int = MAX_RESOLV
     return code_first(index, out)[:limit]
 
 
-def declared(index: CodeIndex, name: str) -> bool:
+def declared(index: CodeIndex, name: str, infos: Mapping[str, Any] | None = None) -> bool:
     """Whether ``name`` means a definition in a declaration file (``.d.ts``, ``.pyi``)."""
-    info = definition(index, name)
+    info = infos[name] if infos is not None and name in infos else definition(index, name)
     return info is not None and is_declaration(info.path)
 
 
-def code_first(index: CodeIndex, names: list[str]) -> list[str]:
+def code_first(index: CodeIndex, names: list[str], infos: Mapping[str, Any] | None = None) -> list[str]:
     """``names`` with those :func:`declared` after the others: a declaration holds no logic to
     quote, and the places are few."""
-    flags = {name: declared(index, name) for name in names}
+    flags = {name: declared(index, name, infos) for name in names}
     return [n for n in names if not flags[n]] + [n for n in names if flags[n]]
 
 
@@ -407,17 +408,18 @@ def candidates(index: CodeIndex, locations: Iterable[tuple[str, int, int]], limi
                         add(qualified)
     if question:
         out = rank_symbols(index, question, out)
-    return drop_copies(index, out)[:limit]
+    return drop_copies(index, out[: 2 * limit])[:limit]
 
 
-def drop_copies(index: CodeIndex, names: Iterable[str]) -> list[str]:
+def drop_copies(index: CodeIndex, names: Iterable[str], infos: Mapping[str, Any] | None = None) -> list[str]:
     """``names`` without any whose definition is a copy of an earlier one's
     (:meth:`~moot.codeindex.CodeIndex.same_code`: a package's CommonJS and ES-module builds of
-    one function), so the two builds do not take two of the few places offered or resolved."""
+    one function), so the two builds do not take two of the few places offered or resolved.
+    ``infos``: the names' definitions, where the caller has looked them up already."""
     out: list[str] = []
     kept: list[Any] = []
     for name in names:
-        info = definition(index, name)
+        info = infos[name] if infos is not None and name in infos else definition(index, name)
         if info is not None:
             if any(index.same_code(k.path, k.qualified_name, info.path, info.qualified_name) for k in kept):
                 continue
