@@ -316,16 +316,21 @@ class CodeIndex:
             return []
         ids = [cid for cid, _ in ranked]
         rows = conn.execute(
-            "SELECT c.id, f.path, c.start_line, c.end_line, c.kind, c.name, c.text, c.line_map FROM chunks c "
+            "SELECT c.id, f.path, c.start_line, c.end_line, c.kind, c.name FROM chunks c "
             f"JOIN files f ON f.id = c.file_id WHERE c.id IN ({','.join('?' * len(ids))})",
             ids,
         ).fetchall()
         by_id = {row[0]: row for row in rows}
-        found = self._code_first([(by_id[cid], score) for cid, score in ranked if cid in by_id])[:limit]
+        found = self._code_first([(by_id[cid], score) for cid, score in ranked if cid in by_id], limit)
+        # The chunks' text only for the hits kept (the ranking reads further than it shows).
+        kept = [row[0] for row, _ in found]
+        texts = {cid: (text, line_map) for cid, text, line_map in conn.execute(
+            f"SELECT id, text, line_map FROM chunks WHERE id IN ({','.join('?' * len(kept))})", kept)} if kept else {}
         terms = [t for t in query_terms(query) if len(t) >= 3] or query_terms(query)
         hits = []
         for row, score in found:
-            _, path, start, end, kind, name, text, line_map = row
+            cid, path, start, end, kind, name = row
+            text, line_map = texts[cid]
             jumps = json.loads(line_map) if line_map else []
             hits.append(CodeHit(path, start, end, kind, name, snippet(text, start, terms, kind, jumps), round(score, 4)))
         return hits
@@ -432,19 +437,25 @@ class CodeIndex:
             self._names_by_file[path] = frozenset(str(r[0]) for r in rows)
         return self._names_by_file[path]
 
-    def _code_first(self, found: list[tuple[Any, float]]) -> list[tuple[Any, float]]:
-        """Ranked chunk rows with the code that runs ahead of declarations, then each definition
-        (or whole file) shipped twice (:meth:`same_code`, :meth:`twin_files`) once.
+    def _code_first(self, found: list[tuple[Any, float]], limit: int) -> list[tuple[Any, float]]:
+        """The first ``limit`` ranked chunk rows with the code that runs ahead of declarations,
+        each definition (or whole file) shipped twice (:meth:`same_code`, :meth:`twin_files`)
+        once.
 
         A declaration file (``.d.ts``, ``.pyi``) holds a package's doc comments, so a question's
         words match it better than the code that does the work, which it does not contain (on a
         bundled npm package every hit was in its ``.d.ts``)."""
         kept: list[tuple[Any, float]] = []
+        by_name: dict[str, list[str]] = {}  # the last part of a kept hit's name -> its files
         for row, score in sorted(found, key=lambda item: is_declaration(item[0][1])):
             path, kind, name = row[1], row[4], row[5]
-            if not any(self.same_code(k[1], k[5], path, name) or k[4] == kind == "module" and self.twin_files(k[1], path)
-                       for k, _ in kept):
-                kept.append((row, score))
+            key = "module:" + _stem(path) if kind == "module" else name.rsplit(".", 1)[-1]
+            if any(self.twin_files(other, path) for other in by_name.get(key, ())):
+                continue
+            kept.append((row, score))
+            by_name.setdefault(key, []).append(path)
+            if len(kept) >= limit:
+                break
         return kept
 
     def symbols_in(self, path: str, start_line: int, end_line: int, limit: int = 10) -> list[str]:
