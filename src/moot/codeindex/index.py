@@ -220,7 +220,7 @@ class CodeIndex:
         limit = max(1, min(int(limit), 100))
         # Read further than asked, so that the code put ahead of declarations and first copies
         # are still ``limit`` hits: a declaration file's doc comments can fill the first dozens
-        # of BM25's places (js-yaml's `.d.ts` took 15 of the first 18 for one question).
+        # of BM25's places (one package's `.d.ts` took 15 of the first 18 for one question).
         depth = min(100, max(limit * 2, FUSION_DEPTH))
         with self._guard() as conn:
             if mode == "lexical" or (mode == "hybrid" and not self._semantic_ready(required=False)):
@@ -677,7 +677,7 @@ _DECLARATION_SQL = "(" + " OR ".join(f"f.path LIKE '%{suffix}'" for suffix in DE
 
 
 def _stem(path: str) -> str:
-    """A file's name up to its first dot: ``dist/js-yaml.cjs.js`` → ``js-yaml``."""
+    """A file's name up to its first dot: ``dist/parser.cjs.js`` → ``parser``."""
     return path.rsplit("/", 1)[-1].split(".", 1)[0].lower()
 
 

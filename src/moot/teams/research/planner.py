@@ -17,11 +17,9 @@ from moot.teams.research.models import ResearchPlan, SubQuestion
 MAX_SUB_QUESTIONS = 5
 SUB_QUESTION_CHARS = 200
 """The most a planned sub-question may run to. The 0.5B planner can repeat a clause of the
-question inside one string until its tokens run out (a js-yaml question: one sentence, sixteen
-times, 600 tokens, 33 s, no plan). Under the grammar the string must end here, and the plan
-goes on."""
-
-
+question inside one string until its tokens run out (on one evaluation question: one sentence,
+sixteen times, 600 tokens, 33 s, no plan). Under the grammar the string must end here, and the
+plan goes on."""
 ACTION_CHARS = 60
 """The most one planned search word or symbol name may run to."""
 
