@@ -73,7 +73,7 @@ MINIFIED_LINE_CHARS = 110
 linguist uses): one line of 40,000 characters is a build's output, not code anyone reads, and a
 package that ships one ships the readable build beside it."""
 DECLARATION_SUFFIXES = (".d.ts", ".d.mts", ".d.cts", ".pyi")
-"""Files that declare an interface and hold no code that runs: TypeScript declarations, Python stubs."""
+"""Files that declare an interface and hold no code that runs: ``.d.ts`` declarations and ``.pyi`` stubs."""
 
 
 @dataclass(frozen=True)

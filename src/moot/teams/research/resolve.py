@@ -280,7 +280,8 @@ def _written_definition(index: CodeIndex, name: str) -> Any | None:
     else:
         infos = [i for i in infos if i.name == name]
         # The two builds of one function (CommonJS and ES modules) are one definition.
-        if len(drop_copies(index, dict.fromkeys(i.qualified_name for i in infos))) > 1:
+        by_name = {i.qualified_name: i for i in infos}
+        if len(drop_copies(index, list(by_name), by_name)) > 1:
             return None
     return first_defined(infos)
 
@@ -345,18 +346,21 @@ def written_definitions(index: CodeIndex, question: str, limit: int = MAX_RESOLV
     question's words finds. Each name gives the first of its ways to look it up that the index
     defines (:func:`_written_definition`); a name the repository does not define gives the
     definitions that use it (:func:`written_uses`), after those the question names."""
-    out: list[str] = []
+    infos: dict[str, Any] = {}  # each name's definition, looked up once
     undefined: list[str] = []
     for ways in written_chains(question):
         info = next(filter(None, (_written_definition(index, way) for way in ways)), None)
         if info is None:
             if not index.resolve_symbol(ways[0].rsplit(".", 1)[-1]):
                 undefined.append(ways[0])
-        elif info.qualified_name not in out:
-            out.append(info.qualified_name)
-    # A declaration "uses" a name only in a doc comment or a type: not where the code does.
-    out.extend(n for n in written_uses(index, undefined, question) if n not in out and not declared(index, n))
-    return code_first(index, out)[:limit]
+        else:
+            infos.setdefault(info.qualified_name, info)
+    for name in written_uses(index, undefined, question):
+        info = infos.get(name) or definition(index, name)
+        # A declaration "uses" a name only in a doc comment or a type: not where the code does.
+        if name not in infos and info is not None and not is_declaration(info.path):
+            infos[name] = info
+    return code_first(index, list(infos), infos)[:limit]
 
 
 def declared(index: CodeIndex, name: str, infos: Mapping[str, Any] | None = None) -> bool:

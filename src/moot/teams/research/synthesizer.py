@@ -9,7 +9,7 @@ from moot.models.base import ModelSettings
 from moot.runtime import SubAgent, load_prompt
 from moot.teams.research.codelines import CodeLine
 from moot.teams.research.models import EvidenceBundle
-from moot.teams.research.resolve import ResolvedSymbol, render_facts
+from moot.teams.research.resolve import ResolvedSymbol, drop_copies, render_facts
 
 BUNDLE_CHARS = 1400
 """Per researcher: the small model's context is shared by parallel requests, so evidence is cut."""
@@ -104,7 +104,7 @@ def sources_line(bundles: list[EvidenceBundle], limit: int = 6) -> str:
 
 def merged_resolved(bundles: list[EvidenceBundle], index: CodeIndex | None = None) -> list[ResolvedSymbol]:
     """Every bundle's resolved symbols, nominated ones first, each definition once; with the
-    ``index``, also each definition shipped in two builds once (``CodeIndex.same_code``: two
+    ``index``, also each definition shipped in two builds once (:func:`drop_copies`: two
     researchers may each resolve one build of the same function)."""
     nominated: list[ResolvedSymbol] = []
     rest: list[ResolvedSymbol] = []
@@ -119,8 +119,6 @@ def merged_resolved(bundles: list[EvidenceBundle], index: CodeIndex | None = Non
     merged = nominated + rest
     if index is None:
         return merged
-    out: list[ResolvedSymbol] = []
-    for r in merged:
-        if not any(index.same_code(k.path, k.qualified_name, r.path, r.qualified_name) for k in out):
-            out.append(r)
-    return out
+    by_name = {r.qualified_name: r for r in reversed(merged)}  # the first of a name wins
+    kept = set(drop_copies(index, list(dict.fromkeys(r.qualified_name for r in merged)), by_name))
+    return [r for r in merged if r.qualified_name in kept]
