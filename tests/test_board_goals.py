@@ -22,7 +22,7 @@ from moot.teams.board.builtin_agents import FileAgent
 from moot.teams.board.echo import EchoAgent
 from moot.teams.board.folder import FolderBoard
 from moot.teams.board.goal_budget import read_budget
-from moot.teams.board.protocol import AWAITING_SUBTASKS
+from moot.teams.board.protocol import AWAITING_OWNER, AWAITING_SUBTASKS
 from moot.teams.board.result_check import failure_reason
 from moot.teams.board.plan import propose_steps
 from moot.teams.board.specs import FILE_SPEC, SEARCH_SPEC
@@ -266,3 +266,33 @@ def test_until_idle_stops_after_the_grace_when_nobody_takes_the_rest(board: Fold
     stats = asyncio.run(worker.run())
     assert stats.stop_reason == "idle: only 1 pending task(s) for other agents, unchanged for 0.3s"
     assert board.get("theirs").status is TaskStatus.PENDING and board.get("theirs").attempts == 0
+
+
+class SplitBetweenReads(FolderBoard):
+    """A board on which another worker's split lands between the idle check's two reads: its
+    subtasks are added just after the pending tasks were listed, and the goal is parked (held
+    by no worker) before the active ones are."""
+
+    def __init__(self, root: Path, goal_id: str) -> None:
+        super().__init__(root)
+        self.goal_id, self.split = goal_id, False
+
+    def list(self, status: TaskStatus | None = None, *, limit: int | None = None) -> list[BoardTask]:
+        tasks = super().list(status, limit=limit)
+        if status is TaskStatus.PENDING and limit is None and not self.split:
+            self.split = True
+            ids = [self.submit(BoardTask(description=f"step {i}", type="step", parent_id=self.goal_id,
+                                         root_id=self.goal_id, depth=1)).id for i in range(2)]
+            goal = self.get(self.goal_id)
+            self.update(goal.model_copy(update={"subtasks": ids, "claimed_by": AWAITING_OWNER, "lease_expires_at": None}))
+        return tasks
+
+
+def test_a_split_landing_while_the_idle_check_reads_the_board_is_not_missed(board: FolderBoard) -> None:
+    goal = board.submit(BoardTask(description="a goal in two steps", type="goal"))
+    assert board.claim(goal.id, "breakdown-1", lease_s=60) is not None
+    racing = SplitBetweenReads(board.root, goal.id)
+    stats = asyncio.run(Worker(racing, StepsOnly(), poll_s=0.02, stop_when_idle=True, idle_grace_s=0.3).run())
+    assert racing.split
+    assert sorted(stats.completed_ids) == sorted(board.get(goal.id).subtasks)  # it did not stop on a stale read
+    assert board.get(goal.id).status is TaskStatus.COMPLETED
