@@ -60,3 +60,32 @@ def test_typescript_conditions_else_if_throw_and_ternary() -> None:
 
 def test_a_span_without_a_function_has_no_decisions() -> None:
     assert decisions("python", "X = 1\nY = 2\n", 1, 2) == []
+
+
+def test_a_branch_that_acts_and_then_leaves_says_how_it_leaves() -> None:
+    python = '''def start_next(self):
+    if self.paused:
+        if not self.window_open:
+            self.note_pause()
+        return False
+    if self.size == 0:
+        self.emit("idle")
+        self.reset()
+    return True
+'''
+    paused, inner, _, empty, _ = decisions("python", python, 1, 9)
+    # what the branch decides is that it stops, not the check it makes on the way
+    assert paused.words == ("When `self.paused` is true, it checks whether `self.window_open` is false or empty, "
+                            "then it returns `False`.")
+    assert inner.words == "When `self.window_open` is false or empty, it calls `self.note_pause()`."
+    assert empty.words == 'When `self.size` equals `0`, it calls `self.emit("idle")`.'  # it goes on: no exit to tell
+    typescript = '''function startNext(): boolean {
+  if (this.isPaused) {
+    this.notePause();
+    throw new PausedError("paused");
+  }
+  return true;
+}
+'''
+    first = decisions("typescript", typescript, 1, 7)[0]
+    assert first.words == "When `this.isPaused` is true, it calls `this.notePause()`, then it raises `PausedError`."

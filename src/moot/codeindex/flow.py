@@ -321,6 +321,10 @@ class _Reader:
     def say(self, kind: str, cond: tree_sitter.Node | None, condition: str, statements: list[tree_sitter.Node] | None,
             node: tree_sitter.Node, *, yes: tree_sitter.Node | None = None, no: tree_sitter.Node | None = None) -> str:
         does = self.does(statements[0]) if statements else ""
+        if statements and len(statements) > 1 and _exit(statements[-1]):
+            # A branch that does something and then leaves: how it leaves is what it decides
+            # (`if paused: note the time; return False` stops there, whatever it noted).
+            does = f"{does}, then {self.does(statements[-1])}"
         when = self.condition(cond) if cond is not None else (f"`{_cut(condition)}`" if condition else "")
         if kind == "while" and cond is not None and cond.type in ("true", "True"):
             return f"It repeats until a `return`, `raise` or `break` leaves the loop; first {does or 'it goes on'}."
