@@ -280,3 +280,27 @@ def test_a_chosen_class_is_read_by_the_methods_that_match_the_question(tmp_path:
         # two methods, the best for the question: `describe` shares a word, but fewer
         assert {c.symbol for c in lines} >= {"retry.wait.wait_exponential.__call__", "retry.wait.wait_exponential.__init__"}
         assert "retry.wait.wait_exponential.describe" not in {c.symbol for c in lines}
+
+
+def test_a_sub_questions_lines_are_gathered_by_the_whole_questions_words_too(tmp_path: Path) -> None:
+    shown: list[str] = []
+
+    def pick(request: ModelRequest) -> dict:
+        shown.append(str(request.messages[-1].content))
+        return {"lines": [1]}
+
+    # The planner's paraphrase drops the words the deciding line reads ("Authorization", "header").
+    plan = {"sub_questions": [{"question": "Which function builds the new request?"},
+                              {"question": "Where is the new request made?"}]}
+    model = FunctionModel(by_agent({"planner": plan, "synthesizer": "`build_redirect` builds it.",
+                                    "verifier": {"verdicts": []}, "line-picker": pick,
+                                    "researcher": {"symbols": ["web.redirects.build_redirect"], "findings": [],
+                                                   "coverage_note": "", "sufficient": True}}))
+    team = ResearchTeam(make_repo(tmp_path / "repo"), model=model, store=RunStore(tmp_path / "runs.db"),
+                        db_path=tmp_path / "index.db", config=ResearchConfig())
+    try:
+        result = team.ask_sync("Is the Authorization header kept on the new request of a redirect?", mode="multi")
+    finally:
+        team.close()
+    assert shown and any('headers.pop("Authorization", None)' in task for task in shown)
+    assert "web/redirects.py:" in result.answer

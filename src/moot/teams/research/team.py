@@ -423,7 +423,11 @@ class ResearchTeam:
         there is nothing to pick from, the budget is spent, or the model gives no valid pick."""
         if not self.config.quote_lines or run.stopped:
             return Quotes()
-        ranked = [(q, await asyncio.to_thread(candidate_lines, index, q, resolved)) for q, resolved in asks]
+        # A sub-question's lines are gathered and ranked by its words and the whole question's:
+        # the planner's sub-question is a small model's paraphrase, and the words it drops
+        # ("prefix", "timeout") are often the ones the deciding condition reads.
+        ranked = [(q, await asyncio.to_thread(candidate_lines, index, q if not question or q == question else f"{q}\n{question}",
+                                              resolved)) for q, resolved in asks]
         ranked = [(q, lines) for q, lines in ranked if lines]
         # One list: up to eight lines. One list per sub-question: up to four each, so a
         # sub-question's own deciding lines are not cut to two (eight shared by three pickers
