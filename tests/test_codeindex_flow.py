@@ -89,3 +89,38 @@ def test_a_branch_that_acts_and_then_leaves_says_how_it_leaves() -> None:
 '''
     first = decisions("typescript", typescript, 1, 7)[0]
     assert first.words == "When `this.isPaused` is true, it calls `this.notePause()`, then it raises `PausedError`."
+
+
+def test_a_callback_written_in_place_decides_for_the_function_it_is_in() -> None:
+    typescript = '''class Queue {
+  async add(task, options) {
+    const later = () => {
+      if (options.late) {
+        throw new Error("late");
+      }
+    };
+    return new Promise((resolve, reject) => {
+      this.jobs.push(async () => {
+        if (this.paused) {
+          return;
+        }
+        try {
+          resolve(await task());
+        } catch (error) {
+          reject(error);
+        }
+      });
+      this.sizes = this.jobs.map(job => job.big ? 2 : 1);
+    });
+  }
+}
+'''
+    found = decisions("typescript", typescript, 2, 21)
+    words = {d.line: d.words for d in found}
+    # the promise's executor and the queued job have no definition of their own in the index:
+    # what they decide is what `add` decides
+    assert words[10] == "When `this.paused` is true, it returns."
+    assert words[15] == "When an error is raised, it calls `reject(error)`."
+    assert words[19] == "When `job.big` is true, the value is `2`, otherwise `1`."
+    # a function bound to a name is a definition of its own (the index has it): left out here
+    assert 4 not in words and 5 not in words

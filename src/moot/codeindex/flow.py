@@ -196,11 +196,25 @@ class _Reader:
         stack = list(node.named_children)
         while stack:
             child = stack.pop(0)
+            if _inline(child):
+                self.inline_function(child, depth)
+                continue
             if child.type in _FUNCTIONS or child.type in _CLASSES or child.type.endswith("_statement") or child.type in ("block", "statement_block"):
                 continue
             if child.type in ("conditional_expression", "ternary_expression"):
                 self.ternary(child, depth)
             stack.extend(child.named_children)
+
+    def inline_function(self, node: tree_sitter.Node, depth: int) -> None:
+        """An anonymous function written in place (a callback, a promise's executor): no
+        definition of its own in the index, so what it decides is its enclosing definition's."""
+        body = node.child_by_field_name("body")
+        if body is None:
+            return
+        if body.type == "statement_block":
+            self.visit(body, depth)
+        else:  # `x => x ? a : b`: an expression body
+            self.expressions(node, depth)
 
     def if_chain(self, node: tree_sitter.Node, depth: int, kind: str) -> None:
         self.branch(kind, node, node.child_by_field_name("condition"), node.child_by_field_name("consequence"), depth)
@@ -448,6 +462,15 @@ _COMPARE = {"==": "equals", "===": "equals", "!=": "is not", "!==": "is not", "<
             "is": "is", "is not": "is not", "instanceof": "is an instance of"}
 _NEGATE = {"==": "!=", "===": "!==", "!=": "==", "!==": "===", "<": ">=", "<=": ">", ">": "<=", ">=": "<",
            "in": "not in", "not in": "in", "is": "is not", "is not": "is"}
+
+
+_ANONYMOUS = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
+
+
+def _inline(node: tree_sitter.Node) -> bool:
+    """A function expression the index does not define: one not bound by ``const f = …``
+    (the only function value the index names), such as a callback passed to a call."""
+    return node.type in _ANONYMOUS and (node.parent is None or node.parent.type != "variable_declarator")
 
 
 def _exit(node: tree_sitter.Node) -> str:
