@@ -395,3 +395,21 @@ def test_a_researcher_offers_and_resolves_the_code_its_sub_question_writes_first
     [bundle] = [b for b in result.evidence if "basic_header" in b.sub_question]
     assert bundle.resolved[0].qualified_name == "web.auth.basic_header"
     assert all("(named in the question)" not in t for t in tasks if "gzip bodies" in t and "basic_header" not in t)
+
+
+def test_a_scripts_callers_are_judged_by_its_own_languages_built_in_methods(tmp_path: Path) -> None:
+    from moot.teams.research.resolve import resolve
+    from test_research_support import index_of, write_repo
+
+    repo = write_repo(tmp_path / "repo", {
+        "lib/queue.js": "export class Queue {\n  remove(id) {\n    return this.items.delete(id);\n  }\n"
+                         "  push(item) {\n    this.items.set(item.id, item);\n  }\n}\n",
+        "lib/run.js": "import { Queue } from './queue.js';\nexport function drain(queue, done) {\n"
+                       "  queue.remove(done.id);\n  queue.push(done.next);\n}\n",
+    })
+    for index in index_of(repo, tmp_path):
+        remove, push = resolve(index, ["lib.queue.Queue.remove", "lib.queue.Queue.push"])
+        # `remove` is no method of a script's built-in types: `queue.remove(` is this one's call
+        assert [(c.caller, c.line) for c in remove.callers] == [("lib.run.drain", 3)]
+        # `push` is an array's too: `queue.push(` alone does not show which one is called
+        assert push.callers == [] and push.callers_unknown == "`push` is also a method of the language's built-in types"

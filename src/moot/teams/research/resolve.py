@@ -103,6 +103,28 @@ _BUILTIN_METHODS = frozenset(
 )
 """Method names of Python's own types: a call ``x.decode()`` may be ``bytes.decode``, so by
 name alone it is no evidence of a call of the repository's ``decode``."""
+_SCRIPT_BUILTIN_METHODS = frozenset("""
+    at concat copyWithin entries every fill filter find findIndex findLast findLastIndex flat flatMap forEach
+    includes indexOf join keys lastIndexOf map pop push reduce reduceRight reverse shift slice some sort splice
+    toLocaleString toReversed toSorted toSpliced toString unshift values with
+    charAt charCodeAt codePointAt endsWith localeCompare match matchAll normalize padEnd padStart repeat replace
+    replaceAll search split startsWith substring toLowerCase toUpperCase trim trimEnd trimStart
+    add clear delete get has set
+    then catch finally
+    hasOwnProperty isPrototypeOf propertyIsEnumerable valueOf
+    exec test
+    addEventListener removeEventListener dispatchEvent
+    getTime toISOString toJSON
+    apply bind call
+""".split())
+"""The same for scripts: methods of JavaScript's arrays, strings, maps and sets, promises,
+objects, regular expressions, dates, events and functions (``x.add()`` may be ``Set.add``)."""
+_SCRIPT_SUFFIXES = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
+
+
+def builtin_method(name: str, path: str) -> bool:
+    """Whether ``name`` is also a method of the built-in types of the language ``path`` is written in."""
+    return name in (_SCRIPT_BUILTIN_METHODS if path.lower().endswith(_SCRIPT_SUFFIXES) else _BUILTIN_METHODS)
 _CALLER_SCAN = 40
 """Call sites read before they are checked (the statement shows three)."""
 
@@ -126,7 +148,7 @@ def checked_callers(index: CodeIndex, info: Any) -> tuple[list[CallSite], str]:
     The index records calls by name. A function or class defined once is called by every
     plain ``name(`` call; a method is called by ``self.name(`` inside its own class, and by
     ``x.name(`` elsewhere only when no other definition shares the name and it is not a method
-    name of Python's own types (``decode``, ``join``, ``get``). ``__init__`` runs where the
+    name of the language's built-in types (``decode``, ``join``, ``get``). ``__init__`` runs where the
     class is called. A recursive call is not a caller."""
     name = info.name
     owner = info.qualified_name.rsplit(".", 1)[0] if "." in info.qualified_name else ""
@@ -137,7 +159,7 @@ def checked_callers(index: CodeIndex, info: Any) -> tuple[list[CallSite], str]:
         return [CallSite(caller=c, path=p, line=n) for c, p, n, _ in sites], ""
     same_name = {i.qualified_name for i in index.resolve_symbol(name)} if "." not in name else set()
     shared = len(same_name) > 1
-    builtin = name in _BUILTIN_METHODS  # only a problem for ``x.name(``: ``self.name(`` is the class's own
+    builtin = builtin_method(name, info.path)  # only a problem for ``x.name(``: ``self.name(`` is the class's own
     kept: list[CallSite] = []
     skipped = 0
     for caller, path, line, text in _sites(index, name):
@@ -156,7 +178,7 @@ def checked_callers(index: CodeIndex, info: Any) -> tuple[list[CallSite], str]:
     why = ""
     if not kept and skipped:
         why = (f"{len(same_name)} definitions in the repository are named `{name}`" if shared
-               else f"`{name}` is also a method of Python's own types" if builtin and is_method
+               else f"`{name}` is also a method of the language's built-in types" if builtin and is_method
                else "the calls found do not name it directly")
     return kept, why
 
