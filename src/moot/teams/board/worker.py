@@ -322,11 +322,6 @@ class Worker:
     async def _board_idle(self) -> str | None:
         """Why this worker may stop now, or ``None`` while work may still come its way."""
         await self._maybe_recover(force=True)
-        # The pending and active tasks are two reads: another worker can split its task into
-        # subtasks for this one between them (the subtasks missed by the first read, the parent
-        # parked before the second), so "nothing pending or active" holds only if the board did
-        # not change while it was read.
-        before = await asyncio.to_thread(self.board.version)
         pending = await asyncio.to_thread(self.board.list, TaskStatus.PENDING)
         waiting = {t.id for t in pending}
         self._deferred = {k: v for k, v in self._deferred.items() if k in waiting}  # forget tasks that moved on
@@ -340,9 +335,14 @@ class Worker:
             self._still_since = None
             return None
         self.stats.parents_settled += len(await asyncio.to_thread(settle_parents, self.board))
-        if before is not None and before != await asyncio.to_thread(self.board.version):
-            return None  # it moved while it was read: look again on the next turn
         if not pending:
+            # The pending and active tasks are two reads: another worker can split its task
+            # between them (its subtasks added after the first, the parent parked before the
+            # second), and the board looks empty. So the board is read again, and an empty board
+            # counts only when both reads agree; any backend, however coarse its change token.
+            again = await asyncio.to_thread(self.board.list, TaskStatus.PENDING)
+            if again or _fingerprint(active) != _fingerprint(await asyncio.to_thread(self.board.list, TaskStatus.ACTIVE)):
+                return None  # it moved while it was read: look again on the next turn
             # Nothing pending, nothing held: what is left parked settles by itself.
             return "idle: nothing pending or active"
         # Only tasks this agent declined are pending. Another agent may take one and split it
