@@ -73,7 +73,9 @@ def test_a_branch_that_acts_and_then_leaves_says_how_it_leaves() -> None:
         self.reset()
     return True
 '''
-    paused, inner, _, empty, _ = decisions("python", python, 1, 9)
+    found = decisions("python", python, 1, 9)
+    assert [(d.kind, d.line) for d in found] == [("if", 2), ("if", 3), ("if", 6), ("return", 9)]  # line 5 is stated once
+    paused, inner, empty, _ = found
     # what the branch decides is that it stops, not the check it makes on the way
     assert paused.words == ("When `self.paused` is true, it checks whether `self.window_open` is false or empty, "
                             "then it returns `False`.")
@@ -119,8 +121,34 @@ def test_a_callback_written_in_place_decides_for_the_function_it_is_in() -> None
     words = {d.line: d.words for d in found}
     # the promise's executor and the queued job have no definition of their own in the index:
     # what they decide is what `add` decides
-    assert words[10] == "When `this.paused` is true, it returns."
+    assert words[10] == "When `this.paused` is true, the callback returns."  # the job returns, not `add`
     assert words[15] == "When an error is raised, it calls `reject(error)`."
     assert words[19] == "When `job.big` is true, the value is `2`, otherwise `1`."
     # a function bound to a name is a definition of its own (the index has it): left out here
     assert 4 not in words and 5 not in words
+    # a callback's own `return` is not a return of the function it is in
+    mapped = decisions("typescript", "function double(items) {\n  const out = items.map(x => {\n    return x * 2;\n  });\n"
+                                     "  return out;\n}\n", 1, 6)
+    assert [(d.kind, d.line, d.words) for d in mapped] == [("return", 5, "It returns `out`.")]
+
+
+SWITCH = '''function pick(kind) {
+  switch (kind) {
+    case "a":
+      this.size = 1;
+      break;
+  }
+  while (true) {
+    this.tick();
+    return 2;
+  }
+}
+'''
+
+
+def test_a_case_ended_by_break_and_a_loop_without_end_are_stated_plainly() -> None:
+    case, loop = decisions("typescript", SWITCH, 1, 11)[:2]
+    # every case of a switch ends by `break`: that is how it ends, not what it decides
+    assert case.words == 'When the value matches `"a"`, it sets `this.size` to `1`.'
+    assert loop.words == ("It repeats until a `return`, `raise` or `break` leaves the loop; first it calls `this.tick()`, "
+                          "then it returns `2`.")

@@ -129,6 +129,9 @@ class _Reader:
     covered: set[int] = field(default_factory=set)
     """Start bytes of statements already shown as some branch's outcome."""
     lines: list[str] = field(default_factory=list)
+    callbacks: int = 0
+    """How many callbacks written in place enclose the statement being read (a ``return`` there
+    leaves the callback, not the definition)."""
 
     # -- text
 
@@ -180,7 +183,7 @@ class _Reader:
             cond = node.named_children[0] if node.named_children else None
             self.add("assert", node, cond, None, depth)
         elif t in ("raise_statement", "throw_statement", "return_statement"):
-            if node.start_byte not in self.covered:
+            if node.start_byte not in self.covered and not (t == "return_statement" and self.callbacks):
                 self.add("raise" if t != "return_statement" else "return", node, None, None, depth)
             self.expressions(node, depth)
         else:
@@ -211,10 +214,14 @@ class _Reader:
         body = node.child_by_field_name("body")
         if body is None:
             return
-        if body.type == "statement_block":
-            self.visit(body, depth)
-        else:  # `x => x ? a : b`: an expression body
-            self.expressions(node, depth)
+        self.callbacks += 1
+        try:
+            if body.type == "statement_block":
+                self.visit(body, depth)
+            else:  # `x => x ? a : b`: an expression body
+                self.expressions(node, depth)
+        finally:
+            self.callbacks -= 1
 
     def if_chain(self, node: tree_sitter.Node, depth: int, kind: str) -> None:
         self.branch(kind, node, node.child_by_field_name("condition"), node.child_by_field_name("consequence"), depth)
@@ -290,6 +297,8 @@ class _Reader:
                         outcome.append((inner[0].start_point.row + 1, self.line_text(inner[0].start_point.row)))
             exit_ = _exit(statements[-1])
             outcome_calls = tuple(self.calls(first))
+            if (last := _folded_exit(kind, statements)) is not None:
+                self.covered.add(last.start_byte)  # stated with the branch: not a decision again
         elif kind in ("raise", "return"):
             exit_ = kind
             outcome_calls = tuple(self.calls(node))
@@ -335,12 +344,12 @@ class _Reader:
     def say(self, kind: str, cond: tree_sitter.Node | None, condition: str, statements: list[tree_sitter.Node] | None,
             node: tree_sitter.Node, *, yes: tree_sitter.Node | None = None, no: tree_sitter.Node | None = None) -> str:
         does = self.does(statements[0]) if statements else ""
-        if statements and len(statements) > 1 and _exit(statements[-1]):
+        if statements and (last := _folded_exit(kind, statements)) is not None:
             # A branch that does something and then leaves: how it leaves is what it decides
             # (`if paused: note the time; return False` stops there, whatever it noted).
-            does = f"{does}, then {self.does(statements[-1])}"
+            does = f"{does}, then {self.does(last)}"
         when = self.condition(cond) if cond is not None else (f"`{_cut(condition)}`" if condition else "")
-        if kind == "while" and cond is not None and cond.type in ("true", "True"):
+        if kind == "while" and cond is not None and _unparen(self.text(cond)) in ("true", "True"):
             return f"It repeats until a `return`, `raise` or `break` leaves the loop; first {does or 'it goes on'}."
         if kind in ("if", "elif", "while"):
             lead = "While" if kind == "while" else "When"
@@ -365,7 +374,8 @@ class _Reader:
         t = node.type
         if t == "return_statement":
             value = node.named_children[0] if node.named_children else None
-            return f"it returns `{_cut(self.text(value))}`" if value is not None else "it returns"
+            who = "the callback" if self.callbacks else "it"
+            return f"{who} returns `{_cut(self.text(value))}`" if value is not None else f"{who} returns"
         if t in ("raise_statement", "throw_statement"):
             value = node.named_children[0] if node.named_children else None
             if value is None:
@@ -471,6 +481,17 @@ def _inline(node: tree_sitter.Node) -> bool:
     """A function expression the index does not define: one not bound by ``const f = …``
     (the only function value the index names), such as a callback passed to a call."""
     return node.type in _ANONYMOUS and (node.parent is None or node.parent.type != "variable_declarator")
+
+
+def _folded_exit(kind: str, statements: list[tree_sitter.Node]) -> tree_sitter.Node | None:
+    """The statement a branch of several leaves by, stated with the branch; ``None`` when the
+    branch goes on, is that one statement, or is a switch case ended by ``break`` (how every
+    case ends, not what it decides)."""
+    if len(statements) < 2 or not _exit(statements[-1]):
+        return None
+    if kind in ("case", "default") and statements[-1].type == "break_statement":
+        return None
+    return statements[-1]
 
 
 def _exit(node: tree_sitter.Node) -> str:
