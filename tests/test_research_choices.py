@@ -413,3 +413,22 @@ def test_a_scripts_callers_are_judged_by_its_own_languages_built_in_methods(tmp_
         assert [(c.caller, c.line) for c in remove.callers] == [("lib.run.drain", 3)]
         # `push` is an array's too: `queue.push(` alone does not show which one is called
         assert push.callers == [] and push.callers_unknown == "`push` is also a method of the language's built-in types"
+
+
+def test_a_scripts_own_calls_and_calls_on_global_objects_are_told_apart(tmp_path: Path) -> None:
+    from moot.teams.research.resolve import resolve
+    from test_research_support import index_of, write_repo
+
+    repo = write_repo(tmp_path / "repo", {
+        "lib/cache.js": "export class Cache {\n  push(item) {\n    this.items.unshift(item);\n  }\n"
+                        "  refill(items) {\n    for (const item of items) this.push(item);\n  }\n}\n",
+        "lib/text.js": "export function parse(text) {\n  return text.split(',');\n}\n"
+                       "export function load(raw) {\n  return JSON.parse(raw);\n}\n"
+                       "export function read(raw) {\n  return parse(raw);\n}\n",
+    })
+    for index in index_of(repo, tmp_path):
+        push, parse = resolve(index, ["lib.cache.Cache.push", "lib.text.parse"])
+        # `this.push(` inside the class is the class's own call, built-in name or not
+        assert [(c.caller, c.line) for c in push.callers] == [("lib.cache.Cache.refill", 6)]
+        # `JSON.parse(` is the language's; only the plain call is the repository's `parse`
+        assert [(c.caller, c.line) for c in parse.callers] == [("lib.text.read", 8)]

@@ -107,32 +107,45 @@ _SCRIPT_BUILTIN_METHODS = frozenset("""
     at concat copyWithin entries every fill filter find findIndex findLast findLastIndex flat flatMap forEach
     includes indexOf join keys lastIndexOf map pop push reduce reduceRight reverse shift slice some sort splice
     toLocaleString toReversed toSorted toSpliced toString unshift values with
-    charAt charCodeAt codePointAt endsWith localeCompare match matchAll normalize padEnd padStart repeat replace
-    replaceAll search split startsWith substring toLowerCase toUpperCase trim trimEnd trimStart
+    charAt charCodeAt codePointAt endsWith localeCompare match matchAll padEnd padStart repeat replace
+    replaceAll split startsWith substring toLowerCase toUpperCase trim trimEnd trimStart
     add clear delete get has set
     then catch finally
     hasOwnProperty isPrototypeOf propertyIsEnumerable valueOf
     exec test
     addEventListener removeEventListener dispatchEvent
+    on once off emit write end pipe close destroy
     getTime toISOString toJSON
     apply bind call
 """.split())
 """The same for scripts: methods of JavaScript's arrays, strings, maps and sets, promises,
-objects, regular expressions, dates, events and functions (``x.add()`` may be ``Set.add``)."""
+objects, regular expressions, dates, events and functions, and of Node's event emitters and
+streams (``x.add()`` may be ``Set.add``, ``x.on()`` an emitter's)."""
+_SCRIPT_GLOBALS = "JSON|Math|Object|Array|Promise|Number|String|Reflect|Symbol|Date|console|process|Buffer|globalThis"
+"""A script's global objects: ``JSON.parse(`` calls the language's ``parse``, never the repository's."""
 _SCRIPT_SUFFIXES = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
+
+
+def _is_script(path: str) -> bool:
+    return path.lower().endswith(_SCRIPT_SUFFIXES)
 
 
 def builtin_method(name: str, path: str) -> bool:
     """Whether ``name`` is also a method of the built-in types of the language ``path`` is written in."""
-    return name in (_SCRIPT_BUILTIN_METHODS if path.lower().endswith(_SCRIPT_SUFFIXES) else _BUILTIN_METHODS)
+    return name in (_SCRIPT_BUILTIN_METHODS if _is_script(path) else _BUILTIN_METHODS)
+
+
 _CALLER_SCAN = 40
 """Call sites read before they are checked (the statement shows three)."""
 
 
-def _call_form(line: str, name: str) -> str:
+def _call_form(line: str, name: str, *, script: bool = False) -> str:
     """How ``name`` is called on one source line: ``self`` (``self.name(``, ``cls.name(``,
-    ``super().name(``), ``attribute`` (``x.name(``), ``plain`` (``name(``) or ``""``."""
-    if re.search(rf"\b(?:self|cls|super\(\))\.{re.escape(name)}\s*\(", line):
+    ``super().name(``; in a script ``this.name(``, ``super.name(``), ``attribute`` (``x.name(``),
+    ``plain`` (``name(``) or ``""`` (in a script, a call on a global object is none of them)."""
+    if script:
+        line = re.sub(rf"\b(?:{_SCRIPT_GLOBALS})\.{re.escape(name)}\s*\(", " ", line)
+    if re.search(rf"\b(?:self|cls|super\(\){'|this|super' if script else ''})\.{re.escape(name)}\s*\(", line):
         return "self"
     if re.search(rf"\.{re.escape(name)}\s*\(", line):
         return "attribute"
@@ -155,7 +168,7 @@ def checked_callers(index: CodeIndex, info: Any) -> tuple[list[CallSite], str]:
     is_method = info.kind == "method"
     if is_method and name == "__init__":
         cls = owner.rsplit(".", 1)[-1]
-        sites = [s for s in _sites(index, cls) if _call_form(s[3], cls) == "plain"]
+        sites = [s for s in _sites(index, cls) if _call_form(s[3], cls, script=_is_script(s[1])) == "plain"]
         return [CallSite(caller=c, path=p, line=n) for c, p, n, _ in sites], ""
     same_name = {i.qualified_name for i in index.resolve_symbol(name)} if "." not in name else set()
     shared = len(same_name) > 1
@@ -165,7 +178,7 @@ def checked_callers(index: CodeIndex, info: Any) -> tuple[list[CallSite], str]:
     for caller, path, line, text in _sites(index, name):
         if path == info.path and info.start_line <= line <= info.end_line:
             continue
-        form = _call_form(text, name)
+        form = _call_form(text, name, script=_is_script(path))
         if is_method:
             ok = (form == "self" and (caller.startswith(owner + ".") or not shared and not builtin)) or \
                  (form == "attribute" and not shared and not builtin)
