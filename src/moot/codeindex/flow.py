@@ -14,7 +14,9 @@ for d in index.decisions("web/redirects.py", 6, 10):
 ```
 
 Each :class:`Decision` is one branch point of the definition's own body (nested functions
-are definitions of their own and are left out): an ``if``/``elif``/``else``, a ``while``, an
+are definitions of their own and are left out; a function written in place, such as a
+callback passed to a call, has no definition in the index and is read as part of this one):
+an ``if``/``elif``/``else``, a ``while``, an
 ``except``/``catch``, a ``case``, a conditional expression, an ``assert``, and the ``raise``
 and ``return`` statements that are not already a branch's outcome. ``words`` is written by a
 fixed set of rules over the tree (``a == B`` → "`a` equals `B`"), so it says what the code
@@ -195,7 +197,8 @@ class _Reader:
                     self.statement(child, depth)
 
     def expressions(self, node: tree_sitter.Node, depth: int) -> None:
-        """Conditional expressions inside a statement (not inside nested functions)."""
+        """Conditional expressions inside a statement (not inside nested definitions; a callback
+        written in place is read, :meth:`inline_function`)."""
         stack = list(node.named_children)
         while stack:
             child = stack.pop(0)
