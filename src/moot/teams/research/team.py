@@ -424,8 +424,8 @@ class ResearchTeam:
         if not self.config.quote_lines or run.stopped:
             return Quotes()
         # A sub-question's lines are gathered and ranked by its words and the whole question's:
-        # the planner's sub-question is a small model's paraphrase, and the words it drops
-        # ("prefix", "timeout") are often the ones the deciding condition reads.
+        # the planner's sub-question is a small model's paraphrase, and the words it drops are
+        # often the ones the deciding condition reads.
         ranked = [(q, await asyncio.to_thread(candidate_lines, index, q if not question or q == question else f"{q}\n{question}",
                                               resolved)) for q, resolved in asks]
         ranked = [(q, lines) for q, lines in ranked if lines]
