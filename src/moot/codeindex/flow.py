@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import tree_sitter
 
-from moot.codeindex.parse import _grammar
+from moot.codeindex.parse import _FUNCTION_VALUES, _grammar
 
 _FUNCTIONS = frozenset({"function_definition", "function_declaration", "generator_function_declaration",
                         "method_definition", "arrow_function", "function_expression", "function", "generator_function"})
@@ -289,6 +289,7 @@ class _Reader:
         outcome: list[tuple[int, str]] = []
         exit_ = ""
         outcome_calls: tuple[str, ...] = ()
+        folded = _folded_exit(kind, statements) if statements else None
         if statements:
             first = statements[0]
             self.covered.add(first.start_byte)
@@ -300,13 +301,13 @@ class _Reader:
                         outcome.append((inner[0].start_point.row + 1, self.line_text(inner[0].start_point.row)))
             exit_ = _exit(statements[-1])
             outcome_calls = tuple(self.calls(first))
-            if (last := _folded_exit(kind, statements)) is not None:
-                self.covered.add(last.start_byte)  # stated with the branch: not a decision again
+            if folded is not None:
+                self.covered.add(folded.start_byte)  # stated with the branch: not a decision again
         elif kind in ("raise", "return"):
             exit_ = kind
             outcome_calls = tuple(self.calls(node))
         subject = cond if cond is not None else None
-        words = self.say(kind, subject, condition, statements, node, yes=yes, no=no)
+        words = self.say(kind, subject, condition, statements, node, yes=yes, no=no, folded=folded)
         self.found.append(Decision(
             kind=kind, line=row + 1, text=self.line_text(row), condition=condition, outcome=tuple(outcome), exit=exit_,
             calls=tuple(self.calls(cond)) if cond is not None else (), outcome_calls=outcome_calls,
@@ -345,12 +346,13 @@ class _Reader:
     # -- words
 
     def say(self, kind: str, cond: tree_sitter.Node | None, condition: str, statements: list[tree_sitter.Node] | None,
-            node: tree_sitter.Node, *, yes: tree_sitter.Node | None = None, no: tree_sitter.Node | None = None) -> str:
+            node: tree_sitter.Node, *, yes: tree_sitter.Node | None = None, no: tree_sitter.Node | None = None,
+            folded: tree_sitter.Node | None = None) -> str:
         does = self.does(statements[0]) if statements else ""
-        if statements and (last := _folded_exit(kind, statements)) is not None:
+        if folded is not None:
             # A branch that does something and then leaves: how it leaves is what it decides
             # (`if paused: note the time; return False` stops there, whatever it noted).
-            does = f"{does}, then {self.does(last)}"
+            does = f"{does}, then {self.does(folded)}"
         when = self.condition(cond) if cond is not None else (f"`{_cut(condition)}`" if condition else "")
         if kind == "while" and cond is not None and _unparen(self.text(cond)) in ("true", "True"):
             return f"It repeats until a `return`, `raise` or `break` leaves the loop; first {does or 'it goes on'}."
@@ -477,13 +479,10 @@ _NEGATE = {"==": "!=", "===": "!==", "!=": "==", "!==": "===", "<": ">=", "<=": 
            "in": "not in", "not in": "in", "is": "is not", "is not": "is"}
 
 
-_ANONYMOUS = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
-
-
 def _inline(node: tree_sitter.Node) -> bool:
     """A function expression the index does not define: one not bound by ``const f = …``
     (the only function value the index names), such as a callback passed to a call."""
-    return node.type in _ANONYMOUS and (node.parent is None or node.parent.type != "variable_declarator")
+    return node.type in _FUNCTION_VALUES and (node.parent is None or node.parent.type != "variable_declarator")
 
 
 def _folded_exit(kind: str, statements: list[tree_sitter.Node]) -> tree_sitter.Node | None:

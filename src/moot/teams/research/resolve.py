@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from moot.codeindex import CodeIndex
-from moot.codeindex.walk import is_declaration
+from moot.codeindex.walk import is_declaration, language_of
 from moot.teams.research.relevance import definition, first_defined, rank_symbols
 
 MAX_CANDIDATES = 24
@@ -123,11 +123,10 @@ objects, regular expressions, dates, events and functions, and of Node's event e
 streams (``x.add()`` may be ``Set.add``, ``x.on()`` an emitter's)."""
 _SCRIPT_GLOBALS = "JSON|Math|Object|Array|Promise|Number|String|Reflect|Symbol|Date|console|process|Buffer|globalThis"
 """A script's global objects: ``JSON.parse(`` calls the language's ``parse``, never the repository's."""
-_SCRIPT_SUFFIXES = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
 
 
 def _is_script(path: str) -> bool:
-    return path.lower().endswith(_SCRIPT_SUFFIXES)
+    return language_of(path) in ("javascript", "typescript", "tsx")
 
 
 def builtin_method(name: str, path: str) -> bool:
