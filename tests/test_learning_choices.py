@@ -113,6 +113,65 @@ def test_a_local_models_dates_that_follow_the_listing_order_are_no_choice(kb: Kn
     assert any(n.startswith("dates: no choice: listed both ways") for n in answer.trace.notes), answer.trace.notes
 
 
+def first_right_then_first_two(request: ModelRequest, asked: list[int] = []) -> Any:  # noqa: B006
+    """The listing order's first asking chooses by meaning; the reversed listing's takes its first two."""
+    asked.append(1)
+    if len(asked) % 2:
+        return {"start": id_of(request, ": 12 May 2025"), "end": id_of(request, ": 1 June 2025"), "unit": "days"}
+    return {"start": lines(request)[0].split(":")[0], "end": lines(request)[1].split(":")[0], "unit": "years"}
+
+
+def readings(request: ModelRequest) -> dict[str, str]:
+    """The runoff's readings by label: ``{"A": "…", "B": "…"}``."""
+    text = request.messages[-1].content.split("\n\nQuestion:")[0]
+    return {part[8]: part.split("\n", 1)[1] for part in text.split("\n\n") if part.startswith("Reading ")}
+
+
+def test_two_listings_that_disagree_go_to_a_runoff_and_the_reading_named_both_ways_stands(kb: KnowledgeBase) -> None:
+    shown: list[dict[str, str]] = []
+
+    def by_meaning(request: ModelRequest) -> Any:
+        shown.append(readings(request))
+        return {"reading": next(label for label, text in shown[-1].items() if "start: 12 May 2025" in text)}
+
+    script = Script(DURATION, "The ferry started on 1 June 2025.", dates=first_right_then_first_two,
+                    **{"dates-runoff": by_meaning})
+    answer = ask(kb, QUESTION, script, model_name="local:scripted")
+    assert script.calls.count("dates") == 2 and script.calls.count("dates-runoff") == 2
+    # each reading is shown whole, with its dates' sentences and the span Python counts from it
+    assert shown[0]["A"] == shown[1]["B"] and shown[0]["B"] == shown[1]["A"]
+    right = next(text for text in shown[0].values() if "start: 12 May 2025" in text)
+    assert "unit: days" in right and "began on 12 May 2025" in right and right.endswith("works out to: 20 days"), right
+    assert answer.trace.chosen == "dates" and answer.answer.startswith("20 days"), answer.answer
+    assert any("of the two readings it chose days, 12 May 2025, 1 June 2025" in n for n in answer.trace.notes), answer.trace.notes
+
+
+@pytest.mark.parametrize("runoff", [lambda r: {"reading": "A"}, lambda r: {"reading": "neither"}],
+                         ids=["the-first-shown-both-times", "neither"])
+def test_a_runoff_that_follows_the_order_shown_or_names_neither_is_no_choice(kb: KnowledgeBase, runoff: Any) -> None:
+    script = Script(DURATION, "The ferry started on 1 June 2025.", dates=first_right_then_first_two,
+                    **{"dates-runoff": runoff})
+    answer = ask(kb, QUESTION, script, model_name="local:scripted")
+    assert script.calls.count("dates-runoff") == 2
+    assert answer.trace.chosen == "single" and answer.answer == "The ferry started on 1 June 2025."
+    assert any(n.startswith("dates: no choice: listed both ways") for n in answer.trace.notes), answer.trace.notes
+
+
+def test_a_reading_that_works_out_to_nothing_has_no_runoff(kb: KnowledgeBase) -> None:
+    # the reversed listing names one date twice: no span, so there is nothing to weigh it against
+    def one_date_twice_then(request: ModelRequest, asked: list[int] = []) -> Any:  # noqa: B006
+        asked.append(1)
+        if len(asked) == 1:
+            return {"start": id_of(request, ": 12 May 2025"), "end": id_of(request, ": 1 June 2025"), "unit": "days"}
+        return {"start": id_of(request, ": 1 June 2025"), "end": id_of(request, ": 1 June 2025"), "unit": "days"}
+
+    script = Script(DURATION, "The ferry started on 1 June 2025.", dates=one_date_twice_then,
+                    **{"dates-runoff": lambda r: {"reading": "A"}})
+    answer = ask(kb, QUESTION, script, model_name="local:scripted")
+    assert script.calls.count("dates") == 2 and "dates-runoff" not in script.calls
+    assert answer.trace.chosen == "single"
+
+
 def test_a_hosted_model_is_asked_once(kb: KnowledgeBase) -> None:
     by_meaning = lambda r: {"start": id_of(r, ": 12 May 2025"), "end": id_of(r, ": 1 June 2025"), "unit": "days"}  # noqa: E731
     script = Script(DURATION, "The ferry started on 1 June 2025.", dates=by_meaning)
@@ -134,6 +193,28 @@ def test_two_amounts_are_chosen_one_field_each_and_checked_both_ways(tmp_path: P
     answer = ask(base, question, script, model_name="local:scripted")
     assert script.calls.count("compute") == 2
     assert fields == [{"operation", "first", "second"}] * 2  # one amount a field: no list to fill with every id
+    assert answer.trace.chosen == "compute" and answer.answer.startswith("15% (74% − 59%)"), answer.answer
+    base.close()
+
+
+def test_a_calculation_runoff_shows_each_reading_with_what_python_works_out(tmp_path: Path) -> None:
+    base = open_kb(tmp_path / "brask.sqlite3", RESERVOIR)
+    question = "What is the gap between the Brask lake's level in March and its level in June?"
+    frame = {"asks_for": "calculation", "about": [], "unit": ""}
+    shown: list[dict[str, str]] = []
+
+    def by_position(request: ModelRequest) -> Any:
+        return {"operation": "difference", "first": lines(request)[0].split(":")[0], "second": lines(request)[1].split(":")[0]}
+
+    def by_meaning(request: ModelRequest) -> Any:
+        shown.append(readings(request))
+        return {"reading": next(label for label, text in shown[-1].items() if "74%" in text and "59%" in text)}
+
+    script = Script(frame, "It was 74%.", compute=by_position, **{"compute-runoff": by_meaning})
+    answer = ask(base, question, script, model_name="local:scripted")
+    assert script.calls.count("compute-runoff") == 2
+    right = next(text for text in shown[0].values() if "74%" in text and "59%" in text)
+    assert right.startswith("operation: difference\nfirst: ") and right.endswith("works out to: 74% − 59% = 15%"), right
     assert answer.trace.chosen == "compute" and answer.answer.startswith("15% (74% − 59%)"), answer.answer
     base.close()
 

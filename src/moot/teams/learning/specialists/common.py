@@ -26,13 +26,15 @@ MAX_OPTIONS = 14
 
 
 async def choose(ctx: AskContext, role: str, prompt: str, message: str, fields: dict[str, Any], *,
-                 name: str, max_tokens: int = CHOICE_TOKENS) -> BaseModel | None:
-    """The model fills ``fields`` (types: enums of options) under ``role``'s name, model and the run's
-    budget; ``None`` when the call failed or the budget had no room (never raises)."""
+                 name: str, max_tokens: int = CHOICE_TOKENS, step: str | None = None) -> BaseModel | None:
+    """The model fills ``fields`` (types: enums of options) under ``role``'s model and the run's
+    budget, as the step ``step`` (default: ``role``); ``None`` when the call failed or the budget had
+    no room (never raises)."""
     schema = create_model(name, **fields)
-    agent = SubAgent(role, f"chooses for the {role} specialist", load_prompt(prompt, PROMPTS), model=ctx.model_for(role),
-                     output_type=schema, max_turns=2, settings=ModelSettings(max_tokens=max_tokens, temperature=0.0))
-    outcome = await ctx.run.step(role, agent, message)
+    agent = SubAgent(step or role, f"chooses for the {role} specialist", load_prompt(prompt, PROMPTS),
+                     model=ctx.model_for(role), output_type=schema, max_turns=2,
+                     settings=ModelSettings(max_tokens=max_tokens, temperature=0.0))
+    outcome = await ctx.run.step(step or role, agent, message)
     return outcome.output if outcome is not None and outcome.ok else None
 
 
@@ -60,16 +62,18 @@ class Listing:
 
 async def choose_listed(ctx: AskContext, role: str, prompt: str, heading: str, items: Sequence[Listed],
                         fields: Callable[[Any], dict[str, Any]], picks: Sequence[str], *, name: str, prefix: str,
-                        ordered: Callable[[BaseModel], bool] = lambda _output: False, none: bool = False) -> Listing | None:
+                        ordered: Callable[[BaseModel], bool] = lambda _output: False, none: bool = False,
+                        outcome: Callable[[Listing], str | None] | None = None) -> Listing | None:
     """The model chooses among ``items``, listed under ``heading`` with ids by position (``d1`` …);
     ``fields(ids)`` builds the schema from the ids' enum and ``picks`` names its id fields.
 
     With the order check (on for a model on this machine, which takes whichever items are listed
     first), the model is asked twice, the items listed in Python's order and reversed, ids by
     position both times; the choice stands only when both name the same items (in the same order
-    when ``ordered(output)`` says the order matters) and agree on every other field. ``None`` when a
-    call failed, the budget had no room, or the two answers differ. ``none``: the ids' enum also
-    offers "none" (an id field answered so names no item)."""
+    when ``ordered(output)`` says the order matters) and agree on every other field. When they
+    differ and the caller says what a reading works out to (``outcome``), the two readings go to a
+    :func:`runoff`. ``None`` when a call failed, the budget had no room, or no reading stands.
+    ``none``: the ids' enum also offers "none" (an id field answered so names no item)."""
     checked = runs_locally(ctx.model_for(role))
     listings = [list(items), list(reversed(items))] if checked else [list(items)]
 
@@ -96,10 +100,53 @@ async def choose_listed(ctx: AskContext, role: str, prompt: str, heading: str, i
         if not same:
             said = lambda output, reading: ", ".join([*(str(v) for k, v in output.model_dump().items() if k not in picks),  # noqa: E731
                                                        *(item.text if item else "nothing" for item in reading.values())])
-            ctx.notes.append(f"{role}: no choice: listed both ways, it chose {said(first, readings[0])} "
-                             f"and then {said(second, readings[1])}")
-            return None
+            heard = f"listed both ways, it chose {said(first, readings[0])} and then {said(second, readings[1])}"
+            candidates = [Listing(first, readings[0]), Listing(second, readings[1])]
+            won = await runoff(ctx, role, candidates, picks, outcome) if outcome is not None else None
+            if won is None:
+                ctx.notes.append(f"{role}: no choice: {heard}")
+                return None
+            ctx.notes.append(f"{role}: {heard}; of the two readings it chose {said(won.output, won.picked)}, asked both ways")
+            return won
     return Listing(first, readings[0])
+
+
+Reading = Literal["A", "B", "neither"]
+
+
+async def runoff(ctx: AskContext, role: str, candidates: list[Listing], picks: Sequence[str],
+                 outcome: Callable[[Listing], str | None]) -> Listing | None:
+    """Of two readings the listings gave, the one the model chooses when shown both whole, each
+    with its items' sentences and what Python works out from it (``outcome``; ``None`` for a
+    reading that works out to nothing, which ends the runoff). Asked twice, the readings shown as
+    A and B one way and the other; the reading stands only when both answers name it.
+
+    Two readings are a smaller choice than two items of fourteen, and each is shown with the words
+    that support it; the two askings keep a preference for whichever comes first from deciding."""
+    if any(item is None for candidate in candidates for item in candidate.picked.values()):
+        return None
+    results = [outcome(candidate) for candidate in candidates]
+    if any(result is None for result in results):
+        return None
+
+    def shown(candidate: Listing, result: str | None) -> str:
+        other = [f"{k}: {v}" for k, v in candidate.output.model_dump().items() if k not in picks]
+        items = [replace(candidate.picked[f], id=f).render() for f in picks]
+        return "\n".join(["; ".join(other), *items, f"works out to: {result}"] if other else [*items, f"works out to: {result}"])
+
+    orders = [(0, 1), (1, 0)]
+
+    async def ask(order: tuple[int, int]) -> int | None:
+        message = "\n\n".join(f"Reading {label}:\n{shown(candidates[i], results[i])}" for label, i in zip("AB", order))
+        output = await choose(ctx, role, "choose_reading", f"{message}\n\nQuestion: {ctx.question}",
+                              {"reading": (Reading, ...)}, name="Reading", step=f"{role}-runoff")
+        said = getattr(output, "reading", None)
+        return order["AB".index(said)] if said in ("A", "B") else None
+
+    chosen = await asyncio.gather(*(ask(order) for order in orders))
+    if chosen[0] is None or chosen[0] != chosen[1]:
+        return None
+    return candidates[chosen[0]]
 
 
 def _anchor(published: str | None) -> date | None:
@@ -328,4 +375,4 @@ def fmt(value: float) -> str:
     return f"{value:,.2f}".rstrip("0").rstrip(".")
 
 
-__all__ = ["Amount", "Day", "Listing", "PRECISION", "amounts", "choose", "choose_listed", "dateline", "tagger_ready", "days", "finer", "fmt", "of_unit", "within_anchors", "ranked_passages", "same_unit"]
+__all__ = ["Amount", "Day", "Listing", "PRECISION", "Reading", "amounts", "choose", "choose_listed", "dateline", "tagger_ready", "days", "finer", "fmt", "of_unit", "within_anchors", "ranked_passages", "runoff", "same_unit"]

@@ -18,7 +18,7 @@ from typing import Literal
 from moot.teams.learning.ask.drafts import AskContext, Draft
 from moot.teams.learning.ask.frame import QuestionFrame, TimeAnchor, periods
 from moot.teams.learning.ask.recall import Recall
-from moot.teams.learning.specialists.common import Amount, amounts, choose, choose_listed, fmt, of_unit, same_unit
+from moot.teams.learning.specialists.common import Amount, Listing, amounts, choose, choose_listed, fmt, of_unit, same_unit
 from moot.text.names import names_in
 
 Operation = Literal["sum", "difference", "change", "product", "ratio", "percent_of", "percent_change", "average",
@@ -139,6 +139,28 @@ def by_asked_dates(listed: list[Amount], anchors: list[TimeAnchor]) -> list[Amou
     return sorted(picked, key=lambda a: (a.year_stated or (a.when.year if a.when else 0), a.when or date.min))
 
 
+def calculate(operation: str, chosen: list[Amount]) -> tuple[float, str, str] | None:
+    """:func:`evaluate`, or ``None`` for no operation, amounts it refuses, or reports of one value added up."""
+    if operation == "none" or (operation in ("sum", "average") and reports_of_one_value(chosen)):
+        return None
+    try:
+        return evaluate(operation, chosen)
+    except CalculationRefused:
+        return None
+
+
+def _items(reading: Listing) -> list[Amount]:
+    """The amounts a reading names, each once, in field order."""
+    return list({id(a): a for a in reading.picked.values() if a is not None}.values())
+
+
+def _said(calculated: tuple[float, str, str] | None) -> str | None:
+    if calculated is None:
+        return None
+    value, unit, expression = calculated
+    return f"{expression} = {fmt(round(value, 2))}{'%' if unit == '%' else (' ' + unit if unit else '')}"
+
+
 class Compute:
     name = "compute"
     authority = 3
@@ -169,17 +191,16 @@ class Compute:
             choice = await choose_listed(ctx, self.name, "choose_amounts", "Amounts", listed,
                                          lambda ids: {"operation": (Operation, ...), "first": (ids, ...), "second": (ids, ...)},
                                          ("first", "second"), name="Calculation", prefix="q",
-                                         ordered=lambda output: getattr(output, "operation", "") in ORDERED)
+                                         ordered=lambda output: getattr(output, "operation", "") in ORDERED,
+                                         outcome=lambda reading: _said(calculate(reading.output.operation, _items(reading))))
             picked = choice.output if choice is not None else None
-            chosen = list({id(a): a for a in (choice.picked.values() if choice is not None else []) if a is not None}.values())
-        if picked is None or picked.operation == "none":
+            chosen = _items(choice) if choice is not None else []
+        if picked is None:
             return None
-        if picked.operation in ("sum", "average") and reports_of_one_value(chosen):
+        calculated = calculate(picked.operation, chosen)
+        if calculated is None:
             return None
-        try:
-            value, unit, expression = evaluate(picked.operation, chosen)
-        except CalculationRefused:
-            return None
+        value, unit, expression = calculated
         text = sentence(picked.operation, value, unit, expression, chosen)
         return Draft(specialist=self.name, text=text, computed=[f"{value}", f"{round(value, 2)}"],
                      quotes=[a.where for a in chosen if a.where != "question"],

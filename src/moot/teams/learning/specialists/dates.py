@@ -20,7 +20,7 @@ from typing import Literal
 from moot.teams.learning.ask.drafts import AskContext, Draft
 from moot.teams.learning.ask.frame import QuestionFrame
 from moot.teams.learning.ask.recall import Recall
-from moot.teams.learning.specialists.common import PRECISION, choose_listed, days, fmt, tagger_ready
+from moot.teams.learning.specialists.common import PRECISION, Day, Listing, choose_listed, days, fmt, tagger_ready
 
 Unit = Literal["days", "weeks", "months", "years"]
 FINEST = {"days": 0, "weeks": 0, "months": 1, "years": 2}
@@ -55,23 +55,38 @@ class Dates:
             return None
         choice = await choose_listed(ctx, self.name, "choose_dates", "Dates", listed,
                                      lambda ids: {"start": (ids, ...), "end": (ids, ...), "unit": (Unit, ...)},
-                                     ("start", "end"), name="Span", prefix="d")
-        if choice is None or None in choice.picked.values() or choice.picked["start"] is choice.picked["end"]:
+                                     ("start", "end"), name="Span", prefix="d",
+                                     outcome=lambda reading: _said(span(reading)))
+        counted = span(choice) if choice is not None else None
+        if counted is None:
             return None
-        picked = choice.output
-        start, end = sorted([choice.picked["start"], choice.picked["end"]], key=lambda d: d.day)
-        if start.day == end.day:
-            return None  # one day, written twice: no span
-        if max(PRECISION.get(d.precision, 0) for d in (start, end)) > FINEST[picked.unit]:
-            return None  # weeks from "2018", days from "July 2025": a precision the sources do not give
-        value = between(start.day, end.day, picked.unit)
-        unit = picked.unit if value != 1 else picked.unit.rstrip("s")
+        value, unit, start, end = counted
         # The source's words beside each date, unless they are relative ("last week" means another day here).
         said = lambda d: "" if d.relative else f" (“{d.text}”)"  # noqa: E731
         text = f"{fmt(value)} {unit}: from {start.shown()}{said(start)} to {end.shown()}{said(end)}."
         return Draft(specialist=self.name, text=text, computed=[f"{value}"],
                      quotes=[d.where for d in (start, end) if d.where != "question"], replaces=True, measures="time",
                      why=self.applies(ctx.frame, ctx.recall) or "")
+
+
+def span(reading: Listing) -> tuple[float, str, Day, Day] | None:
+    """The time a chosen start and end span, in the chosen unit, with the two dates in order; ``None``
+    for one date named twice, or a unit finer than the dates give."""
+    start, end = reading.picked.get("start"), reading.picked.get("end")
+    if start is None or end is None or start is end:
+        return None
+    start, end = sorted([start, end], key=lambda d: d.day)
+    if start.day == end.day:
+        return None  # one day, written twice: no span
+    unit_asked = reading.output.unit  # type: ignore[attr-defined]
+    if max(PRECISION.get(d.precision, 0) for d in (start, end)) > FINEST[unit_asked]:
+        return None  # weeks from "2018", days from "July 2025": a precision the sources do not give
+    value = between(start.day, end.day, unit_asked)
+    return value, unit_asked if value != 1 else unit_asked.rstrip("s"), start, end
+
+
+def _said(counted: tuple[float, str, Day, Day] | None) -> str | None:
+    return None if counted is None else f"{fmt(counted[0])} {counted[1]}"
 
 
 SPECIALIST = Dates()
