@@ -83,6 +83,8 @@ def ask(kb: KnowledgeBase, question: str, script: Script, *, model_name: str) ->
 
 QUESTION = "How many days after work on the Kettle Bay jetty began did the ferry service start?"
 DURATION = {"asks_for": "how long", "about": [], "unit": "days"}
+ANY_UNIT = {**DURATION, "unit": ""}
+"""A frame that names no unit: every date is offered, a year alone too."""
 
 
 def test_a_local_models_dates_stand_when_it_names_the_same_two_listed_both_ways(kb: KnowledgeBase) -> None:
@@ -98,7 +100,8 @@ def test_a_local_models_dates_stand_when_it_names_the_same_two_listed_both_ways(
     # the same dates, reversed, with ids by position; the dateline "Kettle Bay, 20 May 2025." is no event
     assert [line.split(":", 1)[1] for line in listed[0]] == [line.split(":", 1)[1] for line in reversed(listed[1])]
     assert [line.split(":")[0] for line in listed[1]] == [f"d{i}" for i in range(1, len(listed[1]) + 1)]
-    assert not any("20 May 2025" in line for line in listed[0]) and any("1961" in line for line in listed[0])
+    # asked for days, a year alone ("dates from 1961") cannot be counted from, so it is not offered
+    assert not any("20 May 2025" in line for line in listed[0]) and not any("1961" in line for line in listed[0])
     # "… notice, 5 June 2025." states its source's own date and has no verb: a dateline too
     assert not any("5 June 2025" in line for line in listed[0])
     assert answer.trace.chosen == "dates" and answer.answer.startswith("20 days"), answer.answer
@@ -106,7 +109,7 @@ def test_a_local_models_dates_stand_when_it_names_the_same_two_listed_both_ways(
 
 def test_a_local_models_dates_that_follow_the_listing_order_are_no_choice(kb: KnowledgeBase) -> None:
     first_two = lambda r: {"start": lines(r)[0].split(":")[0], "end": lines(r)[1].split(":")[0], "unit": "years"}  # noqa: E731
-    script = Script(DURATION, "The ferry started on 1 June 2025.", dates=first_two)
+    script = Script(ANY_UNIT, "The ferry started on 1 June 2025.", dates=first_two)
     answer = ask(kb, QUESTION, script, model_name="local:scripted")
     assert script.calls.count("dates") == 2
     assert answer.trace.chosen == "single" and answer.answer == "The ferry started on 1 June 2025."
@@ -134,7 +137,7 @@ def test_two_listings_that_disagree_go_to_a_runoff_and_the_reading_named_both_wa
         shown.append(readings(request))
         return {"reading": next(label for label, text in shown[-1].items() if "start: 12 May 2025" in text)}
 
-    script = Script(DURATION, "The ferry started on 1 June 2025.", dates=first_right_then_first_two,
+    script = Script(ANY_UNIT, "The ferry started on 1 June 2025.", dates=first_right_then_first_two,
                     **{"dates-runoff": by_meaning})
     answer = ask(kb, QUESTION, script, model_name="local:scripted")
     assert script.calls.count("dates") == 2 and script.calls.count("dates-runoff") == 2
@@ -149,7 +152,7 @@ def test_two_listings_that_disagree_go_to_a_runoff_and_the_reading_named_both_wa
 @pytest.mark.parametrize("runoff", [lambda r: {"reading": "A"}, lambda r: {"reading": "neither"}],
                          ids=["the-first-shown-both-times", "neither"])
 def test_a_runoff_that_follows_the_order_shown_or_names_neither_is_no_choice(kb: KnowledgeBase, runoff: Any) -> None:
-    script = Script(DURATION, "The ferry started on 1 June 2025.", dates=first_right_then_first_two,
+    script = Script(ANY_UNIT, "The ferry started on 1 June 2025.", dates=first_right_then_first_two,
                     **{"dates-runoff": runoff})
     answer = ask(kb, QUESTION, script, model_name="local:scripted")
     assert script.calls.count("dates-runoff") == 2
@@ -170,6 +173,19 @@ def test_a_reading_that_works_out_to_nothing_has_no_runoff(kb: KnowledgeBase) ->
     answer = ask(kb, QUESTION, script, model_name="local:scripted")
     assert script.calls.count("dates") == 2 and "dates-runoff" not in script.calls
     assert answer.trace.chosen == "single"
+
+
+def test_asked_for_years_a_year_alone_is_offered(kb: KnowledgeBase) -> None:
+    listed: list[list[str]] = []
+
+    def by_meaning(request: ModelRequest) -> Any:
+        listed.append(lines(request))
+        return {"start": id_of(request, ": 1961"), "end": id_of(request, ": 12 May 2025"), "unit": "years"}
+
+    script = Script({"asks_for": "how long", "about": [], "unit": "years"}, "It is old.", dates=by_meaning)
+    answer = ask(kb, "How many years old was the old Kettle Bay jetty when work on the new one began?", script,
+                 model_name="local:scripted")
+    assert any(": 1961" in line for line in listed[0]) and answer.answer.startswith("64 years"), answer.answer
 
 
 def test_a_hosted_model_is_asked_once(kb: KnowledgeBase) -> None:

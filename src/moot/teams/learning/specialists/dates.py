@@ -21,6 +21,7 @@ from moot.teams.learning.ask.drafts import AskContext, Draft
 from moot.teams.learning.ask.frame import QuestionFrame
 from moot.teams.learning.ask.recall import Recall
 from moot.teams.learning.specialists.common import PRECISION, Day, Listing, choose_listed, days, fmt, tagger_ready
+from moot.text.words import stem
 
 Unit = Literal["days", "weeks", "months", "years"]
 FINEST = {"days": 0, "weeks": 0, "months": 1, "years": 2}
@@ -51,6 +52,11 @@ class Dates:
     async def draft(self, ctx: AskContext) -> Draft | None:
         await tagger_ready()
         listed = days(ctx)
+        asked = asked_unit(ctx.frame.unit)
+        if asked is not None:
+            # Asked for days, a date the text gives only as a month or a year cannot be counted from:
+            # it is not offered, so neither listing can choose it.
+            listed = [d for d in listed if PRECISION.get(d.precision, 0) <= FINEST[asked]]
         if len(listed) < 2:
             return None
         choice = await choose_listed(ctx, self.name, "choose_dates", "Dates", listed,
@@ -69,6 +75,12 @@ class Dates:
                      why=self.applies(ctx.frame, ctx.recall) or "")
 
 
+def asked_unit(word: str) -> str | None:
+    """The unit of time the frame's unit word names ("days", "Week", "months"), if it names one."""
+    wanted = stem(word) if word.strip() else ""
+    return next((unit for unit in FINEST if stem(unit) == wanted), None)
+
+
 def span(reading: Listing) -> tuple[float, str, Day, Day] | None:
     """The time a chosen start and end span, in the chosen unit, with the two dates in order; ``None``
     for one date named twice, or a unit finer than the dates give."""
@@ -82,6 +94,8 @@ def span(reading: Listing) -> tuple[float, str, Day, Day] | None:
     if max(PRECISION.get(d.precision, 0) for d in (start, end)) > FINEST[unit_asked]:
         return None  # weeks from "2018", days from "July 2025": a precision the sources do not give
     value = between(start.day, end.day, unit_asked)
+    if not value:
+        return None  # "0 years" between two days of one spring: not a count of the unit chosen
     return value, unit_asked if value != 1 else unit_asked.rstrip("s"), start, end
 
 
