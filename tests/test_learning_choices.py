@@ -459,3 +459,46 @@ def test_a_year_the_question_names_is_the_year_a_sentence_names_before_its_repor
     assert seen and "52 stalls" in seen[0] and "61 stalls" in seen[0], seen
     assert answer.trace.chosen == "compute" and "It went from 52 stalls" in answer.answer and "up 9" in answer.answer, answer.answer
     base.close()
+
+
+BRANCH_REPORT = [
+    ("Harbour Food Bank annual report", "2026-06-30",
+     "Our three branches kept going all year.\n\n"
+     "| Branch | Opening days | Parcels given out |\n|---|---|---|\n"
+     "| North | Mon, Wed | 3,412 |\n| Mill Lane | Tue, Thu | 2,187 |\n| Station | Fri | 1,956 |\n"),
+]
+
+
+def test_a_tables_column_total_is_shown_to_the_plain_draft_and_counts_as_worked_out(tmp_path: Path) -> None:
+    base = open_kb(tmp_path / "bank.sqlite3", BRANCH_REPORT)
+    prompts: list[str] = []
+
+    class Reading(Script):
+        def __call__(self, request: ModelRequest) -> Any:
+            if request.agent == "single":
+                prompts.append(request.messages[-1].content)
+            return super().__call__(request)
+
+    script = Reading({"asks_for": "fact", "about": [], "unit": "parcels"}, "The branches gave out 7,555 parcels.")
+    answer = ask(base, "How many parcels did the branches give out altogether?", script, model_name="local:scripted")
+    assert "(Column totals added up by Python, not written in the source: " \
+           "Parcels given out: 7,555 (3,412 + 2,187 + 1,956).)" in prompts[0], prompts[0]
+    # no source writes 7,555: it is grounded because Python added it up from the table
+    assert answer.trace.chosen == "single" and answer.answer == "The branches gave out 7,555 parcels.", answer.trace.notes
+    base.close()
+
+
+def test_a_tables_column_total_is_an_amount_the_calculation_may_choose(tmp_path: Path) -> None:
+    base = open_kb(tmp_path / "bank.sqlite3", BRANCH_REPORT)
+    menus: list[list[str]] = []
+
+    def by_meaning(request: ModelRequest) -> Any:
+        menus.append(lines(request))
+        return {"operation": "percent_of", "first": id_of(request, "| North |"), "second": id_of(request, "added up by Python")}
+
+    script = Script({"asks_for": "calculation", "about": [], "unit": ""}, "North gave out 3,412.", compute=by_meaning)
+    answer = ask(base, "What share of all the parcels came from the North branch?", script, model_name="local:scripted")
+    total = next(line for line in menus[0] if ": 7,555" in line)
+    assert "total of the column Parcels given out, added up by Python: 3,412 + 2,187 + 1,956" in total, total
+    assert answer.trace.chosen == "compute" and answer.answer.startswith("45.16% (3,412 ÷ 7,555 × 100)"), answer.answer
+    base.close()

@@ -110,7 +110,9 @@ class Evidence:
         texts: list[tuple[str, date | None]] = [(question, max(dated) if dated else None)]
         texts += [(p.text, _anchor(p.published)) for p in sorted(recall.passages, key=lambda p: -p.score)]
         texts += [(f.content, _anchor(f.source_date)) for f in recall.facts]
-        return cls(texts, dated=dated, computed=list(computed), question=question)
+        # A table's column totals are worked out from the sources, as any draft reading them is shown.
+        totals = [str(total.total) for _, total in recall.totals()]
+        return cls(texts, dated=dated, computed=[*computed, *totals], question=question)
 
     def _add_day(self, day: date) -> None:
         self.days.add(day)

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from moot.memory import KnowledgeBase
 from moot.memory.units import SourceUnit, rank_units, source_units, whole_sources
+from moot.text.tables import ColumnTotal, column_totals
 from moot.text.words import content_words
 
 WHOLE_SOURCES_TOKENS = 1800
@@ -111,11 +112,25 @@ class Recall(BaseModel):
         """The sources whole, oldest first, each under its name and date: the text as the user gave
         it, which a small model reads better than sentences regrouped newest first (measured on the
         development suite: docs/eval.md)."""
-        return sources_block((d.source, d.published, d.text) for d in self.documents)
+        return sources_block((d.source, d.published, with_totals(d.text)) for d in self.documents)
+
+    def totals(self) -> list[tuple[Document, ColumnTotal]]:
+        """The column totals of the sources' tables (when the sources are given whole), each with its source."""
+        return [(d, total) for d in self.documents for total in column_totals(d.text)]
 
     def text(self) -> str:
         """All evidence text, for the checker."""
         return "\n".join([*(p.text for p in self.passages), *(f.content for f in self.facts)])
+
+
+def with_totals(text: str) -> str:
+    """A source's text with its tables' column totals after it, marked as worked out, not written
+    (:mod:`moot.text.tables`): a small model adds three four-digit numbers badly."""
+    totals = column_totals(text)
+    if not totals:
+        return text
+    return f"{text.rstrip()}\n\n(Column totals added up by Python, not written in the source: " \
+           f"{'; '.join(t.render() for t in totals)}.)"
 
 
 def sources_block(documents: Iterable[tuple[str, object, str]]) -> str:
@@ -129,13 +144,19 @@ def _iso(day: date | datetime | None) -> str | None:
 
 
 def _distinctive(units: list[SourceUnit], question: str) -> set[str]:
-    """The question's word stems that some unit holds and that are not in most units."""
+    """The question's word stems that some block holds (a paragraph, a list, a table) and that are
+    not in most blocks. Counted by block, not by unit: a table's rows each carry its header, so a
+    column's name would otherwise be in every row and count as common in a source that is only a
+    table."""
     wanted = set(content_words(question))
     if not units:
         return set()
-    held = [set(content_words(u.text)) for u in units]
-    share = {w: sum(w in h for h in held) / len(units) for w in wanted}
-    return {w for w, s in share.items() if 0 < s <= COMMON_SHARE or (0 < s and len(units) < 4)}
+    blocks: dict[tuple[str, int, int], set[str]] = {}
+    for u in units:
+        blocks.setdefault((u.source, u.episode_id, u.block), set()).update(content_words(u.text))
+    held = list(blocks.values())
+    share = {w: sum(w in h for h in held) / len(held) for w in wanted}
+    return {w for w, s in share.items() if 0 < s <= COMMON_SHARE or (0 < s and len(held) < 4)}
 
 
 def recall(kb: KnowledgeBase, question: str) -> Recall:

@@ -239,7 +239,9 @@ def dated_as(mentions: Sequence[Any], anchor: date | None) -> tuple[date | None,
 
 
 def amounts(ctx: AskContext, *, passages: list[Passage] | None = None, limit: int = MAX_OPTIONS) -> list[Amount]:
-    """The question's numbers, then those of the best-matching passages, each with an id ``q1`` ….
+    """The question's numbers, the column totals of tables a best-matching passage is a row of
+    (:mod:`moot.text.tables`; not when ``passages`` are given), then the numbers of the
+    best-matching passages, each with an id ``q1`` ….
 
     When the question names dates ("by May than by March", "in 2025"), the amounts dated in those
     months or years come first: the code proposes, the model still chooses."""
@@ -252,8 +254,16 @@ def amounts(ctx: AskContext, *, passages: list[Passage] | None = None, limit: in
     for q in find_quantities(ctx.question, anchor=ctx.anchor):
         if amount(q):
             found.append(Amount("", q.value, q.unit, q.text, "question", sentence=ctx.question))
+    ranked = passages if passages is not None else ranked_passages(ctx)
+    for document, total in ctx.recall.totals() if passages is None else []:
+        # A table's column total, when a row of that table is among the passages: Python added it up.
+        row = next((p for p in ranked if p.kind == "row" and p.source == document.source
+                    and any(label and label in p.text for label in total.labels)), None)
+        if row is not None:
+            found.append(Amount("", total.total, total.unit, total.shown(), row.id, document.source, document.published,
+                                f"total of the column {total.header or ''}, added up by Python: {' + '.join(total.cells)}"))
     listed: list[Amount] = []
-    for p in passages if passages is not None else ranked_passages(ctx):
+    for p in ranked:
         anchor = _anchor(p.published)
         mentions = find_dates(p.text, anchor=anchor)
         when, stated = dated_as(mentions, anchor)

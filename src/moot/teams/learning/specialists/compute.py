@@ -202,7 +202,9 @@ class Compute:
             return None
         value, unit, expression = calculated
         text = sentence(picked.operation, value, unit, expression, chosen)
-        return Draft(specialist=self.name, text=text, computed=[f"{value}", f"{round(value, 2)}"],
+        # A percentage's expression writes "× 100" or "÷ 100": a constant of the formula, not a figure of the sources.
+        constants = ["100"] if picked.operation in ("percent_of", "percent_change") else []
+        return Draft(specialist=self.name, text=text, computed=[f"{value}", f"{round(value, 2)}", *constants],
                      quotes=[a.where for a in chosen if a.where != "question"],
                      replaces=ctx.frame.kind in KINDS, why=self.applies(ctx.frame, ctx.recall) or "")
 

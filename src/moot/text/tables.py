@@ -1,0 +1,98 @@
+"""Totals of a Markdown table's columns, worked out in Python.
+
+A table that lists one figure a row (parcels per branch, hours per volunteer) invites "how many
+altogether" and "what share of the whole", and a small model adds three four-digit numbers badly.
+So Python adds each numeric column up and says how: the reader sees the total beside the rows it
+came from, and the checker counts it as worked out from the sources.
+
+A column counts when every data row's cell holds exactly one number, all of one unit, none of them
+a year, a percentage or a rate (adding shares or speeds means nothing). A column where one row
+already is the sum of the others states its own total: nothing is added.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from moot.text.numbers import find_quantities, is_money, unit_key
+from moot.text.sentences import split_units
+
+MIN_ROWS = 2
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnTotal:
+    """One numeric column of a table, added up."""
+
+    header: str
+    """The column's header cell (empty when the table has none)."""
+    cells: tuple[str, ...]
+    """Each data row's cell as written, in order."""
+    labels: tuple[str, ...]
+    """Each data row's first cell (what the row is about)."""
+    total: float
+    unit: str
+
+    sign: str = ""
+    """A currency's sign as the cells write it (``£``), for a column of money."""
+
+    def shown(self) -> str:
+        """The total as the column writes its figures: ``7,555``, ``£165.50``, ``14 kg``."""
+        if self.sign:
+            return f"{self.sign}{self.total:,.2f}" if not float(self.total).is_integer() else f"{self.sign}{_fmt(self.total)}"
+        return f"{_fmt(self.total)}{' ' + self.unit if self.unit else ''}"
+
+    def render(self) -> str:
+        """``Parcels given out: 7,555 (3,412 + 2,187 + 1,956)``."""
+        return f"{self.header or 'the column'}: {self.shown()} ({' + '.join(self.cells)})"
+
+
+def _fmt(value: float) -> str:
+    if float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:,.2f}".rstrip("0").rstrip(".")
+
+
+def _cells(row: str) -> list[str]:
+    inner = row.strip()
+    inner = inner[1:] if inner.startswith("|") else inner
+    inner = inner[:-1] if inner.endswith("|") else inner
+    return [" ".join(c.split()) for c in inner.split("|")]
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+
+
+def column_totals(text: str) -> list[ColumnTotal]:
+    """The totals of every table of ``text`` whose columns count (see the module docstring), in order."""
+    rows_by_table: dict[int, list[tuple[str, list[str]]]] = {}
+    for unit in split_units(text):
+        if unit.kind == "row":
+            rows_by_table.setdefault(unit.block, []).append((unit.header, _cells(unit.text)))
+    totals: list[ColumnTotal] = []
+    for rows in rows_by_table.values():
+        if len(rows) < MIN_ROWS:
+            continue
+        header = _cells(rows[0][0]) if rows[0][0] else []
+        width = min(len(cells) for _, cells in rows)
+        for column in range(width):
+            cells = [cells[column] for _, cells in rows]
+            found = [find_quantities(cell) for cell in cells]
+            if any(len(q) != 1 for q in found):
+                continue
+            quantities = [q[0] for q in found]
+            unit = quantities[0].unit
+            if any(q.year is not None or "%" in q.unit or "per" in q.unit.lower().split() or "/" in q.unit
+                   or unit_key(q.unit) != unit_key(unit) for q in quantities):
+                continue
+            values = [q.value for q in quantities]
+            if any(_close(v, sum(values) - v) for v in values):
+                continue  # a row that is already the others' sum: the table states its total
+            sign = quantities[0].text.split(next(c for c in quantities[0].text if c.isdigit()))[0] if is_money(unit) else ""
+            totals.append(ColumnTotal(header[column] if column < len(header) else "", tuple(cells),
+                                      tuple(cells[0] for _, cells in rows), sum(values), unit, sign.strip()))
+    return totals
+
+
+__all__ = ["ColumnTotal", "column_totals"]
