@@ -102,9 +102,9 @@ async def choose_listed(ctx: AskContext, role: str, prompt: str, heading: str, i
                                                        *(item.text if item else "nothing" for item in reading.values())])
             heard = f"listed both ways, it chose {said(first, readings[0])} and then {said(second, readings[1])}"
             candidates = [Listing(first, readings[0]), Listing(second, readings[1])]
-            won = await runoff(ctx, role, candidates, picks, outcome) if outcome is not None else None
+            won, named = await runoff(ctx, role, candidates, picks, outcome) if outcome is not None else (None, "")
             if won is None:
-                ctx.notes.append(f"{role}: no choice: {heard}")
+                ctx.notes.append(f"{role}: no choice: {heard}{'; shown the two readings, it named ' + named if named else ''}")
                 return None
             ctx.notes.append(f"{role}: {heard}; of the two readings it chose {said(won.output, won.picked)}, asked both ways")
             return won
@@ -115,19 +115,20 @@ Reading = Literal["A", "B", "neither"]
 
 
 async def runoff(ctx: AskContext, role: str, candidates: list[Listing], picks: Sequence[str],
-                 outcome: Callable[[Listing], str | None]) -> Listing | None:
+                 outcome: Callable[[Listing], str | None]) -> tuple[Listing | None, str]:
     """Of two readings the listings gave, the one the model chooses when shown both whole, each
     with its items' sentences and what Python works out from it (``outcome``; ``None`` for a
     reading that works out to nothing, which ends the runoff). Asked twice, the readings shown as
     A and B one way and the other; the reading stands only when both answers name it.
 
     Two readings are a smaller choice than two items of fourteen, and each is shown with the words
-    that support it; the two askings keep a preference for whichever comes first from deciding."""
+    that support it; the two askings keep a preference for whichever comes first from deciding.
+    Returns the reading that stands, if one does, and what the two answers named ("" when not asked)."""
     if any(item is None for candidate in candidates for item in candidate.picked.values()):
-        return None
+        return None, ""
     results = [outcome(candidate) for candidate in candidates]
     if any(result is None for result in results):
-        return None
+        return None, ""
 
     def shown(candidate: Listing, result: str | None) -> str:
         other = [f"{k}: {v}" for k, v in candidate.output.model_dump().items() if k not in picks]
@@ -144,9 +145,10 @@ async def runoff(ctx: AskContext, role: str, candidates: list[Listing], picks: S
         return order["AB".index(said)] if said in ("A", "B") else None
 
     chosen = await asyncio.gather(*(ask(order) for order in orders))
+    named = " and then ".join("neither" if c is None else ("the first" if c == 0 else "the second") for c in chosen)
     if chosen[0] is None or chosen[0] != chosen[1]:
-        return None
-    return candidates[chosen[0]]
+        return None, named
+    return candidates[chosen[0]], named
 
 
 def _anchor(published: str | None) -> date | None:

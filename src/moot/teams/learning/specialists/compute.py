@@ -154,13 +154,6 @@ def _items(reading: Listing) -> list[Amount]:
     return list({id(a): a for a in reading.picked.values() if a is not None}.values())
 
 
-def _said(calculated: tuple[float, str, str] | None) -> str | None:
-    if calculated is None:
-        return None
-    value, unit, expression = calculated
-    return f"{expression} = {fmt(round(value, 2))}{'%' if unit == '%' else (' ' + unit if unit else '')}"
-
-
 class Compute:
     name = "compute"
     authority = 3
@@ -191,8 +184,7 @@ class Compute:
             choice = await choose_listed(ctx, self.name, "choose_amounts", "Amounts", listed,
                                          lambda ids: {"operation": (Operation, ...), "first": (ids, ...), "second": (ids, ...)},
                                          ("first", "second"), name="Calculation", prefix="q",
-                                         ordered=lambda output: getattr(output, "operation", "") in ORDERED,
-                                         outcome=lambda reading: _said(calculate(reading.output.operation, _items(reading))))
+                                         ordered=lambda output: getattr(output, "operation", "") in ORDERED)
             picked = choice.output if choice is not None else None
             chosen = _items(choice) if choice is not None else []
         if picked is None:
