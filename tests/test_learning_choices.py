@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from moot.memory import Fact, KnowledgeBase
-from moot.models.base import ModelRequest
+from moot.models.base import ModelRequest, ModelResponse
 from moot.models.testing import FunctionModel
 from moot.teams.learning import LearningTeam
 from moot.teams.learning.specialists.common import same_unit
@@ -130,35 +130,52 @@ def readings(request: ModelRequest) -> dict[str, str]:
     return {part[8]: part.split("\n", 1)[1] for part in text.split("\n\n") if part.startswith("Reading ")}
 
 
-def test_two_listings_that_disagree_go_to_a_runoff_and_the_reading_named_both_ways_stands(kb: KnowledgeBase) -> None:
-    shown: list[dict[str, str]] = []
+def odds(a: float, b: float) -> ModelResponse:
+    """One token, "B" (the 0.5B model named whichever reading came second), with the odds of each letter."""
+    return ModelResponse(text="B", top_logprobs={"a": a, "b": b})
 
-    def by_meaning(request: ModelRequest) -> Any:
+
+def leaning(needle: str, *, by_meaning: float, by_position: float = 1.0) -> Any:
+    """A model whose odds lean to the reading holding ``needle`` by ``by_meaning`` and to the letter B by ``by_position``."""
+    def answer(request: ModelRequest) -> ModelResponse:
+        right_is_a = needle in readings(request)["A"]
+        lean_to_a = (by_meaning if right_is_a else -by_meaning) - by_position
+        return odds(-1.0 + lean_to_a / 2, -1.0 - lean_to_a / 2)
+    return answer
+
+
+def test_two_listings_that_disagree_go_to_a_runoff_read_for_the_models_odds_both_ways(kb: KnowledgeBase) -> None:
+    shown: list[dict[str, str]] = []
+    lean = leaning("start: 12 May 2025", by_meaning=0.8, by_position=1.5)
+
+    def recorded(request: ModelRequest) -> ModelResponse:
         shown.append(readings(request))
-        return {"reading": next(label for label, text in shown[-1].items() if "start: 12 May 2025" in text)}
+        return lean(request)
 
     script = Script(ANY_UNIT, "The ferry started on 1 June 2025.", dates=first_right_then_first_two,
-                    **{"dates-runoff": by_meaning})
+                    **{"dates-runoff": recorded})
     answer = ask(kb, QUESTION, script, model_name="local:scripted")
     assert script.calls.count("dates") == 2 and script.calls.count("dates-runoff") == 2
     # each reading is shown whole, with its dates' sentences and the span Python counts from it
     assert shown[0]["A"] == shown[1]["B"] and shown[0]["B"] == shown[1]["A"]
     right = next(text for text in shown[0].values() if "start: 12 May 2025" in text)
     assert "unit: days" in right and "began on 12 May 2025" in right and right.endswith("works out to: 20 days"), right
+    # the model's greedy token was "B" both times; its odds, set against each other, lean to the right reading
     assert answer.trace.chosen == "dates" and answer.answer.startswith("20 days"), answer.answer
-    assert any("of the two readings it chose days, 12 May 2025, 1 June 2025" in n for n in answer.trace.notes), answer.trace.notes
+    assert any("it had a lean to the first (+1.6): days, 12 May 2025, 1 June 2025" in n for n in answer.trace.notes), answer.trace.notes
 
 
-@pytest.mark.parametrize("runoff", [lambda r: {"reading": "A"}, lambda r: {"reading": "neither"}],
-                         ids=["the-first-shown-both-times", "neither"])
-def test_a_runoff_that_follows_the_order_shown_or_names_neither_is_no_choice(kb: KnowledgeBase, runoff: Any) -> None:
+@pytest.mark.parametrize(("runoff", "found"), [
+    (leaning("start: 12 May 2025", by_meaning=0.3, by_position=2.0), "no clear lean (+0.6)"),
+    (lambda r: ModelResponse(text="A"), "no odds"),
+], ids=["a-lean-to-a-letter-only", "no-odds"])
+def test_a_runoff_with_no_clear_lean_or_no_odds_is_no_choice(kb: KnowledgeBase, runoff: Any, found: str) -> None:
     script = Script(ANY_UNIT, "The ferry started on 1 June 2025.", dates=first_right_then_first_two,
                     **{"dates-runoff": runoff})
     answer = ask(kb, QUESTION, script, model_name="local:scripted")
     assert script.calls.count("dates-runoff") == 2
     assert answer.trace.chosen == "single" and answer.answer == "The ferry started on 1 June 2025."
-    named = "the first and then the second" if runoff({})["reading"] == "A" else "neither and then neither"
-    assert any(n.startswith("dates: no choice: listed both ways") and n.endswith(f"shown the two readings, it named {named}")
+    assert any(n.startswith("dates: no choice: listed both ways") and n.endswith(f"shown the two readings, it had {found}")
                for n in answer.trace.notes), answer.trace.notes
 
 
@@ -171,7 +188,7 @@ def test_a_reading_that_works_out_to_nothing_has_no_runoff(kb: KnowledgeBase) ->
         return {"start": id_of(request, ": 1 June 2025"), "end": id_of(request, ": 1 June 2025"), "unit": "days"}
 
     script = Script(DURATION, "The ferry started on 1 June 2025.", dates=one_date_twice_then,
-                    **{"dates-runoff": lambda r: {"reading": "A"}})
+                    **{"dates-runoff": lambda r: odds(-0.1, -3.0)})
     answer = ask(kb, QUESTION, script, model_name="local:scripted")
     assert script.calls.count("dates") == 2 and "dates-runoff" not in script.calls
     assert answer.trace.chosen == "single"
@@ -223,7 +240,7 @@ def test_a_calculation_whose_two_listings_disagree_has_no_runoff(tmp_path: Path)
     by_position = lambda r: {"operation": "difference", "first": lines(r)[0].split(":")[0],  # noqa: E731
                              "second": lines(r)[1].split(":")[0]}
     script = Script({"asks_for": "calculation", "about": [], "unit": ""}, "It was 74%.", compute=by_position,
-                    **{"compute-runoff": lambda r: {"reading": "A"}})
+                    **{"compute-runoff": lambda r: odds(-0.1, -3.0)})
     answer = ask(base, question, script, model_name="local:scripted")
     assert script.calls.count("compute") == 2 and "compute-runoff" not in script.calls
     assert answer.trace.chosen == "single" and answer.answer == "It was 74%."

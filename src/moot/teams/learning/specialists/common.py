@@ -10,7 +10,7 @@ from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, create_model
 
-from moot.models.base import ModelSettings
+from moot.models.base import UNLISTED_LOGPROB, ModelSettings, odds_settings
 from moot.runtime import SubAgent, load_prompt
 from moot.runtime.budget import runs_locally
 from moot.teams.learning.ask.drafts import AskContext
@@ -26,15 +26,13 @@ MAX_OPTIONS = 14
 
 
 async def choose(ctx: AskContext, role: str, prompt: str, message: str, fields: dict[str, Any], *,
-                 name: str, max_tokens: int = CHOICE_TOKENS, step: str | None = None) -> BaseModel | None:
-    """The model fills ``fields`` (types: enums of options) under ``role``'s model and the run's
-    budget, as the step ``step`` (default: ``role``); ``None`` when the call failed or the budget had
-    no room (never raises)."""
+                 name: str, max_tokens: int = CHOICE_TOKENS) -> BaseModel | None:
+    """The model fills ``fields`` (types: enums of options) under ``role``'s name, model and the run's
+    budget; ``None`` when the call failed or the budget had no room (never raises)."""
     schema = create_model(name, **fields)
-    agent = SubAgent(step or role, f"chooses for the {role} specialist", load_prompt(prompt, PROMPTS),
-                     model=ctx.model_for(role), output_type=schema, max_turns=2,
-                     settings=ModelSettings(max_tokens=max_tokens, temperature=0.0))
-    outcome = await ctx.run.step(step or role, agent, message)
+    agent = SubAgent(role, f"chooses for the {role} specialist", load_prompt(prompt, PROMPTS), model=ctx.model_for(role),
+                     output_type=schema, max_turns=2, settings=ModelSettings(max_tokens=max_tokens, temperature=0.0))
+    outcome = await ctx.run.step(role, agent, message)
     return outcome.output if outcome is not None and outcome.ok else None
 
 
@@ -104,26 +102,31 @@ async def choose_listed(ctx: AskContext, role: str, prompt: str, heading: str, i
             candidates = [Listing(first, readings[0]), Listing(second, readings[1])]
             won, named = await runoff(ctx, role, candidates, picks, outcome) if outcome is not None else (None, "")
             if won is None:
-                ctx.notes.append(f"{role}: no choice: {heard}{'; shown the two readings, it named ' + named if named else ''}")
+                ctx.notes.append(f"{role}: no choice: {heard}{'; shown the two readings, it had ' + named if named else ''}")
                 return None
-            ctx.notes.append(f"{role}: {heard}; of the two readings it chose {said(won.output, won.picked)}, asked both ways")
+            ctx.notes.append(f"{role}: {heard}; shown the two readings, it had {named}: {said(won.output, won.picked)}")
             return won
     return Listing(first, readings[0])
 
 
-Reading = Literal["A", "B", "neither"]
+RUNOFF_MARGIN = 1.0
+"""How far, in log-odds summed over the two askings, the model must lean to one reading for it to
+stand in a :func:`runoff` (half a unit of log-odds an asking, on average)."""
 
 
 async def runoff(ctx: AskContext, role: str, candidates: list[Listing], picks: Sequence[str],
                  outcome: Callable[[Listing], str | None]) -> tuple[Listing | None, str]:
-    """Of two readings the listings gave, the one the model chooses when shown both whole, each
+    """Of two readings the listings gave, the one the model leans to when shown both whole, each
     with its items' sentences and what Python works out from it (``outcome``; ``None`` for a
-    reading that works out to nothing, which ends the runoff). Asked twice, the readings shown as
-    A and B one way and the other; the reading stands only when both answers name it.
+    reading that works out to nothing, which ends the runoff).
 
-    Two readings are a smaller choice than two items of fourteen, and each is shown with the words
-    that support it; the two askings keep a preference for whichever comes first from deciding.
-    Returns the reading that stands, if one does, and what the two answers named ("" when not asked)."""
+    The model is asked twice, the readings shown as A and B one way and then the other, for one
+    token, and its own odds of "A" against "B" are read (:func:`moot.models.odds_settings`). Given as
+    an answer, the 0.5B model named whichever reading was shown second, both times; read as odds, a
+    lean to a position is the same in both askings and cancels when the two are set against each
+    other, and what is left is its lean to a reading. A reading stands when that lean is at least
+    :data:`RUNOFF_MARGIN`. A model that gives no odds has no runoff. Returns the reading that
+    stands, if one does, and what the runoff found ("" when it was not asked)."""
     if any(item is None for candidate in candidates for item in candidate.picked.values()):
         return None, ""
     results = [outcome(candidate) for candidate in candidates]
@@ -133,22 +136,24 @@ async def runoff(ctx: AskContext, role: str, candidates: list[Listing], picks: S
     def shown(candidate: Listing, result: str | None) -> str:
         other = [f"{k}: {v}" for k, v in candidate.output.model_dump().items() if k not in picks]
         items = [replace(candidate.picked[f], id=f).render() for f in picks]
-        return "\n".join(["; ".join(other), *items, f"works out to: {result}"] if other else [*items, f"works out to: {result}"])
+        return "\n".join([*(["; ".join(other)] if other else []), *items, f"works out to: {result}"])
 
-    orders = [(0, 1), (1, 0)]
-
-    async def ask(order: tuple[int, int]) -> int | None:
+    async def lean_to_a(order: tuple[int, int]) -> float | None:
         message = "\n\n".join(f"Reading {label}:\n{shown(candidates[i], results[i])}" for label, i in zip("AB", order))
-        output = await choose(ctx, role, "choose_reading", f"{message}\n\nQuestion: {ctx.question}",
-                              {"reading": (Reading, ...)}, name="Reading", step=f"{role}-runoff")
-        said = getattr(output, "reading", None)
-        return order["AB".index(said)] if said in ("A", "B") else None
+        agent = SubAgent(f"{role}-runoff", f"weighs two readings for the {role} specialist", load_prompt("choose_reading", PROMPTS),
+                         model=ctx.model_for(role), max_turns=1, settings=odds_settings())
+        asked = await ctx.run.step(f"{role}-runoff", agent, f"{message}\n\nQuestion: {ctx.question}\n\nAnswer A or B.")
+        if asked is None or not asked.ok or asked.top_logprobs is None:
+            return None
+        return asked.top_logprobs.get("a", UNLISTED_LOGPROB) - asked.top_logprobs.get("b", UNLISTED_LOGPROB)
 
-    chosen = await asyncio.gather(*(ask(order) for order in orders))
-    named = " and then ".join("neither" if c is None else ("the first" if c == 0 else "the second") for c in chosen)
-    if chosen[0] is None or chosen[0] != chosen[1]:
-        return None, named
-    return candidates[chosen[0]], named
+    leans = await asyncio.gather(lean_to_a((0, 1)), lean_to_a((1, 0)))
+    if leans[0] is None or leans[1] is None:
+        return None, "no odds"
+    lean = leans[0] - leans[1]  # above 0: towards the first listing's reading, whichever letter it had
+    if abs(lean) < RUNOFF_MARGIN:
+        return None, f"no clear lean ({lean:+.1f})"
+    return candidates[0 if lean > 0 else 1], f"a lean to the {'first' if lean > 0 else 'second'} ({lean:+.1f})"
 
 
 def _anchor(published: str | None) -> date | None:
@@ -387,4 +392,4 @@ def fmt(value: float) -> str:
     return f"{value:,.2f}".rstrip("0").rstrip(".")
 
 
-__all__ = ["Amount", "Day", "Listing", "PRECISION", "Reading", "amounts", "choose", "choose_listed", "dateline", "tagger_ready", "days", "finer", "fmt", "of_unit", "within_anchors", "ranked_passages", "runoff", "same_unit"]
+__all__ = ["Amount", "Day", "Listing", "PRECISION", "RUNOFF_MARGIN", "amounts", "choose", "choose_listed", "dateline", "tagger_ready", "days", "finer", "fmt", "of_unit", "within_anchors", "ranked_passages", "runoff", "same_unit"]
