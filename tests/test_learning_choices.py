@@ -159,10 +159,29 @@ def test_two_listings_that_disagree_go_to_a_runoff_read_for_the_models_odds_both
     # each reading is shown whole, with its dates' sentences and the span Python counts from it
     assert shown[0]["A"] == shown[1]["B"] and shown[0]["B"] == shown[1]["A"]
     right = next(text for text in shown[0].values() if "start: 12 May 2025" in text)
-    assert "unit: days" in right and "began on 12 May 2025" in right and right.endswith("works out to: 20 days"), right
+    assert "unit: days" in right and "began on 12 May 2025" in right and right.endswith("works out to: 20 days, from 12 May 2025 to 1 June 2025"), right
     # the model's greedy token was "B" both times; its odds, set against each other, lean to the right reading
     assert answer.trace.chosen == "dates" and answer.answer.startswith("20 days"), answer.answer
     assert any("it had a lean to the first (+1.6): days, 12 May 2025, 1 June 2025" in n for n in answer.trace.notes), answer.trace.notes
+
+
+def test_two_readings_that_count_the_same_span_agree_without_a_runoff(tmp_path: Path) -> None:
+    # each date is written in two sources: the two listings name different items for the same two days
+    base = open_kb(tmp_path / "twice.sqlite3", [
+        ("Bay Post", "2025-06-03", "Work on the jetty began on 12 May 2025. The ferry started on 1 June 2025."),
+        ("Bay Herald", "2025-06-04", "The ferry started on 1 June 2025, after work began on 12 May 2025."),
+    ])
+    def by_meaning_from_the_end(request: ModelRequest) -> Any:
+        listed = lines(request)
+        last = lambda needle: next(line.split(":")[0] for line in reversed(listed) if needle in line)  # noqa: E731
+        return {"start": last(": 12 May 2025"), "end": last(": 1 June 2025"), "unit": "days"}
+
+    script = Script(DURATION, "The ferry started on 1 June 2025.", dates=by_meaning_from_the_end,
+                    **{"dates-runoff": lambda r: odds(-0.1, -3.0)})
+    answer = ask(base, QUESTION, script, model_name="local:scripted")
+    assert script.calls.count("dates") == 2 and "dates-runoff" not in script.calls
+    assert answer.trace.chosen == "dates" and answer.answer.startswith("20 days"), answer.answer
+    base.close()
 
 
 @pytest.mark.parametrize(("runoff", "found"), [

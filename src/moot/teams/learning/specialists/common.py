@@ -69,8 +69,8 @@ async def choose_listed(ctx: AskContext, role: str, prompt: str, heading: str, i
     first), the model is asked twice, the items listed in Python's order and reversed, ids by
     position both times; the choice stands only when both name the same items (in the same order
     when ``ordered(output)`` says the order matters) and agree on every other field. When they
-    differ and the caller says what a reading works out to (``outcome``), the two readings go to a
-    :func:`runoff`. ``None`` when a call failed, the budget had no room, or no reading stands.
+    differ and the caller says what a reading works out to (``outcome``), two readings that work out
+    to the same agree, and otherwise they go to a :func:`runoff`. ``None`` when a call failed, the budget had no room, or no reading stands.
     ``none``: the ids' enum also offers "none" (an id field answered so names no item)."""
     checked = runs_locally(ctx.model_for(role))
     listings = [list(items), list(reversed(items))] if checked else [list(items)]
@@ -100,6 +100,11 @@ async def choose_listed(ctx: AskContext, role: str, prompt: str, heading: str, i
                                                        *(item.text if item else "nothing" for item in reading.values())])
             heard = f"listed both ways, it chose {said(first, readings[0])} and then {said(second, readings[1])}"
             candidates = [Listing(first, readings[0]), Listing(second, readings[1])]
+            results = [outcome(c) for c in candidates] if outcome is not None else [None, None]
+            if results[0] is not None and results[0] == results[1]:
+                # Two readings that work out to one answer ("4 July" and "29 August", each written in two
+                # sentences) agree on it: no runoff.
+                return candidates[0]
             won, named = await runoff(ctx, role, candidates, picks, outcome) if outcome is not None else (None, "")
             if won is None:
                 ctx.notes.append(f"{role}: no choice: {heard}{'; shown the two readings, it had ' + named if named else ''}")

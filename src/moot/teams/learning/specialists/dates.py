@@ -100,7 +100,10 @@ def span(reading: Listing) -> tuple[float, str, Day, Day] | None:
 
 
 def _said(counted: tuple[float, str, Day, Day] | None) -> str | None:
-    return None if counted is None else f"{fmt(counted[0])} {counted[1]}"
+    if counted is None:
+        return None
+    value, unit, start, end = counted
+    return f"{fmt(value)} {unit}, from {start.shown()} to {end.shown()}"
 
 
 SPECIALIST = Dates()
