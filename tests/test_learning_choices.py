@@ -266,6 +266,25 @@ def test_a_calculation_whose_two_listings_disagree_has_no_runoff(tmp_path: Path)
     base.close()
 
 
+def test_two_calculations_of_the_same_figures_agree_though_each_is_written_twice(tmp_path: Path) -> None:
+    base = open_kb(tmp_path / "brask2.sqlite3", [
+        ("Brask Courier: Summer", "2023-06-18", "The lake was at 59% on 18 June, down from 74% on 9 March."),
+        ("Brask Post", "2023-06-20", "The lake stood at 74% on 9 March and at 59% on 18 June."),
+    ])
+    question = "What is the gap between the Brask lake's level in March and its level in June?"
+
+    def by_meaning_from_the_end(request: ModelRequest) -> Any:
+        listed = lines(request)
+        last = lambda needle: next(line.split(":")[0] for line in reversed(listed) if needle in line)  # noqa: E731
+        return {"operation": "difference", "first": last(": 74%"), "second": last(": 59%")}
+
+    script = Script({"asks_for": "calculation", "about": [], "unit": ""}, "It was 74%.", compute=by_meaning_from_the_end)
+    answer = ask(base, question, script, model_name="local:scripted")
+    assert script.calls.count("compute") == 2 and "compute-runoff" not in script.calls
+    assert answer.trace.chosen == "compute" and answer.answer.startswith("15% (74% − 59%)"), answer.answer
+    base.close()
+
+
 def test_the_asked_days_pick_the_amounts_whose_sentences_state_them(tmp_path: Path) -> None:
     base = open_kb(tmp_path / "brask.sqlite3", RESERVOIR)
     question = "How did the Brask lake level change between 9 March and 18 June 2023?"

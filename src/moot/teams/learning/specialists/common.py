@@ -61,7 +61,7 @@ class Listing:
 async def choose_listed(ctx: AskContext, role: str, prompt: str, heading: str, items: Sequence[Listed],
                         fields: Callable[[Any], dict[str, Any]], picks: Sequence[str], *, name: str, prefix: str,
                         ordered: Callable[[BaseModel], bool] = lambda _output: False, none: bool = False,
-                        outcome: Callable[[Listing], str | None] | None = None) -> Listing | None:
+                        outcome: Callable[[Listing], str | None] | None = None, runoff_asked: bool = True) -> Listing | None:
     """The model chooses among ``items``, listed under ``heading`` with ids by position (``d1`` …);
     ``fields(ids)`` builds the schema from the ids' enum and ``picks`` names its id fields.
 
@@ -70,7 +70,7 @@ async def choose_listed(ctx: AskContext, role: str, prompt: str, heading: str, i
     position both times; the choice stands only when both name the same items (in the same order
     when ``ordered(output)`` says the order matters) and agree on every other field. When they
     differ and the caller says what a reading works out to (``outcome``), two readings that work out
-    to the same agree, and otherwise they go to a :func:`runoff`. ``None`` when a call failed, the budget had no room, or no reading stands.
+    to the same agree, and otherwise they go to a :func:`runoff` (unless ``runoff_asked`` is false). ``None`` when a call failed, the budget had no room, or no reading stands.
     ``none``: the ids' enum also offers "none" (an id field answered so names no item)."""
     checked = runs_locally(ctx.model_for(role))
     listings = [list(items), list(reversed(items))] if checked else [list(items)]
@@ -105,7 +105,8 @@ async def choose_listed(ctx: AskContext, role: str, prompt: str, heading: str, i
                 # Two readings that work out to one answer ("4 July" and "29 August", each written in two
                 # sentences) agree on it: no runoff.
                 return candidates[0]
-            won, named = await runoff(ctx, role, candidates, picks, outcome) if outcome is not None else (None, "")
+            won, named = (await runoff(ctx, role, candidates, picks, outcome) if outcome is not None and runoff_asked
+                          else (None, ""))
             if won is None:
                 ctx.notes.append(f"{role}: no choice: {heard}{'; shown the two readings, it had ' + named if named else ''}")
                 return None

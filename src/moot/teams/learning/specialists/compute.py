@@ -149,6 +149,12 @@ def calculate(operation: str, chosen: list[Amount]) -> tuple[float, str, str] | 
         return None
 
 
+def _worked_out(reading: Listing) -> str | None:
+    """What a reading works out to, with its expression: two readings that give the same agree."""
+    calculated = calculate(getattr(reading.output, "operation", "none"), _items(reading))
+    return None if calculated is None else f"{calculated[2]} = {calculated[0]!r}"
+
+
 def _items(reading: Listing) -> list[Amount]:
     """The amounts a reading names, each once, in field order."""
     return list({id(a): a for a in reading.picked.values() if a is not None}.values())
@@ -184,7 +190,8 @@ class Compute:
             choice = await choose_listed(ctx, self.name, "choose_amounts", "Amounts", listed,
                                          lambda ids: {"operation": (Operation, ...), "first": (ids, ...), "second": (ids, ...)},
                                          ("first", "second"), name="Calculation", prefix="q",
-                                         ordered=lambda output: getattr(output, "operation", "") in ORDERED)
+                                         ordered=lambda output: getattr(output, "operation", "") in ORDERED,
+                                         outcome=_worked_out, runoff_asked=False)
             picked = choice.output if choice is not None else None
             chosen = _items(choice) if choice is not None else []
         if picked is None:
