@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from moot.memory import Fact, KnowledgeBase
-from moot.models.base import ModelRequest, ModelResponse
+from moot.models.base import ModelRequest
 from moot.models.testing import FunctionModel
 from moot.teams.learning import LearningTeam
 from moot.teams.learning.specialists.common import same_unit
@@ -116,56 +116,7 @@ def test_a_local_models_dates_that_follow_the_listing_order_are_no_choice(kb: Kn
     assert any(n.startswith("dates: no choice: listed both ways") for n in answer.trace.notes), answer.trace.notes
 
 
-def first_right_then_first_two(request: ModelRequest, asked: list[int] = []) -> Any:  # noqa: B006
-    """The listing order's first asking chooses by meaning; the reversed listing's takes its first two."""
-    asked.append(1)
-    if len(asked) % 2:
-        return {"start": id_of(request, ": 12 May 2025"), "end": id_of(request, ": 1 June 2025"), "unit": "days"}
-    return {"start": lines(request)[0].split(":")[0], "end": lines(request)[1].split(":")[0], "unit": "years"}
-
-
-def readings(request: ModelRequest) -> dict[str, str]:
-    """The runoff's readings by label: ``{"A": "…", "B": "…"}``."""
-    text = request.messages[-1].content.split("\n\nQuestion:")[0]
-    return {part[8]: part.split("\n", 1)[1] for part in text.split("\n\n") if part.startswith("Reading ")}
-
-
-def odds(a: float, b: float) -> ModelResponse:
-    """One token, "B" (the 0.5B model named whichever reading came second), with the odds of each letter."""
-    return ModelResponse(text="B", top_logprobs={"a": a, "b": b})
-
-
-def leaning(needle: str, *, by_meaning: float, by_position: float = 1.0) -> Any:
-    """A model whose odds lean to the reading holding ``needle`` by ``by_meaning`` and to the letter B by ``by_position``."""
-    def answer(request: ModelRequest) -> ModelResponse:
-        right_is_a = needle in readings(request)["A"]
-        lean_to_a = (by_meaning if right_is_a else -by_meaning) - by_position
-        return odds(-1.0 + lean_to_a / 2, -1.0 - lean_to_a / 2)
-    return answer
-
-
-def test_two_listings_that_disagree_go_to_a_runoff_read_for_the_models_odds_both_ways(kb: KnowledgeBase) -> None:
-    shown: list[dict[str, str]] = []
-    lean = leaning("start: 12 May 2025", by_meaning=0.8, by_position=1.5)
-
-    def recorded(request: ModelRequest) -> ModelResponse:
-        shown.append(readings(request))
-        return lean(request)
-
-    script = Script(ANY_UNIT, "The ferry started on 1 June 2025.", dates=first_right_then_first_two,
-                    **{"dates-runoff": recorded})
-    answer = ask(kb, QUESTION, script, model_name="local:scripted")
-    assert script.calls.count("dates") == 2 and script.calls.count("dates-runoff") == 2
-    # each reading is shown whole, with its dates' sentences and the span Python counts from it
-    assert shown[0]["A"] == shown[1]["B"] and shown[0]["B"] == shown[1]["A"]
-    right = next(text for text in shown[0].values() if "start: 12 May 2025" in text)
-    assert "unit: days" in right and "began on 12 May 2025" in right and right.endswith("works out to: 20 days, from 12 May 2025 to 1 June 2025"), right
-    # the model's greedy token was "B" both times; its odds, set against each other, lean to the right reading
-    assert answer.trace.chosen == "dates" and answer.answer.startswith("20 days"), answer.answer
-    assert any("it had a lean to the first (+1.6): days, 12 May 2025, 1 June 2025" in n for n in answer.trace.notes), answer.trace.notes
-
-
-def test_two_readings_that_count_the_same_span_agree_without_a_runoff(tmp_path: Path) -> None:
+def test_two_readings_that_count_the_same_span_agree(tmp_path: Path) -> None:
     # each date is written in two sources: the two listings name different items for the same two days
     base = open_kb(tmp_path / "twice.sqlite3", [
         ("Bay Post", "2025-06-03", "Work on the jetty began on 12 May 2025. The ferry started on 1 June 2025."),
@@ -176,41 +127,11 @@ def test_two_readings_that_count_the_same_span_agree_without_a_runoff(tmp_path: 
         last = lambda needle: next(line.split(":")[0] for line in reversed(listed) if needle in line)  # noqa: E731
         return {"start": last(": 12 May 2025"), "end": last(": 1 June 2025"), "unit": "days"}
 
-    script = Script(DURATION, "The ferry started on 1 June 2025.", dates=by_meaning_from_the_end,
-                    **{"dates-runoff": lambda r: odds(-0.1, -3.0)})
+    script = Script(DURATION, "The ferry started on 1 June 2025.", dates=by_meaning_from_the_end)
     answer = ask(base, QUESTION, script, model_name="local:scripted")
-    assert script.calls.count("dates") == 2 and "dates-runoff" not in script.calls
+    assert script.calls.count("dates") == 2
     assert answer.trace.chosen == "dates" and answer.answer.startswith("20 days"), answer.answer
     base.close()
-
-
-@pytest.mark.parametrize(("runoff", "found"), [
-    (leaning("start: 12 May 2025", by_meaning=0.3, by_position=2.0), "no clear lean (+0.6)"),
-    (lambda r: ModelResponse(text="A"), "no odds"),
-], ids=["a-lean-to-a-letter-only", "no-odds"])
-def test_a_runoff_with_no_clear_lean_or_no_odds_is_no_choice(kb: KnowledgeBase, runoff: Any, found: str) -> None:
-    script = Script(ANY_UNIT, "The ferry started on 1 June 2025.", dates=first_right_then_first_two,
-                    **{"dates-runoff": runoff})
-    answer = ask(kb, QUESTION, script, model_name="local:scripted")
-    assert script.calls.count("dates-runoff") == 2
-    assert answer.trace.chosen == "single" and answer.answer == "The ferry started on 1 June 2025."
-    assert any(n.startswith("dates: no choice: listed both ways") and n.endswith(f"shown the two readings, it had {found}")
-               for n in answer.trace.notes), answer.trace.notes
-
-
-def test_a_reading_that_works_out_to_nothing_has_no_runoff(kb: KnowledgeBase) -> None:
-    # the reversed listing names one date twice: no span, so there is nothing to weigh it against
-    def one_date_twice_then(request: ModelRequest, asked: list[int] = []) -> Any:  # noqa: B006
-        asked.append(1)
-        if len(asked) == 1:
-            return {"start": id_of(request, ": 12 May 2025"), "end": id_of(request, ": 1 June 2025"), "unit": "days"}
-        return {"start": id_of(request, ": 1 June 2025"), "end": id_of(request, ": 1 June 2025"), "unit": "days"}
-
-    script = Script(DURATION, "The ferry started on 1 June 2025.", dates=one_date_twice_then,
-                    **{"dates-runoff": lambda r: odds(-0.1, -3.0)})
-    answer = ask(kb, QUESTION, script, model_name="local:scripted")
-    assert script.calls.count("dates") == 2 and "dates-runoff" not in script.calls
-    assert answer.trace.chosen == "single"
 
 
 def test_asked_for_years_a_year_alone_is_offered(kb: KnowledgeBase) -> None:
@@ -251,21 +172,6 @@ def test_two_amounts_are_chosen_one_field_each_and_checked_both_ways(tmp_path: P
     base.close()
 
 
-def test_a_calculation_whose_two_listings_disagree_has_no_runoff(tmp_path: Path) -> None:
-    # On the development suites the calculation's runoff named a reading both ways four times, each a
-    # wrong one ("1 (3 rehearsals ÷ 3 called)"), and three replaced the plain draft: it is not asked.
-    base = open_kb(tmp_path / "brask.sqlite3", RESERVOIR)
-    question = "What is the gap between the Brask lake's level in March and its level in June?"
-    by_position = lambda r: {"operation": "difference", "first": lines(r)[0].split(":")[0],  # noqa: E731
-                             "second": lines(r)[1].split(":")[0]}
-    script = Script({"asks_for": "calculation", "about": [], "unit": ""}, "It was 74%.", compute=by_position,
-                    **{"compute-runoff": lambda r: odds(-0.1, -3.0)})
-    answer = ask(base, question, script, model_name="local:scripted")
-    assert script.calls.count("compute") == 2 and "compute-runoff" not in script.calls
-    assert answer.trace.chosen == "single" and answer.answer == "It was 74%."
-    base.close()
-
-
 def test_two_calculations_of_the_same_figures_agree_though_each_is_written_twice(tmp_path: Path) -> None:
     base = open_kb(tmp_path / "brask2.sqlite3", [
         ("Brask Courier: Summer", "2023-06-18", "The lake was at 59% on 18 June, down from 74% on 9 March."),
@@ -280,7 +186,7 @@ def test_two_calculations_of_the_same_figures_agree_though_each_is_written_twice
 
     script = Script({"asks_for": "calculation", "about": [], "unit": ""}, "It was 74%.", compute=by_meaning_from_the_end)
     answer = ask(base, question, script, model_name="local:scripted")
-    assert script.calls.count("compute") == 2 and "compute-runoff" not in script.calls
+    assert script.calls.count("compute") == 2
     assert answer.trace.chosen == "compute" and answer.answer.startswith("15% (74% − 59%)"), answer.answer
     base.close()
 

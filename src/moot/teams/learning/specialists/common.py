@@ -10,7 +10,7 @@ from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, create_model
 
-from moot.models.base import UNLISTED_LOGPROB, ModelSettings, odds_settings
+from moot.models.base import ModelSettings
 from moot.runtime import SubAgent, load_prompt
 from moot.runtime.budget import runs_locally
 from moot.teams.learning.ask.drafts import AskContext
@@ -61,7 +61,7 @@ class Listing:
 async def choose_listed(ctx: AskContext, role: str, prompt: str, heading: str, items: Sequence[Listed],
                         fields: Callable[[Any], dict[str, Any]], picks: Sequence[str], *, name: str, prefix: str,
                         ordered: Callable[[BaseModel], bool] = lambda _output: False, none: bool = False,
-                        outcome: Callable[[Listing], str | None] | None = None, runoff_asked: bool = True) -> Listing | None:
+                        outcome: Callable[[Listing], str | None] | None = None) -> Listing | None:
     """The model chooses among ``items``, listed under ``heading`` with ids by position (``d1`` …);
     ``fields(ids)`` builds the schema from the ids' enum and ``picks`` names its id fields.
 
@@ -70,8 +70,9 @@ async def choose_listed(ctx: AskContext, role: str, prompt: str, heading: str, i
     position both times; the choice stands only when both name the same items (in the same order
     when ``ordered(output)`` says the order matters) and agree on every other field. When they
     differ and the caller says what a reading works out to (``outcome``), two readings that work out
-    to the same agree, and otherwise they go to a :func:`runoff` (unless ``runoff_asked`` is false). ``None`` when a call failed, the budget had no room, or no reading stands.
-    ``none``: the ids' enum also offers "none" (an id field answered so names no item)."""
+    to the same answer agree (a date or a figure written in two sentences is two items). ``None``
+    when a call failed, the budget had no room, or the two answers differ. ``none``: the ids' enum
+    also offers "none" (an id field answered so names no item)."""
     checked = runs_locally(ctx.model_for(role))
     listings = [list(items), list(reversed(items))] if checked else [list(items)]
 
@@ -98,68 +99,16 @@ async def choose_listed(ctx: AskContext, role: str, prompt: str, heading: str, i
         if not same:
             said = lambda output, reading: ", ".join([*(str(v) for k, v in output.model_dump().items() if k not in picks),  # noqa: E731
                                                        *(item.text if item else "nothing" for item in reading.values())])
-            heard = f"listed both ways, it chose {said(first, readings[0])} and then {said(second, readings[1])}"
             candidates = [Listing(first, readings[0]), Listing(second, readings[1])]
             results = [outcome(c) for c in candidates] if outcome is not None else [None, None]
             if results[0] is not None and results[0] == results[1]:
                 # Two readings that work out to one answer ("4 July" and "29 August", each written in two
-                # sentences) agree on it: no runoff.
+                # sentences) agree on it.
                 return candidates[0]
-            won, named = (await runoff(ctx, role, candidates, picks, outcome) if outcome is not None and runoff_asked
-                          else (None, ""))
-            if won is None:
-                ctx.notes.append(f"{role}: no choice: {heard}{'; shown the two readings, it had ' + named if named else ''}")
-                return None
-            ctx.notes.append(f"{role}: {heard}; shown the two readings, it had {named}: {said(won.output, won.picked)}")
-            return won
-    return Listing(first, readings[0])
-
-
-RUNOFF_MARGIN = 1.0
-"""How far, in log-odds summed over the two askings, the model must lean to one reading for it to
-stand in a :func:`runoff` (half a unit of log-odds an asking, on average)."""
-
-
-async def runoff(ctx: AskContext, role: str, candidates: list[Listing], picks: Sequence[str],
-                 outcome: Callable[[Listing], str | None]) -> tuple[Listing | None, str]:
-    """Of two readings the listings gave, the one the model leans to when shown both whole, each
-    with its items' sentences and what Python works out from it (``outcome``; ``None`` for a
-    reading that works out to nothing, which ends the runoff).
-
-    The model is asked twice, the readings shown as A and B one way and then the other, for one
-    token, and its own odds of "A" against "B" are read (:func:`moot.models.odds_settings`). Given as
-    an answer, the 0.5B model named whichever reading was shown second, both times; read as odds, a
-    lean to a position is the same in both askings and cancels when the two are set against each
-    other, and what is left is its lean to a reading. A reading stands when that lean is at least
-    :data:`RUNOFF_MARGIN`. A model that gives no odds has no runoff. Returns the reading that
-    stands, if one does, and what the runoff found ("" when it was not asked)."""
-    if any(item is None for candidate in candidates for item in candidate.picked.values()):
-        return None, ""
-    results = [outcome(candidate) for candidate in candidates]
-    if any(result is None for result in results):
-        return None, ""
-
-    def shown(candidate: Listing, result: str | None) -> str:
-        other = [f"{k}: {v}" for k, v in candidate.output.model_dump().items() if k not in picks]
-        items = [replace(candidate.picked[f], id=f).render() for f in picks]
-        return "\n".join([*(["; ".join(other)] if other else []), *items, f"works out to: {result}"])
-
-    async def lean_to_a(order: tuple[int, int]) -> float | None:
-        message = "\n\n".join(f"Reading {label}:\n{shown(candidates[i], results[i])}" for label, i in zip("AB", order))
-        agent = SubAgent(f"{role}-runoff", f"weighs two readings for the {role} specialist", load_prompt("choose_reading", PROMPTS),
-                         model=ctx.model_for(role), max_turns=1, settings=odds_settings())
-        asked = await ctx.run.step(f"{role}-runoff", agent, f"{message}\n\nQuestion: {ctx.question}\n\nAnswer A or B.")
-        if asked is None or not asked.ok or asked.top_logprobs is None:
+            ctx.notes.append(f"{role}: no choice: listed both ways, it chose {said(first, readings[0])} "
+                             f"and then {said(second, readings[1])}")
             return None
-        return asked.top_logprobs.get("a", UNLISTED_LOGPROB) - asked.top_logprobs.get("b", UNLISTED_LOGPROB)
-
-    leans = await asyncio.gather(lean_to_a((0, 1)), lean_to_a((1, 0)))
-    if leans[0] is None or leans[1] is None:
-        return None, "no odds"
-    lean = leans[0] - leans[1]  # above 0: towards the first listing's reading, whichever letter it had
-    if abs(lean) < RUNOFF_MARGIN:
-        return None, f"no clear lean ({lean:+.1f})"
-    return candidates[0 if lean > 0 else 1], f"a lean to the {'first' if lean > 0 else 'second'} ({lean:+.1f})"
+    return Listing(first, readings[0])
 
 
 def _anchor(published: str | None) -> date | None:
@@ -398,4 +347,4 @@ def fmt(value: float) -> str:
     return f"{value:,.2f}".rstrip("0").rstrip(".")
 
 
-__all__ = ["Amount", "Day", "Listing", "PRECISION", "RUNOFF_MARGIN", "amounts", "choose", "choose_listed", "dateline", "tagger_ready", "days", "finer", "fmt", "of_unit", "within_anchors", "ranked_passages", "runoff", "same_unit"]
+__all__ = ["Amount", "Day", "Listing", "PRECISION", "amounts", "choose", "choose_listed", "dateline", "tagger_ready", "days", "finer", "fmt", "of_unit", "within_anchors", "ranked_passages", "same_unit"]

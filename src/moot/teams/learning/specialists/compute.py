@@ -191,7 +191,7 @@ class Compute:
                                          lambda ids: {"operation": (Operation, ...), "first": (ids, ...), "second": (ids, ...)},
                                          ("first", "second"), name="Calculation", prefix="q",
                                          ordered=lambda output: getattr(output, "operation", "") in ORDERED,
-                                         outcome=_worked_out, runoff_asked=False)
+                                         outcome=_worked_out)
             picked = choice.output if choice is not None else None
             chosen = _items(choice) if choice is not None else []
         if picked is None:
