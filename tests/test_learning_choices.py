@@ -418,15 +418,15 @@ def test_a_year_the_question_names_is_the_year_a_sentence_names_before_its_repor
 
 
 BRANCH_REPORT = [
-    ("Harbour Food Bank annual report", "2026-06-30",
+    ("Harbour Lunch Club annual report", "2026-06-30",
      "Our three branches kept going all year.\n\n"
-     "| Branch | Opening days | Parcels given out |\n|---|---|---|\n"
-     "| North | Mon, Wed | 3,412 |\n| Mill Lane | Tue, Thu | 2,187 |\n| Station | Fri | 1,956 |\n"),
+     "| Branch | Opening days | Meals served |\n|---|---|---|\n"
+     "| North | Mon, Wed | 1,204 |\n| Mill Lane | Tue, Thu | 986 |\n| Station | Fri | 731 |\n"),
 ]
 
 
 def test_a_tables_column_total_is_shown_to_the_plain_draft_and_counts_as_worked_out(tmp_path: Path) -> None:
-    base = open_kb(tmp_path / "bank.sqlite3", BRANCH_REPORT)
+    base = open_kb(tmp_path / "club.sqlite3", BRANCH_REPORT)
     prompts: list[str] = []
 
     class Reading(Script):
@@ -435,26 +435,51 @@ def test_a_tables_column_total_is_shown_to_the_plain_draft_and_counts_as_worked_
                 prompts.append(request.messages[-1].content)
             return super().__call__(request)
 
-    script = Reading({"asks_for": "fact", "about": [], "unit": "parcels"}, "The branches gave out 7,555 parcels.")
-    answer = ask(base, "How many parcels did the branches give out altogether?", script, model_name="local:scripted")
+    script = Reading({"asks_for": "fact", "about": [], "unit": "meals"}, "The branches served 2,921 meals.")
+    answer = ask(base, "How many meals did the branches serve altogether?", script, model_name="local:scripted")
     assert "(Column totals added up by Python, not written in the source: " \
-           "Parcels given out: 7,555 (3,412 + 2,187 + 1,956).)" in prompts[0], prompts[0]
-    # no source writes 7,555: it is grounded because Python added it up from the table
-    assert answer.trace.chosen == "single" and answer.answer == "The branches gave out 7,555 parcels.", answer.trace.notes
+           "Meals served: 2,921 (1,204 + 986 + 731).)" in prompts[0], prompts[0]
+    # no source writes 2,921: it is grounded because Python added it up from the table
+    assert answer.trace.chosen == "single" and answer.answer == "The branches served 2,921 meals.", answer.trace.notes
     base.close()
 
 
 def test_a_tables_column_total_is_an_amount_the_calculation_may_choose(tmp_path: Path) -> None:
-    base = open_kb(tmp_path / "bank.sqlite3", BRANCH_REPORT)
+    base = open_kb(tmp_path / "club.sqlite3", BRANCH_REPORT)
     menus: list[list[str]] = []
 
     def by_meaning(request: ModelRequest) -> Any:
         menus.append(lines(request))
-        return {"operation": "percent_of", "first": id_of(request, "| North |"), "second": id_of(request, "added up by Python")}
+        return {"operation": "percent_of", "first": id_of(request, "| North |"), "second": id_of(request, "the total of the column")}
 
-    script = Script({"asks_for": "calculation", "about": [], "unit": ""}, "North gave out 3,412.", compute=by_meaning)
-    answer = ask(base, "What share of all the parcels came from the North branch?", script, model_name="local:scripted")
-    total = next(line for line in menus[0] if ": 7,555" in line)
-    assert "total of the column Parcels given out, added up by Python: 3,412 + 2,187 + 1,956" in total, total
-    assert answer.trace.chosen == "compute" and answer.answer.startswith("45.16% (3,412 ÷ 7,555 × 100)"), answer.answer
+    script = Script({"asks_for": "calculation", "about": [], "unit": ""}, "North gave out 1,204.", compute=by_meaning)
+    answer = ask(base, "What share of all the meals did the North branch serve?", script, model_name="local:scripted")
+    total = next(line for line in menus[0] if ": 2,921" in line)
+    assert "the total of the column “Meals served”: 1,204 + 986 + 731" in total, total
+    assert answer.trace.chosen == "compute" and answer.answer.startswith("41.22% (1,204 of 2,921)"), answer.answer
     base.close()
+
+
+def test_a_tables_header_counts_once_and_short_notes_keep_their_words() -> None:
+    from datetime import date
+
+    from moot.memory.units import SourceUnit
+    from moot.teams.learning.ask.recall import _distinctive
+
+    def unit(source: str, position: int, text: str, kind: str = "sentence", block: int = 0) -> SourceUnit:
+        return SourceUnit(source, date(2026, 1, 1), 0, position, text, kind, block)
+
+    header = "| Branch | Meals served |"
+    table = [unit("report", 0, "Our branches kept going."),
+             *(unit("report", i, f"{header} | {name} | {n} |", "row", 1) for i, (name, n) in
+               enumerate([("North", "1,204"), ("Mill Lane", "986"), ("Station", "731")], 1))]
+    # the column's name is in every row's text, and still the one word that says what is asked
+    assert "meal" in _distinctive(table, "How many meals were served?")
+    # five short notes of one paragraph each, four with a sentence on the ferry among others: the
+    # question's words are in a few sentences, so they say what is asked
+    notes = []
+    for i in range(5):
+        lines = ["The hall is open on Mondays.", "Tea is served at four.",
+                 "The ferry timetable will change in May." if i < 4 else "The library opens late on Thursdays."]
+        notes += [unit(f"note {i}", 3 * i + k, line) for k, line in enumerate(lines)]
+    assert {"ferri", "timet"} <= _distinctive(notes, "When did the ferry timetable change?")

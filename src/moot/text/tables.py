@@ -1,23 +1,28 @@
 """Totals of a Markdown table's columns, worked out in Python.
 
-A table that lists one figure a row (parcels per branch, hours per volunteer) invites "how many
+A table that lists one figure a row (meals per branch, hours per volunteer) invites "how many
 altogether" and "what share of the whole", and a small model adds three four-digit numbers badly.
 So Python adds each numeric column up and says how: the reader sees the total beside the rows it
 came from, and the checker counts it as worked out from the sources.
 
 A column counts when every data row's cell holds exactly one number, all of one unit, none of them
-a year, a percentage or a rate (adding shares or speeds means nothing). A column where one row
-already is the sum of the others states its own total: nothing is added.
+a year, a percentage, a temperature or a rate (adding shares or speeds means nothing), none written
+with a sign, and not the rows' own numbers (1, 2, 3 …); a column headed by a number or a year (a
+table turned on its side, whose rows are different measures) does not. A table whose last row is
+the others' sum or average states its own: nothing is added.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-from moot.text.numbers import find_quantities, is_money, unit_key
+from moot.text.numbers import Quantity, find_quantities, is_money, unit_key
 from moot.text.sentences import split_units
 
 MIN_ROWS = 2
+_SIGNED = re.compile(r"(?:^|\s|\()[-−+]\s?[£$€]?\d")
+"""A figure written with its sign: "-5", "−£3", "+12"."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,13 +42,13 @@ class ColumnTotal:
     """A currency's sign as the cells write it (``£``), for a column of money."""
 
     def shown(self) -> str:
-        """The total as the column writes its figures: ``7,555``, ``£165.50``, ``14 kg``."""
+        """The total as the column writes its figures: ``2,921``, ``£165.50``, ``14 kg``."""
         if self.sign:
             return f"{self.sign}{self.total:,.2f}" if not float(self.total).is_integer() else f"{self.sign}{_fmt(self.total)}"
         return f"{_fmt(self.total)}{' ' + self.unit if self.unit else ''}"
 
     def render(self) -> str:
-        """``Parcels given out: 7,555 (3,412 + 2,187 + 1,956)``."""
+        """``Meals served: 2,921 (1,204 + 986 + 731)``."""
         return f"{self.header or 'the column'}: {self.shown()} ({' + '.join(self.cells)})"
 
 
@@ -64,6 +69,30 @@ def _close(a: float, b: float) -> bool:
     return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
 
 
+def _counts(header: str, cells: list[str], quantities: list[Quantity]) -> bool:
+    """Whether a column's figures are parts of one whole that adding up means something."""
+    unit = quantities[0].unit
+    if find_quantities(header) or "%" in header or "#" in header:
+        return False  # a column headed by a year or a number (a table turned on its side), shares, numbers of rows
+    if any(q.year is not None or "%" in q.unit or "°" in q.unit or "per" in q.unit.lower().split() or "/" in q.unit
+           or unit_key(q.unit) != unit_key(unit) for q in quantities):
+        return False  # years, shares, temperatures and rates are not added; nor are different units
+    if any(_SIGNED.search(cell) for cell in cells):
+        return False  # a signed figure (a change, a balance): its sign is not read, so no total
+    values = [q.value for q in quantities]
+    if values == [float(i) for i in range(1, len(values) + 1)]:
+        return False  # 1, 2, 3 …: the rows' numbers, not amounts
+    return True
+
+
+def _stated(values: list[float]) -> bool:
+    """Whether the table states its own total or average in its last row."""
+    if len(values) < 3:
+        return False
+    rest = values[:-1]
+    return _close(values[-1], sum(rest)) or _close(values[-1], sum(rest) / len(rest))
+
+
 def column_totals(text: str) -> list[ColumnTotal]:
     """The totals of every table of ``text`` whose columns count (see the module docstring), in order."""
     rows_by_table: dict[int, list[tuple[str, list[str]]]] = {}
@@ -82,16 +111,15 @@ def column_totals(text: str) -> list[ColumnTotal]:
             if any(len(q) != 1 for q in found):
                 continue
             quantities = [q[0] for q in found]
-            unit = quantities[0].unit
-            if any(q.year is not None or "%" in q.unit or "per" in q.unit.lower().split() or "/" in q.unit
-                   or unit_key(q.unit) != unit_key(unit) for q in quantities):
-                continue
+            name = header[column] if column < len(header) else ""
             values = [q.value for q in quantities]
-            if any(_close(v, sum(values) - v) for v in values):
-                continue  # a row that is already the others' sum: the table states its total
-            sign = quantities[0].text.split(next(c for c in quantities[0].text if c.isdigit()))[0] if is_money(unit) else ""
-            totals.append(ColumnTotal(header[column] if column < len(header) else "", tuple(cells),
-                                      tuple(cells[0] for _, cells in rows), sum(values), unit, sign.strip()))
+            if not _counts(name, cells, quantities) or _stated(values):
+                continue
+            unit = quantities[0].unit
+            first = quantities[0].text
+            digit = next((i for i, c in enumerate(first) if c.isdigit()), 0)
+            sign = first[:digit].strip() if is_money(unit) else ""
+            totals.append(ColumnTotal(name, tuple(cells), tuple(cells[0] for _, cells in rows), sum(values), unit, sign))
     return totals
 
 

@@ -10,6 +10,7 @@ distinctive word with it, never because one of its words is missing from the kno
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from datetime import date, datetime
 from pydantic import BaseModel, Field
@@ -144,19 +145,32 @@ def _iso(day: date | datetime | None) -> str | None:
 
 
 def _distinctive(units: list[SourceUnit], question: str) -> set[str]:
-    """The question's word stems that some block holds (a paragraph, a list, a table) and that are
-    not in most blocks. Counted by block, not by unit: a table's rows each carry its header, so a
-    column's name would otherwise be in every row and count as common in a source that is only a
-    table."""
+    """The question's word stems that some unit holds and that are not in most units.
+
+    A table row's unit carries its table's header ("| Branch | Meals | | North | 1,204 |"), so the
+    header is counted once, as a unit of its own, and each row by its own cells: otherwise a
+    column's name is in every row and counts as common in a source that is mostly a table."""
     wanted = set(content_words(question))
     if not units:
         return set()
-    blocks: dict[tuple[str, int, int], set[str]] = {}
+    rows: dict[tuple[str, int, int], list[str]] = {}
     for u in units:
-        blocks.setdefault((u.source, u.episode_id, u.block), set()).update(content_words(u.text))
-    held = list(blocks.values())
+        if u.kind == "row":
+            rows.setdefault((u.source, u.episode_id, u.block), []).append(u.text)
+    headers = {key: _header(texts) for key, texts in rows.items()}
+    held = [set(content_words(u.text[len(headers.get((u.source, u.episode_id, u.block), "")):] if u.kind == "row"
+                              else u.text)) for u in units]
+    held += [set(content_words(header)) for header in headers.values() if header]
     share = {w: sum(w in h for h in held) / len(held) for w in wanted}
     return {w for w, s in share.items() if 0 < s <= COMMON_SHARE or (0 < s and len(held) < 4)}
+
+
+def _header(texts: list[str]) -> str:
+    """The header the rows of one table all begin with, up to its last cell border ("" for one row)."""
+    if len(texts) < 2:
+        return ""
+    prefix = os.path.commonprefix(texts)
+    return prefix[:prefix.rfind("|") + 1]
 
 
 def recall(kb: KnowledgeBase, question: str) -> Recall:

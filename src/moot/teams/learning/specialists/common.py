@@ -102,7 +102,7 @@ async def choose_listed(ctx: AskContext, role: str, prompt: str, heading: str, i
             candidates = [Listing(first, readings[0]), Listing(second, readings[1])]
             results = [outcome(c) for c in candidates] if outcome is not None else [None, None]
             if results[0] is not None and results[0] == results[1]:
-                # Two readings that work out to one answer ("4 July" and "29 August", each written in two
+                # Two readings that work out to one answer (the same two days, each written in two
                 # sentences) agree on it.
                 return candidates[0]
             ctx.notes.append(f"{role}: no choice: listed both ways, it chose {said(first, readings[0])} "
@@ -220,10 +220,11 @@ def amounts(ctx: AskContext, *, passages: list[Passage] | None = None, limit: in
     for document, total in ctx.recall.totals() if passages is None else []:
         # A table's column total, when a row of that table is among the passages: Python added it up.
         row = next((p for p in ranked if p.kind == "row" and p.source == document.source
-                    and any(label and label in p.text for label in total.labels)), None)
+                    and (p.published or "")[:10] == (document.published or "")[:10]
+                    and any(label and f"| {label} |" in p.text for label in total.labels)), None)
         if row is not None:
             found.append(Amount("", total.total, total.unit, total.shown(), row.id, document.source, document.published,
-                                f"total of the column {total.header or ''}, added up by Python: {' + '.join(total.cells)}"))
+                                f"the total of the column “{total.header}”: {' + '.join(total.cells)}"))
     listed: list[Amount] = []
     for p in ranked:
         anchor = _anchor(p.published)

@@ -71,11 +71,11 @@ def evaluate(operation: str, chosen: list[Amount]) -> tuple[float, str, str]:
     if operation == "percent_of":
         if not values[1]:
             raise CalculationRefused("division by zero")
-        return values[0] / values[1] * 100, "%", f"{shown[0]} ÷ {shown[1]} × 100"
+        return values[0] / values[1] * 100, "%", f"{shown[0]} of {shown[1]}"
     if operation == "percent_change":
         if not values[0]:
             raise CalculationRefused("division by zero")
-        return (values[1] - values[0]) / values[0] * 100, "%", f"({shown[1]} − {shown[0]}) ÷ {shown[0]} × 100"
+        return (values[1] - values[0]) / values[0] * 100, "%", f"from {shown[0]} to {shown[1]}"
     if operation == "average":
         return sum(values) / len(values), unit, f"({' + '.join(shown)}) ÷ {len(values)}"
     if operation == "minimum":
@@ -151,8 +151,13 @@ def calculate(operation: str, chosen: list[Amount]) -> tuple[float, str, str] | 
 
 def _worked_out(reading: Listing) -> str | None:
     """What a reading works out to, with its expression: two readings that give the same agree."""
-    calculated = calculate(getattr(reading.output, "operation", "none"), _items(reading))
-    return None if calculated is None else f"{calculated[2]} = {calculated[0]!r}"
+    chosen = _items(reading)
+    calculated = calculate(getattr(reading.output, "operation", "none"), chosen)
+    if calculated is None:
+        return None
+    # each figure with the date it is of: "52 → 61" from 2022 and from 2024 are two different changes
+    dated = "; ".join(f"{a.value} {a.unit} of {a.when}" for a in chosen)
+    return f"{calculated[2]} = {calculated[0]!r} ({dated})"
 
 
 def _items(reading: Listing) -> list[Amount]:
@@ -201,9 +206,7 @@ class Compute:
             return None
         value, unit, expression = calculated
         text = sentence(picked.operation, value, unit, expression, chosen)
-        # A percentage's expression writes "× 100" or "÷ 100": a constant of the formula, not a figure of the sources.
-        constants = ["100"] if picked.operation in ("percent_of", "percent_change") else []
-        return Draft(specialist=self.name, text=text, computed=[f"{value}", f"{round(value, 2)}", *constants],
+        return Draft(specialist=self.name, text=text, computed=[f"{value}", f"{round(value, 2)}"],
                      quotes=[a.where for a in chosen if a.where != "question"],
                      replaces=ctx.frame.kind in KINDS, why=self.applies(ctx.frame, ctx.recall) or "")
 
