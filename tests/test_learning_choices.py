@@ -483,3 +483,24 @@ def test_a_tables_header_counts_once_and_short_notes_keep_their_words() -> None:
                  "The ferry timetable will change in May." if i < 4 else "The library opens late on Thursdays."]
         notes += [unit(f"note {i}", 3 * i + k, line) for k, line in enumerate(lines)]
     assert {"ferri", "timet"} <= _distinctive(notes, "When did the ferry timetable change?")
+
+
+def test_a_tables_total_follows_its_rows_when_the_sources_are_too_long_to_read_whole(tmp_path: Path) -> None:
+    filler = " ".join(f"The garden party on day {i} drew neighbours from the hill streets for tea and cake." for i in range(120))
+    base = open_kb(tmp_path / "long.sqlite3", [*BRANCH_REPORT, ("Hill Streets newsletter", "2026-05-01", filler)])
+    prompts: list[str] = []
+
+    class Reading(Script):
+        def __call__(self, request: ModelRequest) -> Any:
+            if request.agent == "single":
+                prompts.append(request.messages[-1].content)
+            return super().__call__(request)
+
+    script = Reading({"asks_for": "fact", "about": [], "unit": "meals"}, "The branches served 2,921 meals.")
+    answer = ask(base, "How many meals did the branches serve altogether?", script, model_name="local:scripted")
+    assert prompts[0].count("garden party") < 120  # the best-matching passages, not the sources whole
+    assert "| North | Mon, Wed | 1,204 |" in prompts[0]
+    assert "(Column totals added up by Python, not written in the source: Meals served: 2,921 (1,204 + 986 + 731).)" \
+        in prompts[0], prompts[0]
+    assert answer.trace.chosen == "single" and answer.answer == "The branches served 2,921 meals.", answer.trace.notes
+    base.close()

@@ -80,7 +80,7 @@ def _counts(header: str, cells: list[str], quantities: list[Quantity]) -> bool:
     if any(_SIGNED.search(cell) for cell in cells):
         return False  # a signed figure (a change, a balance): its sign is not read, so no total
     values = [q.value for q in quantities]
-    if values == [float(i) for i in range(1, len(values) + 1)]:
+    if len(values) >= 3 and values == [float(i) for i in range(1, len(values) + 1)]:
         return False  # 1, 2, 3 …: the rows' numbers, not amounts
     return True
 

@@ -111,7 +111,7 @@ class Evidence:
         texts += [(p.text, _anchor(p.published)) for p in sorted(recall.passages, key=lambda p: -p.score)]
         texts += [(f.content, _anchor(f.source_date)) for f in recall.facts]
         # A table's column totals are worked out from the sources, as any draft reading them is shown.
-        totals = [str(total.total) for _, total in recall.totals()]
+        totals = [str(t.total.total) for t in recall.tables]
         return cls(texts, dated=dated, computed=[*computed, *totals], question=question)
 
     def _add_day(self, day: date) -> None:

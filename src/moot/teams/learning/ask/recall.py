@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from typing import Any
 from datetime import date, datetime
 from pydantic import BaseModel, Field
 
@@ -71,6 +72,14 @@ class FactRef(BaseModel):
     current: bool = True
 
 
+class TableTotal(BaseModel):
+    """A column of a source's table, added up in Python (:mod:`moot.text.tables`)."""
+
+    source: str
+    published: str | None = None
+    total: ColumnTotal
+
+
 class Recall(BaseModel):
     """The evidence for one question."""
 
@@ -88,6 +97,9 @@ class Recall(BaseModel):
     facts: list[FactRef] = Field(default_factory=list)
     lists: list[StepList] = Field(default_factory=list)
     """The lists the sources write out (procedures), whole, oldest source first."""
+    tables: list[TableTotal] = Field(default_factory=list)
+    """The column totals of the sources' tables: every one when the sources are given whole, else
+    those of tables a row of which is among the passages."""
     strategy: str = ""
     sources: int = 0
 
@@ -103,11 +115,17 @@ class Recall(BaseModel):
         newest_first = sorted(self.passages, key=lambda p: (p.published or "", -order[(p.source, p.published)]), reverse=True)
         for p in newest_first:
             if (p.source, p.published) != current:
+                lines += self._totals_line(current)
                 current = (p.source, p.published)
                 lines.append(f"\n[{p.source}{', ' + p.published if p.published else ''}]")
             mark = " (an earlier value: a later report changed it)" if p.earlier else ""
             lines.append(f"{p.id}. {p.text}{mark}" if ids else f"{p.text}{mark}")
+        lines += self._totals_line(current)
         return "\n".join(lines).strip()
+
+    def _totals_line(self, source: tuple[str, str | None] | None) -> list[str]:
+        totals = [t.total for t in self.tables if source is not None and (t.source, t.published) == source]
+        return [totals_note(totals)] if totals else []
 
     def render_documents(self) -> str:
         """The sources whole, oldest first, each under its name and date: the text as the user gave
@@ -115,23 +133,34 @@ class Recall(BaseModel):
         development suite: docs/eval.md)."""
         return sources_block((d.source, d.published, with_totals(d.text)) for d in self.documents)
 
-    def totals(self) -> list[tuple[Document, ColumnTotal]]:
-        """The column totals of the sources' tables (when the sources are given whole), each with its source."""
-        return [(d, total) for d in self.documents for total in column_totals(d.text)]
-
     def text(self) -> str:
         """All evidence text, for the checker."""
         return "\n".join([*(p.text for p in self.passages), *(f.content for f in self.facts)])
 
 
+def totals_note(totals: list[ColumnTotal]) -> str:
+    """Column totals as one line, marked as worked out, not written (a small model adds three
+    four-digit numbers badly)."""
+    return f"(Column totals added up by Python, not written in the source: {'; '.join(t.render() for t in totals)}.)"
+
+
 def with_totals(text: str) -> str:
-    """A source's text with its tables' column totals after it, marked as worked out, not written
-    (:mod:`moot.text.tables`): a small model adds three four-digit numbers badly."""
+    """A source's text with its tables' column totals after it (:mod:`moot.text.tables`)."""
     totals = column_totals(text)
-    if not totals:
-        return text
-    return f"{text.rstrip()}\n\n(Column totals added up by Python, not written in the source: " \
-           f"{'; '.join(t.render() for t in totals)}.)"
+    return f"{text.rstrip()}\n\n{totals_note(totals)}" if totals else text
+
+
+def _tables(stored: list[Any], passages: list[Passage], whole: bool) -> list[TableTotal]:
+    """The column totals of the stored sources' tables; when the passages are a selection, only
+    those of tables one of whose rows is among them (the row's first cell is one of the table's)."""
+    found: list[TableTotal] = []
+    for s in stored:
+        published = (_iso(s.published) or "")[:10] or None
+        rows = [p for p in passages if p.kind == "row" and p.source == s.source and (p.published or "")[:10] == (published or "")]
+        for total in column_totals(s.text):
+            if whole or any(f"| {label} |" in p.text for p in rows for label in total.labels if label):
+                found.append(TableTotal(source=s.source, published=published, total=total))
+    return found
 
 
 def sources_block(documents: Iterable[tuple[str, object, str]]) -> str:
@@ -214,6 +243,7 @@ def recall(kb: KnowledgeBase, question: str) -> Recall:
         whole=whole,
         documents=[Document(source=s.source, published=(_iso(s.published) or "")[:10] or None, text=s.text)
                    for s in stored] if whole else [],
+        tables=_tables(stored, passages, whole),
         facts=[FactRef(id=int(f.id or 0), content=f.content, source=f.source, source_date=_iso(f.source_date),
                        current=f.is_current) for f in facts],
         strategy=f"{retrieval.strategy}: {retrieval.note}",

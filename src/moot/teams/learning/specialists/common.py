@@ -217,13 +217,14 @@ def amounts(ctx: AskContext, *, passages: list[Passage] | None = None, limit: in
         if amount(q):
             found.append(Amount("", q.value, q.unit, q.text, "question", sentence=ctx.question))
     ranked = passages if passages is not None else ranked_passages(ctx)
-    for document, total in ctx.recall.totals() if passages is None else []:
+    for table in ctx.recall.tables if passages is None else []:
         # A table's column total, when a row of that table is among the passages: Python added it up.
-        row = next((p for p in ranked if p.kind == "row" and p.source == document.source
-                    and (p.published or "")[:10] == (document.published or "")[:10]
+        total = table.total
+        row = next((p for p in ranked if p.kind == "row" and p.source == table.source
+                    and (p.published or "")[:10] == (table.published or "")
                     and any(label and f"| {label} |" in p.text for label in total.labels)), None)
         if row is not None:
-            found.append(Amount("", total.total, total.unit, total.shown(), row.id, document.source, document.published,
+            found.append(Amount("", total.total, total.unit, total.shown(), row.id, table.source, table.published,
                                 f"the total of the column “{total.header}”: {' + '.join(total.cells)}"))
     listed: list[Amount] = []
     for p in ranked:
