@@ -150,17 +150,20 @@ def with_totals(text: str) -> str:
     return f"{text.rstrip()}\n\n{totals_note(totals)}" if totals else text
 
 
+def table_row(table: TableTotal, passages: Iterable[Passage]) -> Passage | None:
+    """The first of ``passages`` that is a row of ``table``: of its source and date, its first cell
+    one of the table's."""
+    return next((p for p in passages if p.kind == "row" and p.source == table.source
+                 and (p.published or "")[:10] == (table.published or "")
+                 and any(label and f"| {label} |" in p.text for label in table.total.labels)), None)
+
+
 def _tables(stored: list[Any], passages: list[Passage], whole: bool) -> list[TableTotal]:
     """The column totals of the stored sources' tables; when the passages are a selection, only
-    those of tables one of whose rows is among them (the row's first cell is one of the table's)."""
-    found: list[TableTotal] = []
-    for s in stored:
-        published = (_iso(s.published) or "")[:10] or None
-        rows = [p for p in passages if p.kind == "row" and p.source == s.source and (p.published or "")[:10] == (published or "")]
-        for total in column_totals(s.text):
-            if whole or any(f"| {label} |" in p.text for p in rows for label in total.labels if label):
-                found.append(TableTotal(source=s.source, published=published, total=total))
-    return found
+    those of tables one of whose rows is among them."""
+    found = [TableTotal(source=s.source, published=(_iso(s.published) or "")[:10] or None, total=total)
+             for s in stored for total in column_totals(s.text)]
+    return found if whole else [t for t in found if table_row(t, passages) is not None]
 
 
 def sources_block(documents: Iterable[tuple[str, object, str]]) -> str:

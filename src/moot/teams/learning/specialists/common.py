@@ -15,7 +15,7 @@ from moot.runtime import SubAgent, load_prompt
 from moot.runtime.budget import runs_locally
 from moot.teams.learning.ask.drafts import AskContext
 from moot.teams.learning.ask.frame import CHOICE_TOKENS, periods
-from moot.teams.learning.ask.recall import Passage
+from moot.teams.learning.ask.recall import Passage, table_row
 from moot.text import phrases
 from moot.text.dates import find_dates
 from moot.text.numbers import find_quantities, unit_key, unit_name
@@ -220,9 +220,7 @@ def amounts(ctx: AskContext, *, passages: list[Passage] | None = None, limit: in
     for table in ctx.recall.tables if passages is None else []:
         # A table's column total, when a row of that table is among the passages: Python added it up.
         total = table.total
-        row = next((p for p in ranked if p.kind == "row" and p.source == table.source
-                    and (p.published or "")[:10] == (table.published or "")
-                    and any(label and f"| {label} |" in p.text for label in total.labels)), None)
+        row = table_row(table, ranked)
         if row is not None:
             found.append(Amount("", total.total, total.unit, total.shown(), row.id, table.source, table.published,
                                 f"the total of the column “{total.header}”: {' + '.join(total.cells)}"))
