@@ -92,7 +92,8 @@ def test_thousands_separators_and_dollar_signs_are_normalised() -> None:
 def test_expects_unknown_passes_only_a_plain_i_dont_know() -> None:
     unknown = Rubric(required=[], forbidden=["Olsen"], expects_unknown=True)
     for answer in ("I don't know.", "The articles do not say who painted it.", "That is not mentioned in the sources.",
-                   "I don’t know: the knowledge base holds no facts about painting."):
+                   "I don’t know: the knowledge base holds no facts about painting.", "It's not stated.",
+                   "The painter’s not given anywhere.", "They're not mentioned."):
         assert grade(answer, unknown).passed, answer
     assert not grade("Mara Olsen painted it.", unknown).passed
     assert not grade("It was painted by a local firm.", unknown).passed

@@ -25,7 +25,7 @@ from moot.eval.levels import Question, Rubric
 UNKNOWN_PHRASES: tuple[str, ...] = (
     r"\bi (?:do not|don't|dont) know\b",
     r"\b(?:do not|don't|does not|doesn't|did not|didn't) (?:say|state|mention|give|specify|report|include|contain|record|tell)\b",
-    r"\b(?:is|are|was|were)(?:n't| not) (?:mentioned|stated|given|specified|reported|recorded|known|provided|available|included)\b",
+    r"(?:\b(?:is|are|was|were)|['’]s|['’]re)(?:n't| not) (?:mentioned|stated|given|specified|reported|recorded|known|provided|available|included)\b",
     r"\bnot (?:mentioned|stated|given|specified|reported|recorded|provided|available) in\b",
     r"\b(?:no|not enough|insufficient) (?:information|data|details?|record|facts?|mention)\b",
     r"\bnot in the (?:sources?|articles?|facts?|notes?|knowledge base|text)\b",
