@@ -425,21 +425,27 @@ BRANCH_REPORT = [
 ]
 
 
+class ReadingPlainly(Script):
+    """A script that also keeps each prompt the plain draft was given."""
+
+    def __init__(self, frame: dict[str, Any], single: str, **choices: Any) -> None:
+        super().__init__(frame, single, **choices)
+        self.prompts: list[str] = []
+
+    def __call__(self, request: ModelRequest) -> Any:
+        if request.agent == "single":
+            self.prompts.append(request.messages[-1].content)
+        return super().__call__(request)
+
+
 def test_a_tables_column_total_is_shown_to_the_plain_draft_and_counts_as_worked_out(tmp_path: Path) -> None:
     base = open_kb(tmp_path / "club.sqlite3", BRANCH_REPORT)
-    prompts: list[str] = []
-
-    class Reading(Script):
-        def __call__(self, request: ModelRequest) -> Any:
-            if request.agent == "single":
-                prompts.append(request.messages[-1].content)
-            return super().__call__(request)
-
-    script = Reading({"asks_for": "fact", "about": [], "unit": "meals"}, "The branches served 2,921 meals.")
+    script = ReadingPlainly({"asks_for": "fact", "about": [], "unit": "meals"}, "The branches served 2,921 meals.")
     answer = ask(base, "How many meals did the branches serve altogether?", script, model_name="local:scripted")
-    assert "(Column totals added up by Python, not written in the source: " \
+    prompts = script.prompts
+    assert "(Column totals worked out from the table, not written in the source: " \
            "Meals served: 2,921 (1,204 + 986 + 731).)" in prompts[0], prompts[0]
-    # no source writes 2,921: it is grounded because Python added it up from the table
+    # no source writes 2,921: it is grounded because it was added up from the table
     assert answer.trace.chosen == "single" and answer.answer == "The branches served 2,921 meals.", answer.trace.notes
     base.close()
 
@@ -488,19 +494,12 @@ def test_a_tables_header_counts_once_and_short_notes_keep_their_words() -> None:
 def test_a_tables_total_follows_its_rows_when_the_sources_are_too_long_to_read_whole(tmp_path: Path) -> None:
     filler = " ".join(f"The garden party on day {i} drew neighbours from the hill streets for tea and cake." for i in range(120))
     base = open_kb(tmp_path / "long.sqlite3", [*BRANCH_REPORT, ("Hill Streets newsletter", "2026-05-01", filler)])
-    prompts: list[str] = []
-
-    class Reading(Script):
-        def __call__(self, request: ModelRequest) -> Any:
-            if request.agent == "single":
-                prompts.append(request.messages[-1].content)
-            return super().__call__(request)
-
-    script = Reading({"asks_for": "fact", "about": [], "unit": "meals"}, "The branches served 2,921 meals.")
+    script = ReadingPlainly({"asks_for": "fact", "about": [], "unit": "meals"}, "The branches served 2,921 meals.")
     answer = ask(base, "How many meals did the branches serve altogether?", script, model_name="local:scripted")
+    prompts = script.prompts
     assert prompts[0].count("garden party") < 120  # the best-matching passages, not the sources whole
     assert "| North | Mon, Wed | 1,204 |" in prompts[0]
-    assert "(Column totals added up by Python, not written in the source: Meals served: 2,921 (1,204 + 986 + 731).)" \
+    assert "(Column totals worked out from the table, not written in the source: Meals served: 2,921 (1,204 + 986 + 731).)" \
         in prompts[0], prompts[0]
     assert answer.trace.chosen == "single" and answer.answer == "The branches served 2,921 meals.", answer.trace.notes
     base.close()

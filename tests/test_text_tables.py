@@ -1,4 +1,4 @@
-"""A table's numeric columns are added up in Python, and a table that states its own total is left alone."""
+"""A table's numeric columns are added up in code, and a table that states its own total is left alone."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""Totals of a Markdown table's columns, worked out in Python.
+"""Totals of a Markdown table's columns, worked out in code.
 
 A table that lists one figure a row (meals per branch, hours per volunteer) invites "how many
 altogether" and "what share of the whole", and a small model adds three four-digit numbers badly.
-So Python adds each numeric column up and says how: the reader sees the total beside the rows it
+So the code adds each numeric column up and says how: the reader sees the total beside the rows it
 came from, and the checker counts it as worked out from the sources.
 
 A column counts when every data row's cell holds exactly one number, all of one unit, none of them

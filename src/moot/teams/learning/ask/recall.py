@@ -73,7 +73,7 @@ class FactRef(BaseModel):
 
 
 class TableTotal(BaseModel):
-    """A column of a source's table, added up in Python (:mod:`moot.text.tables`)."""
+    """A column of a source's table, added up in code (:mod:`moot.text.tables`)."""
 
     source: str
     published: str | None = None
@@ -131,7 +131,8 @@ class Recall(BaseModel):
         """The sources whole, oldest first, each under its name and date: the text as the user gave
         it, which a small model reads better than sentences regrouped newest first (measured on the
         development suite: docs/eval.md)."""
-        return sources_block((d.source, d.published, with_totals(d.text)) for d in self.documents)
+        return sources_block((d.source, d.published, "\n\n".join([d.text.rstrip(), *self._totals_line((d.source, d.published))]))
+                             for d in self.documents)
 
     def text(self) -> str:
         """All evidence text, for the checker."""
@@ -141,13 +142,7 @@ class Recall(BaseModel):
 def totals_note(totals: list[ColumnTotal]) -> str:
     """Column totals as one line, marked as worked out, not written (a small model adds three
     four-digit numbers badly)."""
-    return f"(Column totals added up by Python, not written in the source: {'; '.join(t.render() for t in totals)}.)"
-
-
-def with_totals(text: str) -> str:
-    """A source's text with its tables' column totals after it (:mod:`moot.text.tables`)."""
-    totals = column_totals(text)
-    return f"{text.rstrip()}\n\n{totals_note(totals)}" if totals else text
+    return f"(Column totals worked out from the table, not written in the source: {'; '.join(t.render() for t in totals)}.)"
 
 
 def table_row(table: TableTotal, passages: Iterable[Passage]) -> Passage | None:

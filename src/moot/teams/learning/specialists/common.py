@@ -218,7 +218,7 @@ def amounts(ctx: AskContext, *, passages: list[Passage] | None = None, limit: in
             found.append(Amount("", q.value, q.unit, q.text, "question", sentence=ctx.question))
     ranked = passages if passages is not None else ranked_passages(ctx)
     for table in ctx.recall.tables if passages is None else []:
-        # A table's column total, when a row of that table is among the passages: Python added it up.
+        # A table's column total (added up in code), when a row of that table is among the passages.
         total = table.total
         row = table_row(table, ranked)
         if row is not None:
