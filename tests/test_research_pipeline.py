@@ -11,6 +11,7 @@ import pytest
 from moot.codeindex import CodeIndex
 from moot.runtime import EventBus, RunStore
 from moot.teams.research import ResearchConfig, ResearchTeam, route
+from moot.models.base import ModelRequest
 from moot.models.testing import FunctionModel
 from test_research_support import PLAN_3, ResearchScript, make_repo, model_for
 
@@ -427,3 +428,35 @@ def test_a_synthesis_cut_by_its_token_limit_ends_at_its_last_whole_sentence(repo
         assert (spent >= SYNTHESIS_TOKENS) is cut
         # the half sentence the limit left is dropped; a short answer is kept as it was written
         assert result.draft_answer == (long if cut else text)
+
+
+def test_the_synthesizer_reads_each_piece_of_code_once_however_many_researchers_found_it(repo: Path, tmp_path: Path) -> None:
+    # Every scripted researcher reports the same lines of app/store.py. The synthesizer's prompt
+    # shows their code once, and each later researcher's note beside a pointer to it.
+    script = ResearchScript(PLAN_3, synth=GOOD)
+    team_for(repo, script, tmp_path).ask_sync("How does the app handle a request end-to-end?", mode="multi")
+    prompt = next(text for who, text in script.log if who == "synthesizer")
+    code = (repo / "app/store.py").read_text().splitlines()[9].strip()
+    assert code.endswith(":") and prompt.count(code) == 1
+    assert prompt.count("Evidence from researcher") == 3
+    assert prompt.count("app/store.py:9-10 — saves a session (the code is shown above)") == 2
+    assert prompt.count("shown above, for an earlier researcher") == 2
+
+
+def test_the_planner_is_asked_for_verifier_hints_only_when_a_verifier_model_reads_them(repo: Path, tmp_path: Path) -> None:
+    asked: list[ModelRequest] = []
+
+    class Recording(ResearchScript):
+        async def __call__(self, request):  # type: ignore[no-untyped-def]
+            if request.agent == "planner":
+                asked.append(request)
+            return await super().__call__(request)
+
+    for verify in (False, True):
+        script = Recording(PLAN_3, synth=GOOD, verdicts=[{"claim": 1, "status": "VERIFIED"}])
+        result = team_for(repo, script, tmp_path, verify_with_model=verify).ask_sync("How does the app handle a request?", mode="multi")
+        request = asked[-1]
+        (item,) = request.output.json_schema["$defs"].values()
+        assert ("verification_hint" in item["properties"]) is verify
+        assert ("verification_hint" in str(request.messages[0].content)) is verify
+        assert len(result.plan.sub_questions) == 3  # the scripted plan's hints are read either way

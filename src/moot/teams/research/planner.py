@@ -52,6 +52,15 @@ class PlannedSubQuestion(SubQuestion):
         return data
 
 
+class UncheckedSubQuestion(PlannedSubQuestion):
+    """A planned sub-question without a verification hint (no verifier model will read one)."""
+
+    # The hint was about a quarter of the 0.5B planner's 160-210 answer tokens (some 2 s of every
+    # multi-mode question on this machine), and without a verifier model nothing read it.
+
+    model_config = {"json_schema_extra": lambda schema: schema["properties"].pop("verification_hint", None)}
+
+
 def _most(field: Any) -> int | None:
     return next((m.max_length for m in field.metadata if getattr(m, "max_length", None) is not None), None)
 
@@ -70,26 +79,34 @@ class PlannerOutput(BaseModel):
 
 
 @lru_cache(maxsize=None)
-def planner_output(limit: int = MAX_SUB_QUESTIONS) -> type[PlannerOutput]:
+def planner_output(limit: int = MAX_SUB_QUESTIONS, *, hints: bool = True) -> type[PlannerOutput]:
     """The planner's schema with at most ``limit`` sub-questions (2 to 5, as :func:`planner_agent`
     bounds it): the grammar stops the model there, so a plan of five is not written and then cut
-    (``ResearchConfig.max_sub_questions``)."""
-    if limit >= MAX_SUB_QUESTIONS:
+    (``ResearchConfig.max_sub_questions``). Without ``hints`` no verification hint is asked for
+    (:class:`UncheckedSubQuestion`)."""
+    if limit >= MAX_SUB_QUESTIONS and hints:
         return PlannerOutput
+    item = PlannedSubQuestion if hints else UncheckedSubQuestion
     return create_model("PlannerOutput", __base__=PlannerOutput,
-                        sub_questions=(list[PlannedSubQuestion], Field(min_length=2, max_length=limit)))
+                        sub_questions=(list[item], Field(min_length=2, max_length=min(limit, MAX_SUB_QUESTIONS))))  # type: ignore[valid-type]
 
 
-def planner_agent(model: object, repo_map: str, *, retry: bool = True, limit: int = MAX_SUB_QUESTIONS) -> SubAgent:
+_HINT_LINE = "- verification_hint: one thing a checker should confirm in the code\n"
+
+
+def planner_agent(model: object, repo_map: str, *, retry: bool = True, limit: int = MAX_SUB_QUESTIONS,
+                  hints: bool = True) -> SubAgent:
     """The planner: one answer, plus one schema retry when ``retry`` (see ``ResearchConfig.planner_retry``),
-    of at most ``limit`` sub-questions."""
+    of at most ``limit`` sub-questions, each with a hint for the verifier when ``hints`` (a verifier
+    model will read them)."""
     limit = max(2, min(limit, MAX_SUB_QUESTIONS))
+    prompt = load_prompt("planner", __package__).replace("{repo_map}", repo_map[:1500]).replace("{most}", str(limit))
     return SubAgent(
         "planner",
         "splits a question about code into sub-questions, one per subsystem",
-        load_prompt("planner", __package__).replace("{repo_map}", repo_map[:1500]).replace("{most}", str(limit)),
+        prompt if hints else prompt.replace(_HINT_LINE, ""),
         model=model,  # type: ignore[arg-type]
-        output_type=planner_output(limit),
+        output_type=planner_output(limit, hints=hints),
         max_turns=2 if retry else 1,
         settings=ModelSettings(max_tokens=600),
     )

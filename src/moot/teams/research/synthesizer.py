@@ -52,13 +52,30 @@ def render_evidence(question: str, bundles: list[EvidenceBundle], *, conditions:
         chosen.append("Lines of the source that answer it:\n" + "\n".join(f"- {c.location()}: {c.quoted()}" for c in lines))
     if chosen:
         parts.append("\n\n".join(chosen)[:CHOSEN_CHARS])
+    # Researchers of one question often resolve and read the same definition. Each fact and each
+    # piece of code is shown once, where it first comes: the synthesizer reads every prompt token
+    # (about 70 a second on this machine's two cores), and a repeat tells it nothing new.
+    facts_shown: set[tuple[str, int]] = set()
+    code_shown: set[str] = set()
     for n, bundle in enumerate(bundles, 1):
         block = [f"Evidence from researcher {n} (sub-question: {bundle.sub_question})"]
-        if bundle.resolved:  # compact and exact: first, so the cut below never drops them
-            block.append("Facts from the code index:\n" + render_facts(bundle.resolved, question))
+        new_facts = [r for r in bundle.resolved if (r.path, r.start_line) not in facts_shown]
+        facts_shown.update((r.path, r.start_line) for r in new_facts)
+        if new_facts:  # compact and exact: first, so the cut below never drops them
+            block.append("Facts from the code index:\n" + render_facts(new_facts, question))
+        repeated = len(new_facts) < len(bundle.resolved)
         for f in bundle.findings:
             note = f" — {f.result_summary}" if f.result_summary and f.tool == "report" else ""
+            key = f"{f.location()}\n{f.relevant_code}"
+            if key in code_shown:
+                repeated = True
+                if note:  # a researcher's own reading of code shown above is still news
+                    block.append(f"* {f.location()}{note} (the code is shown above)")
+                continue
+            code_shown.add(key)
             block.append(f"* {f.location()}{note}\n{f.relevant_code}")
+        if repeated:
+            block.append("(Some of what this researcher found is shown above, for an earlier researcher.)")
         if bundle.coverage_note:
             block.append(f"Coverage: {bundle.coverage_note}")
         parts.append("\n".join(block)[:BUNDLE_CHARS])

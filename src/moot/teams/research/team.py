@@ -354,7 +354,8 @@ class ResearchTeam:
             repo_map = await asyncio.to_thread(index.read_map, ".")
             most = cfg.max_sub_questions or MAX_SUB_QUESTIONS
             outcome = await run.step("planner", planner_agent(self.model_for("planner"), repo_map, retry=cfg.planner_retry is not False,
-                                                              limit=most), f"Question: {question}")
+                                                              limit=most, hints=cfg.verify_with_model is not False),
+                                     f"Question: {question}")
             plan = to_plan(question, outcome.output if outcome else None, most)
             if len(plan.sub_questions) < 2 and (derived := await asyncio.to_thread(derived_sub_questions, question, index, most=most)):
                 # A plan the model could not split is split by the question's own clauses or
