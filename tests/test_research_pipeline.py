@@ -460,3 +460,28 @@ def test_the_planner_is_asked_for_verifier_hints_only_when_a_verifier_model_read
         assert ("verification_hint" in item["properties"]) is verify
         assert ("verification_hint" in str(request.messages[0].content)) is verify
         assert len(result.plan.sub_questions) == 3  # the scripted plan's hints are read either way
+
+
+def test_the_synthesizer_writes_while_the_line_pickers_choose(repo: Path, tmp_path: Path) -> None:
+    # A line picker answers only once the synthesizer has been asked: run one after the other,
+    # the picker would wait for a synthesizer that waits for it, and time out.
+    async def main() -> None:
+        synthesizer_asked = asyncio.Event()
+
+        class Overlapping(ResearchScript):
+            async def __call__(self, request):  # type: ignore[no-untyped-def]
+                if request.agent == "synthesizer":
+                    synthesizer_asked.set()
+                elif (request.agent or "").startswith("line-picker"):
+                    await asyncio.wait_for(synthesizer_asked.wait(), 10)
+                return await super().__call__(request)
+
+        script = Overlapping(PLAN_3, synth=GOOD)
+        result = await team_for(repo, script, tmp_path).ask("How does the app route a request, and when?", mode="multi")
+        assert result.mode == "multi" and result.quoted + result.conditions
+        # Moot states the chosen conditions itself; the synthesizer is not shown them to copy out.
+        prompt = next(text for who, text in script.log if who == "synthesizer")
+        assert "Deciding conditions" not in prompt and "Lines of the source" not in prompt
+        assert "How it decides" in result.answer
+
+    asyncio.run(main())

@@ -7,7 +7,6 @@ import re
 from moot.codeindex import CodeIndex
 from moot.models.base import ModelSettings
 from moot.runtime import SubAgent, load_prompt
-from moot.teams.research.codelines import CodeLine
 from moot.teams.research.models import EvidenceBundle
 from moot.teams.research.resolve import ResolvedSymbol, drop_copies, render_facts
 
@@ -35,23 +34,9 @@ def whole_sentences(text: str) -> str:
     return text[: ends[-1]].rstrip() if ends else text
 
 
-CHOSEN_CHARS = 1200
-"""The chosen conditions and lines shown before the bundles (their own budget of the context)."""
-
-
-def render_evidence(question: str, bundles: list[EvidenceBundle], *, conditions: list[CodeLine] = (),  # type: ignore[assignment]
-                    lines: list[CodeLine] = ()) -> str:  # type: ignore[assignment]
-    """The synthesizer's task: the question, the deciding conditions and lines chosen from the
-    code (each condition already in words), then each researcher's evidence."""
+def render_evidence(question: str, bundles: list[EvidenceBundle]) -> str:
+    """The synthesizer's task: the question, then each researcher's evidence."""
     parts = [f"Question: {question}", ""]
-    chosen: list[str] = []
-    if conditions:
-        chosen.append("Deciding conditions (from the code; state each one in words with its path:line):\n"
-                      + "\n".join(f"- {c.words} {c.location()}: {c.quoted()}" for c in conditions))
-    if lines:
-        chosen.append("Lines of the source that answer it:\n" + "\n".join(f"- {c.location()}: {c.quoted()}" for c in lines))
-    if chosen:
-        parts.append("\n\n".join(chosen)[:CHOSEN_CHARS])
     # Researchers of one question often resolve and read the same definition. Each fact and each
     # piece of code is shown once, where it first comes: the synthesizer reads every prompt token
     # (about 70 a second on this machine's two cores), and a repeat tells it nothing new.

@@ -384,17 +384,21 @@ class ResearchTeam:
                            else EvidenceBundle(sub_question=sq.question, coverage_note=f"researcher {graph.results[r.name].status}",
                                                researcher=r.name, stop_reason=graph.results[r.name].stop_reason or ""))
         resolved = merged_resolved(bundles, index)
-        # The lines (for a how-question, the deciding conditions first) are chosen before the
-        # synthesizer writes, so it can state each condition in words beside its line. A
-        # researcher's definition that another's already has in its other build is not read twice.
+        # The line pickers choose the lines to quote (for a how-question, the deciding conditions
+        # first) while the synthesizer writes from the researchers' evidence, as the single agent
+        # writes its draft before its lines are picked: moot states each chosen condition in words
+        # beside its line itself. Shown the chosen conditions, the 0.5B synthesizer copied them
+        # out, spending its answer tokens on what moot's section says anyway. A researcher's
+        # definition that another's already has in its other build is not read twice.
         how = asks_how(question)
         kept = {(r.path, r.start_line) for r in resolved}
         asks = [(b.sub_question, own) for b in bundles if (own := [r for r in b.resolved if (r.path, r.start_line) in kept])]
         asks = asks or [(question, resolved)]
-        quotes = await self._quote(index, run, asks, after=[r.name for r in researchers], how=how, question=question)
-        outcome = await run.step("synthesizer", synthesizer_agent(self.model_for("synthesizer")),
-                                 render_evidence(question, bundles, conditions=quotes.conditions, lines=quotes.lines),
-                                 depends_on=[r.name for r in researchers] + [t for t in run.results if t.startswith("line-picker")])
+        after = [r.name for r in researchers]
+        quotes, outcome = await asyncio.gather(
+            self._quote(index, run, asks, after=after, how=how, question=question),
+            run.step("synthesizer", synthesizer_agent(self.model_for("synthesizer")), render_evidence(question, bundles),
+                     depends_on=after))
         text = outcome.text.strip() if outcome else ""
         if outcome is not None and outcome.usage.output_tokens >= SYNTHESIS_TOKENS:
             text = whole_sentences(text)  # cut by the token limit: not a half sentence
