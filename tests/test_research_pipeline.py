@@ -60,6 +60,9 @@ def test_multi_mode_runs_every_phase_and_records_one_run(repo: Path, tmp_path: P
     assert record.status == "completed"
     assert {"planner", "researcher-1", "researcher-2", "researcher-3", "synthesizer", "verifier",
             "line-picker-1", "line-picker-2", "line-picker-3"} <= set(record.results)
+    # The timeline draws the verifier after the synthesizer and the pickers, whose lines it checks.
+    started = {e.task_id: e.payload for e in RunStore(tmp_path / "runs.db").events(result.run_id) if e.type.value == "task_started"}
+    assert {"synthesizer", "line-picker-1", "line-picker-2", "line-picker-3"} <= set(started["verifier"]["depends_on"])
 
 
 def test_researchers_really_run_at_the_same_time(repo: Path, tmp_path: Path) -> None:
@@ -485,3 +488,66 @@ def test_the_synthesizer_writes_while_the_line_pickers_choose(repo: Path, tmp_pa
         assert "How it decides" in result.answer
 
     asyncio.run(main())
+
+
+def test_code_an_earlier_block_lost_to_its_cut_is_still_shown_in_a_later_one() -> None:
+    from moot.teams.research.models import EvidenceBundle, Finding
+    from moot.teams.research.synthesizer import BUNDLE_CHARS, render_evidence
+
+    long = Finding(tool="search_code", file_path="pkg/big.py", line_range=(1, 60),
+                   relevant_code="\n".join(f"{n}| value_{n} = compute_{n}()" for n in range(1, 61)))
+    shared = Finding(tool="search_code", file_path="pkg/core.py", line_range=(100, 102),
+                     relevant_code="100| if limit_reached:\n101|     raise Overflow()\n102| return total")
+    assert len(long.relevant_code) > BUNDLE_CHARS
+    prompt = render_evidence("How is the limit enforced?", [
+        EvidenceBundle(sub_question="Where is the total computed?", findings=[long, shared]),
+        EvidenceBundle(sub_question="When does it raise?", findings=[shared]),
+    ])
+    assert prompt.count("raise Overflow()") == 1  # past the first block's cut, so shown in the second
+    assert "for an earlier researcher" not in prompt
+
+
+def test_a_researchers_own_repeat_is_shown_once_and_not_put_on_an_earlier_researcher() -> None:
+    from moot.teams.research.models import EvidenceBundle, Finding
+    from moot.teams.research.synthesizer import render_evidence
+
+    seeded = Finding(tool="search_code", file_path="pkg/core.py", line_range=(5, 6), relevant_code="5| def run():\n6|     go()")
+    report = seeded.model_copy(update={"tool": "report", "result_summary": "starts the loop"})
+    prompt = render_evidence("How does it start?", [EvidenceBundle(sub_question="How does it start?", findings=[seeded, report])])
+    assert prompt.count("def run():") == 1
+    assert "pkg/core.py:5-6 — starts the loop (the code is shown above)" in prompt
+    assert "earlier researcher" not in prompt
+
+
+def test_a_failure_while_lines_are_picked_stops_the_synthesizer_too(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The pickers and the synthesizer run together. When picking fails inside moot, the
+    # synthesizer's call is cancelled (not left holding an engine slot after the run ended),
+    # and the caller gets the error itself, not a group of errors.
+    import moot.teams.research.team as team_module
+
+    cancelled: list[str] = []
+
+    class SlowSynthesizer(ResearchScript):
+        async def __call__(self, request):  # type: ignore[no-untyped-def]
+            if request.agent == "synthesizer":
+                try:
+                    await asyncio.sleep(30)
+                except asyncio.CancelledError:
+                    cancelled.append("synthesizer")
+                    raise
+            return await super().__call__(request)
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("ranking broke")
+
+    monkeypatch.setattr(team_module, "candidate_lines", broken)
+    team = team_for(repo, SlowSynthesizer(PLAN_3, synth=GOOD), tmp_path)
+
+    async def main() -> None:
+        with pytest.raises(RuntimeError, match="ranking broke"):
+            await asyncio.wait_for(team.ask("How does the app route a request?", mode="multi"), 10)
+        assert cancelled == ["synthesizer"]  # already when the error reached the caller
+
+    asyncio.run(main())
+    runs = RunStore(tmp_path / "runs.db").list_runs()
+    assert runs[0].status == "failed"

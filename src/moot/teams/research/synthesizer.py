@@ -35,35 +35,44 @@ def whole_sentences(text: str) -> str:
 
 
 def render_evidence(question: str, bundles: list[EvidenceBundle]) -> str:
-    """The synthesizer's task: the question, then each researcher's evidence."""
+    """The synthesizer's task: the question, then each researcher's evidence, each block cut to
+    :data:`BUNDLE_CHARS`.
+
+    Researchers of one question often resolve and read the same definition. Each fact and each
+    piece of code is shown once, where it first comes: the synthesizer reads every prompt token
+    (about 70 a second on this machine's two cores), and a repeat tells it nothing new. Only what
+    lies inside a block's cut counts as shown, so code an earlier block lost to the cut still
+    comes in a later one."""
     parts = [f"Question: {question}", ""]
-    # Researchers of one question often resolve and read the same definition. Each fact and each
-    # piece of code is shown once, where it first comes: the synthesizer reads every prompt token
-    # (about 70 a second on this machine's two cores), and a repeat tells it nothing new.
-    facts_shown: set[tuple[str, int]] = set()
-    code_shown: set[str] = set()
+    shown: set[object] = set()
     for n, bundle in enumerate(bundles, 1):
-        block = [f"Evidence from researcher {n} (sub-question: {bundle.sub_question})"]
-        new_facts = [r for r in bundle.resolved if (r.path, r.start_line) not in facts_shown]
-        facts_shown.update((r.path, r.start_line) for r in new_facts)
-        if new_facts:  # compact and exact: first, so the cut below never drops them
-            block.append("Facts from the code index:\n" + render_facts(new_facts, question))
-        repeated = len(new_facts) < len(bundle.resolved)
+        items: list[tuple[str, set[object]]] = [(f"Evidence from researcher {n} (sub-question: {bundle.sub_question})", set())]
+        facts = [r for r in bundle.resolved if (r.path, r.start_line) not in shown]
+        if facts:  # compact and exact: first, so the cut below never drops them
+            items.append(("Facts from the code index:\n" + render_facts(facts, question), {(r.path, r.start_line) for r in facts}))
+        earlier = len(facts) < len(bundle.resolved)
+        own: set[object] = set()
         for f in bundle.findings:
             note = f" — {f.result_summary}" if f.result_summary and f.tool == "report" else ""
             key = f"{f.location()}\n{f.relevant_code}"
-            if key in code_shown:
-                repeated = True
+            if key in shown or key in own:
+                earlier = earlier or key in shown
                 if note:  # a researcher's own reading of code shown above is still news
-                    block.append(f"* {f.location()}{note} (the code is shown above)")
+                    items.append((f"* {f.location()}{note} (the code is shown above)", set()))
                 continue
-            code_shown.add(key)
-            block.append(f"* {f.location()}{note}\n{f.relevant_code}")
-        if repeated:
-            block.append("(Some of what this researcher found is shown above, for an earlier researcher.)")
+            own.add(key)
+            items.append((f"* {f.location()}{note}\n{f.relevant_code}", {key}))
+        if earlier:
+            items.append(("(Some of what this researcher found is shown above, for an earlier researcher.)", set()))
         if bundle.coverage_note:
-            block.append(f"Coverage: {bundle.coverage_note}")
-        parts.append("\n".join(block)[:BUNDLE_CHARS])
+            items.append((f"Coverage: {bundle.coverage_note}", set()))
+        block = "\n".join(text for text, _ in items)[:BUNDLE_CHARS]
+        used = 0
+        for text, keys in items:
+            used += len(text) + 1
+            if used - 1 <= len(block):
+                shown |= keys
+        parts.append(block)
     parts.append("Write the answer now, citing path:line.")
     return "\n\n".join(parts)
 

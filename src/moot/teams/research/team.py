@@ -395,10 +395,14 @@ class ResearchTeam:
         asks = [(b.sub_question, own) for b in bundles if (own := [r for r in b.resolved if (r.path, r.start_line) in kept])]
         asks = asks or [(question, resolved)]
         after = [r.name for r in researchers]
-        quotes, outcome = await asyncio.gather(
-            self._quote(index, run, asks, after=after, how=how, question=question),
-            run.step("synthesizer", synthesizer_agent(self.model_for("synthesizer")), render_evidence(question, bundles),
-                     depends_on=after))
+        try:
+            async with asyncio.TaskGroup() as both:  # one failing cancels the other: no call left running
+                picking = both.create_task(self._quote(index, run, asks, after=after, how=how, question=question))
+                writing = both.create_task(run.step("synthesizer", synthesizer_agent(self.model_for("synthesizer")),
+                                                    render_evidence(question, bundles), depends_on=after))
+        except ExceptionGroup as failed:  # raised as it was, as one call after the other raised it
+            raise failed.exceptions[0] from None
+        quotes, outcome = picking.result(), writing.result()
         text = outcome.text.strip() if outcome else ""
         if outcome is not None and outcome.usage.output_tokens >= SYNTHESIS_TOKENS:
             text = whole_sentences(text)  # cut by the token limit: not a half sentence
@@ -480,7 +484,7 @@ class ResearchTeam:
             hints = "; ".join(sq.verification_hint for sq in plan.sub_questions if sq.verification_hint)
             task = model_task(index, to_model) + (f"\nPlanner's hints: {hints[:400]}" if hints else "")
             outcome = await run.step("verifier", verifier_agent(self.model_for("verifier"), code_tools(index)), task,
-                                     depends_on=["synthesizer"])
+                                     depends_on=["synthesizer", *(t for t in run.results if t.startswith("line-picker"))])
             model_verdicts, model_replace = apply_model_verdicts(to_model, outcome.output if outcome else None, index)
             verdicts += model_verdicts
             replace.update(model_replace)
