@@ -565,3 +565,26 @@ def test_an_npm_package_that_ships_its_code_in_build_is_indexed_there(tmp_path: 
     assert "build/lib/parser.js" in found and "dist/bundle.js" not in found
     (pkg / ".gitignore").write_text("build/\n")
     assert "build/lib/parser.js" not in indexed("ignored")
+
+
+def test_a_private_method_called_as_this_hash_name_is_a_callee_and_has_its_caller(tmp_path: Path) -> None:
+    """A class's private method (`#next`) is called as `this.#next()`, a node of its own kind
+    in the syntax tree; without it the method that decides looked uncalled, and a question about
+    the public method never reached the private one that holds its conditions."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "queue.js").write_text(
+        "export class Queue {\n"
+        "  #pending = 0;\n"
+        "  #canStart() {\n    return this.#pending < 2;\n  }\n"
+        "  add(task) {\n    if (this.#canStart()) {\n      this.#run(task);\n    }\n  }\n"
+        "  #run(task) {\n    this.#pending++;\n    return task();\n  }\n"
+        "}\n"
+    )
+    with CodeIndex.build(pkg, db_path=tmp_path / "q.sqlite3") as idx:
+        [add] = idx.resolve_symbol("add")
+        assert add.callees == ["#canStart", "#run"]
+        [can_start] = idx.resolve_symbol("#canStart")
+        assert can_start.qualified_name == "queue.Queue.#canStart" and can_start.callers == ["queue.Queue.add"]
+        [decision] = [d for d in idx.decisions("queue.js", add.start_line, add.end_line) if d.kind == "if"]
+        assert decision.calls == ("#canStart",) and "#run" in decision.outcome_calls

@@ -38,6 +38,8 @@ _CLASSES = frozenset({"class_definition", "class_declaration", "abstract_class_d
 _LITERALS = frozenset({"string", "integer", "float", "number", "true", "false", "none", "null", "undefined",
                        "template_string", "concatenated_string"})
 _CONSTANT = re.compile(r"[A-Z][A-Z0-9_]+")
+_VALUE_NAMES = frozenset({"identifier", "property_identifier", "private_property_identifier"})
+"""The nodes that name a value, a property or a method (`this.#next()` names `#next`)."""
 """The naming convention of a constant (``SEE_OTHER``, ``MAX_REDIRECTS``): a format, not a word."""
 CODE_CHARS = 70
 """A fragment of code quoted in ``words`` is cut here."""
@@ -329,7 +331,7 @@ class _Reader:
     def names(self, node: tree_sitter.Node | None) -> list[str]:
         out: list[str] = []
         for n in _walk(node):
-            if n.type in ("identifier", "property_identifier", "type_identifier"):
+            if n.type in _VALUE_NAMES or n.type == "type_identifier":
                 name = self.text(n)
                 if name not in out:
                     out.append(name)
@@ -339,7 +341,7 @@ class _Reader:
         for n in _walk(node):
             if n.type in _LITERALS:
                 return True
-            if n.type in ("identifier", "property_identifier") and _CONSTANT.fullmatch(self.text(n)):
+            if n.type in _VALUE_NAMES and _CONSTANT.fullmatch(self.text(n)):
                 return True
         return False
 
@@ -519,7 +521,7 @@ def _last_name(reader: _Reader, target: tree_sitter.Node | None) -> str:
         return ""
     if target.type in ("attribute", "member_expression"):
         target = target.child_by_field_name("attribute") or target.child_by_field_name("property")
-    return reader.text(target) if target is not None and target.type in ("identifier", "property_identifier") else ""
+    return reader.text(target) if target is not None and target.type in _VALUE_NAMES else ""
 
 
 def _unparen(text: str) -> str:

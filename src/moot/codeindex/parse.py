@@ -102,14 +102,12 @@ def _query_source(lang: tree_sitter.Language) -> str:
     parts = [f"[{' '.join(f'({t})' for t in definitions)}] @def", f"[{' '.join(f'({t})' for t in identifiers)}] @ref"]
     if known("call"):
         parts.append("(call function: [(identifier) @call (attribute attribute: (identifier) @call)])")
+    # A class's private method is called as `this.#name()`: its name is a node of its own kind.
+    properties = " ".join(f"({t})" for t in ("property_identifier", "private_property_identifier") if known(t))
     if known("call_expression"):
-        parts.append(
-            "(call_expression function: [(identifier) @call (member_expression property: (property_identifier) @call)])"
-        )
+        parts.append(f"(call_expression function: [(identifier) @call (member_expression property: [{properties}] @call)])")
     if known("new_expression"):
-        parts.append(
-            "(new_expression constructor: [(identifier) @call (member_expression property: (property_identifier) @call)])"
-        )
+        parts.append(f"(new_expression constructor: [(identifier) @call (member_expression property: [{properties}] @call)])")
     return "\n".join(parts)
 
 
@@ -211,7 +209,8 @@ _CLASS_TYPES = {
 }
 _FUNCTION_TYPES = {"function_definition", "function_declaration", "generator_function_declaration", "method_definition"}
 _FUNCTION_VALUES = {"arrow_function", "function_expression", "function", "generator_function"}
-_IDENTIFIERS = {"identifier", "property_identifier", "type_identifier", "shorthand_property_identifier"}
+_IDENTIFIERS = {"identifier", "property_identifier", "private_property_identifier", "type_identifier",
+                "shorthand_property_identifier"}
 _CALLS = {"call": "function", "call_expression": "function", "new_expression": "constructor"}
 _MEMBER_FIELDS = {"attribute": "attribute", "member_expression": "property"}
 
