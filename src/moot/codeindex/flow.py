@@ -38,9 +38,9 @@ _CLASSES = frozenset({"class_definition", "class_declaration", "abstract_class_d
 _LITERALS = frozenset({"string", "integer", "float", "number", "true", "false", "none", "null", "undefined",
                        "template_string", "concatenated_string"})
 _CONSTANT = re.compile(r"[A-Z][A-Z0-9_]+")
-_VALUE_NAMES = frozenset({"identifier", "property_identifier", "private_property_identifier"})
-"""The nodes that name a value, a property or a method (`this.#next()` names `#next`)."""
 """The naming convention of a constant (``SEE_OTHER``, ``MAX_REDIRECTS``): a format, not a word."""
+_VALUE_NAMES = frozenset({"identifier", "property_identifier", "private_property_identifier"})
+"""The nodes that name a value, a property or a method (``this.#next()`` names ``#next``)."""
 CODE_CHARS = 70
 """A fragment of code quoted in ``words`` is cut here."""
 
