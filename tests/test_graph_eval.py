@@ -74,6 +74,7 @@ def test_duplicates_reversed_edges_invented_quotes_and_calibration_are_counted()
     pred.edges = [PredictedEdge(source=gold.target, target=gold.source, type=gold.type, strength=0.9)]  # reversed
     row = score(case, pred)
     assert row["duplicates"] == 1 and row["entity_precision"] == round(7 / 9, 4) and row["publisher_nodes"] == 1
+    assert row["duplicate_labels"] == [first.alias] and row["off_graph_labels"] == [case.publishers[1]]  # named, to read
     assert row["edge_precision_directed"] == 0.0 and row["edge_precision_undirected"] == 1.0
     assert row["quote_grounding"] == round(7 / 9, 4)  # a front-matter line is no evidence
     assert row["missing_link_covered"] is False  # the placeholder lost its edges

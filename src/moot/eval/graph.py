@@ -216,6 +216,8 @@ def score(case: GraphCase, pred: GraphPrediction) -> dict[str, Any]:
 
     entities = [n for n in pred.nodes if not n.placeholder]
     publisher_nodes = sum(1 for n in entities if any(p.lower() in n.label.lower() for p in case.publishers))
+    off_graph: list[str] = []
+    second: list[str] = []
     for n in entities:
         g = _match(case, [n.label, *n.aliases])
         mapping[n.id] = g
@@ -223,6 +225,8 @@ def score(case: GraphCase, pred: GraphPrediction) -> dict[str, Any]:
         if good:
             seen_gold.add(g)  # type: ignore[arg-type]
             entity_ok += 1
+        else:
+            (off_graph if g is None else second).append(n.label)
         bucket(n.confidence, not good)
     gold_directed = {(e.source, e.target) for e in case.edges}
     gold_undirected = {frozenset(p) for p in gold_directed}
@@ -259,6 +263,7 @@ def score(case: GraphCase, pred: GraphPrediction) -> dict[str, Any]:
         "seed": case.seed,
         "entity_precision": _ratio(entity_ok, len(entities)), "entity_recall": _ratio(len(seen_gold), len(visible)),
         "duplicates": sum(1 for n in entities if mapping[n.id] is not None) - len(seen_gold),
+        "off_graph_labels": off_graph, "duplicate_labels": second,
         "edge_precision_directed": _ratio(ok_d, scored_edges), "edge_recall_directed": _ratio(len(found_d), len(gold_directed)),
         "edge_precision_undirected": _ratio(ok_u, scored_edges),
         "edge_recall_undirected": _ratio(len(found_u), len(gold_undirected)),

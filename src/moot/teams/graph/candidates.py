@@ -9,6 +9,18 @@ provenance is metadata, not the world the documents describe. Quantities
 written nearest before them. Nor are times ("July", "hours", "the past decade":
 :func:`moot.text.names_a_time`): a time dates what a sentence says, it is not a thing in it.
 
+**Salience.** A thing of the text's world is written about more than once: a reader draws the
+laundry that three sentences name, not the car park one sentence passes. So a candidate is
+offered to the model only when its *mention group* is named in at least
+:attr:`~moot.teams.graph.vocabulary.Vocabulary.min_mentions` sentences of all the sources (two by
+default; sources short enough to read whole in the first iteration offer every candidate, since in a
+short text one mention matters), when it shares a word with the question, or when its sentence says something is not
+known (the factor nobody measured is often named once). A mention group is a name's own words
+("Gorsey Bank") or, for a common noun phrase, its head noun, the last noun of the phrase before a
+post-modifier (English grammar: "hospital laundry", "the laundry" and "laundry staff's" differ, but
+"the hospital laundry" and "the laundry" are both a laundry; "shortage of clean linen" is a
+shortage). Counting is Python's; the model still chooses which salient candidates are entities.
+
 A pair is two chosen entities in one sentence, or one in a sentence and one in the sentence
 right after it when that sentence opens by pointing back ("They have a child called Edward",
 "It feeds the lake"): the two sentences are then one statement. The sentence (or the two) is
@@ -21,7 +33,7 @@ import re
 from dataclasses import dataclass, field
 
 from moot.text import find_cues, find_quantities, names_a_time, names_in, noun_phrases
-from moot.text.words import STOPWORDS, refers_back, words
+from moot.text.words import STOPWORDS, refers_back, stem, words
 from moot.teams.graph.evidence import Sentence
 from moot.teams.graph.scaffold import label_key, label_tokens
 
@@ -39,6 +51,8 @@ class Candidate:
     """As first written."""
     sentences: list[int] = field(default_factory=list)
     """Ids of the sentences that name it, in reading order."""
+    group: str = ""
+    """Its mention group (:func:`mention_group`)."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +62,8 @@ class Mention:
     key: str
     start: int
     end: int
+    group: str = ""
+    """Its mention group (:func:`mention_group`): what repeated mention of it is counted by."""
 
 
 @dataclass(frozen=True)
@@ -69,15 +85,33 @@ class Pair:
         return (self.a, self.b, self.sentences)
 
 
+def is_name(label: str) -> bool:
+    """Whether a label is written as a name: every word capitalised ("Noah", "Ana Lima")."""
+    words = label.split()
+    return bool(words) and all(w[:1].isupper() for w in words)
+
+
+def mention_group(label: str, head: str = "") -> str:
+    """What repeated mention of a phrase is counted by: a name's own key ("gorsey bank"), else the
+    stem of its head noun (``head``, from the tagger; the last word when none is given), so
+    "laundries" and "the laundry" count together."""
+    if is_name(label):
+        return label_key(label)
+    last = words(head or label)[-1:] or [""]
+    return stem(last[0])
+
+
 def _clean(text: str) -> str:
     return " ".join(text.split()).strip(" .,;:!?\"'()[]")
 
 
 def is_provenance(label: str, provenance: list[str], titles: list[str] = ()) -> bool:  # type: ignore[assignment]
     """Whether a label names a publisher or author of the documents (or part of one: "the
-    Y" for a publisher named "X Y"), or is a document's whole title."""
+    Y" for a publisher named "X Y"; or a phrase that holds one's whole name of two words or more,
+    "readers of the X Y"), or is a document's whole title."""
     tokens = label_tokens(label)
-    if tokens and any(tokens <= label_tokens(p) for p in provenance if p):
+    names = [label_tokens(p) for p in provenance if p]
+    if tokens and any(tokens <= name or (len(name) >= 2 and name <= tokens) for name in names):
         return True
     return any(label_key(label) == label_key(t) for t in titles if t)
 
@@ -87,7 +121,7 @@ def mentions_in(sentence: str, provenance: list[str], titles: list[str] = ()) ->
     out: list[tuple[str, Mention]] = []
     spans: list[tuple[int, int]] = []
     for phrase in noun_phrases(sentence):
-        out.append((phrase.text, Mention(label_key(phrase.text), phrase.start, phrase.end)))
+        out.append((phrase.text, Mention(label_key(phrase.text), phrase.start, phrase.end, mention_group(phrase.text, phrase.head))))
         spans.append((phrase.start, phrase.end))
     cursor = 0
     for name, _ in names_in(sentence):
@@ -96,7 +130,7 @@ def mentions_in(sentence: str, provenance: list[str], titles: list[str] = ()) ->
             continue
         cursor = start + len(name)
         if not any(a <= start and cursor <= b for a, b in spans):
-            out.append((name, Mention(label_key(name), start, cursor)))
+            out.append((name, Mention(label_key(name), start, cursor, mention_group(name))))
     kept = []
     for label, mention in out:
         label = _clean(label)
@@ -117,10 +151,25 @@ def propose(sentences: list[Sentence], provenance: list[str], titles: list[str] 
         found = mentions_in(sentence.text, provenance, titles)
         mentions[sentence.id] = [m for _, m in found]
         for label, mention in found:
-            cand = candidates.setdefault(mention.key, Candidate(mention.key, label))
+            cand = candidates.setdefault(mention.key, Candidate(mention.key, label, group=mention.group))
             if sentence.id not in cand.sentences:
                 cand.sentences.append(sentence.id)
     return candidates, mentions
+
+
+def mention_counts(candidates: dict[str, Candidate]) -> dict[str, int]:
+    """How many sentences name each mention group, over the candidates of the whole text."""
+    named: dict[str, set[int]] = {}
+    for cand in candidates.values():
+        named.setdefault(cand.group, set()).update(cand.sentences)
+    return {group: len(ids) for group, ids in named.items()}
+
+
+def salient(cand: Candidate, counts: dict[str, int], min_mentions: int, question_words: frozenset[str],
+            unknown_sentences: set[int]) -> bool:
+    """Whether a candidate is offered to the model (the module docstring's salience rule)."""
+    return (counts.get(cand.group, len(cand.sentences)) >= min_mentions or bool(label_tokens(cand.label) & question_words)
+            or any(s in unknown_sentences for s in cand.sentences))
 
 
 def resolve(mentions: list[Mention], chosen: dict[str, str]) -> list[tuple[str, Mention]]:
@@ -183,4 +232,5 @@ def measures_in(sentence: str, entities: list[tuple[str, Mention]]) -> list[tupl
     return out
 
 
-__all__ = ["Candidate", "Mention", "Pair", "is_provenance", "measures_in", "mentions_in", "pairs_in", "propose", "resolve"]
+__all__ = ["Candidate", "Mention", "Pair", "is_name", "is_provenance", "measures_in", "mention_counts", "mention_group",
+           "mentions_in", "pairs_in", "propose", "resolve", "salient"]

@@ -31,7 +31,18 @@ from moot.teams.graph.build import (
     pair_options,
     unknown_gaps,
 )
-from moot.teams.graph.candidates import Candidate, Mention, Pair, measures_in, mentions_in, pairs_in, propose, resolve
+from moot.teams.graph.candidates import (
+    Candidate,
+    Mention,
+    Pair,
+    measures_in,
+    mention_counts,
+    mentions_in,
+    pairs_in,
+    propose,
+    resolve,
+    salient,
+)
 from moot.teams.graph.checks import (
     apply_challenges,
     apply_labels,
@@ -60,6 +71,8 @@ EV_NODE = "nlr.graph.node_added"
 EV_DEFICIT = "nlr.noise_budget.deficit"
 EV_ITERATION = "nlr.reasoning.iteration_complete"
 EV_CONVERGED = "nlr.reasoning.converged"
+NAMED_ONCE = "named too rarely"
+"""What a candidate the salience rule keeps from the model is recorded as (not an entity)."""
 
 
 class Loop:
@@ -90,6 +103,13 @@ class Loop:
         """The question's subject and object phrases, as the mapper chose them."""
         self.plain = self.vocabulary.asks_plainly
         """Choices asked as plain questions and read from the model's odds (until it gives none)."""
+        everything = index.all(index.count())
+        self.counts = mention_counts(propose(everything, self.provenance, self.titles)[0])
+        """How many sentences of all the sources name each mention group (the salience rule)."""
+        self.min_mentions = self.vocabulary.min_mentions if len(everything) > cfg.sentences_per_iteration else 1
+        """Sources read whole in the first iteration offer every candidate: in a short text one mention matters."""
+        self.unknown_sentences = {s.id for s in everything if says_unknown(s.text)}
+        self.question_words = label_tokens(question)
 
     def emit(self, event_type: str, /, agent: str | None = None, **payload: Any) -> None:
         self.bus.emit(event_type, run_id=self.rec.run_id, agent=agent, **payload)  # type: ignore[arg-type]
@@ -294,10 +314,13 @@ class Loop:
         found, mentions = propose(window, self.provenance, self.titles)
         self.mentions.update(mentions)
         for key, cand in found.items():
-            known = self.candidates.setdefault(key, Candidate(key, cand.label))
+            known = self.candidates.setdefault(key, Candidate(key, cand.label, group=cand.group))
             known.sentences += [s for s in cand.sentences if s not in known.sentences]
             if key in self.entities.decided:
                 self.entities.cite(key, [self.read[s] for s in cand.sentences if s in self.read])
+        for cand in self.entities.undecided(self.candidates):  # named once, off the question: not offered
+            if not salient(cand, self.counts, self.min_mentions, self.question_words, self.unknown_sentences):
+                self.entities.decided[cand.key] = NAMED_ONCE
         terms = set(query_terms(self.question))
         todo = sorted(self.entities.undecided(self.candidates),
                       key=lambda c: (not (set(query_terms(c.label)) & terms), c.sentences[0] if c.sentences else 0))

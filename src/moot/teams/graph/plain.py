@@ -27,18 +27,12 @@ from moot.models import UNLISTED_LOGPROB, yes_margin
 from moot.runtime import Run
 from moot.teams.graph import agents as ag
 from moot.teams.graph.build import Entities, link_pair
-from moot.teams.graph.candidates import Candidate, Pair, mentions_in
+from moot.teams.graph.candidates import Candidate, Pair, is_name, mentions_in
 from moot.teams.graph.evidence import Sentence
 from moot.teams.graph.scaffold import Scaffold, label_key, label_tokens
 from moot.teams.graph.vocabulary import Vocabulary
 
 QUOTE_CHARS = 600
-
-
-def is_name(label: str) -> bool:
-    """Whether a label is written as a name: every word capitalised ("Noah", "Ana Lima")."""
-    words = label.split()
-    return bool(words) and all(w[:1].isupper() for w in words)
 
 
 def kind_task(vocabulary: Vocabulary, label: str, quotes: list[str]) -> str:

@@ -50,6 +50,11 @@ class Vocabulary:
     names_only: bool = False
     """Its entities are named individuals (the people of a family): a candidate the text does not
     write as a name ("child", "a family") is none, without a model call."""
+    min_mentions: int = 2
+    """In sources longer than the first iteration reads, a candidate is offered to the model only when
+    its mention group is named in at least this many sentences of the sources, shares a word with the question, or sits in a sentence that says
+    something is not known (:func:`moot.teams.graph.candidates.salient`); 1 offers every candidate.
+    A story of named individuals (a family) names some of them once, and each counts."""
     link_question: str = ""
     """Whether a text links ``{a}`` to ``{b}``, as a plain yes/no question ("According to the text,
     does {a} affect {b}?"): a vocabulary with many relations is asked in two steps, this question
@@ -186,6 +191,7 @@ FAMILY = Vocabulary(
     rejections={"not a person": "a word that names no one person (a child, a family)"},
     kind_question="Is {label} a man or a woman?",
     names_only=True,
+    min_mentions=1,
     paths_follow_links=False,
 )
 
