@@ -13,8 +13,8 @@ written nearest before them. Nor are times ("July", "hours", "the past decade":
 laundry that three sentences name, not the car park one sentence passes. So a candidate is
 offered to the model only when its *mention group* is named in at least
 :attr:`~moot.teams.graph.vocabulary.Vocabulary.min_mentions` sentences of all the sources (two by
-default; sources short enough to read whole in the first iteration offer every candidate, since in a
-short text one mention matters), when it shares a word with the question, or when its sentence says something is not
+default; sources of at most :attr:`~moot.teams.graph.GraphConfig.short_sources` sentences, about one
+news article, offer every candidate, since in a short text one mention matters), when it shares a word with the question, or when its sentence says something is not
 known (the factor nobody measured is often named once). A mention group is a name's own words
 ("Gorsey Bank") or, for a common noun phrase, its head noun, the last noun of the phrase before a
 post-modifier (English grammar: "hospital laundry", "the laundry" and "laundry staff's" differ, but

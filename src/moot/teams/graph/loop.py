@@ -106,8 +106,8 @@ class Loop:
         everything = index.all(index.count())
         self.counts = mention_counts(propose(everything, self.provenance, self.titles)[0])
         """How many sentences of all the sources name each mention group (the salience rule)."""
-        self.min_mentions = self.vocabulary.min_mentions if len(everything) > cfg.sentences_per_iteration else 1
-        """Sources read whole in the first iteration offer every candidate: in a short text one mention matters."""
+        self.min_mentions = self.vocabulary.min_mentions if len(everything) > cfg.short_sources else 1
+        """Short sources offer every candidate (:attr:`GraphConfig.short_sources`)."""
         self.unknown_sentences = {s.id for s in everything if says_unknown(s.text)}
         self.question_words = label_tokens(question)
 

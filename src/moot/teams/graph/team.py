@@ -66,6 +66,10 @@ class GraphConfig:
     """Graph questions (each one retrieval of sentences) per iteration."""
     sentences_per_iteration: int = 40
     """The most sentences read in one iteration (a source this small is read whole in the first)."""
+    short_sources: int = 20
+    """Sources of at most this many sentences (about one news article) offer the model every candidate
+    phrase; longer ones only the salient (:attr:`Vocabulary.min_mentions`): in a short text a thing named
+    once may be on the reader's chain, in a set of articles most things named once are not."""
     candidates_per_call: int = 24
     """Candidate phrases the mapper sorts in one call."""
     choice_calls_per_iteration: int = 2

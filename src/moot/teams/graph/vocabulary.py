@@ -51,7 +51,7 @@ class Vocabulary:
     """Its entities are named individuals (the people of a family): a candidate the text does not
     write as a name ("child", "a family") is none, without a model call."""
     min_mentions: int = 2
-    """In sources longer than the first iteration reads, a candidate is offered to the model only when
+    """In sources longer than :attr:`~moot.teams.graph.GraphConfig.short_sources` sentences, a candidate is offered to the model only when
     its mention group is named in at least this many sentences of the sources, shares a word with the question, or sits in a sentence that says
     something is not known (:func:`moot.teams.graph.candidates.salient`); 1 offers every candidate.
     A story of named individuals (a family) names some of them once, and each counts."""
