@@ -1,0 +1,195 @@
+"""What the graph team's proposals can reach, and whether a model's odds can choose among them,
+measured on hand-written graph sets (``moot.eval.graph_suite``): development data only, since
+this reads each world's gold graph.
+
+* ``reach`` (no model): over all the sentences of each world, the candidates the salience rule
+  offers (``moot.teams.graph.candidates.salient``) against every candidate: how many a world
+  offers, what share of them name a reader's entity, what share of the reader's entities some
+  offered candidate names, how many pairs their sentences propose, and what share of the
+  reader's edges some proposed pair can reach;
+* ``relevance --model M``: for every offered candidate, the yes/no odds of two plain questions
+  about it ("is it part of the answer to the question?", "does the text say it changed?"), and
+  how well each ranks a reader's entities above the rest (AUC);
+* ``pairs --model M``: for every ordered pair of offered entities in one sentence that holds a
+  reader's entity, the yes-margin of the team's link question ("does A affect B?") and the
+  first-token odds of B's first word when asked what A affects; how well each ranks a reader's
+  directed edges above the rest (AUC), and, for each A, whether the B it scores best is one the
+  reader linked (against the share expected by chance).
+
+    python scripts/probe_graph_choices.py reach examples/graph-blind-2026-12-06-c
+    python scripts/probe_graph_choices.py pairs --model local examples/graph-blind-2026-12-06-c
+
+The last line of the output is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from moot.eval.graph_suite import SuiteWorld, load_suite, match_entity
+from moot.models.base import ModelRequest, ModelSettings, SystemMessage, UserMessage, yes_margin
+from moot.models.registry import infer_model
+from moot.teams.graph.candidates import Candidate, Mention, mention_counts, pairs_in, propose, resolve, salient
+from moot.teams.graph.evidence import Sentence, SourceIndex
+from moot.teams.graph.plain import answer_odds
+from moot.teams.graph.scaffold import label_tokens
+from moot.text import says_unknown
+
+SYSTEM = "Answer the question about the text with one word."
+RELEVANCE = {
+    "answer": 'Question: "{q}"\nText: "{t}"\nIs "{x}" part of the answer to the question? Answer yes or no.',
+    "change": 'Text: "{t}"\nDoes the text say that "{x}" changed (rose, fell, started, stopped or moved)? Answer yes or no.',
+}
+
+
+class World:
+    """One world read the way a run reads it: sentences, candidates, mentions, the salience counts."""
+
+    def __init__(self, world: SuiteWorld) -> None:
+        self.world = world
+        index = SourceIndex()
+        for name, text in world.documents.items():
+            index.add_text(name, text.splitlines())
+        provenance = [n for d in index.documents.values() for n in d.provenance_names()]
+        titles = [d.title for d in index.documents.values() if d.title]
+        self.sentences: list[Sentence] = index.all(index.count())
+        self.candidates, self.mentions = propose(self.sentences, provenance, titles)
+        self.counts = mention_counts(self.candidates)
+        self.unknown = {s.id for s in self.sentences if says_unknown(s.text)}
+        self.gold = {k: match_entity(world, [c.label]) for k, c in self.candidates.items()}
+        self.edges = {(e["source"], e["target"]) for e in world.gold["edges"]}
+
+    def offered(self, min_mentions: int) -> dict[str, Candidate]:
+        words = label_tokens(self.world.question)
+        return {k: c for k, c in self.candidates.items() if salient(c, self.counts, min_mentions, words, self.unknown)}
+
+    def entities_in(self, sentence: Sentence, chosen: dict[str, str]) -> list[tuple[str, Mention]]:
+        return resolve(self.mentions.get(sentence.id, []), chosen)
+
+
+def auc(pos: list[float], neg: list[float]) -> float | None:
+    if not pos or not neg:
+        return None
+    return round(sum((p > n) + 0.5 * (p == n) for p in pos for n in neg) / (len(pos) * len(neg)), 3)
+
+
+def reach(worlds: list[World]) -> dict[str, Any]:
+    out = {}
+    for name, min_mentions in (("every candidate", 1), ("salient (the team's rule)", 2)):
+        offered = shown = gold_names = gold_total = pairs = edges_reached = edges_total = 0
+        for w in worlds:
+            chosen = {k: k for k in w.offered(min_mentions)}
+            offered += len(chosen)
+            shown += sum(1 for k in chosen if w.gold[k])
+            gold_names += len({w.gold[k] for k in chosen if w.gold[k]})
+            gold_total += len(w.world.names)
+            found = []
+            for i, s in enumerate(w.sentences):
+                after = w.sentences[i + 1] if i + 1 < len(w.sentences) else None
+                if after is not None and (after.source, after.block) != (s.source, s.block):
+                    after = None
+                found += pairs_in(s, w.entities_in(s, chosen), after, w.entities_in(after, chosen) if after else [])
+            unique = {p.key: p for p in found}.values()
+            pairs += len(unique)
+            undirected = {frozenset(e) for e in w.edges}
+            edges_reached += len({frozenset((w.gold[p.a], w.gold[p.b])) for p in unique} & undirected)
+            edges_total += len(undirected)
+        n = len(worlds)
+        out[name] = {"candidates_a_world": round(offered / n, 1), "share_naming_a_reader_entity": round(shown / max(1, offered), 2),
+                     "reader_entities_named": round(gold_names / gold_total, 2), "pairs_a_world": round(pairs / n, 1),
+                     "reader_edges_reachable": round(edges_reached / edges_total, 2)}
+        print(f"{name:28s} {out[name]}")
+    return out
+
+
+async def ask(model: Any, task: str) -> dict[str, float]:
+    reply = await model.request(ModelRequest(messages=(SystemMessage(content=SYSTEM), UserMessage(content=task)),
+                                             settings=ModelSettings(max_tokens=1, temperature=0.0, top_logprobs=20)))
+    return reply.top_logprobs or {}
+
+
+async def relevance(worlds: list[World], model: Any) -> dict[str, Any]:
+    rows = []
+    for w in worlds:
+        by_id = {s.id: s for s in w.sentences}
+        offered = list(w.offered(2).values())
+        for form, template in RELEVANCE.items():
+            odds = await asyncio.gather(*(ask(model, template.format(
+                q=w.world.question, t=" ".join(by_id[s].text for s in c.sentences[:3])[:600], x=c.label)) for c in offered))
+            rows += [{"world": w.world.name, "form": form, "gold": bool(w.gold[c.key]), "margin": yes_margin(o)}
+                     for c, o in zip(offered, odds)]
+        print(w.world.name, len(offered), file=sys.stderr, flush=True)
+    out = {}
+    for form in RELEVANCE:
+        mine = [r for r in rows if r["form"] == form]
+        out[form] = {"auc": auc([r["margin"] for r in mine if r["gold"]], [r["margin"] for r in mine if not r["gold"]]),
+                     "yes_rate": round(sum(r["margin"] > 0 for r in mine) / max(1, len(mine)), 2), "candidates": len(mine)}
+        print(form, out[form])
+    return out
+
+
+async def pairs(worlds: list[World], model: Any) -> dict[str, Any]:
+    rows: list[dict[str, Any]] = []
+    for w in worlds:
+        chosen = {k: k for k in w.offered(2)}
+        readers = {e for edge in w.edges for e in edge}
+        texts = []
+        for s in w.sentences:
+            here = list(dict.fromkeys(k for k, _ in w.entities_in(s, chosen)))
+            if len(here) >= 2 and any(w.gold[k] in readers for k in here):
+                texts.append((s.text[:600], here))
+        for text, here in texts:
+            label = {k: w.candidates[k].label for k in here}
+            targets = await asyncio.gather(*(ask(model, f'Text: "{text}"\nAccording to the text, what does {label[a]} affect? '
+                                                        "Answer with words from the text.") for a in here))
+            ordered = [(a, b) for a in here for b in here if a != b]
+            links = await asyncio.gather(*(ask(model, f'Text: "{text}"\nAccording to the text, does {label[a]} affect {label[b]}? '
+                                                      "Answer yes or no.") for a, b in ordered))
+            for (a, b), link in zip(ordered, links):
+                first = label[b].split()[0]
+                rows.append({"world": w.world.name, "text": text[:60], "a": a, "gold": (w.gold[a], w.gold[b]) in w.edges,
+                             "yes": yes_margin(link), "target": answer_odds(targets[here.index(a)], [first])[first]})
+        print(w.world.name, len(texts), file=sys.stderr, flush=True)
+    pos, neg = [r for r in rows if r["gold"]], [r for r in rows if not r["gold"]]
+    out: dict[str, Any] = {"pairs": len(rows), "reader_edges": len(pos)}
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        groups[(r["world"], r["text"], r["a"])].append(r)
+    for key in ("yes", "target"):
+        hit = tried = 0
+        chance = 0.0
+        for group in groups.values():
+            if any(r["gold"] for r in group):
+                tried += 1
+                hit += max(group, key=lambda r: r[key])["gold"]
+                chance += sum(r["gold"] for r in group) / len(group)
+        out[key] = {"auc": auc([r[key] for r in pos], [r[key] for r in neg]), "best_is_a_reader_edge": hit,
+                    "sources_tried": tried, "expected_by_chance": round(chance, 1)}
+        print(key, out[key])
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("what", choices=("reach", "relevance", "pairs"))
+    parser.add_argument("suites", nargs="+", type=Path)
+    parser.add_argument("--model", default="local")
+    args = parser.parse_args()
+    worlds = [World(w) for folder in args.suites for w in load_suite(folder)]
+    if args.what == "reach":
+        result = reach(worlds)
+    else:
+        model = infer_model(args.model)
+        result = asyncio.run(relevance(worlds, model) if args.what == "relevance" else pairs(worlds, model))
+    print(json.dumps({"what": args.what, "model": None if args.what == "reach" else args.model,
+                      "suites": [str(s) for s in args.suites], "worlds": len(worlds), "result": result}))
+
+
+if __name__ == "__main__":
+    main()
