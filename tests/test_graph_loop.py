@@ -318,8 +318,8 @@ def test_times_are_not_entity_candidates() -> None:
 
 
 def test_a_long_text_offers_the_model_only_what_it_names_more_than_once(tmp_path: Path) -> None:
-    # Past what one iteration reads whole, a phrase named in one sentence only, off the question and
-    # in no sentence that says something is unknown, is not offered; a thing named twice is, even
+    # In sources longer than about one news article, a phrase named in one sentence only, off the
+    # question and in no sentence that says something is unknown, is not offered; a thing named twice is, even
     # when its two mentions differ ("the hospital laundry", "the laundry": one head noun).
     filler = " ".join(f"Sentence {i} is filler." for i in range(60))
     (tmp_path / "long.md").write_text(

@@ -10,15 +10,14 @@ written nearest before them. Nor are times ("July", "hours", "the past decade":
 :func:`moot.text.names_a_time`): a time dates what a sentence says, it is not a thing in it.
 
 **Salience.** A thing of the text's world is written about more than once: a reader draws the
-laundry that three sentences name, not the car park one sentence passes. So a candidate is
-offered to the model only when its *mention group* is named in at least
-:attr:`~moot.teams.graph.vocabulary.Vocabulary.min_mentions` sentences of all the sources (two by
-default; sources of at most :attr:`~moot.teams.graph.GraphConfig.short_sources` sentences, about one
-news article, offer every candidate, since in a short text one mention matters), when it shares a word with the question, or when its sentence says something is not
-known (the factor nobody measured is often named once). A mention group is a name's own words
-("Gorsey Bank") or, for a common noun phrase, its head noun, the last noun of the phrase before a
-post-modifier (English grammar: "hospital laundry", "the laundry" and "laundry staff's" differ, but
-"the hospital laundry" and "the laundry" are both a laundry; "shortage of clean linen" is a
+laundry that three sentences name, not the car park one sentence passes. So in sources longer than
+:attr:`~moot.teams.graph.GraphConfig.short_sources` sentences (about one news article; in a short
+text one mention matters), a candidate is offered to the model only when its *mention group* is
+named in at least :attr:`~moot.teams.graph.vocabulary.Vocabulary.min_mentions` sentences of all the
+sources (two by default), when it shares a word with the question, or when its sentence says
+something is not known (the factor nobody measured is often named once). A mention group is a
+name's own words ("Gorsey Bank"), else the stem of the phrase's head noun, as the tagger reads it
+("the hospital laundry" and "laundries" are both laundries; "shortage of clean linen" is a
 shortage). Counting is Python's; the model still chooses which salient candidates are entities.
 
 A pair is two chosen entities in one sentence, or one in a sentence and one in the sentence
@@ -30,7 +29,7 @@ the pair's quote, so every edge is grounded by construction.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from moot.text import find_cues, find_quantities, names_a_time, names_in, noun_phrases
 from moot.text.words import STOPWORDS, refers_back, stem, words
@@ -64,6 +63,8 @@ class Mention:
     end: int
     group: str = ""
     """Its mention group (:func:`mention_group`): what repeated mention of it is counted by."""
+    label: str = ""
+    """As written in the sentence."""
 
 
 @dataclass(frozen=True)
@@ -138,23 +139,27 @@ def mentions_in(sentence: str, provenance: list[str], titles: list[str] = ()) ->
         if (not tokens or len(label) < 2 or len(words(label)) > MAX_LABEL_WORDS or all(t.replace(".", "").isdigit() for t in tokens)
                 or is_provenance(label, provenance, titles) or names_a_time(label) or not mention.key):
             continue
-        kept.append((label, mention))
+        kept.append((label, replace(mention, label=label)))
     return sorted(kept, key=lambda lm: (lm[1].start, -lm[1].end))
+
+
+def candidates_of(sentence_ids: list[int], mentions: dict[int, list[Mention]]) -> dict[str, Candidate]:
+    """The candidates that these sentences' mentions make, in reading order (by identity key, the
+    first spelling kept): a window's candidates, from mentions read once for the whole text."""
+    candidates: dict[str, Candidate] = {}
+    for sid in sentence_ids:
+        for mention in mentions.get(sid, []):
+            cand = candidates.setdefault(mention.key, Candidate(mention.key, mention.label, group=mention.group))
+            if sid not in cand.sentences:
+                cand.sentences.append(sid)
+    return candidates
 
 
 def propose(sentences: list[Sentence], provenance: list[str], titles: list[str] = ()  # type: ignore[assignment]
             ) -> tuple[dict[str, Candidate], dict[int, list[Mention]]]:
     """Candidates over a window of sentences (by identity key, first spelling kept) and each sentence's mentions."""
-    candidates: dict[str, Candidate] = {}
-    mentions: dict[int, list[Mention]] = {}
-    for sentence in sentences:
-        found = mentions_in(sentence.text, provenance, titles)
-        mentions[sentence.id] = [m for _, m in found]
-        for label, mention in found:
-            cand = candidates.setdefault(mention.key, Candidate(mention.key, label, group=mention.group))
-            if sentence.id not in cand.sentences:
-                cand.sentences.append(sentence.id)
-    return candidates, mentions
+    mentions = {sentence.id: [m for _, m in mentions_in(sentence.text, provenance, titles)] for sentence in sentences}
+    return candidates_of([s.id for s in sentences], mentions), mentions
 
 
 def mention_counts(candidates: dict[str, Candidate]) -> dict[str, int]:
@@ -232,5 +237,5 @@ def measures_in(sentence: str, entities: list[tuple[str, Mention]]) -> list[tupl
     return out
 
 
-__all__ = ["Candidate", "Mention", "Pair", "is_name", "is_provenance", "measures_in", "mention_counts", "mention_group",
+__all__ = ["Candidate", "Mention", "Pair", "candidates_of", "is_name", "is_provenance", "measures_in", "mention_counts", "mention_group",
            "mentions_in", "pairs_in", "propose", "resolve", "salient"]

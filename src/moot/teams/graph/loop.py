@@ -35,6 +35,7 @@ from moot.teams.graph.candidates import (
     Candidate,
     Mention,
     Pair,
+    candidates_of,
     measures_in,
     mention_counts,
     mentions_in,
@@ -104,7 +105,9 @@ class Loop:
         self.plain = self.vocabulary.asks_plainly
         """Choices asked as plain questions and read from the model's odds (until it gives none)."""
         everything = index.all(index.count())
-        self.counts = mention_counts(propose(everything, self.provenance, self.titles)[0])
+        proposed, self.all_mentions = propose(everything, self.provenance, self.titles)
+        """Each sentence's mentions: the text is tagged once, here, and each window's candidates are made from them."""
+        self.counts = mention_counts(proposed)
         """How many sentences of all the sources name each mention group (the salience rule)."""
         self.min_mentions = self.vocabulary.min_mentions if len(everything) > cfg.short_sources else 1
         """Short sources offer every candidate (:attr:`GraphConfig.short_sources`)."""
@@ -311,8 +314,8 @@ class Loop:
 
     async def _choose(self, it: int, window: list[Sentence]) -> None:
         """Python proposes candidate phrases; the mapper sorts them (and the question's phrases)."""
-        found, mentions = propose(window, self.provenance, self.titles)
-        self.mentions.update(mentions)
+        found = candidates_of([s.id for s in window], self.all_mentions)
+        self.mentions.update((s.id, self.all_mentions.get(s.id, [])) for s in window)
         for key, cand in found.items():
             known = self.candidates.setdefault(key, Candidate(key, cand.label, group=cand.group))
             known.sentences += [s for s in cand.sentences if s not in known.sentences]

@@ -51,10 +51,11 @@ class Vocabulary:
     """Its entities are named individuals (the people of a family): a candidate the text does not
     write as a name ("child", "a family") is none, without a model call."""
     min_mentions: int = 2
-    """In sources longer than :attr:`~moot.teams.graph.GraphConfig.short_sources` sentences, a candidate is offered to the model only when
-    its mention group is named in at least this many sentences of the sources, shares a word with the question, or sits in a sentence that says
-    something is not known (:func:`moot.teams.graph.candidates.salient`); 1 offers every candidate.
-    A story of named individuals (a family) names some of them once, and each counts."""
+    """In sources longer than :attr:`~moot.teams.graph.GraphConfig.short_sources` sentences, a
+    candidate is offered to the model only when its mention group is named in at least this many
+    sentences, shares a word with the question, or sits in a sentence that says something is not
+    known (:func:`moot.teams.graph.candidates.salient`); 1 offers every candidate. A story of named
+    individuals (a family) names some of them once, and each counts."""
     link_question: str = ""
     """Whether a text links ``{a}`` to ``{b}``, as a plain yes/no question ("According to the text,
     does {a} affect {b}?"): a vocabulary with many relations is asked in two steps, this question
