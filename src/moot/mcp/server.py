@@ -483,7 +483,9 @@ def run_view(app: MootMCP, run_id: str) -> dict[str, Any]:
     }
     if server_run is not None:
         view["server_run_id"] = server_run.id
-        if server_run.status == "cancelled":
+        if server_run.status == "cancelled" and (detail.finished is not None or detail.status != "running"):
+            # only once the record is closed: until then its task results are not all written, and a
+            # client that stops polling at "cancelled" would read a finished task with no output
             view["status"] = "cancelled"
         if server_run.result is not None:
             view["result"] = server_run.result
