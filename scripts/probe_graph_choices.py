@@ -3,7 +3,7 @@ measured on hand-written graph sets (``moot.eval.graph_suite``): development dat
 this reads each world's gold graph.
 
 * ``reach`` (no model): over all the sentences of each world, the candidates the salience rule
-  offers (``moot.teams.graph.candidates.salient``) against every candidate: how many a world
+  offers (``moot.teams.graph.candidates.TextReading.salient``) against every candidate: how many a world
   offers, what share of them name a reader's entity, what share of the reader's entities some
   offered candidate names, how many pairs their sentences propose, and what share of the
   reader's edges some proposed pair can reach;
@@ -35,11 +35,10 @@ from typing import Any
 from moot.eval.graph_suite import SuiteWorld, load_suite, match_entity
 from moot.models.base import ModelRequest, ModelSettings, SystemMessage, UserMessage, yes_margin
 from moot.models.registry import infer_model
-from moot.teams.graph.candidates import Candidate, Mention, mention_counts, pairs_in, propose, resolve, salient
+from moot.teams.graph.candidates import Candidate, Mention, TextReading, candidates_of, pairs_in, resolve
 from moot.teams.graph.evidence import Sentence, SourceIndex
 from moot.teams.graph.plain import answer_odds
 from moot.teams.graph.scaffold import label_tokens
-from moot.text import says_unknown
 
 SYSTEM = "Answer the question about the text with one word."
 RELEVANCE = {
@@ -59,15 +58,15 @@ class World:
         provenance = [n for d in index.documents.values() for n in d.provenance_names()]
         titles = [d.title for d in index.documents.values() if d.title]
         self.sentences: list[Sentence] = index.all(index.count())
-        self.candidates, self.mentions = propose(self.sentences, provenance, titles)
-        self.counts = mention_counts(self.candidates)
-        self.unknown = {s.id for s in self.sentences if says_unknown(s.text)}
+        self.text = TextReading.of(self.sentences, provenance, titles)
+        self.mentions = self.text.mentions
+        self.candidates = candidates_of([s.id for s in self.sentences], self.mentions)
         self.gold = {k: match_entity(world, [c.label]) for k, c in self.candidates.items()}
         self.edges = {(e["source"], e["target"]) for e in world.gold["edges"]}
 
     def offered(self, min_mentions: int) -> dict[str, Candidate]:
         words = label_tokens(self.world.question)
-        return {k: c for k, c in self.candidates.items() if salient(c, self.counts, min_mentions, words, self.unknown)}
+        return {k: c for k, c in self.candidates.items() if self.text.salient(c, min_mentions, words)}
 
     def entities_in(self, sentence: Sentence, chosen: dict[str, str]) -> list[tuple[str, Mention]]:
         return resolve(self.mentions.get(sentence.id, []), chosen)

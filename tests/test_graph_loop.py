@@ -320,23 +320,23 @@ def test_times_are_not_entity_candidates() -> None:
 def test_a_long_text_offers_the_model_only_what_it_names_more_than_once(tmp_path: Path) -> None:
     # In sources longer than about one news article, a phrase named in one sentence only, off the
     # question and in no sentence that says something is unknown, is not offered; a thing named twice is, even
-    # when its two mentions differ ("the hospital laundry", "the laundry": one head noun).
+    # when its two mentions differ ("the Zorvik parcel depot", "the depot": one head noun).
     filler = " ".join(f"Sentence {i} is filler." for i in range(60))
     (tmp_path / "long.md").write_text(
-        "The hospital laundry moved to Gorsey Bank in March. Gorsey Bank has a car park. "
-        "Since then the laundry delivers linen late. The stock of spare sheets is unknown.\n\n" + filler)
-    types = {"laundry": "organisation", "hospital laundry": "organisation", "linen": "substance",
-             "Gorsey Bank": "place", "spare sheets": "substance", "car park": "facility"}
+        "The Zorvik parcel depot moved to Quell Yard in March. Quell Yard has a car park. "
+        "Since then the depot delivers parcels late. The stock of spare crates is unknown.\n\n" + filler)
+    types = {"depot": "facility", "Zorvik parcel depot": "facility", "parcels": "substance",
+             "Quell Yard": "place", "spare crates": "substance", "car park": "facility"}
 
     def offered(min_mentions: int, db: str) -> set[str]:
         script = GraphScript(types=types, links=set())
         GraphTeam([tmp_path / "long.md"], model=model_for(script), store=RunStore(tmp_path / db),
                   config=GraphConfig(vocabulary=dataclasses.replace(DEFAULT.listed(), min_mentions=min_mentions),
-                                     iterations=3, hypotheses=False)).ask_sync("Why does the laundry deliver linen late?")
+                                     iterations=3, hypotheses=False)).ask_sync("Why does the depot deliver parcels late?")
         return {label for task in script.tasks["EntityChoices"] for label in re.findall(r'^c\d+\. "(.*)" \(in', task, re.M)}
 
     named_twice = offered(2, "runs.db")
-    assert {"hospital laundry", "laundry", "Gorsey Bank", "linen", "spare sheets"} <= named_twice
+    assert {"Zorvik parcel depot", "depot", "Quell Yard", "parcels", "spare crates"} <= named_twice
     assert "car park" not in named_twice
     assert "car park" in offered(1, "runs2.db")  # every candidate offered: the car park is asked about too
 
@@ -345,20 +345,20 @@ def test_mention_groups_count_a_thing_however_its_phrase_is_written() -> None:
     from moot.teams.graph.candidates import mention_counts, mention_group, propose
     from moot.teams.graph.evidence import Sentence
 
-    assert mention_group("hospital laundry", "laundry") == mention_group("laundries", "laundries") == mention_group("laundry")
-    assert mention_group("shortage of clean linen", "shortage") == mention_group("shortage") != mention_group("linen")
-    assert mention_group("Gorsey Bank", "Bank") == "gorsey bank" != mention_group("river bank", "bank")
-    texts = ["The hospital laundry moved.", "The laundry is late.", "A river bank flooded.", "Gorsey Bank is dry."]
+    assert mention_group("parcel depot", "depot") == mention_group("depots", "depots") == mention_group("depot")
+    assert mention_group("shortage of clean water", "shortage") == mention_group("shortage") != mention_group("water")
+    assert mention_group("Quell Bank", "Bank") == "quell bank" != mention_group("river bank", "bank")
+    texts = ["The parcel depot moved.", "The depot is late.", "A river bank flooded.", "Quell Bank is dry."]
     candidates, _ = propose([Sentence(i, "a.md", i, 0, t) for i, t in enumerate(texts)], [])
     counts = mention_counts(candidates)
-    assert counts[mention_group("laundry")] == 2 and counts[mention_group("bank")] == 1 and counts["gorsey bank"] == 1
+    assert counts[mention_group("depot")] == 2 and counts[mention_group("bank")] == 1 and counts["quell bank"] == 1
 
 
 def test_a_phrase_that_holds_a_publishers_whole_name_is_provenance() -> None:
     from moot.teams.graph.candidates import is_provenance
 
-    publishers = ["Village Shop Network News", "Times"]
-    assert is_provenance("Readers of Village Shop Network News", publishers)
-    assert is_provenance("Network News", publishers)  # part of the name, as before
+    publishers = ["Quell Valley Parcel News", "Times"]
+    assert is_provenance("Readers of Quell Valley Parcel News", publishers)
+    assert is_provenance("Parcel News", publishers)  # part of the name, as before
     assert not is_provenance("Times Square", publishers)  # a one-word name is not looked for inside phrases
-    assert not is_provenance("network of village shops and post offices", publishers)
+    assert not is_provenance("news of valley parcels and post offices", publishers)

@@ -10,14 +10,14 @@ written nearest before them. Nor are times ("July", "hours", "the past decade":
 :func:`moot.text.names_a_time`): a time dates what a sentence says, it is not a thing in it.
 
 **Salience.** A thing of the text's world is written about more than once: a reader draws the
-laundry that three sentences name, not the car park one sentence passes. So in sources longer than
+depot that three sentences name, not the car park one sentence passes. So in sources longer than
 :attr:`~moot.teams.graph.GraphConfig.short_sources` sentences (about one news article; in a short
 text one mention matters), a candidate is offered to the model only when its *mention group* is
 named in at least :attr:`~moot.teams.graph.vocabulary.Vocabulary.min_mentions` sentences of all the
 sources (two by default), when it shares a word with the question, or when its sentence says
 something is not known (the factor nobody measured is often named once). A mention group is a
-name's own words ("Gorsey Bank"), else the stem of the phrase's head noun, as the tagger reads it
-("the hospital laundry" and "laundries" are both laundries; "shortage of clean linen" is a
+name's own words ("Quell Yard"), else the stem of the phrase's head noun, as the tagger reads it
+("the parcel depot" and "depots" are both depots; "shortage of clean water" is a
 shortage). Counting is Python's; the model still chooses which salient candidates are entities.
 
 A pair is two chosen entities in one sentence, or one in a sentence and one in the sentence
@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from moot.text import find_cues, find_quantities, names_a_time, names_in, noun_phrases
+from moot.text import find_cues, find_quantities, names_a_time, names_in, noun_phrases, says_unknown
 from moot.text.words import STOPWORDS, refers_back, stem, words
 from moot.teams.graph.evidence import Sentence
 from moot.teams.graph.scaffold import label_key, label_tokens
@@ -93,9 +93,9 @@ def is_name(label: str) -> bool:
 
 
 def mention_group(label: str, head: str = "") -> str:
-    """What repeated mention of a phrase is counted by: a name's own key ("gorsey bank"), else the
+    """What repeated mention of a phrase is counted by: a name's own key ("quell yard"), else the
     stem of its head noun (``head``, from the tagger; the last word when none is given), so
-    "laundries" and "the laundry" count together."""
+    "depots" and "the depot" count together."""
     if is_name(label):
         return label_key(label)
     last = words(head or label)[-1:] or [""]
@@ -170,11 +170,25 @@ def mention_counts(candidates: dict[str, Candidate]) -> dict[str, int]:
     return {group: len(ids) for group, ids in named.items()}
 
 
-def salient(cand: Candidate, counts: dict[str, int], min_mentions: int, question_words: frozenset[str],
-            unknown_sentences: set[int]) -> bool:
-    """Whether a candidate is offered to the model (the module docstring's salience rule)."""
-    return (counts.get(cand.group, len(cand.sentences)) >= min_mentions or bool(label_tokens(cand.label) & question_words)
-            or any(s in unknown_sentences for s in cand.sentences))
+@dataclass
+class TextReading:
+    """The whole text read once by Python: each sentence's mentions, how often each mention group
+    is named, and which sentences say something is not known (the salience rule's inputs)."""
+
+    mentions: dict[int, list[Mention]]
+    counts: dict[str, int]
+    unknown: set[int]
+
+    @classmethod
+    def of(cls, sentences: list[Sentence], provenance: list[str], titles: list[str] = ()  # type: ignore[assignment]
+           ) -> TextReading:
+        candidates, mentions = propose(sentences, provenance, titles)
+        return cls(mentions, mention_counts(candidates), {s.id for s in sentences if says_unknown(s.text)})
+
+    def salient(self, cand: Candidate, min_mentions: int, question_words: frozenset[str]) -> bool:
+        """Whether a candidate is offered to the model (the module docstring's salience rule)."""
+        return (self.counts.get(cand.group, len(cand.sentences)) >= min_mentions
+                or bool(label_tokens(cand.label) & question_words) or any(s in self.unknown for s in cand.sentences))
 
 
 def resolve(mentions: list[Mention], chosen: dict[str, str]) -> list[tuple[str, Mention]]:
@@ -237,5 +251,5 @@ def measures_in(sentence: str, entities: list[tuple[str, Mention]]) -> list[tupl
     return out
 
 
-__all__ = ["Candidate", "Mention", "Pair", "candidates_of", "is_name", "is_provenance", "measures_in", "mention_counts", "mention_group",
-           "mentions_in", "pairs_in", "propose", "resolve", "salient"]
+__all__ = ["Candidate", "Mention", "Pair", "TextReading", "candidates_of", "is_name", "is_provenance", "measures_in", "mention_counts", "mention_group",
+           "mentions_in", "pairs_in", "propose", "resolve"]

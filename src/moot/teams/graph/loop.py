@@ -35,14 +35,12 @@ from moot.teams.graph.candidates import (
     Candidate,
     Mention,
     Pair,
+    TextReading,
     candidates_of,
     measures_in,
-    mention_counts,
     mentions_in,
     pairs_in,
-    propose,
     resolve,
-    salient,
 )
 from moot.teams.graph.checks import (
     apply_challenges,
@@ -60,7 +58,6 @@ from moot.teams.graph.paths import answer_path, component_of, runs_against_links
 from moot.teams.graph.quantify import requantify
 from moot.teams.graph.result import GraphResult, IterationRecord
 from moot.teams.graph.scaffold import Gap, GraphAnswer, GraphQuestion, Measure, Scaffold, ScaffoldMeta, label_key, label_tokens
-from moot.text import says_unknown
 
 if TYPE_CHECKING:
     from moot.teams.graph.team import GraphTeam
@@ -105,13 +102,10 @@ class Loop:
         self.plain = self.vocabulary.asks_plainly
         """Choices asked as plain questions and read from the model's odds (until it gives none)."""
         everything = index.all(index.count())
-        proposed, self.all_mentions = propose(everything, self.provenance, self.titles)
-        """Each sentence's mentions: the text is tagged once, here, and each window's candidates are made from them."""
-        self.counts = mention_counts(proposed)
-        """How many sentences of all the sources name each mention group (the salience rule)."""
+        self.text = TextReading.of(everything, self.provenance, self.titles)
+        """The whole text tagged once: each window's candidates are made from its mentions."""
         self.min_mentions = self.vocabulary.min_mentions if len(everything) > cfg.short_sources else 1
         """Short sources offer every candidate (:attr:`GraphConfig.short_sources`)."""
-        self.unknown_sentences = {s.id for s in everything if says_unknown(s.text)}
         self.question_words = label_tokens(question)
 
     def emit(self, event_type: str, /, agent: str | None = None, **payload: Any) -> None:
@@ -314,15 +308,15 @@ class Loop:
 
     async def _choose(self, it: int, window: list[Sentence]) -> None:
         """Python proposes candidate phrases; the mapper sorts them (and the question's phrases)."""
-        found = candidates_of([s.id for s in window], self.all_mentions)
-        self.mentions.update((s.id, self.all_mentions.get(s.id, [])) for s in window)
+        found = candidates_of([s.id for s in window], self.text.mentions)
+        self.mentions.update((s.id, self.text.mentions.get(s.id, [])) for s in window)
         for key, cand in found.items():
             known = self.candidates.setdefault(key, Candidate(key, cand.label, group=cand.group))
             known.sentences += [s for s in cand.sentences if s not in known.sentences]
             if key in self.entities.decided:
                 self.entities.cite(key, [self.read[s] for s in cand.sentences if s in self.read])
         for cand in self.entities.undecided(self.candidates):  # named once, off the question: not offered
-            if not salient(cand, self.counts, self.min_mentions, self.question_words, self.unknown_sentences):
+            if not self.text.salient(cand, self.min_mentions, self.question_words):
                 self.entities.decided[cand.key] = NAMED_ONCE
         terms = set(query_terms(self.question))
         todo = sorted(self.entities.undecided(self.candidates),
@@ -472,7 +466,7 @@ class Loop:
         chosen = self.entities.chosen()
         object_key = next((k for k, i in self.entities.info.items() if i.node and i.node == self.scaffold.object), None)
         for s in window:
-            if s.id in self.unknown_done or not says_unknown(s.text):
+            if s.id in self.unknown_done or s.id not in self.text.unknown:
                 continue
             self.unknown_done.add(s.id)
             named = [node for node, _ in resolve(self.mentions.get(s.id, []), chosen)]

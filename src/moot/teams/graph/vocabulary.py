@@ -54,7 +54,7 @@ class Vocabulary:
     """In sources longer than :attr:`~moot.teams.graph.GraphConfig.short_sources` sentences, a
     candidate is offered to the model only when its mention group is named in at least this many
     sentences, shares a word with the question, or sits in a sentence that says something is not
-    known (:func:`moot.teams.graph.candidates.salient`); 1 offers every candidate. A story of named
+    known (:meth:`moot.teams.graph.candidates.TextReading.salient`); 1 offers every candidate. A story of named
     individuals (a family) names some of them once, and each counts."""
     link_question: str = ""
     """Whether a text links ``{a}`` to ``{b}``, as a plain yes/no question ("According to the text,
