@@ -107,9 +107,13 @@ def reach(worlds: list[World]) -> dict[str, Any]:
     return out
 
 
+TOP = 20
+"""How many of the first token's likeliest alternatives a question reads (``--top``)."""
+
+
 async def ask(model: Any, task: str) -> dict[str, float]:
     reply = await model.request(ModelRequest(messages=(SystemMessage(content=SYSTEM), UserMessage(content=task)),
-                                             settings=ModelSettings(max_tokens=1, temperature=0.0, top_logprobs=20)))
+                                             settings=ModelSettings(max_tokens=1, temperature=0.0, top_logprobs=TOP)))
     return reply.top_logprobs or {}
 
 
@@ -133,7 +137,7 @@ async def relevance(worlds: list[World], model: Any) -> dict[str, Any]:
     return out
 
 
-async def pairs(worlds: list[World], model: Any) -> dict[str, Any]:
+async def pairs(worlds: list[World], model: Any, rows_out: Path | None = None, targets_only: bool = False) -> dict[str, Any]:
     rows: list[dict[str, Any]] = []
     for w in worlds:
         chosen = {k: k for k in w.offered(2)}
@@ -148,19 +152,31 @@ async def pairs(worlds: list[World], model: Any) -> dict[str, Any]:
             targets = await asyncio.gather(*(ask(model, f'Text: "{text}"\nAccording to the text, what does {label[a]} affect? '
                                                         "Answer with words from the text.") for a in here))
             ordered = [(a, b) for a in here for b in here if a != b]
-            links = await asyncio.gather(*(ask(model, f'Text: "{text}"\nAccording to the text, does {label[a]} affect {label[b]}? '
-                                                      "Answer yes or no.") for a, b in ordered))
+            if targets_only:
+                gated, links = [{} for _ in here], [{} for _ in ordered]
+            else:
+                gated = await asyncio.gather(*(ask(model, f'Text: "{text}"\nAccording to the text, what does {label[a]} affect? '
+                                                          'Answer with words from the text, or "nothing".') for a in here))
+                links = await asyncio.gather(*(ask(model, f'Text: "{text}"\nAccording to the text, does {label[a]} affect {label[b]}? '
+                                                          "Answer yes or no.") for a, b in ordered))
             for (a, b), link in zip(ordered, links):
                 first = label[b].split()[0]
-                rows.append({"world": w.world.name, "text": text[:60], "a": a, "gold": (w.gold[a], w.gold[b]) in w.edges,
-                             "yes": yes_margin(link), "target": answer_odds(targets[here.index(a)], [first])[first]})
+                own = distinguishing_word(label[b], [label[c] for c in here if c not in (a, b)])
+                odds = gated[here.index(a)]
+                rows.append({"world": w.world.name, "text": text[:60], "a": a, "b": b, "gold": (w.gold[a], w.gold[b]) in w.edges,
+                             "a_is_reader": w.gold[a] in readers, "b_is_reader": w.gold[b] in readers,
+                             "yes": yes_margin(link), "target": answer_odds(targets[here.index(a)], [first])[first],
+                             "gated": answer_odds(odds, [first])[first], "gated_own": answer_odds(odds, [own])[own],
+                             "nothing": answer_odds(odds, ["nothing"])["nothing"]})
         print(w.world.name, len(texts), file=sys.stderr, flush=True)
     pos, neg = [r for r in rows if r["gold"]], [r for r in rows if not r["gold"]]
     out: dict[str, Any] = {"pairs": len(rows), "reader_edges": len(pos)}
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
         groups[(r["world"], r["text"], r["a"])].append(r)
-    for key in ("yes", "target"):
+    if rows_out is not None:
+        rows_out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    for key in ("yes", "target", "gated", "gated_own"):
         hit = tried = 0
         chance = 0.0
         for group in groups.values():
@@ -174,18 +190,28 @@ async def pairs(worlds: list[World], model: Any) -> dict[str, Any]:
     return out
 
 
+def distinguishing_word(label: str, others: list[str]) -> str:
+    """The first word of ``label`` that begins none of the ``others`` (its first word when every word does)."""
+    taken = {o.split()[0].lower() for o in others if o.split()}
+    return next((word for word in label.split() if word.lower() not in taken), label.split()[0])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("what", choices=("reach", "relevance", "pairs"))
     parser.add_argument("suites", nargs="+", type=Path)
     parser.add_argument("--model", default="local")
+    parser.add_argument("--targets-only", action="store_true", help="pairs: ask only what each entity affects")
+    parser.add_argument("--top", type=int, default=20, help="how many likeliest first tokens each question reads")
+    parser.add_argument("--rows", type=Path, help="pairs: write each pair's scores here, one JSON object a line")
     args = parser.parse_args()
+    globals()["TOP"] = args.top
     worlds = [World(w) for folder in args.suites for w in load_suite(folder)]
     if args.what == "reach":
         result = reach(worlds)
     else:
         model = infer_model(args.model)
-        result = asyncio.run(relevance(worlds, model) if args.what == "relevance" else pairs(worlds, model))
+        result = asyncio.run(relevance(worlds, model) if args.what == "relevance" else pairs(worlds, model, args.rows, args.targets_only))
     print(json.dumps({"what": args.what, "model": None if args.what == "reach" else args.model,
                       "suites": [str(s) for s in args.suites], "worlds": len(worlds), "result": result}))
 

@@ -16,20 +16,21 @@ from moot.teams.graph.plain import (
     how_task,
     is_name,
     kind_task,
-    link_tasks,
     pick_how,
     pick_kind,
-    pick_links,
     pick_relation,
+    pick_target,
+    pick_targets,
     relation_questions,
     relation_task,
+    target_task,
     yes_margin,
 )
 
 
 def test_a_vocabulary_asks_plainly_when_its_choices_are_questions_and_a_long_one_in_two_steps() -> None:
     assert FAMILY.asks_plainly and not FAMILY.asks_in_two_steps  # three relations: each asked about each pair
-    assert DEFAULT.asks_plainly and DEFAULT.asks_in_two_steps  # fifteen: linked or not, then which
+    assert DEFAULT.asks_plainly and DEFAULT.asks_in_two_steps  # fifteen: what each thing affects, then how
     assert not DEFAULT.listed().asks_plainly and not FAMILY.listed().asks_plainly
     broken = replace(DEFAULT, link_relation="nothing of the vocabulary")
     assert not broken.asks_in_two_steps and not broken.asks_plainly  # no fallback relation: never half asked
@@ -47,23 +48,29 @@ def test_a_one_word_answer_counts_the_tokens_that_begin_it() -> None:
     assert answer_odds({"organ": -1.0}, ["organisation", "organism"]) == {"organisation": -1.0, "organism": -1.0}
 
 
-def test_each_thing_a_text_names_is_linked_to_what_it_most_plainly_affects() -> None:
-    # pair 1: mill-river, pair 2: mill-lake, pair 3: river-lake; each asked both ways round
-    margins = [(1, "mill", "river", 0.4), (1, "river", "mill", -0.2), (2, "mill", "lake", 1.1), (2, "lake", "mill", 0.9),
-               (3, "river", "lake", 0.3), (3, "lake", "river", -0.5)]
-    assert pick_links(margins) == [(2, "mill", "lake"), (3, "river", "lake")]
-    # the lake leans yes most clearly to the mill too, but that pair is drawn once, the clearer way
-    assert pick_links([(1, "a", "b", -0.1), (1, "b", "a", -0.3)]) == []  # every answer leans no: no link
-    assert pick_links([]) == []
+def test_each_thing_a_text_names_is_linked_to_the_thing_whose_word_most_likely_begins_what_it_affects() -> None:
+    targets = [("river", "Varn river"), ("lake", "Lake Mira"), ("waste", "waste water")]
+    assert pick_target({"lake": -0.4, "varn": -1.2, "the": -0.1}, targets) == ("lake", -0.4)
+    best = pick_target({"was": -0.5, "waste": -0.9, "lake": -2.0}, targets)  # a token that begins the word counts too
+    assert best is not None and best[0] == "waste" and best[1] == pytest.approx(math.log(math.exp(-0.5) + math.exp(-0.9)))
+    assert pick_target({"the": -0.1, "it": -0.5}, targets) is None  # the answer begins with no target's word: no link
+    assert pick_target({"lake": -0.4}, []) is None
+    # two targets of one first word tie, and the first named in the text is drawn
+    assert pick_target({"lake": -0.4}, [("mira", "Lake Mira"), ("tarn", "lake shore")]) == ("mira", -0.4)
+    # a pair each end picked as the other's target is drawn once, the surer way; one pick per source
+    picks = [("mill", "lake", -0.3), ("lake", "mill", -1.5), ("river", "lake", -0.8)]
+    assert pick_targets(picks) == [("mill", "lake"), ("river", "lake")]
+    assert pick_targets([("a", "b", -2.0), ("b", "a", -0.2)]) == [("b", "a")]
+    assert pick_targets([]) == []
 
 
 def test_a_link_drawn_is_the_relation_whose_word_is_likeliest_else_the_fallback() -> None:
     assert pick_how(DEFAULT, {"uses": -0.4, "causes": -1.0}) == "uses"
     assert pick_how(DEFAULT, {"loc": -0.3, "causes": -2.0}) == "located_in"
     assert pick_how(DEFAULT, {"the": -0.1}) == "related_to"
-    forth, back = link_tasks(DEFAULT, "The mill draws water from the river.", "Ostby mill", "Varn river")
-    assert forth.endswith("does Ostby mill affect Varn river? Answer yes or no.")
-    assert back.endswith("does Varn river affect Ostby mill? Answer yes or no.")
+    asked = target_task(DEFAULT, "The mill draws water from the river.", "Ostby mill")
+    assert asked.startswith('Text: "The mill draws water from the river."')
+    assert asked.endswith("what does Ostby mill affect? Answer with words from the text.")
     how = how_task(DEFAULT, "The mill draws water from the river.", "Ostby mill", "Varn river")
     assert "links Ostby mill to Varn river: causes, increases, decreases," in how and how.endswith("Answer with one word.")
 
@@ -133,9 +140,11 @@ def reader(*, says_no: bool = False, how_fails: bool = False):  # type: ignore[n
         if m := re.search(r'What is "(.+?)" in this text', question):
             kind = TYPES.get(m[1], "")
             return ModelResponse(text="x", top_logprobs={kind.split()[0]: -0.2, "the": -2.0} if kind and " " not in kind else {"the": -0.1})
-        if m := re.search(r"does (.+?) affect (.+?)\? Answer yes or no", question):
-            yes = (m[1], m[2]) in relation and not says_no
-            return ModelResponse(text="yes" if yes else "no", top_logprobs={"yes": -0.2, "no": -1.8} if yes else {"yes": -1.6, "no": -0.3})
+        if m := re.search(r"what does (.+?) affect\? Answer with words from the text", question):
+            # what the thing affects in this text, in a reader's eyes: the first word of each
+            text = str(request.messages[-1].content).split("\n")[0]
+            affected = [b for (a, b) in relation if a == m[1] and b.split()[-1] in text] if not says_no else []
+            return ModelResponse(text="the", top_logprobs={"the": -1.0, **{b.split()[0].lower(): -0.3 for b in affected}})
         m = re.search(r"links (.+?) to (.+?): ", question)
         assert m, question
         if how_fails:
@@ -162,7 +171,9 @@ def test_a_run_asked_in_two_steps_draws_the_links_the_odds_show_with_the_relatio
     assert ("Ostby mill", "produces", "waste") in drawn
     assert all(f"{a} {r} {b}".replace("_", " ") in LINKS_READ for a, r, b in drawn)
     assert not {"EntityChoices", "LinkChoices"} & set(script.calls)  # no listed choice was asked
-    assert any("does Varn river affect Ostby mill?" in q for q in asked)  # each pair both ways round
+    assert any("what does Varn river affect?" in q for q in asked) and any("what does Lake Mira affect?" in q for q in asked)
+    targets = [q for q in asked if "what does" in q]
+    assert len(targets) < len([q for q in asked if q.startswith("What is")])  # one question per thing a text names, not per pair
     hows = [q for q in asked if q.startswith("Which word says how")]
     assert len(hows) == len(drawn)  # the relation is asked only for a link drawn
     assert result.scaffold.path  # the mill reaches the lake by quoted hops
@@ -176,7 +187,7 @@ def test_a_model_that_says_no_to_every_pair_draws_no_edge_from_the_text(tmp_path
     result = run_plainly(tmp_path, model)
     assert not [e for e in result.scaffold.edges.values() if not e.provisional]
     assert not any(q.startswith("Which word says how") for q in asked)
-    assert any("does Ostby mill affect Varn river?" in q for q in asked)
+    assert any("what does Ostby mill affect?" in q for q in asked)
 
 
 def _bodies() -> tuple[str, str, set[str]]:
@@ -234,7 +245,7 @@ def test_a_link_whose_relation_call_failed_is_not_drawn_but_asked_again(tmp_path
     assert not [e for e in result.scaffold.edges.values() if not e.provisional]  # no guessed relation drawn
     first = [q for q in asked if q.startswith("Which word says how the text links Ostby mill to Varn river")]
     assert len(first) >= 2  # the pair was asked again in the second iteration
-    assert sum("does Ostby mill affect Varn river?" in q for q in asked) >= 2
+    assert sum("what does Ostby mill affect?" in q for q in asked) >= 2
 
 
 def test_only_stated_directed_hops_decide_which_way_a_path_is_read() -> None:

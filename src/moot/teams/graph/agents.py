@@ -103,11 +103,14 @@ def links_agent(model: Any, options: list[list[str]], vocabulary: Vocabulary) ->
                     settings=_settings(30 + len(options) * (12 + longest // 3)))
 
 
-def plain_agent(model: Any, role: str) -> SubAgent:
+def plain_agent(model: Any, role: str, *, alternatives: int | None = None) -> SubAgent:
     """The mapper asked one plain question: one generated token, read for its odds
-    (:mod:`moot.teams.graph.plain`)."""
-    return SubAgent("mapper", role, load_prompt("plain", __package__), model=model, max_turns=1,
-                    settings=odds_settings())
+    (:mod:`moot.teams.graph.plain`); ``alternatives``: how many likeliest first tokens it reads,
+    where the answer may be any of a text's words rather than one of a few."""
+    settings = odds_settings()
+    if alternatives is not None:
+        settings = settings.model_copy(update={"top_logprobs": alternatives})
+    return SubAgent("mapper", role, load_prompt("plain", __package__), model=model, max_turns=1, settings=settings)
 
 
 # --------------------------------------------------------------------------- quantifier

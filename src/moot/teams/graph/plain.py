@@ -7,7 +7,8 @@ Answer yes or no."), the model's first-token log-probabilities
 (:attr:`moot.models.ModelSettings.top_logprobs`) show how far it leans to each answer, and
 Python compares them: the type is the likeliest of the vocabulary's types, and a pair's relation
 is the one whose question the model answers yes to most clearly, or none when it leans to no on
-every one.
+every one. Asked in two steps, what an entity affects is the entity of its text whose first word
+the model finds likeliest to begin its answer, and only then which relation that link is.
 
 Only a vocabulary that writes its choices as questions asks plainly
 (:attr:`~moot.teams.graph.vocabulary.Vocabulary.asks_plainly`), and only with a model that gives
@@ -180,12 +181,14 @@ async def link_plainly(rec: Run, model: Any, scaffold: Scaffold, entities: Entit
     return added, judged
 
 
-def link_tasks(vocabulary: Vocabulary, pair_text: str, a: str, b: str) -> tuple[str, str]:
-    """The two-step link question about a pair, each way round (``a`` to ``b`` first)."""
-    def task(x: str, y: str) -> str:
-        return f'Text: "{pair_text[:QUOTE_CHARS]}"\n{vocabulary.link_question.format(a=x, b=y)} Answer yes or no.'
+TARGET_ODDS = 20
+"""How many likeliest first tokens a target question reads: its answer may begin with any word of
+the text, where a yes/no or type question has a few answers."""
 
-    return task(a, b), task(b, a)
+
+def target_task(vocabulary: Vocabulary, text: str, a: str) -> str:
+    """The first step asked about one entity ``a`` of a text: what it affects, in the text's words."""
+    return f'Text: "{text[:QUOTE_CHARS]}"\n{vocabulary.target_question.format(a=a)} Answer with words from the text.'
 
 
 def how_task(vocabulary: Vocabulary, pair_text: str, a: str, b: str) -> str:
@@ -194,21 +197,30 @@ def how_task(vocabulary: Vocabulary, pair_text: str, a: str, b: str) -> str:
             "Answer with one word.")
 
 
-def pick_links(margins: Sequence[tuple[int, str, str, float]]) -> list[tuple[int, str, str]]:
-    """From one text's answers ``(pair number, source, target, yes margin)``, the links drawn: for
-    each source, the target it leans yes to most clearly, when it leans yes at all. A text that names
-    three things links each to the one it most plainly acts on, not every two of them; and comparing
-    one source's answers with each other reads the model's lean where its yes or no alone says
-    little (the embedded model leans yes on most such questions)."""
-    best: dict[str, tuple[int, str, str, float]] = {}
-    for number, source, target, margin in margins:
-        if margin > 0 and (source not in best or margin > best[source][3]):
-            best[source] = (number, source, target, margin)
-    drawn = {}
-    for number, source, target, margin in best.values():  # a pair drawn both ways: the clearer way only
-        if number not in drawn or margin > drawn[number][3]:
-            drawn[number] = (number, source, target, margin)
-    return [(n, s, t) for n, s, t, _ in sorted(drawn.values())]
+def pick_target(odds: Mapping[str, float], targets: Sequence[tuple[str, str]]) -> tuple[str, float] | None:
+    """The target ``(key, label)`` whose label's first word the model finds likeliest as the first
+    word of what the source affects, with that log-probability; None when no target's word is among
+    its likeliest first tokens (the model names none of them). Targets that share a first word tie,
+    and the first of them in the text's order is drawn."""
+    scored = answer_odds(odds, [label.split()[0] for _, label in targets if label.split()])
+    best: tuple[str, float] | None = None
+    for key, label in targets:
+        value = scored.get(label.split()[0], UNLISTED_LOGPROB) if label.split() else UNLISTED_LOGPROB
+        if value > UNLISTED_LOGPROB and (best is None or value > best[1]):
+            best = (key, value)
+    return best
+
+
+def pick_targets(answers: Sequence[tuple[str, str, float]]) -> list[tuple[str, str]]:
+    """From one text's picks ``(source, target, log-probability)``, at most one for each source,
+    the links drawn: a pair each end picked as the other's target is drawn once, the way the model
+    was surer of."""
+    drawn: dict[frozenset[str], tuple[str, str, float]] = {}
+    for source, target, value in answers:
+        ends = frozenset((source, target))
+        if ends not in drawn or value > drawn[ends][2]:
+            drawn[ends] = (source, target, value)
+    return [(source, target) for source, target, _ in drawn.values()]
 
 
 def pick_how(vocabulary: Vocabulary, odds: dict[str, float]) -> str:
@@ -221,38 +233,48 @@ def pick_how(vocabulary: Vocabulary, odds: dict[str, float]) -> str:
 
 async def link_in_two_steps(rec: Run, model: Any, scaffold: Scaffold, entities: Entities, pairs: list[Pair],
                             sentences: dict[int, Sentence], iteration: int, limit: int) -> tuple[int, list[tuple[Any, ...]]]:
-    """Ask each pair whether its text links one to the other, each way round, and only for the links
-    drawn (:func:`pick_links`, by text) which relation they are. A text's pairs are asked together,
-    as many texts as ``limit`` link questions allow (the first text always, even a longer one); a
-    pair whose link or relation call failed is asked again next iteration, beside the pairs a new
-    entity of its text brings. Returns (edges added, keys of the pairs judged). Raises
+    """Ask, for each entity a text names, what it affects (:func:`target_task`), draw each one's
+    likeliest target among the entities it shares the text with (:func:`pick_target`,
+    :func:`pick_targets`), and only for the links drawn which relation they are. One question per
+    entity of a text, not two per pair: a text naming n entities costs n calls, not n(n-1). A
+    text's pairs are asked together, as many texts as ``limit`` questions allow (the first text
+    always, even a longer one); a text whose calls failed is asked again next iteration, and so is
+    a pair whose relation call failed. Returns (edges added, keys of the pairs judged). Raises
     :class:`NoOdds` when the model gives no odds."""
     vocabulary = entities.vocabulary
     by_text: dict[tuple[int, ...], list[Pair]] = {}
     for pair in pairs:
         by_text.setdefault(pair.sentences, []).append(pair)
-    chosen: list[Pair] = []
+    asked: list[tuple[list[Pair], list[str]]] = []
+    cost = 0
     for group in by_text.values():
-        if chosen and 2 * (len(chosen) + len(group)) > limit:
+        ends = list(dict.fromkeys(k for pair in group for k in (pair.a, pair.b)))
+        if asked and cost + len(ends) > limit:
             continue
-        chosen += group
-    label = {k: entities.info[k].label for p in chosen for k in (p.a, p.b)}
-    jobs = [rec.step(f"link-{iteration}-{i}-{j}", ag.plain_agent(model, "says whether a text links two things"), task)
-            for i, pair in enumerate(chosen, 1)
-            for j, task in enumerate(link_tasks(vocabulary, pair.text, label[pair.a], label[pair.b]), 1)]
-    outcomes = await asyncio.gather(*jobs)
-    answered: dict[tuple[int, ...], list[tuple[int, str, str, float]]] = {}
-    judged = []
-    for i, pair in enumerate(chosen):
-        forth, back = outcomes[2 * i], outcomes[2 * i + 1]
-        if any(o is None or not o.ok for o in (forth, back)):
+        asked.append((group, ends))
+        cost += len(ends)
+    label = {k: entities.info[k].label for _, ends in asked for k in ends}
+    jobs = [rec.step(f"target-{iteration}-{i}-{j}", ag.plain_agent(model, "says what a thing in a text affects",
+                                                                   alternatives=TARGET_ODDS),
+                     target_task(vocabulary, group[0].text, label[a]))
+            for i, (group, ends) in enumerate(asked, 1) for j, a in enumerate(ends, 1)]
+    outcomes = iter(await asyncio.gather(*jobs))
+    drawn: list[tuple[Pair, str, str]] = []
+    judged: list[tuple[Any, ...]] = []
+    for group, ends in asked:
+        answers = [next(outcomes) for _ in ends]
+        if any(o is None or not o.ok for o in answers):
             continue  # not judged: asked again next iteration
-        if forth.top_logprobs is None or back.top_logprobs is None:
+        if any(o.top_logprobs is None for o in answers):
             raise NoOdds
-        judged.append(pair.key)
-        answered.setdefault(pair.sentences, []).extend(
-            [(i, pair.a, pair.b, yes_margin(forth.top_logprobs)), (i, pair.b, pair.a, yes_margin(back.top_logprobs))])
-    drawn = [(chosen[i], source, target) for margins in answered.values() for i, source, target in pick_links(margins)]
+        judged += [pair.key for pair in group]
+        pair_of = {frozenset((pair.a, pair.b)): pair for pair in group}
+        picks = []
+        for source, answer in zip(ends, answers):
+            targets = [(k, label[k]) for k in ends if k != source and frozenset((source, k)) in pair_of]
+            if (best := pick_target(answer.top_logprobs, targets)) is not None:
+                picks.append((source, best[0], best[1]))
+        drawn += [(pair_of[frozenset((s, t))], s, t) for s, t in pick_targets(picks)]
     hows = await asyncio.gather(*(
         rec.step(f"how-{iteration}-{k}", ag.plain_agent(model, "says which relation a text states"),
                  how_task(vocabulary, pair.text, label[source], label[target]))
@@ -269,4 +291,4 @@ async def link_in_two_steps(rec: Run, model: Any, scaffold: Scaffold, entities: 
 
 
 __all__ = ["NoOdds", "RelationQuestion", "answer_odds", "how_task", "is_name", "kind_task", "link_in_two_steps",
-           "link_plainly", "link_tasks", "pick_how", "pick_kind", "pick_links", "pick_relation", "question_focus", "relation_questions", "relation_task", "sort_plainly", "yes_margin"]
+           "link_plainly", "pick_how", "pick_kind", "pick_relation", "pick_target", "pick_targets", "question_focus", "relation_questions", "relation_task", "sort_plainly", "target_task", "yes_margin"]

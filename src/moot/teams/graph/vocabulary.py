@@ -56,10 +56,11 @@ class Vocabulary:
     sentences, shares a word with the question, or sits in a sentence that says something is not
     known (:meth:`moot.teams.graph.candidates.TextReading.salient`); 1 offers every candidate. A story of named
     individuals (a family) names some of them once, and each counts."""
-    link_question: str = ""
-    """Whether a text links ``{a}`` to ``{b}``, as a plain yes/no question ("According to the text,
-    does {a} affect {b}?"): a vocabulary with many relations is asked in two steps, this question
-    each way round, then :attr:`how_question` for the links drawn."""
+    target_question: str = ""
+    """What ``{a}`` acts on, as a plain question answered with words of the text ("According to the
+    text, what does {a} affect?"): a vocabulary with many relations is asked in two steps, this
+    question once for each entity a text names, read for the odds of each other entity's first
+    word, then :attr:`how_question` for the links drawn."""
     how_question: str = ""
     """Which relation a drawn link is, as a plain question about ``{a}`` and ``{b}`` whose one-word
     answers (``{words}``) are the relations' :attr:`Relation.word`."""
@@ -79,10 +80,10 @@ class Vocabulary:
 
     @property
     def asks_in_two_steps(self) -> bool:
-        """Whether a pair is asked whether it is linked at all, and only a drawn link which relation
-        it is (:attr:`link_question`, :attr:`how_question`): one question each way round a pair,
-        not one per relation and direction."""
-        return bool(self.link_question and self.how_question and self.link_relation in self.relations
+        """Whether a text's entities are asked what each of them affects, and only a drawn link which
+        relation it is (:attr:`target_question`, :attr:`how_question`): one question per entity of a
+        text, not one per pair, relation and direction."""
+        return bool(self.target_question and self.how_question and self.link_relation in self.relations
                     and all(r.word for r in self.relations.values()))
 
     @property
@@ -173,7 +174,7 @@ DEFAULT = Vocabulary(
     correlational=frozenset({"correlates_with"}),
     kind_question=('What is "{label}" in this text: an organisation, a person, a place, a facility, a substance, '
                    'an organism, a process, a measure or an event?'),
-    link_question="According to the text, does {a} affect {b}?",
+    target_question="According to the text, what does {a} affect?",
     how_question="Which word says how the text links {a} to {b}: {words}?",
     link_relation="related_to",
 )
