@@ -12,9 +12,11 @@ this reads each world's gold graph.
   how well each ranks a reader's entities above the rest (AUC);
 * ``pairs --model M``: for every ordered pair of offered entities in one sentence that holds a
   reader's entity, the yes-margin of the team's link question ("does A affect B?") and the
-  first-token odds of B's first word when asked what A affects; how well each ranks a reader's
-  directed edges above the rest (AUC), and, for each A, whether the B it scores best is one the
-  reader linked (against the share expected by chance).
+  odds that the answer to "what does A affect?" begins with B's first word (the team's
+  ``moot.teams.graph.plain.target_odds``), beside B's place in the text; how well each ranks a
+  reader's directed edges above the rest (AUC), and, for each A, whether the B it scores best is
+  one the reader linked (against the share expected by chance). ``--rows FILE`` keeps every
+  pair's scores, ``--targets-only`` skips the yes/no questions.
 
     python scripts/probe_graph_choices.py reach examples/graph-blind-2026-12-06-c
     python scripts/probe_graph_choices.py pairs --model local examples/graph-blind-2026-12-06-c
@@ -37,7 +39,7 @@ from moot.models.base import ModelRequest, ModelSettings, SystemMessage, UserMes
 from moot.models.registry import infer_model
 from moot.teams.graph.candidates import Candidate, Mention, TextReading, candidates_of, pairs_in, resolve
 from moot.teams.graph.evidence import Sentence, SourceIndex
-from moot.teams.graph.plain import answer_odds
+from moot.teams.graph.plain import TARGET_ODDS, target_odds
 from moot.teams.graph.scaffold import label_tokens
 
 SYSTEM = "Answer the question about the text with one word."
@@ -107,7 +109,7 @@ def reach(worlds: list[World]) -> dict[str, Any]:
     return out
 
 
-TOP = 20
+TOP = TARGET_ODDS
 """How many of the first token's likeliest alternatives a question reads (``--top``)."""
 
 
@@ -152,22 +154,14 @@ async def pairs(worlds: list[World], model: Any, rows_out: Path | None = None, t
             targets = await asyncio.gather(*(ask(model, f'Text: "{text}"\nAccording to the text, what does {label[a]} affect? '
                                                         "Answer with words from the text.") for a in here))
             ordered = [(a, b) for a in here for b in here if a != b]
-            if targets_only:
-                gated, links = [{} for _ in here], [{} for _ in ordered]
-            else:
-                gated = await asyncio.gather(*(ask(model, f'Text: "{text}"\nAccording to the text, what does {label[a]} affect? '
-                                                          'Answer with words from the text, or "nothing".') for a in here))
-                links = await asyncio.gather(*(ask(model, f'Text: "{text}"\nAccording to the text, does {label[a]} affect {label[b]}? '
-                                                          "Answer yes or no.") for a, b in ordered))
+            links = [{} for _ in ordered] if targets_only else await asyncio.gather(*(
+                ask(model, f'Text: "{text}"\nAccording to the text, does {label[a]} affect {label[b]}? Answer yes or no.')
+                for a, b in ordered))
             for (a, b), link in zip(ordered, links):
-                first = label[b].split()[0]
-                own = distinguishing_word(label[b], [label[c] for c in here if c not in (a, b)])
-                odds = gated[here.index(a)]
                 rows.append({"world": w.world.name, "text": text[:60], "a": a, "b": b, "gold": (w.gold[a], w.gold[b]) in w.edges,
                              "a_is_reader": w.gold[a] in readers, "b_is_reader": w.gold[b] in readers,
-                             "yes": yes_margin(link), "target": answer_odds(targets[here.index(a)], [first])[first],
-                             "gated": answer_odds(odds, [first])[first], "gated_own": answer_odds(odds, [own])[own],
-                             "nothing": answer_odds(odds, ["nothing"])["nothing"]})
+                             "yes": yes_margin(link), "target": target_odds(targets[here.index(a)], label[b].split()[0]),
+                             "order": -here.index(b)})
         print(w.world.name, len(texts), file=sys.stderr, flush=True)
     pos, neg = [r for r in rows if r["gold"]], [r for r in rows if not r["gold"]]
     out: dict[str, Any] = {"pairs": len(rows), "reader_edges": len(pos)}
@@ -176,7 +170,7 @@ async def pairs(worlds: list[World], model: Any, rows_out: Path | None = None, t
         groups[(r["world"], r["text"], r["a"])].append(r)
     if rows_out is not None:
         rows_out.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    for key in ("yes", "target", "gated", "gated_own"):
+    for key in ("yes", "target", "order"):
         hit = tried = 0
         chance = 0.0
         for group in groups.values():
@@ -190,19 +184,13 @@ async def pairs(worlds: list[World], model: Any, rows_out: Path | None = None, t
     return out
 
 
-def distinguishing_word(label: str, others: list[str]) -> str:
-    """The first word of ``label`` that begins none of the ``others`` (its first word when every word does)."""
-    taken = {o.split()[0].lower() for o in others if o.split()}
-    return next((word for word in label.split() if word.lower() not in taken), label.split()[0])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("what", choices=("reach", "relevance", "pairs"))
     parser.add_argument("suites", nargs="+", type=Path)
     parser.add_argument("--model", default="local")
     parser.add_argument("--targets-only", action="store_true", help="pairs: ask only what each entity affects")
-    parser.add_argument("--top", type=int, default=20, help="how many likeliest first tokens each question reads")
+    parser.add_argument("--top", type=int, default=TARGET_ODDS, help="how many likeliest first tokens each question reads")
     parser.add_argument("--rows", type=Path, help="pairs: write each pair's scores here, one JSON object a line")
     args = parser.parse_args()
     globals()["TOP"] = args.top

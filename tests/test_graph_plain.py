@@ -51,10 +51,13 @@ def test_a_one_word_answer_counts_the_tokens_that_begin_it() -> None:
 def test_each_thing_a_text_names_is_linked_to_the_thing_whose_word_most_likely_begins_what_it_affects() -> None:
     targets = [("river", "Varn river"), ("lake", "Lake Mira"), ("waste", "waste water")]
     assert pick_target({"lake": -0.4, "varn": -1.2, "the": -0.1}, targets) == ("lake", -0.4)
-    best = pick_target({"was": -0.5, "waste": -0.9, "lake": -2.0}, targets)  # a token that begins the word counts too
+    best = pick_target({"wast": -0.5, "waste": -0.9, "lake": -2.0}, targets)  # a token that begins the word counts too
     assert best is not None and best[0] == "waste" and best[1] == pytest.approx(math.log(math.exp(-0.5) + math.exp(-0.9)))
     assert pick_target({"the": -0.1, "it": -0.5}, targets) is None  # the answer begins with no target's word: no link
     assert pick_target({"lake": -0.4}, []) is None
+    # a made-up name's first token is a piece of it; an article is not the word it begins
+    assert pick_target({"g": -0.3, "the": -0.1}, [("x", "Varn river"), ("y", "Gadmoor farm")]) == ("y", -0.3)
+    assert pick_target({"a": -0.1, "it": -0.2}, [("x", "algae"), ("y", "item")]) is None
     # two targets of one first word tie, and the first named in the text is drawn
     assert pick_target({"lake": -0.4}, [("mira", "Lake Mira"), ("tarn", "lake shore")]) == ("mira", -0.4)
     # a pair each end picked as the other's target is drawn once, the surer way; one pick per source

@@ -32,6 +32,7 @@ from moot.teams.graph.candidates import Candidate, Pair, is_name, mentions_in
 from moot.teams.graph.evidence import Sentence
 from moot.teams.graph.scaffold import Scaffold, label_key, label_tokens
 from moot.teams.graph.vocabulary import Vocabulary
+from moot.text import STOPWORDS
 
 QUOTE_CHARS = 600
 
@@ -197,15 +198,28 @@ def how_task(vocabulary: Vocabulary, pair_text: str, a: str, b: str) -> str:
             "Answer with one word.")
 
 
+def target_odds(odds: Mapping[str, float], word: str) -> float:
+    """The log-probability that an answer begins with ``word``: the summed odds of the first tokens
+    that begin it, however short (a made-up or rare name is split into short pieces, "G" + "add" +
+    "ra"), except function words ("a" before "algae" is the article); the targets it is compared
+    with are a few words of one text, not every word. :data:`~moot.models.UNLISTED_LOGPROB` when
+    no listed token begins it."""
+    word = word.lower()
+    found = [lp for token, lp in odds.items() if token not in STOPWORDS and word.startswith(token)]
+    if not found:
+        return UNLISTED_LOGPROB
+    top = max(found)
+    return top + math.log(sum(math.exp(lp - top) for lp in found))
+
+
 def pick_target(odds: Mapping[str, float], targets: Sequence[tuple[str, str]]) -> tuple[str, float] | None:
     """The target ``(key, label)`` whose label's first word the model finds likeliest as the first
-    word of what the source affects, with that log-probability; None when no target's word is among
-    its likeliest first tokens (the model names none of them). Targets that share a first word tie,
-    and the first of them in the text's order is drawn."""
-    scored = answer_odds(odds, [label.split()[0] for _, label in targets if label.split()])
+    word of what the source affects (:func:`target_odds`), with that log-probability; None when no
+    target's word is among its likeliest first tokens (the model names none of them). Targets whose
+    words begin alike tie, and the first of them in the text's order is drawn."""
     best: tuple[str, float] | None = None
     for key, label in targets:
-        value = scored.get(label.split()[0], UNLISTED_LOGPROB) if label.split() else UNLISTED_LOGPROB
+        value = target_odds(odds, label.split()[0]) if label.split() else UNLISTED_LOGPROB
         if value > UNLISTED_LOGPROB and (best is None or value > best[1]):
             best = (key, value)
     return best
@@ -291,4 +305,4 @@ async def link_in_two_steps(rec: Run, model: Any, scaffold: Scaffold, entities: 
 
 
 __all__ = ["NoOdds", "RelationQuestion", "answer_odds", "how_task", "is_name", "kind_task", "link_in_two_steps",
-           "link_plainly", "pick_how", "pick_kind", "pick_relation", "pick_target", "pick_targets", "question_focus", "relation_questions", "relation_task", "sort_plainly", "target_task", "yes_margin"]
+           "link_plainly", "pick_how", "pick_kind", "pick_relation", "pick_target", "pick_targets", "question_focus", "relation_questions", "relation_task", "sort_plainly", "target_odds", "target_task", "yes_margin"]
