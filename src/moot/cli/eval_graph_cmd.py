@@ -76,7 +76,7 @@ def graph_eval(
     iterations: Optional[int] = typer.Option(None, "--iterations", help="Override the team's iteration limit."),
     systems: str = typer.Option("team,one-call", "--systems", help="Which to run: team, one-call, or both (comma-separated)."),
     json_out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write every case's scores here (JSON)."),
-    as_json: bool = typer.Option(False, "--json", help='Print one JSON object on stdout: {"summary", "results"}.'),
+    as_json: bool = typer.Option(False, "--json", help='Print one JSON object on stdout: {"summary", "results": the --out file, or null}.'),
     family: int = typer.Option(0, "--family", help="Instead of graph worlds: this many of reasoning-gym's "
                                "family_relationships questions (the relation named by a path over the drawn family)."),
     suite: Optional[Path] = typer.Option(None, "--suite", help="A folder of hand-written worlds (documents and gold.json "
