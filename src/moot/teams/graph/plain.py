@@ -200,8 +200,8 @@ def how_task(vocabulary: Vocabulary, pair_text: str, a: str, b: str) -> str:
 
 def target_odds(odds: Mapping[str, float], word: str) -> float:
     """The log-probability that an answer begins with ``word``: the summed odds of the first tokens
-    that begin it, however short (a made-up or rare name is split into short pieces, "G" + "add" +
-    "ra"), except function words ("a" before "algae" is the article); the targets it is compared
+    that begin it, however short (a made-up or rare name is split into short pieces, "Q" + "uell"),
+    except function words ("a" before "apple" is the article); the targets it is compared
     with are a few words of one text, not every word. :data:`~moot.models.UNLISTED_LOGPROB` when
     no listed token begins it."""
     word = word.lower()
