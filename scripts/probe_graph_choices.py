@@ -15,7 +15,8 @@ this reads each world's gold graph.
   odds that the answer to "what does A affect?" begins with B's first word (the team's
   ``moot.teams.graph.plain.target_odds``), beside B's place in the text; how well each ranks a
   reader's directed edges above the rest (AUC), and, for each A, whether the B it scores best is
-  one the reader linked (against the share expected by chance). ``--rows FILE`` keeps every
+  one the reader linked and the team would draw (against the share expected by chance), and how
+  many links each way draws with how many of a reader's edges among them. ``--rows FILE`` keeps every
   pair's scores, ``--targets-only`` skips the yes/no questions.
 
     python scripts/probe_graph_choices.py reach examples/graph-blind-2026-12-06-c
@@ -35,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from moot.eval.graph_suite import SuiteWorld, load_suite, match_entity
-from moot.models.base import ModelRequest, ModelSettings, SystemMessage, UserMessage, yes_margin
+from moot.models.base import UNLISTED_LOGPROB, ModelRequest, ModelSettings, SystemMessage, UserMessage, yes_margin
 from moot.models.registry import infer_model
 from moot.teams.graph.candidates import Candidate, Mention, TextReading, candidates_of, pairs_in, resolve
 from moot.teams.graph.evidence import Sentence, SourceIndex
@@ -170,16 +171,25 @@ async def pairs(worlds: list[World], model: Any, rows_out: Path | None = None, t
         groups[(r["world"], r["text"], r["a"])].append(r)
     if rows_out is not None:
         rows_out.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    for key in ("yes", "target", "order"):
-        hit = tried = 0
+    # what each way draws, as the team would: the yes-margin only when it leans yes, the target only
+    # when its word is among the listed first tokens, the text's order always
+    draws = {"yes": lambda best: best["yes"] > 0, "target": lambda best: best["target"] > UNLISTED_LOGPROB,
+             "order": lambda best: True}
+    for key in ("target", "order") if targets_only else ("yes", "target", "order"):
+        hit = tried = drawn = drawn_gold = 0
         chance = 0.0
         for group in groups.values():
+            best = max(group, key=lambda r: r[key])
+            if draws[key](best):
+                drawn += 1
+                drawn_gold += best["gold"]
             if any(r["gold"] for r in group):
                 tried += 1
-                hit += max(group, key=lambda r: r[key])["gold"]
+                hit += bool(best["gold"] and draws[key](best))
                 chance += sum(r["gold"] for r in group) / len(group)
         out[key] = {"auc": auc([r[key] for r in pos], [r[key] for r in neg]), "best_is_a_reader_edge": hit,
-                    "sources_tried": tried, "expected_by_chance": round(chance, 1)}
+                    "sources_tried": tried, "expected_by_chance": round(chance, 1), "links_drawn": drawn,
+                    "reader_edges_drawn": drawn_gold}
         print(key, out[key])
     return out
 

@@ -30,6 +30,9 @@ def _load_words(name: str) -> frozenset[str]:
 STOPWORDS: frozenset[str] = _load_words("stopwords.txt")
 """English function words (articles, pronouns, auxiliaries, prepositions, conjunctions)."""
 
+ARTICLES: frozenset[str] = frozenset({"a", "an", "the"})
+"""The English articles."""
+
 REFERRING: frozenset[str] = _load_words("referring.txt")
 """Third-person pronouns and demonstratives: opening a sentence, they point back."""
 
@@ -75,4 +78,4 @@ def refers_back(sentence: str) -> str:
     return first[0] if first and first[0] in REFERRING else ""
 
 
-__all__ = ["PERSONAL", "REFERRING", "STOPWORDS", "content_words", "fold", "refers_back", "stem", "words"]
+__all__ = ["ARTICLES", "PERSONAL", "REFERRING", "STOPWORDS", "content_words", "fold", "refers_back", "stem", "words"]

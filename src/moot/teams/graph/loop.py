@@ -396,8 +396,9 @@ class Loop:
 
     # ------------------------------------------------------------------ BUILD
 
-    def _pairs(self) -> list[Pair]:
-        """Every pair not yet judged over the sentences read, those nearest the question first."""
+    def _pairs(self, *, judged_too: bool = False) -> list[Pair]:
+        """Every pair not yet judged over the sentences read (``judged_too``: every pair), those
+        nearest the question first."""
         chosen = self.entities.chosen()
         out: list[Pair] = []
         for sid, sentence in sorted(self.read.items()):
@@ -408,7 +409,7 @@ class Loop:
                 there = resolve(self.mentions.get(after.id, []), chosen)
             else:
                 after = None
-            out += [p for p in pairs_in(sentence, here, after, there) if p.key not in self.judged]
+            out += [p for p in pairs_in(sentence, here, after, there) if judged_too or p.key not in self.judged]
         focus = {self.entities.canonical.get(k, k) for k in self._focus_keys()}
         terms = set(query_terms(self.question))
 
@@ -437,8 +438,9 @@ class Loop:
         if self.plain:
             try:
                 if self.vocabulary.asks_in_two_steps:
-                    added, judged = await plain.link_in_two_steps(self.rec, model, self.scaffold, self.entities, pairs,
-                                                                  self.read, it, self.cfg.plain_questions_per_iteration)
+                    added, judged = await plain.link_in_two_steps(self.rec, model, self.scaffold, self.entities,
+                                                                  self._pairs(judged_too=True), self.read, it,
+                                                                  self.cfg.plain_questions_per_iteration, self.judged)
                 else:
                     added, judged = await plain.link_plainly(self.rec, model, self.scaffold, self.entities, pairs, self.read,
                                                              it, size * self.cfg.link_calls_per_iteration)

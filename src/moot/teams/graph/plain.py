@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +32,7 @@ from moot.teams.graph.candidates import Candidate, Pair, is_name, mentions_in
 from moot.teams.graph.evidence import Sentence
 from moot.teams.graph.scaffold import Scaffold, label_key, label_tokens
 from moot.teams.graph.vocabulary import Vocabulary
-from moot.text import STOPWORDS
+from moot.text.words import ARTICLES, REFERRING
 
 QUOTE_CHARS = 600
 
@@ -198,14 +198,19 @@ def how_task(vocabulary: Vocabulary, pair_text: str, a: str, b: str) -> str:
             "Answer with one word.")
 
 
+_OPENERS = ARTICLES | REFERRING
+"""First tokens that say nothing of which thing an answer names."""
+
+
 def target_odds(odds: Mapping[str, float], word: str) -> float:
     """The log-probability that an answer begins with ``word``: the summed odds of the first tokens
-    that begin it, however short (a made-up or rare name is split into short pieces, "Q" + "uell"),
-    except function words ("a" before "apple" is the article); the targets it is compared
-    with are a few words of one text, not every word. :data:`~moot.models.UNLISTED_LOGPROB` when
-    no listed token begins it."""
+    that begin it, however short (a made-up or rare name is split into short pieces, "Q" + "uell",
+    "To" + "rmish"), except the words a noun phrase opens with in place of a thing's own word, the
+    articles and the referring pronouns ("a" before "apple" is the article, "it" before "item" the
+    pronoun); the targets it is compared with are a few words of one text, not every word.
+    :data:`~moot.models.UNLISTED_LOGPROB` when no listed token begins it."""
     word = word.lower()
-    found = [lp for token, lp in odds.items() if token not in STOPWORDS and word.startswith(token)]
+    found = [lp for token, lp in odds.items() if token not in _OPENERS and word.startswith(token)]
     if not found:
         return UNLISTED_LOGPROB
     top = max(found)
@@ -216,7 +221,8 @@ def pick_target(odds: Mapping[str, float], targets: Sequence[tuple[str, str]]) -
     """The target ``(key, label)`` whose label's first word the model finds likeliest as the first
     word of what the source affects (:func:`target_odds`), with that log-probability; None when no
     target's word is among its likeliest first tokens (the model names none of them). Targets whose
-    words begin alike tie, and the first of them in the text's order is drawn."""
+    words begin alike tie, and the first of them listed is drawn (the team lists a text's entities
+    as its pairs come: the question's own entities first, then the text's order)."""
     best: tuple[str, float] | None = None
     for key, label in targets:
         value = target_odds(odds, label.split()[0]) if label.split() else UNLISTED_LOGPROB
@@ -246,15 +252,20 @@ def pick_how(vocabulary: Vocabulary, odds: dict[str, float]) -> str:
 
 
 async def link_in_two_steps(rec: Run, model: Any, scaffold: Scaffold, entities: Entities, pairs: list[Pair],
-                            sentences: dict[int, Sentence], iteration: int, limit: int) -> tuple[int, list[tuple[Any, ...]]]:
+                            sentences: dict[int, Sentence], iteration: int, limit: int,
+                            judged_before: Collection[tuple[Any, ...]] = ()) -> tuple[int, list[tuple[Any, ...]]]:
     """Ask, for each entity a text names, what it affects (:func:`target_task`), draw each one's
     likeliest target among the entities it shares the text with (:func:`pick_target`,
     :func:`pick_targets`), and only for the links drawn which relation they are. One question per
     entity of a text, not two per pair: a text naming n entities costs n calls, not n(n-1). A
     text's pairs are asked together, as many texts as ``limit`` questions allow (the first text
     always, even a longer one); a text whose calls failed is asked again next iteration, and so is
-    a pair whose relation call failed. Returns (edges added, keys of the pairs judged). Raises
-    :class:`NoOdds` when the model gives no odds."""
+    a pair whose relation call failed. ``pairs`` are every pair of the texts read and
+    ``judged_before`` the keys of those judged in an earlier iteration: a text is asked only while it
+    holds a pair not yet judged (an entity chosen since), and then each of its entities is scored
+    against all the others, so a newcomer is drawn only where it is an entity's likeliest target.
+    Returns (edges added, keys of the pairs judged). Raises :class:`NoOdds` when the model gives no
+    odds."""
     vocabulary = entities.vocabulary
     by_text: dict[tuple[int, ...], list[Pair]] = {}
     for pair in pairs:
@@ -262,6 +273,8 @@ async def link_in_two_steps(rec: Run, model: Any, scaffold: Scaffold, entities: 
     asked: list[tuple[list[Pair], list[str]]] = []
     cost = 0
     for group in by_text.values():
+        if all(pair.key in judged_before for pair in group):
+            continue
         ends = list(dict.fromkeys(k for pair in group for k in (pair.a, pair.b)))
         if asked and cost + len(ends) > limit:
             continue
@@ -281,14 +294,16 @@ async def link_in_two_steps(rec: Run, model: Any, scaffold: Scaffold, entities: 
             continue  # not judged: asked again next iteration
         if any(o.top_logprobs is None for o in answers):
             raise NoOdds
-        judged += [pair.key for pair in group]
+        fresh = [pair.key for pair in group if pair.key not in judged_before]
+        judged += fresh
         pair_of = {frozenset((pair.a, pair.b)): pair for pair in group}
         picks = []
         for source, answer in zip(ends, answers):
             targets = [(k, label[k]) for k in ends if k != source and frozenset((source, k)) in pair_of]
             if (best := pick_target(answer.top_logprobs, targets)) is not None:
                 picks.append((source, best[0], best[1]))
-        drawn += [(pair_of[frozenset((s, t))], s, t) for s, t in pick_targets(picks)]
+        drawn += [(pair_of[frozenset((s, t))], s, t) for s, t in pick_targets(picks)
+                  if pair_of[frozenset((s, t))].key in fresh]  # a pair judged before was drawn (or not) then
     hows = await asyncio.gather(*(
         rec.step(f"how-{iteration}-{k}", ag.plain_agent(model, "says which relation a text states"),
                  how_task(vocabulary, pair.text, label[source], label[target]))
