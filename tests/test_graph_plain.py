@@ -56,7 +56,7 @@ def test_each_thing_a_text_names_is_linked_to_the_thing_whose_word_most_likely_b
     assert pick_target({"the": -0.1, "it": -0.5}, targets) is None  # the answer begins with no target's word: no link
     assert pick_target({"lake": -0.4}, []) is None
     # a made-up name's first token is a piece of it; an article is not the word it begins
-    assert pick_target({"g": -0.3, "the": -0.1}, [("x", "Varn river"), ("y", "Gadmoor farm")]) == ("y", -0.3)
+    assert pick_target({"g": -0.3, "the": -0.1}, [("x", "Varn river"), ("y", "Grelmoth farm")]) == ("y", -0.3)
     assert pick_target({"a": -0.1, "it": -0.2}, [("x", "apple"), ("y", "item")]) is None
     assert pick_target({"to": -0.6, "the": -0.1}, [("x", "Tormish yard"), ("y", "Varn river")]) == ("x", -0.6)
     # two targets of one first word tie, and the first named in the text is drawn
