@@ -59,7 +59,7 @@ def test_each_thing_a_text_names_is_linked_to_the_thing_whose_word_most_likely_b
     assert pick_target({"g": -0.3, "the": -0.1}, [("x", "Varn river"), ("y", "Grelmoth farm")]) == ("y", -0.3)
     assert pick_target({"a": -0.1, "it": -0.2}, [("x", "apple"), ("y", "item")]) is None
     assert pick_target({"to": -0.6, "the": -0.1}, [("x", "Tormish yard"), ("y", "Varn river")]) == ("x", -0.6)
-    # two targets of one first word tie, and the first named in the text is drawn
+    # two targets of one first word tie, and the first listed is drawn
     assert pick_target({"lake": -0.4}, [("mira", "Lake Mira"), ("tarn", "lake shore")]) == ("mira", -0.4)
     # a pair each end picked as the other's target is drawn once, the surer way; one pick per source
     picks = [("mill", "lake", -0.3), ("lake", "mill", -1.5), ("river", "lake", -0.8)]
