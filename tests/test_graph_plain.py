@@ -124,7 +124,7 @@ def test_asked_plainly_the_focus_is_the_questions_names_in_its_order_those_the_s
     assert question_focus("what about the child?", FAMILY, named) is None
 
 
-def reader(*, says_no: bool = False, how_fails: bool = False):  # type: ignore[no-untyped-def]
+def reader(*, says_no: bool = False, how_fails: bool = False, target_fails: str = ""):  # type: ignore[no-untyped-def]
     """A model with a reader's odds for the default vocabulary's plain questions (the test reads its
     own questions); every other agent is the scripted one, routed by its output schema."""
     from moot.models import ModelResponse
@@ -150,6 +150,8 @@ def reader(*, says_no: bool = False, how_fails: bool = False):  # type: ignore[n
         if m := re.search(r"what does (.+?) affect\? Answer with words from the text", question):
             # what the thing affects in this text, in a reader's eyes: the first word of each
             text = str(request.messages[-1].content).split("\n")[0]
+            if target_fails and target_fails in text and whole.count(whole[-1]) == 1:
+                raise RuntimeError("the first target call about this text fails")
             affected = [b for (a, b) in relation if a == m[1] and b.split()[-1] in text] if not says_no else []
             return ModelResponse(text="the", top_logprobs={"the": -1.0, **{b.split()[0].lower(): -0.3 for b in affected}})
         m = re.search(r"links (.+?) to (.+?): ", question)
@@ -254,6 +256,16 @@ def test_a_link_whose_relation_call_failed_is_not_drawn_but_asked_again(tmp_path
     first = [q for q in asked if q.startswith("Which word says how the text links Ostby mill to Varn river")]
     assert len(first) >= 2  # the pair was asked again in the second iteration
     assert sum("what does Ostby mill affect?" in q for q in asked) >= 2
+
+
+def test_a_text_whose_target_call_failed_is_asked_again_and_linked_then(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    model, script, _ = reader(target_fails="The Varn river supplies Lake Mira.")
+    result = run_plainly(tmp_path, model)
+    s = result.scaffold
+    drawn = {(s.label_of(e.source), e.type, s.label_of(e.target)) for e in s.edges.values() if not e.provisional}
+    again = [t for t in script.whole if t.startswith('Text: "The Varn river supplies Lake Mira."') and "what does" in t]
+    assert len(again) == 4  # its two things, asked in the first iteration and again in the second
+    assert ("Varn river", "supplies", "Lake Mira") in drawn  # drawn once the call answered
 
 
 def test_only_stated_directed_hops_decide_which_way_a_path_is_read() -> None:
