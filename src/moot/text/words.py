@@ -31,7 +31,7 @@ STOPWORDS: frozenset[str] = _load_words("stopwords.txt")
 """English function words (articles, pronouns, auxiliaries, prepositions, conjunctions)."""
 
 ARTICLES: frozenset[str] = frozenset({"a", "an", "the"})
-"""The English articles."""
+"""The articles: the words a noun phrase opens with before its own words."""
 
 REFERRING: frozenset[str] = _load_words("referring.txt")
 """Third-person pronouns and demonstratives: opening a sentence, they point back."""

@@ -172,7 +172,7 @@ def mention_counts(candidates: dict[str, Candidate]) -> dict[str, int]:
 
 @dataclass
 class TextReading:
-    """The whole text read once by Python: each sentence's mentions, how often each mention group
+    """The whole text read once, without the model: each sentence's mentions, how often each mention group
     is named, and which sentences say something is not known (the salience rule's inputs)."""
 
     mentions: dict[int, list[Mention]]

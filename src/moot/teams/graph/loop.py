@@ -396,9 +396,8 @@ class Loop:
 
     # ------------------------------------------------------------------ BUILD
 
-    def _pairs(self, *, judged_too: bool = False) -> list[Pair]:
-        """Every pair not yet judged over the sentences read (``judged_too``: every pair), those
-        nearest the question first."""
+    def _pairs(self) -> list[Pair]:
+        """Every pair over the sentences read, judged or not, those nearest the question first."""
         chosen = self.entities.chosen()
         out: list[Pair] = []
         for sid, sentence in sorted(self.read.items()):
@@ -409,7 +408,7 @@ class Loop:
                 there = resolve(self.mentions.get(after.id, []), chosen)
             else:
                 after = None
-            out += [p for p in pairs_in(sentence, here, after, there) if judged_too or p.key not in self.judged]
+            out += pairs_in(sentence, here, after, there)
         focus = {self.entities.canonical.get(k, k) for k in self._focus_keys()}
         terms = set(query_terms(self.question))
 
@@ -429,7 +428,8 @@ class Loop:
         return keys
 
     async def _link(self, it: int) -> int:
-        pairs = self._pairs()
+        every = self._pairs()
+        pairs = [p for p in every if p.key not in self.judged]
         size = self.cfg.pairs_per_call
         batches = [pairs[i:i + size] for i in range(0, len(pairs), size)][: self.cfg.link_calls_per_iteration]
         if not batches or self.rec.stopped:
@@ -438,9 +438,9 @@ class Loop:
         if self.plain:
             try:
                 if self.vocabulary.asks_in_two_steps:
-                    added, judged = await plain.link_in_two_steps(self.rec, model, self.scaffold, self.entities,
-                                                                  self._pairs(judged_too=True), self.read, it,
-                                                                  self.cfg.plain_questions_per_iteration, self.judged)
+                    added, judged = await plain.link_in_two_steps(self.rec, model, self.scaffold, self.entities, every,
+                                                                  self.read, it, self.cfg.plain_questions_per_iteration,
+                                                                  self.judged)
                 else:
                     added, judged = await plain.link_plainly(self.rec, model, self.scaffold, self.entities, pairs, self.read,
                                                              it, size * self.cfg.link_calls_per_iteration)

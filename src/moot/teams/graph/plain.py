@@ -42,6 +42,12 @@ def kind_task(vocabulary: Vocabulary, label: str, quotes: list[str]) -> str:
     return f'Text: "{text}"\n{vocabulary.kind_question.format(label=label)} Answer with one word.'
 
 
+def _summed(logprobs: Sequence[float]) -> float:
+    """The log of the summed probabilities (log-sum-exp), for the tokens that begin one answer."""
+    top = max(logprobs)
+    return top + math.log(sum(math.exp(lp - top) for lp in logprobs))
+
+
 def answer_odds(odds: Mapping[str, float], words: Sequence[str]) -> dict[str, float]:
     """Each one-word answer's log-probability as a first token: the summed odds of the tokens that
     spell it or begin it (a tokenizer may write "facility" as "fac" + "ility"; a token shorter than
@@ -54,8 +60,7 @@ def answer_odds(odds: Mapping[str, float], words: Sequence[str]) -> dict[str, fl
         if not found:
             out[word] = UNLISTED_LOGPROB
             continue
-        top = max(found)
-        out[word] = top + math.log(sum(math.exp(lp - top) for lp in found))
+        out[word] = _summed(found)
     return out
 
 
@@ -211,10 +216,7 @@ def target_odds(odds: Mapping[str, float], word: str) -> float:
     :data:`~moot.models.UNLISTED_LOGPROB` when no listed token begins it."""
     word = word.lower()
     found = [lp for token, lp in odds.items() if token not in _OPENERS and word.startswith(token)]
-    if not found:
-        return UNLISTED_LOGPROB
-    top = max(found)
-    return top + math.log(sum(math.exp(lp - top) for lp in found))
+    return _summed(found) if found else UNLISTED_LOGPROB
 
 
 def pick_target(odds: Mapping[str, float], targets: Sequence[tuple[str, str]]) -> tuple[str, float] | None:
