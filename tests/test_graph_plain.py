@@ -281,3 +281,29 @@ def test_only_stated_directed_hops_decide_which_way_a_path_is_read() -> None:
     # a symmetric relation's hop and a placeholder's guess have no stated direction: they do not vote
     assert not runs_against_links([hop(True), hop(False, "related_to"), hop(False, provisional=True)], symmetric)
     assert not runs_against_links([], symmetric)
+
+
+def test_a_question_of_two_clauses_names_one_end_in_each_by_its_first_phrase() -> None:
+    from moot.teams.graph.plain import question_ends
+
+    ends = question_ends("Why did the price of Quellish cheese rise, and what links the deferral of the Tormish dredge to it?", DEFAULT)
+    assert ends is not None
+    (first, first_clause), (last, last_clause) = ends
+    assert first.startswith("price of Quellish cheese")  # the whole phrase, not its head alone
+    assert "links" not in last and "Tormish dredge" in last  # a lone word before an article is the verb
+    assert first_clause.startswith("Why did") and last_clause.endswith("to it?")
+    assert question_ends("How does the Ostby mill affect Lake Mira?", DEFAULT) is None  # one clause: the phrases decide
+    assert question_ends("What relation is Jacob to Barbara? Answer with a single word.", FAMILY) is None
+
+
+def test_the_clause_breaks_a_tie_between_entities_a_question_phrase_names_equally() -> None:
+    from moot.teams.graph.build import Entities, match_phrase
+    from moot.teams.graph.candidates import Candidate
+
+    entities = Entities(DEFAULT)
+    for label in ("prices", "Quellish dairy", "price of Quellish cheese"):
+        entities.accept(Candidate(label.lower(), label), "measure", {}, 1)
+    clause = "Why did the price of Quellish cheese rise"
+    assert entities.info[match_phrase(entities, "price")].label == "prices"  # alone: the first seen
+    assert entities.info[match_phrase(entities, "price", clause)].label == "price of Quellish cheese"
+    assert match_phrase(entities, "harvest", clause) is None  # the phrase must name it; the clause only breaks ties

@@ -276,21 +276,23 @@ def unknown_gaps(scaffold: Scaffold, entities: Entities, sentence: Sentence, nam
     return [gap] if new else []
 
 
-def match_phrase(entities: Entities, phrase: str) -> str | None:
-    """The entity a phrase of the question names: same key, else the most shared word stems
-    (ties: the entity seen first). None when it shares no word with any."""
+def match_phrase(entities: Entities, phrase: str, context: str = "") -> str | None:
+    """The entity a phrase of the question names: same key, else the most shared word stems, ties
+    broken by the most stems shared with ``context`` (the clause the phrase stands in), then by the
+    entity seen first. None when it shares no word with the phrase."""
     from moot.teams.graph.scaffold import label_key
 
     key = entities.canonical.get(label_key(phrase))
     if key in entities.info:
         return key
     wanted = {stem(w) for w in label_tokens(phrase)}
-    best, score = None, 0
+    around = {stem(w) for w in label_tokens(context)}
+    best, score = None, (0, 0)
     for k in entities.order:
         info = entities.info[k]
         have = set().union(*({stem(w) for w in label_tokens(x)} for x in (info.label, *info.aliases)))
-        shared = len(wanted & have)
-        if shared > score:
+        shared = (len(wanted & have), len(around & have))
+        if shared[0] and shared > score:
             best, score = k, shared
     return best
 

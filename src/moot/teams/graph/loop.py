@@ -98,6 +98,8 @@ class Loop:
         self.pending_gaps: list[str] = []
         self.asked: set[str] = set()
         self.focus: tuple[str, str] | None = None
+        self.focus_clauses: tuple[str, str] = ("", "")
+        """The clause each end of :attr:`focus` stands in, where the question has two (ties between entities)."""
         """The question's subject and object phrases, as the mapper chose them."""
         self.plain = self.vocabulary.asks_plainly
         """Choices asked as plain questions and read from the model's odds (until it gives none)."""
@@ -332,7 +334,14 @@ class Loop:
                 self.plain = False
                 todo = [c for c in todo if c.key not in self.entities.decided]
             else:
-                self.focus = self.focus or plain.question_focus(self.question, self.vocabulary, {k: c.label for k, c in self.candidates.items()})
+                if self.focus is None:
+                    ends = plain.question_ends(self.question, self.vocabulary)
+                    if ends is not None:
+                        self.focus = (ends[0][0], ends[1][0])
+                        self.focus_clauses = (ends[0][1], ends[1][1])
+                    else:
+                        self.focus = plain.question_focus(self.question, self.vocabulary,
+                                                          {k: c.label for k, c in self.candidates.items()})
                 return
         batches = [todo[i:i + size] for i in range(0, len(todo), size)][: self.cfg.choice_calls_per_iteration]
         jobs = [self.rec.step(f"mapper-{it}-{k}", ag.mapper_agent(model, [c.label for c in batch], self.vocabulary, self.team.tools),
@@ -378,10 +387,10 @@ class Loop:
         """The question's subject and object as nodes, where the sources name them."""
         if self.focus is None:
             return
-        for role, phrase in zip(("subject", "object"), self.focus):
+        for role, phrase, clause in zip(("subject", "object"), self.focus, self.focus_clauses):
             if not phrase or getattr(self.scaffold, role):
                 continue
-            key = match_phrase(self.entities, phrase)
+            key = match_phrase(self.entities, phrase, clause)
             if key is None:  # the mapper turned the phrase down, but the question names it: it is in its world
                 cand = self.candidates.get(label_key(phrase)) or next(
                     (c for c in self.candidates.values() if label_tokens(phrase) and label_tokens(phrase) <= label_tokens(c.label)), None)

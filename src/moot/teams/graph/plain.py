@@ -28,11 +28,11 @@ from moot.models import UNLISTED_LOGPROB, yes_margin
 from moot.runtime import Run
 from moot.teams.graph import agents as ag
 from moot.teams.graph.build import Entities, link_pair
-from moot.teams.graph.candidates import Candidate, Pair, is_name, mentions_in
+from moot.teams.graph.candidates import CLAUSE_MARKS, Candidate, Pair, is_name, mentions_in
 from moot.teams.graph.evidence import Sentence
 from moot.teams.graph.scaffold import Scaffold, label_key, label_tokens
 from moot.teams.graph.vocabulary import Vocabulary
-from moot.text.words import ARTICLES, REFERRING
+from moot.text.words import ARTICLES, REFERRING, words
 
 QUOTE_CHARS = 600
 
@@ -121,6 +121,24 @@ def question_focus(question: str, vocabulary: Vocabulary, named: Mapping[str, st
 
     phrases = [p for p in phrases if is_named(p)] or phrases
     return (phrases[0], phrases[-1] if len(phrases) > 1 else "") if phrases else None
+
+
+def question_ends(question: str, vocabulary: Vocabulary) -> tuple[tuple[str, str], tuple[str, str]] | None:
+    """The two ends of a question of two clauses or more ("Why did A fall, and what links B to
+    it?"): one in its first clause, the other in its last, each as ``(phrase, clause)``. The phrase
+    is the clause's first noun phrase (the longest that starts there: "the price of X", not
+    "price"); the clause breaks ties between entities the phrase names equally
+    (:func:`~moot.teams.graph.build.match_phrase`). A lone word right before an article is the
+    clause's verb, whatever the tagger reads ("what links the mill …"). None for a question of one
+    clause, or where the first or last clause names no phrase."""
+    found = []
+    for clause in CLAUSE_MARKS.split(question):
+        phrases = [label for label, m in mentions_in(clause, [])
+                   if (is_name(label) or not vocabulary.names_only)
+                   and not (len(words(label)) == 1 and words(clause[m.end:])[:1] and words(clause[m.end:])[0] in ARTICLES)]
+        if phrases:
+            found.append((phrases[0], clause.strip()))
+    return (found[0], found[-1]) if len(found) >= 2 else None
 
 
 class NoOdds(Exception):
@@ -322,4 +340,4 @@ async def link_in_two_steps(rec: Run, model: Any, scaffold: Scaffold, entities: 
 
 
 __all__ = ["NoOdds", "RelationQuestion", "answer_odds", "how_task", "is_name", "kind_task", "link_in_two_steps",
-           "link_plainly", "pick_how", "pick_kind", "pick_relation", "pick_target", "pick_targets", "question_focus", "relation_questions", "relation_task", "sort_plainly", "target_odds", "target_task", "yes_margin"]
+           "link_plainly", "pick_how", "pick_kind", "pick_relation", "pick_target", "pick_targets", "question_ends", "question_focus", "relation_questions", "relation_task", "sort_plainly", "target_odds", "target_task", "yes_margin"]
