@@ -7,6 +7,11 @@ this reads each world's gold graph.
   offers, what share of them name a reader's entity, what share of the reader's entities some
   offered candidate names, how many pairs their sentences propose, and what share of the
   reader's edges some proposed pair can reach;
+* ``focus`` (no model): the question's two ends as a run asked plainly finds them, with every
+  offered candidate taken as an entity: by the question's first and last named phrases
+  (``moot.teams.graph.plain.question_focus``) and, for a question of two clauses, by each clause's
+  first noun phrase with the clause breaking ties (``question_ends``); how many of the reader's
+  subject and object each finds, and in how many worlds both;
 * ``relevance --model M``: for every offered candidate, the yes/no odds of two plain questions
   about it ("is it part of the answer to the question?", "does the text say it changed?"), and
   how well each ranks a reader's entities above the rest (AUC);
@@ -17,9 +22,13 @@ this reads each world's gold graph.
   reader's directed edges above the rest (AUC), and, for each A, whether the B it scores best is
   one the reader linked and the team would draw (against the share expected by chance), and how
   many links each way draws with how many of a reader's edges among them. ``--rows FILE`` keeps every
-  pair's scores, ``--targets-only`` skips the yes/no questions.
+  pair's scores, ``--targets-only`` skips the yes/no questions;
+* ``aliases --model M``: for every two offered candidates that share a word, one naming a reader's
+  entity, the yes/no odds of "are X and Y two names for the same thing?", and how well they tell
+  two names of one reader's entity from names of different things (AUC).
 
     python scripts/probe_graph_choices.py reach examples/graph-blind-2026-12-06-c
+    python scripts/probe_graph_choices.py focus examples/graph-blind-2026-12-06-c
     python scripts/probe_graph_choices.py pairs --model local examples/graph-blind-2026-12-06-c
 
 The last line of the output is one JSON object.
@@ -40,7 +49,9 @@ from moot.models.base import UNLISTED_LOGPROB, ModelRequest, ModelSettings, Syst
 from moot.models.registry import infer_model
 from moot.teams.graph.candidates import Candidate, Mention, TextReading, candidates_of, pairs_in, resolve
 from moot.teams.graph.evidence import Sentence, SourceIndex
-from moot.teams.graph.plain import TARGET_ODDS, target_odds
+from moot.teams.graph.build import Entities, match_phrase
+from moot.teams.graph.plain import TARGET_ODDS, question_ends, question_focus, target_odds
+from moot.teams.graph.vocabulary import DEFAULT
 from moot.teams.graph.scaffold import label_tokens
 
 SYSTEM = "Answer the question about the text with one word."
@@ -194,9 +205,65 @@ async def pairs(worlds: list[World], model: Any, rows_out: Path | None = None, t
     return out
 
 
+def focus(worlds: list[World]) -> dict[str, Any]:
+    out = {"phrases": [0, 0], "clauses": [0, 0]}
+    for w in worlds:
+        entities = Entities(DEFAULT)
+        for cand in w.offered(2).values():
+            entities.accept(cand, "organisation", {s.id: s for s in w.sentences}, 1)
+        wanted = {w.world.gold["subject"], w.world.gold["object"]}
+        phrases = question_focus(w.world.question, DEFAULT, {k: c.label for k, c in w.candidates.items()}) or ("", "")
+        ends = question_ends(w.world.question, DEFAULT)
+        ways = {"phrases": (phrases, ("", "")),
+                "clauses": ((ends[0][0], ends[1][0]), (ends[0][1], ends[1][1])) if ends else (phrases, ("", ""))}
+        line = [w.world.name]
+        for way, (found, clauses) in ways.items():
+            keys = [match_phrase(entities, p, c) if p else None for p, c in zip(found, clauses)]
+            got = {match_entity(w.world, [entities.info[k].label]) for k in keys if k} & wanted
+            out[way][0] += len(got)
+            out[way][1] += got == wanted
+            line.append(f"{way}: {[entities.info[k].label if k else None for k in keys]} finds {sorted(got)}")
+        print(*line, sep="  |  ")
+    result = {way: {"ends_found": n, "ends": 2 * len(worlds), "worlds_with_both": both} for way, (n, both) in out.items()}
+    print(result)
+    return result
+
+
+ALIAS = 'Text: "{t}"\nIn this text, are "{x}" and "{y}" two names for the same thing? Answer yes or no.'
+
+
+async def aliases(worlds: list[World], model: Any) -> dict[str, Any]:
+    """Every two offered candidates that share a word: does the yes/no odds of "the same thing?"
+    tell two names of one reader's entity from names of two different things?"""
+    rows = []
+    for w in worlds:
+        by_id = {s.id: s for s in w.sentences}
+        offered = list(w.offered(2).values())
+        todo = []
+        for i, x in enumerate(offered):
+            for y in offered[i + 1:]:
+                if not (label_tokens(x.label) & label_tokens(y.label)) or not (w.gold[x.key] or w.gold[y.key]):
+                    continue
+                both = [s for s in x.sentences if s in y.sentences]
+                ids = (both or [*x.sentences[:1], *y.sentences[:1]])[:2]
+                todo.append((x, y, " ".join(by_id[s].text for s in ids)[:600]))
+        odds = await asyncio.gather(*(ask(model, ALIAS.format(t=t, x=x.label, y=y.label)) for x, y, t in todo))
+        rows += [{"world": w.world.name, "x": x.label, "y": y.label, "same": bool(w.gold[x.key]) and w.gold[x.key] == w.gold[y.key],
+                  "margin": yes_margin(o)} for (x, y, _), o in zip(todo, odds)]
+        print(w.world.name, len(todo), file=sys.stderr, flush=True)
+    pos, neg = [r["margin"] for r in rows if r["same"]], [r["margin"] for r in rows if not r["same"]]
+    out = {"pairs": len(rows), "same": len(pos), "auc": auc(pos, neg),
+           "yes_rate_same": round(sum(m > 0 for m in pos) / max(1, len(pos)), 2),
+           "yes_rate_other": round(sum(m > 0 for m in neg) / max(1, len(neg)), 2)}
+    for r in rows:
+        print(("SAME " if r["same"] else "other"), f"{r['margin']:+.2f}", r["x"], "|", r["y"], file=sys.stderr)
+    print(out)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=("reach", "relevance", "pairs"))
+    parser.add_argument("what", choices=("reach", "focus", "relevance", "pairs", "aliases"))
     parser.add_argument("suites", nargs="+", type=Path)
     parser.add_argument("--model", default="local")
     parser.add_argument("--targets-only", action="store_true", help="pairs: ask only what each entity affects")
@@ -205,12 +272,17 @@ def main() -> None:
     args = parser.parse_args()
     globals()["TOP"] = args.top
     worlds = [World(w) for folder in args.suites for w in load_suite(folder)]
-    if args.what == "reach":
-        result = reach(worlds)
+    if args.what in ("reach", "focus"):
+        result = reach(worlds) if args.what == "reach" else focus(worlds)
     else:
         model = infer_model(args.model)
-        result = asyncio.run(relevance(worlds, model) if args.what == "relevance" else pairs(worlds, model, args.rows, args.targets_only))
-    print(json.dumps({"what": args.what, "model": None if args.what == "reach" else args.model,
+        if args.what == "relevance":
+            result = asyncio.run(relevance(worlds, model))
+        elif args.what == "aliases":
+            result = asyncio.run(aliases(worlds, model))
+        else:
+            result = asyncio.run(pairs(worlds, model, args.rows, args.targets_only))
+    print(json.dumps({"what": args.what, "model": None if args.what in ("reach", "focus") else args.model,
                       "suites": [str(s) for s in args.suites], "worlds": len(worlds), "result": result}))
 
 
