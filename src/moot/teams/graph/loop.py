@@ -98,9 +98,9 @@ class Loop:
         self.pending_gaps: list[str] = []
         self.asked: set[str] = set()
         self.focus: tuple[str, str] | None = None
+        """The question's subject and object phrases, as the mapper chose them."""
         self.focus_clauses: tuple[str, str] = ("", "")
         """The clause each end of :attr:`focus` stands in, where the question has two (ties between entities)."""
-        """The question's subject and object phrases, as the mapper chose them."""
         self.plain = self.vocabulary.asks_plainly
         """Choices asked as plain questions and read from the model's odds (until it gives none)."""
         everything = index.all(index.count())

@@ -131,11 +131,14 @@ def question_ends(question: str, vocabulary: Vocabulary) -> tuple[tuple[str, str
     (:func:`~moot.teams.graph.build.match_phrase`). A lone word right before an article is the
     clause's verb, whatever the tagger reads ("what links the mill …"). None for a question of one
     clause, or where the first or last clause names no phrase."""
+    def is_verb(label: str, clause: str, end: int) -> bool:
+        after = words(clause[end:])[:1]
+        return len(words(label)) == 1 and bool(after) and after[0] in ARTICLES
+
     found = []
     for clause in CLAUSE_MARKS.split(question):
         phrases = [label for label, m in mentions_in(clause, [])
-                   if (is_name(label) or not vocabulary.names_only)
-                   and not (len(words(label)) == 1 and words(clause[m.end:])[:1] and words(clause[m.end:])[0] in ARTICLES)]
+                   if (is_name(label) or not vocabulary.names_only) and not is_verb(label, clause, m.end)]
         if phrases:
             found.append((phrases[0], clause.strip()))
     return (found[0], found[-1]) if len(found) >= 2 else None
