@@ -8,7 +8,8 @@ this reads each world's gold graph.
   offered candidate names, how many pairs their sentences propose, and what share of the
   reader's edges some proposed pair can reach;
 * ``focus`` (no model): the question's two ends as a run asked plainly finds them, with every
-  offered candidate taken as an entity: by the question's first and last named phrases
+  offered candidate taken as an entity (the default vocabulary; a run also accepts, as an end, a
+  candidate the mapper turned down, which this leaves out): by the question's first and last named phrases
   (``moot.teams.graph.plain.question_focus``) and, for a question of two clauses, by each clause's
   first noun phrase with the clause breaking ties (``question_ends``); how many of the reader's
   subject and object each finds, and in how many worlds both;
@@ -212,8 +213,9 @@ def focus(worlds: list[World]) -> dict[str, Any]:
         for cand in w.offered(2).values():
             entities.accept(cand, "organisation", {s.id: s for s in w.sentences}, 1)
         wanted = {w.world.gold["subject"], w.world.gold["object"]}
-        phrases = question_focus(w.world.question, DEFAULT, {k: c.label for k, c in w.candidates.items()}) or ("", "")
-        ends = question_ends(w.world.question, DEFAULT)
+        named = {k: c.label for k, c in w.candidates.items()}
+        phrases = question_focus(w.world.question, DEFAULT, named) or ("", "")
+        ends = question_ends(w.world.question, DEFAULT, named)
         ways = {"phrases": (phrases, ("", "")),
                 "clauses": ((ends[0][0], ends[1][0]), (ends[0][1], ends[1][1])) if ends else (phrases, ("", ""))}
         line = [w.world.name]

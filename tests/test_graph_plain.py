@@ -283,27 +283,37 @@ def test_only_stated_directed_hops_decide_which_way_a_path_is_read() -> None:
     assert not runs_against_links([], symmetric)
 
 
-def test_a_question_of_two_clauses_names_one_end_in_each_by_its_first_phrase() -> None:
+def test_a_question_that_asks_twice_names_one_end_in_each_clause_by_its_first_phrase() -> None:
     from moot.teams.graph.plain import question_ends
+    from moot.teams.graph.scaffold import label_key
 
-    ends = question_ends("Why did the price of Quellish cheese rise, and what links the deferral of the Tormish dredge to it?", DEFAULT)
+    named = {label_key(x): x for x in ("Grelmoth ferry", "closure of the Tormish quarry", "Tormish quarry", "tides")}
+    ends = question_ends("Why was the Grelmoth ferry laid up in May, and what connects the closure of the Tormish quarry to it?",
+                         DEFAULT, named)
     assert ends is not None
     (first, first_clause), (last, last_clause) = ends
-    assert first.startswith("price of Quellish cheese")  # the whole phrase, not its head alone
-    assert "links" not in last and "Tormish dredge" in last  # a lone word before an article is the verb
-    assert first_clause.startswith("Why did") and last_clause.endswith("to it?")
-    assert question_ends("How does the Ostby mill affect Lake Mira?", DEFAULT) is None  # one clause: the phrases decide
-    assert question_ends("What relation is Jacob to Barbara? Answer with a single word.", FAMILY) is None
+    assert first == "Grelmoth ferry"
+    assert last == "closure of the Tormish quarry"  # the whole phrase, not the place inside it
+    assert first_clause.startswith("Why was") and last_clause.endswith("to it")
+    # "links" before an article is the clause's verb, never an end
+    ends = question_ends("Why did the tides rise, and what links the Tormish quarry to them?", DEFAULT, named)
+    assert ends is not None and ends[1][0] == "Tormish quarry"
+    # a list, or a place set before the question, does not make a second clause: the phrases decide
+    assert question_ends("How did the tides, the ferry and the Tormish quarry change?", DEFAULT, named) is None
+    assert question_ends("In Grelmoth, how did the Tormish quarry change the tides?", DEFAULT, named) is None
+    assert question_ends("How does the Ostby mill affect Lake Mira?", DEFAULT, named) is None
+    assert question_ends("What relation is Jacob to Barbara? Answer with a single word.", FAMILY, {}) is None
 
 
 def test_the_clause_breaks_a_tie_between_entities_a_question_phrase_names_equally() -> None:
     from moot.teams.graph.build import Entities, match_phrase
     from moot.teams.graph.candidates import Candidate
+    from moot.teams.graph.scaffold import label_key
 
     entities = Entities(DEFAULT)
-    for label in ("prices", "Quellish dairy", "price of Quellish cheese"):
-        entities.accept(Candidate(label.lower(), label), "measure", {}, 1)
+    for label in ("Quellish dairy", "price of Quellish cheese"):
+        entities.accept(Candidate(label_key(label), label), "measure", {}, 1)
     clause = "Why did the price of Quellish cheese rise"
-    assert entities.info[match_phrase(entities, "price")].label == "prices"  # alone: the first seen
-    assert entities.info[match_phrase(entities, "price", clause)].label == "price of Quellish cheese"
+    assert entities.info[match_phrase(entities, "Quellish")].label == "Quellish dairy"  # alone: the first seen
+    assert entities.info[match_phrase(entities, "Quellish", clause)].label == "price of Quellish cheese"
     assert match_phrase(entities, "harvest", clause) is None  # the phrase must name it; the clause only breaks ties

@@ -36,8 +36,7 @@ from moot.text.words import STOPWORDS, refers_back, stem, words
 from moot.teams.graph.evidence import Sentence
 from moot.teams.graph.scaffold import label_key, label_tokens
 
-CLAUSE_MARKS = re.compile(r"[;:,\u2014()]|\s-\s")
-"""Where a sentence's clauses part: the stretch a hedge is read in, and a question's ends."""
+_CLAUSE = re.compile(r"[;:,\u2014()]|\s-\s")
 MAX_LABEL_WORDS = 6
 
 
@@ -206,8 +205,8 @@ def resolve(mentions: list[Mention], chosen: dict[str, str]) -> list[tuple[str, 
 
 def _clause_bounds(text: str, start: int, end: int) -> tuple[int, int]:
     """The stretch from the start of the clause holding ``start`` to the end of the clause holding ``end``."""
-    left = max((m.end() for m in CLAUSE_MARKS.finditer(text, 0, start)), default=0)
-    right = next((m.start() for m in CLAUSE_MARKS.finditer(text, end)), len(text))
+    left = max((m.end() for m in _CLAUSE.finditer(text, 0, start)), default=0)
+    right = next((m.start() for m in _CLAUSE.finditer(text, end)), len(text))
     return left, right
 
 
@@ -252,5 +251,5 @@ def measures_in(sentence: str, entities: list[tuple[str, Mention]]) -> list[tupl
     return out
 
 
-__all__ = ["CLAUSE_MARKS", "Candidate", "Mention", "Pair", "TextReading", "candidates_of", "is_name", "is_provenance", "measures_in", "mention_counts", "mention_group",
+__all__ = ["Candidate", "Mention", "Pair", "TextReading", "candidates_of", "is_name", "is_provenance", "measures_in", "mention_counts", "mention_group",
            "mentions_in", "pairs_in", "propose", "resolve"]

@@ -335,13 +335,13 @@ class Loop:
                 todo = [c for c in todo if c.key not in self.entities.decided]
             else:
                 if self.focus is None:
-                    ends = plain.question_ends(self.question, self.vocabulary)
+                    named = {k: c.label for k, c in self.candidates.items()}
+                    ends = plain.question_ends(self.question, self.vocabulary, named)
                     if ends is not None:
                         self.focus = (ends[0][0], ends[1][0])
                         self.focus_clauses = (ends[0][1], ends[1][1])
                     else:
-                        self.focus = plain.question_focus(self.question, self.vocabulary,
-                                                          {k: c.label for k, c in self.candidates.items()})
+                        self.focus = plain.question_focus(self.question, self.vocabulary, named)
                 return
         batches = [todo[i:i + size] for i in range(0, len(todo), size)][: self.cfg.choice_calls_per_iteration]
         jobs = [self.rec.step(f"mapper-{it}-{k}", ag.mapper_agent(model, [c.label for c in batch], self.vocabulary, self.team.tools),

@@ -28,11 +28,12 @@ from moot.models import UNLISTED_LOGPROB, yes_margin
 from moot.runtime import Run
 from moot.teams.graph import agents as ag
 from moot.teams.graph.build import Entities, link_pair
-from moot.teams.graph.candidates import CLAUSE_MARKS, Candidate, Pair, is_name, mentions_in
+from moot.teams.graph.candidates import Candidate, Pair, is_name, mentions_in
 from moot.teams.graph.evidence import Sentence
 from moot.teams.graph.scaffold import Scaffold, label_key, label_tokens
 from moot.teams.graph.vocabulary import Vocabulary
-from moot.text.words import ARTICLES, REFERRING, words
+from moot.text import opens_question, question_clauses
+from moot.text.words import ARTICLES, REFERRING, stem, words
 
 QUOTE_CHARS = 600
 
@@ -106,41 +107,60 @@ def pick_relation(answers: list[tuple[RelationQuestion, float]]) -> RelationQues
     return best[0] if best is not None and best[1] > 0 else None
 
 
-def question_focus(question: str, vocabulary: Vocabulary, named: Mapping[str, str]) -> tuple[str, str] | None:
-    """The question's subject and object, asked plainly: its own phrases in its own order, subject
-    first (names only, for a vocabulary of named individuals), those the sources name (``named``:
-    candidate keys to labels) before the rest, so "Answer with one word." names nothing.
-    A phrase is named where a candidate holds its words in another order too ("the Ostby paper
-    mill" and "the paper mill at Ostby"), the test the focus node is then found by."""
-    phrases = [label for label, _ in mentions_in(question, []) if is_name(label) or not vocabulary.names_only]
+def _named_first(phrases: list[str], named: Mapping[str, str]) -> list[str]:
+    """The phrases the sources name (``named``: candidate keys to labels), in order, else all of them.
+    A phrase is named where a candidate holds its words, in any order ("the Ostby mill" is named by
+    "the paper mill at Ostby")."""
     held = [label_tokens(label) for label in named.values()]
 
     def is_named(phrase: str) -> bool:
-        words = label_tokens(phrase)
-        return label_key(phrase) in named or bool(words) and any(words <= h for h in held)
+        tokens = label_tokens(phrase)
+        return label_key(phrase) in named or bool(tokens) and any(tokens <= h for h in held)
 
-    phrases = [p for p in phrases if is_named(p)] or phrases
+    return [p for p in phrases if is_named(p)] or phrases
+
+
+def _sharing_first(phrases: list[str], named: Mapping[str, str]) -> list[str]:
+    """The phrases that share a word stem with some candidate of the sources (``named``: candidate
+    keys to labels), in order, else all of them: the test an end's entity is then found by
+    (:func:`~moot.teams.graph.build.match_phrase`), looser than :func:`_named_first`, since the
+    tagger may run a verb into a phrase ("the price of the cheese rise")."""
+    held = set().union(*({stem(w) for w in label_tokens(label)} for label in named.values()))
+    return [p for p in phrases if {stem(w) for w in label_tokens(p)} & held] or phrases
+
+
+def question_focus(question: str, vocabulary: Vocabulary, named: Mapping[str, str]) -> tuple[str, str] | None:
+    """The question's subject and object, asked plainly: its own phrases in its own order, subject
+    first (names only, for a vocabulary of named individuals), those the sources name before the
+    rest (:func:`_named_first`), so "Answer with one word." names nothing; the focus node is then
+    found by the same test."""
+    phrases = [label for label, _ in mentions_in(question, []) if is_name(label) or not vocabulary.names_only]
+    phrases = _named_first(phrases, named)
     return (phrases[0], phrases[-1] if len(phrases) > 1 else "") if phrases else None
 
 
-def question_ends(question: str, vocabulary: Vocabulary) -> tuple[tuple[str, str], tuple[str, str]] | None:
-    """The two ends of a question of two clauses or more ("Why did A fall, and what links B to
-    it?"): one in its first clause, the other in its last, each as ``(phrase, clause)``. The phrase
-    is the clause's first noun phrase (the longest that starts there: "the price of X", not
-    "price"); the clause breaks ties between entities the phrase names equally
-    (:func:`~moot.teams.graph.build.match_phrase`). A lone word right before an article is the
-    clause's verb, whatever the tagger reads ("what links the mill …"). None for a question of one
-    clause, or where the first or last clause names no phrase."""
+def question_ends(question: str, vocabulary: Vocabulary, named: Mapping[str, str]
+                  ) -> tuple[tuple[str, str], tuple[str, str]] | None:
+    """The two ends of a question that asks in two clauses or more ("Why did A fall, and what links
+    B to it?", :func:`moot.text.question_clauses`, each opening with an interrogative word): one in
+    its first clause, the other in its last, each as ``(phrase, clause)``. The phrase is the clause's
+    first noun phrase that shares a word with the sources (:func:`_sharing_first`; where two start at
+    one word, the longer: "the price of the cheese" before "price"); the clause breaks ties between
+    entities the phrase names equally (:func:`~moot.teams.graph.build.match_phrase`). A lone word that is no
+    name, right before an article, is the clause's verb, whatever the tagger reads ("what links the
+    mill …"). None for a question that asks once, or whose first or last clause names no phrase."""
+
     def is_verb(label: str, clause: str, end: int) -> bool:
         after = words(clause[end:])[:1]
-        return len(words(label)) == 1 and bool(after) and after[0] in ARTICLES
+        return len(words(label)) == 1 and not is_name(label) and bool(after) and after[0] in ARTICLES
 
     found = []
-    for clause in CLAUSE_MARKS.split(question):
+    for clause in [c for c in question_clauses(question) if opens_question(c)]:
         phrases = [label for label, m in mentions_in(clause, [])
                    if (is_name(label) or not vocabulary.names_only) and not is_verb(label, clause, m.end)]
+        phrases = _sharing_first(phrases, named)
         if phrases:
-            found.append((phrases[0], clause.strip()))
+            found.append((phrases[0], clause))
     return (found[0], found[-1]) if len(found) >= 2 else None
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from typing import Annotated, Any
 
@@ -13,6 +12,7 @@ from moot.codeindex import CodeIndex
 from moot.models.base import ModelSettings
 from moot.runtime import SubAgent, load_prompt
 from moot.teams.research.models import ResearchPlan, SubQuestion
+from moot.text import question_clauses
 
 MAX_SUB_QUESTIONS = 5
 SUB_QUESTION_CHARS = 200
@@ -126,16 +126,11 @@ def to_plan(question: str, output: object, limit: int = MAX_SUB_QUESTIONS) -> Re
     return ResearchPlan(original_question=question, sub_questions=kept[:limit])
 
 
-_WH = r"(?:which|where|how|what|who|whom|whose|when|why|in which|from where)"
-_CLAUSES = re.compile(rf"\?\s*|;\s*|,?\s+and\s+(?={_WH}\b)|,\s+(?={_WH}\b)", re.I)
-
-
 def question_parts(question: str) -> list[str]:
     """The question's own clauses ("which function does X", "in which file is it defined",
     "which function calls it"), each a sub-question; later ones carry the first as context,
     since their "it" means the first clause's subject."""
-    parts = [" ".join(p.split()).strip(" ,") for p in _CLAUSES.split(question)]
-    parts = [p for p in parts if len(p.split()) >= 3]
+    parts = question_clauses(question)
     if len(parts) < 2:
         return []
     first = parts[0]
