@@ -2,7 +2,7 @@
 where is it called?"; "Why did A fall, and what links B to it?").
 
 A clause ends at a question mark or a semicolon, or at a comma or an "and" that an interrogative
-word follows (what, which, who, whom, whose, why, how, when, where): closed classes of English,
+word follows (what, which, who, whom, whose, why, how, when, where): closed classes of the language,
 never one text's wording. So "How did rainfall, prices and tourism change?" stays one clause, and
 "In Quell, how did the dredge change prices?" is one clause of three words or more, since "In
 Quell" is too short to ask anything.
@@ -18,7 +18,7 @@ INTERROGATIVES: frozenset[str] = frozenset({"what", "which", "who", "whom", "who
 """The interrogative words a question's clause opens with."""
 
 _CONJUNCTIONS = frozenset({"and", "but", "or", "so"})
-_WH = r"(?:which|where|how|what|who|whom|whose|when|why|in which|from where)"
+_WH = "(?:" + "|".join(sorted(INTERROGATIVES) + ["in which", "from where"]) + ")"
 _BREAKS = re.compile(rf"\?\s*|;\s*|,?\s+and\s+(?={_WH}\b)|,\s+(?={_WH}\b)", re.I)
 
 

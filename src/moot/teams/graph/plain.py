@@ -120,13 +120,16 @@ def _named_first(phrases: list[str], named: Mapping[str, str]) -> list[str]:
     return [p for p in phrases if is_named(p)] or phrases
 
 
-def _sharing_first(phrases: list[str], named: Mapping[str, str]) -> list[str]:
-    """The phrases that share a word stem with some candidate of the sources (``named``: candidate
-    keys to labels), in order, else all of them: the test an end's entity is then found by
+def _stems(label: str) -> set[str]:
+    return {stem(w) for w in label_tokens(label)}
+
+
+def _sharing_first(phrases: list[str], held: set[str]) -> list[str]:
+    """The phrases that share a word stem with the sources' candidates (``held``: their stems), in
+    order, else all of them: the test an end's entity is then found by
     (:func:`~moot.teams.graph.build.match_phrase`), looser than :func:`_named_first`, since the
     tagger may run a verb into a phrase ("the price of the cheese rise")."""
-    held = set().union(*({stem(w) for w in label_tokens(label)} for label in named.values()))
-    return [p for p in phrases if {stem(w) for w in label_tokens(p)} & held] or phrases
+    return [p for p in phrases if _stems(p) & held] or phrases
 
 
 def question_focus(question: str, vocabulary: Vocabulary, named: Mapping[str, str]) -> tuple[str, str] | None:
@@ -154,11 +157,15 @@ def question_ends(question: str, vocabulary: Vocabulary, named: Mapping[str, str
         after = words(clause[end:])[:1]
         return len(words(label)) == 1 and not is_name(label) and bool(after) and after[0] in ARTICLES
 
+    clauses = [c for c in question_clauses(question) if opens_question(c)]
+    if len(clauses) < 2:
+        return None
+    held = set().union(*(_stems(label) for label in named.values()))
     found = []
-    for clause in [c for c in question_clauses(question) if opens_question(c)]:
+    for clause in clauses:
         phrases = [label for label, m in mentions_in(clause, [])
                    if (is_name(label) or not vocabulary.names_only) and not is_verb(label, clause, m.end)]
-        phrases = _sharing_first(phrases, named)
+        phrases = _sharing_first(phrases, held)
         if phrases:
             found.append((phrases[0], clause))
     return (found[0], found[-1]) if len(found) >= 2 else None
