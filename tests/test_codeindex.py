@@ -567,6 +567,20 @@ def test_an_npm_package_that_ships_its_code_in_build_is_indexed_there(tmp_path: 
     assert "build/lib/parser.js" not in indexed("ignored")
 
 
+def test_a_bundle_of_sources_the_package_also_ships_is_left_out(tmp_path: Path) -> None:
+    """A package whose Node entry is its written code (lib/) and whose browser entry is a bundle
+    of the same code (dist/) is indexed from lib/ alone: one definition per function."""
+    pkg = tmp_path / "pkg"
+    (pkg / "lib").mkdir(parents=True)
+    (pkg / "dist").mkdir()
+    code = "function parseArgs(argv) {\n  return argv.slice(2);\n}\nmodule.exports = parseArgs;\n"
+    (pkg / "lib" / "index.js").write_text(code)
+    (pkg / "dist" / "index.js").write_text("(function () {\n" + code + "}());\n")
+    (pkg / "package.json").write_text(json.dumps({"name": "pkg", "main": "lib/index.js", "browser": "dist/index.js"}))
+    with CodeIndex.build(pkg, db_path=tmp_path / "index.sqlite3") as idx:
+        assert [s.path for s in idx.resolve_symbol("parseArgs")] == ["lib/index.js"]
+
+
 def test_a_private_method_called_as_this_hash_name_is_a_callee_and_has_its_caller(tmp_path: Path) -> None:
     """A class's private method (`#next`) is called as `this.#next()`, a node of its own kind
     in the syntax tree; without it the method that decides looked uncalled, and a question about
@@ -588,3 +602,55 @@ def test_a_private_method_called_as_this_hash_name_is_a_callee_and_has_its_calle
         assert can_start.qualified_name == "queue.Queue.#canStart" and can_start.callers == ["queue.Queue.add"]
         [decision] = [d for d in idx.decisions("queue.js", add.start_line, add.end_line) if d.kind == "if"]
         assert decision.calls == ("#canStart",) and "#run" in decision.outcome_calls
+
+
+OLD_STYLE_JS = '''(function (root, factory) {
+  factory(root);
+}(this, function (lib) {
+  function Shelf (size) {
+    this.size = size;
+    this.slots = {
+      reset: function reset () { this.items = []; }
+    };
+  }
+
+  /** Puts an item on the shelf when there is room. */
+  Shelf.prototype.put = function put (item) {
+    if (this.items.length >= this.size) {
+      return false;
+    }
+    this.items.push(item);
+    return true;
+  };
+
+  lib.stock = function stock (shelf, items) {
+    items.forEach(function (item) { shelf.put(item); });
+  };
+
+  exports.count = (shelf) => shelf.items.length;
+}));
+'''
+
+
+def test_javascript_methods_written_on_a_prototype_or_an_object_are_definitions(tmp_path: Path) -> None:
+    """Code written before classes defines methods by assignment; each is a symbol of its own,
+    named as a class's method is, with its own chunk, callers and doc comment."""
+    root = tmp_path / "shelfjs"
+    root.mkdir()
+    (root / "shelf.js").write_text(OLD_STYLE_JS, encoding="utf-8")
+    with CodeIndex.build(root, db_path=tmp_path / "shelf.sqlite3") as built:
+        [put] = built.resolve_symbol("Shelf.prototype.put")  # as a reader writes it
+        assert put.qualified_name == "shelf.Shelf.put" and put.kind == "method"
+        assert (put.start_line, put.end_line) == (12, 18)
+        assert put.docstring == "Puts an item on the shelf when there is room."
+        assert put.signature == "Shelf.prototype.put = function put (item)"
+        assert put.callers == ["shelf.lib.stock"]  # the callback inside `stock` is not a definition
+        [stock] = built.resolve_symbol("stock")
+        assert stock.qualified_name == "shelf.lib.stock" and stock.kind == "function"
+        [count] = built.resolve_symbol("count")
+        assert count.qualified_name == "shelf.count"  # exports.count is the module's own
+        [reset] = built.resolve_symbol("reset")
+        assert reset.qualified_name == "shelf.Shelf.slots.reset"
+        assert _chunks(built, "shelf.js")["shelf.Shelf.put"] == ("method", 12, 18)
+        # the method's body is its own chunk's, not the module's (which keeps only its first line)
+        assert [h.name for h in built.search("false", mode="lexical", limit=10)] == ["shelf.Shelf.put"]

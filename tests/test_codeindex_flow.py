@@ -152,3 +152,27 @@ def test_a_case_ended_by_break_and_a_loop_without_end_are_stated_plainly() -> No
     assert case.words == 'When the value matches `"a"`, it sets `this.size` to `1`.'
     assert loop.words == ("It repeats until a `return`, `raise` or `break` leaves the loop; first it calls `this.tick()`, "
                           "then it returns `2`.")
+
+
+def test_a_method_assigned_to_a_prototype_decides_for_itself_not_for_the_function_around_it() -> None:
+    javascript = '''function Shelf (size) {
+  if (size < 1) {
+    throw new Error("empty");
+  }
+  Shelf.prototype.put = function put (item) {
+    if (this.full) {
+      return false;
+    }
+  };
+  this.items.forEach(function (item) {
+    if (item.old) {
+      item.drop();
+    }
+  });
+}
+'''
+    outer = {d.line for d in decisions("javascript", javascript, 1, 15)}
+    assert 2 in outer and 11 in outer  # its own check and its callback's
+    assert 6 not in outer  # the assigned method is a definition of its own (the index has it)
+    inner = decisions("javascript", javascript, 5, 9)
+    assert [(d.line, d.words) for d in inner if d.kind == "if"] == [(6, "When `this.full` is true, it returns `false`.")]

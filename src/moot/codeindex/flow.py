@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import tree_sitter
 
-from moot.codeindex.parse import _FUNCTION_VALUES, _grammar
+from moot.codeindex.parse import _FUNCTION_VALUES, _grammar, function_binding
 
 _FUNCTIONS = frozenset({"function_definition", "function_declaration", "generator_function_declaration",
                         "method_definition", "arrow_function", "function_expression", "function", "generator_function"})
@@ -482,9 +482,9 @@ _NEGATE = {"==": "!=", "===": "!==", "!=": "==", "!==": "===", "<": ">=", "<=": 
 
 
 def _inline(node: tree_sitter.Node) -> bool:
-    """A function expression the index does not define: one not bound by ``const f = …``
-    (the only function value the index names), such as a callback passed to a call."""
-    return node.type in _FUNCTION_VALUES and (node.parent is None or node.parent.type != "variable_declarator")
+    """A function expression the index does not define: one bound to no name (see
+    :func:`~moot.codeindex.parse.function_binding`), such as a callback passed to a call."""
+    return node.type in _FUNCTION_VALUES and function_binding(node) is None
 
 
 def _folded_exit(kind: str, statements: list[tree_sitter.Node]) -> tree_sitter.Node | None:

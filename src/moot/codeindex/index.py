@@ -342,7 +342,9 @@ class CodeIndex:
 
         Resolution is by name: every call of anything called ``name`` counts as a caller.
         """
-        name = (name or "").strip()
+        # JavaScript names a method by its prototype (``Writer.prototype.parse``); the index names
+        # it as a class's method is named (``Writer.parse``).
+        name = (name or "").strip().replace(".prototype.", ".")
         if not name:
             return []
         with self._guard() as conn:

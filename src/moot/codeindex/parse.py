@@ -97,7 +97,7 @@ def _query_source(lang: tree_sitter.Language) -> str:
     Matching runs in C: walking every node from Python was most of the indexing time.
     """
     known = lambda kind: lang.id_for_node_kind(kind, True) is not None  # noqa: E731
-    definitions = [t for t in (*_CLASS_TYPES, *_FUNCTION_TYPES, "variable_declarator") if known(t)]
+    definitions = [t for t in (*_CLASS_TYPES, *_FUNCTION_TYPES, *_BINDINGS) if known(t)]
     identifiers = [t for t in _IDENTIFIERS if known(t)]
     parts = [f"[{' '.join(f'({t})' for t in definitions)}] @def", f"[{' '.join(f'({t})' for t in identifiers)}] @ref"]
     if known("call"):
@@ -209,10 +209,68 @@ _CLASS_TYPES = {
 }
 _FUNCTION_TYPES = {"function_definition", "function_declaration", "generator_function_declaration", "method_definition"}
 _FUNCTION_VALUES = {"arrow_function", "function_expression", "function", "generator_function"}
+_BINDINGS = ("variable_declarator", "assignment_expression", "pair")
+"""Where a JS/TS function value gets a name: ``const f = …``, ``Writer.prototype.parse = function …``
+(how code before classes wrote methods), ``exports.f = …``, and ``{ lookup: function … }``."""
+_OWNER = re.compile(r"[\w$]+(?:\.[\w$]+)*")
+"""An owner written as plain dotted names (``Writer.prototype``); anything else names no owner."""
 _IDENTIFIERS = {"identifier", "property_identifier", "private_property_identifier", "type_identifier",
                 "shorthand_property_identifier"}
 _CALLS = {"call": "function", "call_expression": "function", "new_expression": "constructor"}
 _MEMBER_FIELDS = {"attribute": "attribute", "member_expression": "property"}
+
+
+def function_binding(value: tree_sitter.Node) -> tuple[tree_sitter.Node, str, bool] | None:
+    """How the index names a JS/TS function value: ``(name node, owner, method)``, or ``None`` for
+    a function value bound to no name (a callback passed to a call).
+
+    The owner is what the name is a member of, ``""`` for none: ``Writer`` for
+    ``Writer.prototype.parse = function …`` (a method of ``Writer``, as in a class), ``mustache``
+    for ``mustache.render = …``, ``""`` for ``exports.f = …`` or ``module.exports.f = …`` (the
+    module itself) and for ``const f = …``; an object literal's key is owned by the name the
+    object is bound to."""
+    parent = value.parent
+    if value.type not in _FUNCTION_VALUES or parent is None:
+        return None
+    if parent.type == "variable_declarator" and parent.child_by_field_name("value") == value:
+        name = parent.child_by_field_name("name")
+        return (name, "", False) if name is not None and name.type == "identifier" else None
+    if parent.type == "assignment_expression" and parent.child_by_field_name("right") == value:
+        left = parent.child_by_field_name("left")
+        if left is not None and left.type == "identifier":
+            return left, "", False
+        if left is None or left.type != "member_expression":
+            return None
+        name, target = left.child_by_field_name("property"), left.child_by_field_name("object")
+        if name is None or name.type != "property_identifier" or target is None:
+            return None
+        written = target.text.decode("utf-8", errors="replace") if target.text else ""
+        if not _OWNER.fullmatch(written):
+            return None
+        if name.text == b"exports":
+            own = value.child_by_field_name("name")
+            return (own, "", False) if own is not None else None
+        return name, _owner(written), written.endswith(".prototype") or written == "this"
+    if parent.type == "pair" and parent.child_by_field_name("value") == value:
+        key = parent.child_by_field_name("key")
+        if key is None or key.type != "property_identifier":
+            return None
+        holder = parent.parent.parent if parent.parent is not None else None
+        owner = ""
+        if holder is not None and holder.type in ("variable_declarator", "assignment_expression"):
+            bound = holder.child_by_field_name("name" if holder.type == "variable_declarator" else "left")
+            text = bound.text.decode("utf-8", errors="replace") if bound is not None and bound.text else ""
+            owner = _owner(text) if _OWNER.fullmatch(text) else ""
+        return key, owner, False
+    return None
+
+
+def _owner(written: str) -> str:
+    """``Writer.prototype`` → ``Writer``; ``this.cache`` → ``cache``; ``module.exports`` → ``""``."""
+    parts = [p for p in written.split(".") if p != "prototype"]
+    while parts and parts[0] in ("this", "module", "exports"):
+        parts.pop(0)
+    return ".".join(parts)
 
 
 def _comment_text(comment: str) -> str:
@@ -278,7 +336,8 @@ class _CodeParser:
             return ""
         # JS/TS: the doc comment directly above the definition (or above its export/declaration).
         anchor = outer
-        while anchor.parent is not None and anchor.parent.type in ("export_statement", "lexical_declaration", "variable_declaration"):
+        while anchor.parent is not None and anchor.parent.type in ("export_statement", "lexical_declaration", "variable_declaration",
+                                                                   "expression_statement"):
             anchor = anchor.parent
         prev = anchor.prev_named_sibling
         if prev is not None and prev.type == "comment" and prev.end_point.row >= anchor.start_point.row - 1:
@@ -301,10 +360,11 @@ class _CodeParser:
             while open_ and open_[-1][0] <= node.start_byte:
                 open_.pop()
             scope, scope_kind = (open_[-1][1], open_[-1][2]) if open_ else (self.module, "module")
-            kind, name_node, definition = self._definition(node, scope_kind)
+            kind, name_node, definition, owner = self._definition(node, scope_kind)
             if kind is None or name_node is None:
                 continue
-            qualified, child_kind = self._define(node, definition, name_node, kind, scope, scope_kind)
+            qualified, child_kind = self._define(node, definition, name_node, kind, f"{scope}.{owner}" if owner else scope,
+                                                 scope_kind)
             open_.append((node.end_byte, qualified, child_kind))
             scopes.append((node.start_byte, node.end_byte, qualified))
         return scopes
@@ -335,19 +395,21 @@ class _CodeParser:
 
     def _definition(
         self, node: tree_sitter.Node, scope_kind: str
-    ) -> tuple[str | None, tree_sitter.Node | None, tree_sitter.Node]:
+    ) -> tuple[str | None, tree_sitter.Node | None, tree_sitter.Node, str]:
         t = node.type
         if t in _CLASS_TYPES:
-            return "class", node.child_by_field_name("name"), node
+            return "class", node.child_by_field_name("name"), node, ""
         if t in _FUNCTION_TYPES:
             kind = "method" if scope_kind == "class" else "function"
-            return kind, node.child_by_field_name("name"), node
-        if t == "variable_declarator":
-            value = node.child_by_field_name("value")
-            if value is not None and value.type in _FUNCTION_VALUES:
-                kind = "method" if scope_kind == "class" else "function"
-                return kind, node.child_by_field_name("name"), value
-        return None, None, node
+            return kind, node.child_by_field_name("name"), node, ""
+        if t in _BINDINGS:
+            value = node.child_by_field_name({"variable_declarator": "value", "assignment_expression": "right"}.get(t, "value"))
+            bound = function_binding(value) if value is not None else None
+            if bound is not None:
+                name, owner, method = bound
+                kind = "method" if scope_kind == "class" or method else "function"
+                return kind, name, value, owner
+        return None, None, node, ""
 
     def _define(
         self,
@@ -367,6 +429,7 @@ class _CodeParser:
         end_line = node.end_point.row + 1
         if node.type == "variable_declarator" and node.parent is not None:
             start_line = node.parent.start_point.row + 1
+        bound = node.type in _BINDINGS
         self.parsed.symbols.append(
             Symbol(
                 name=name,
@@ -374,7 +437,7 @@ class _CodeParser:
                 kind=kind,
                 start_line=start_line,
                 end_line=end_line,
-                signature=self._signature(definition, node if node.type == "variable_declarator" else outer),
+                signature=self._signature(definition, node if bound else outer),
                 docstring=self._docstring(definition, node),
             )
         )

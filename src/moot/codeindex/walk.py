@@ -131,7 +131,11 @@ def shipped_dirs(root: Path) -> frozenset[str]:
     (``"main": "build/lib/index.js"`` → ``build``). A published npm package often ships only
     compiled code there, so a folder that would be skipped as a build's output (``build``,
     ``dist``) is the package's code; a ``.gitignore`` that ignores it still wins (in a source
-    checkout, the build output beside the sources)."""
+    checkout, the build output beside the sources).
+
+    When an entry point lies in a folder that is not a build's (``"main": "lib/index.js"``
+    beside ``"browser": "dist/index.js"``), the build folders hold a bundle of that same code for
+    other environments: none is kept, so each definition is indexed once, where it was written."""
     manifest = root / "package.json"
     try:
         data = json.loads(read_text(manifest, root=root, max_bytes=MAX_TEXT_BYTES, credentials=False))
@@ -155,6 +159,8 @@ def shipped_dirs(root: Path) -> frozenset[str]:
 
     for key in MANIFEST_ENTRY_KEYS:
         collect(data.get(key))
+    if any(folder not in SKIP_DIRS and (root / folder).is_dir() for folder in found):
+        return frozenset()
     return frozenset(found & SKIP_DIRS - {"node_modules", "site-packages"})
 
 
