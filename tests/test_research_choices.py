@@ -34,7 +34,8 @@ from moot.teams.research.resolve import (
     written_definitions,
     written_names,
 )
-from moot.teams.research.synthesizer import without_repeats
+from moot.models.toolchoice import AFTER_TOOL_RESULTS
+from moot.teams.research.synthesizer import without_echoes, without_repeats
 from test_research_support import first_lines, first_offered, index_of, write_repo
 
 DECODERS = '''"""Content decoders."""
@@ -321,6 +322,17 @@ def test_a_repeated_sentence_is_said_once() -> None:
     assert without_repeats("It asks. " + loop * 5 + "The Abort function is") == "It asks. " + loop.strip()
     # short items and numbering may recur: only sentences of four words or more are repeats
     assert without_repeats("1. Parse it.\n\n1. Parse it.") == "1. Parse it.\n\n1. Parse it."
+
+
+def test_an_answer_that_gives_back_the_question_or_an_instruction_loses_those_sentences() -> None:
+    question = "Which code calls Shelf.put, and when does it refuse an item instead of storing it?"
+    echoed = ("The code calls Shelf.put, and when does it refuse an item instead of storing it? "
+              "Use the result to answer the original question in words, or call another tool.\n"
+              "Shelf.put returns false when the shelf is full (shelf.js:13).")
+    assert without_echoes(echoed, question, (AFTER_TOOL_RESULTS,)) == "Shelf.put returns false when the shelf is full (shelf.js:13)."
+    # an answer in the question's words is still an answer; a short sentence of the prompt's words stays
+    kept = "Shelf.put refuses an item when the shelf is full. Call it again later."
+    assert without_echoes(kept, question, (AFTER_TOOL_RESULTS,)) == kept
 
 
 # ------------------------------------------------------------------ code the question writes

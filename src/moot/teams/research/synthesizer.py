@@ -103,6 +103,33 @@ def without_repeats(text: str) -> str:
     return "\n".join(out).strip()
 
 
+_WORDS = re.compile(r"[^\W_]+")
+
+
+def without_echoes(text: str, question: str, instructions: tuple[str, ...] = ()) -> str:
+    """The text without the sentences that only give back what the model was told: the question
+    asked again (a sentence ending in "?" whose words are mostly the question's) or an instruction
+    copied (a sentence of eight words or more, nearly all of them an instruction's).
+
+    The 0.5B model, stuck, can answer with its prompt: "… under what condition does that method
+    tokenize the template again? The result to answer the original question in words …" — the
+    question and the line the tool loop appends after tool results, as if they were the answer."""
+    asked = set(_WORDS.findall(question.lower()))
+    told = [set(_WORDS.findall(i.lower())) for i in instructions]
+    out: list[str] = []
+    for paragraph in text.split("\n"):
+        kept: list[str] = []
+        for sentence in _SENTENCE.split(paragraph):
+            words = _WORDS.findall(sentence.lower())
+            if words and sentence.rstrip().endswith("?") and sum(w in asked for w in words) >= 0.6 * len(words):
+                continue
+            if len(words) >= 8 and any(sum(w in t for w in words) >= 0.9 * len(words) for t in told):
+                continue
+            kept.append(sentence)
+        out.append(" ".join(kept))
+    return "\n".join(out).strip()
+
+
 def sources_line(bundles: list[EvidenceBundle], limit: int = 6) -> str:
     """A list of the evidence locations, added when the answer cites none (it says so)."""
     locs: list[str] = []

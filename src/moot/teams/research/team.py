@@ -22,6 +22,7 @@ from moot.codeindex.tools import code_tools
 from moot.errors import MootError
 from moot.models.base import Model, ModelSettings, Usage
 from moot.models.registry import RoleModels, model_for, resolve_models
+from moot.models.toolchoice import AFTER_TOOL_RESULTS
 from moot.runtime import Budget, EventBus, RunStore, SubAgent, load_prompt
 from moot.runtime.budget import runs_locally
 from moot.teams.research.models import (
@@ -62,6 +63,7 @@ from moot.teams.research.synthesizer import (
     sources_line,
     synthesizer_agent,
     whole_sentences,
+    without_echoes,
     without_repeats,
 )
 from moot.teams.research.verifier import (
@@ -312,7 +314,8 @@ class ResearchTeam:
                          tools=[*code_tools(index), *self.tools], model=self.model_for("single-agent"), max_turns=self.config.single_calls,
                          settings=ModelSettings(max_tokens=500))
         outcome = await run.step("single-agent", agent, f"Search results:\n{render_findings(seeded) or 'none'}\n\nQuestion: {question}")
-        draft = without_repeats(outcome.text.strip() if outcome else "") or no_answer(outcome, "the budget stopped the run")
+        said = without_echoes(outcome.text.strip() if outcome else "", question, (AFTER_TOOL_RESULTS, agent.instructions()))
+        draft = without_repeats(said) or no_answer(outcome, "the budget stopped the run")
         bundle = EvidenceBundle(sub_question=question, findings=seeded, coverage_note="the seeded search hits",
                                 researcher="single-agent", stop_reason=outcome.stop_reason if outcome else "not_started",
                                 turns=outcome.turns if outcome else 0)
@@ -406,6 +409,7 @@ class ResearchTeam:
         text = outcome.text.strip() if outcome else ""
         if outcome is not None and outcome.usage.output_tokens >= SYNTHESIS_TOKENS:
             text = whole_sentences(text)  # cut by the token limit: not a half sentence
+        text = without_echoes(text, question, (load_prompt("synthesizer", __package__),))
         draft = without_repeats(text) or no_answer(outcome, "the synthesizer did not answer")
         if not resolved and not any(exists(index, c) for c in find_citations(draft)) and (extra := sources_line(bundles)):
             draft = f"{draft}\n\n{extra}"
