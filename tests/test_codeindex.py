@@ -579,6 +579,11 @@ def test_a_bundle_of_sources_the_package_also_ships_is_left_out(tmp_path: Path) 
     (pkg / "package.json").write_text(json.dumps({"name": "pkg", "main": "lib/index.js", "browser": "dist/index.js"}))
     with CodeIndex.build(pkg, db_path=tmp_path / "index.sqlite3") as idx:
         assert [s.path for s in idx.resolve_symbol("parseArgs")] == ["lib/index.js"]
+    # compiled code that main names stays, whatever folder the types or a command-line shim are in
+    (pkg / "package.json").write_text(json.dumps({"name": "pkg", "main": "dist/index.js", "types": "lib/index.d.ts",
+                                                  "bin": "lib/index.js"}))
+    with CodeIndex.build(pkg, db_path=tmp_path / "again.sqlite3") as idx:
+        assert sorted(s.path for s in idx.resolve_symbol("parseArgs")) == ["dist/index.js", "lib/index.js"]
 
 
 def test_a_private_method_called_as_this_hash_name_is_a_callee_and_has_its_caller(tmp_path: Path) -> None:

@@ -133,9 +133,11 @@ def shipped_dirs(root: Path) -> frozenset[str]:
     ``dist``) is the package's code; a ``.gitignore`` that ignores it still wins (in a source
     checkout, the build output beside the sources).
 
-    When an entry point lies in a folder that is not a build's (``"main": "lib/index.js"``
-    beside ``"browser": "dist/index.js"``), the build folders hold a bundle of that same code for
-    other environments: none is kept, so each definition is indexed once, where it was written."""
+    When the Node entry point (``main``) lies in a folder that is not a build's (``"main":
+    "lib/index.js"`` beside ``"browser": "dist/index.js"``), the build folders hold a bundle of that
+    same code for other environments: none is kept, so each definition is indexed once, where it
+    was written. Only ``main`` counts: ``types`` or ``bin`` in another folder often sit beside
+    compiled code that ``main`` names."""
     manifest = root / "package.json"
     try:
         data = json.loads(read_text(manifest, root=root, max_bytes=MAX_TEXT_BYTES, credentials=False))
@@ -157,10 +159,11 @@ def shipped_dirs(root: Path) -> frozenset[str]:
             for item in value:
                 collect(item)
 
-    for key in MANIFEST_ENTRY_KEYS:
-        collect(data.get(key))
+    collect(data.get("main"))
     if any(folder not in SKIP_DIRS and (root / folder).is_dir() for folder in found):
         return frozenset()
+    for key in MANIFEST_ENTRY_KEYS:
+        collect(data.get(key))
     return frozenset(found & SKIP_DIRS - {"node_modules", "site-packages"})
 
 
