@@ -643,7 +643,11 @@ def test_javascript_methods_written_on_a_prototype_or_an_object_are_definitions(
     root = tmp_path / "shelfjs"
     root.mkdir()
     (root / "shelf.js").write_text(OLD_STYLE_JS, encoding="utf-8")
+    (root / "tally.js").write_text("module.exports = function (shelf) {\n  return shelf.items.length;\n};\n", encoding="utf-8")
     with CodeIndex.build(root, db_path=tmp_path / "shelf.sqlite3") as built:
+        # a module that is one unnamed function: the function is named after the module
+        [tally] = built.resolve_symbol("tally", kind="function")
+        assert (tally.qualified_name, tally.start_line, tally.end_line) == ("tally.tally", 1, 3)
         [put] = built.resolve_symbol("Shelf.prototype.put")  # as a reader writes it
         assert put.qualified_name == "shelf.Shelf.put" and put.kind == "method"
         assert (put.start_line, put.end_line) == (12, 18)

@@ -228,7 +228,9 @@ def function_binding(value: tree_sitter.Node) -> tuple[tree_sitter.Node, str, bo
     ``Writer.prototype.parse = function …`` (a method of ``Writer``, as in a class), ``mustache``
     for ``mustache.render = …``, ``""`` for ``exports.f = …`` or ``module.exports.f = …`` (the
     module itself) and for ``const f = …``; an object literal's key is owned by the name the
-    object is bound to."""
+    object is bound to. An unnamed ``module.exports = function (…)`` gives the ``module.exports``
+    node itself: the parser names that function after its module (``minimist`` for a package's
+    ``index.js``), as a user who requires it calls it."""
     parent = value.parent
     if value.type not in _FUNCTION_VALUES or parent is None:
         return None
@@ -248,8 +250,10 @@ def function_binding(value: tree_sitter.Node) -> tuple[tree_sitter.Node, str, bo
         if not _OWNER.fullmatch(written):
             return None
         if name.text == b"exports":
+            # ``module.exports = function (…)``: the module's own function; unnamed, it is named
+            # after the module (the whole ``module.exports`` stands for its name)
             own = value.child_by_field_name("name")
-            return (own, "", False) if own is not None else None
+            return (own if own is not None else left), "", False
         return name, _owner(written), written.endswith(".prototype") or written == "this"
     if parent.type == "pair" and parent.child_by_field_name("value") == value:
         key = parent.child_by_field_name("key")
@@ -421,7 +425,8 @@ class _CodeParser:
         scope_kind: str,
     ) -> tuple[str, str]:
         self.definition_names.add(name_node.start_byte)
-        name = self._text(name_node)
+        # an unnamed `module.exports = function` (see function_binding) is named after its module
+        name = self._text(name_node) if name_node.type != "member_expression" else self.module.rsplit(".", 1)[-1]
         qualified = f"{scope}.{name}"
         # Decorators belong to the definition: the chunk starts at the first one.
         outer = node.parent if node.parent is not None and node.parent.type == "decorated_definition" else node

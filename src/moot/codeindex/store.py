@@ -15,7 +15,7 @@ from pathlib import Path
 from moot import config
 from moot.errors import MootError
 
-SCHEMA_VERSION = 8  # 8: JS functions assigned to a name (`A.prototype.m = function`, `exports.f = …`, `{ m: function }`) are definitions, and a bundle of a package's own lib/ is left out; 7: calls of a private method (`this.#next()`) are recorded; 6: minified scripts are no longer indexed (5: nor files holding credentials); older indexes are rebuilt
+SCHEMA_VERSION = 9  # 9: an unnamed `module.exports = function` is named after its module; 8: JS functions assigned to a name (`A.prototype.m = function`, `exports.f = …`, `{ m: function }`) are definitions, and a bundle of a package's own lib/ is left out; 7: calls of a private method (`this.#next()`) are recorded; 6: minified scripts are no longer indexed (5: nor files holding credentials); older indexes are rebuilt
 FORMAT_MARK = "moot-code-index"
 BUSY_TIMEOUT_S = 10.0
 
