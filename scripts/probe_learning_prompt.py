@@ -63,10 +63,10 @@ async def probe(suites: list[Path], prompts: dict[str, tuple[str, int]], model_n
                     if not recalled.relevant:
                         text, tokens = f"I don't know: {recalled.why}", 0
                     else:
-                        path_spec = prompts[name][1]
-                        if path_spec and recalled.passages:
-                            keep = sorted(recalled.passages, key=lambda p: -p.score)[:path_spec]
-                            chosen = [p for p in recalled.passages if p in keep]
+                        ranked = prompts[name][1]
+                        if ranked and recalled.passages:
+                            best = {p.id for p in sorted(recalled.passages, key=lambda p: -p.score)[:ranked]}
+                            chosen = [p for p in recalled.passages if p.id in best]
                             sources = recalled.model_copy(update={"passages": chosen, "documents": []}).render()
                         else:
                             sources = recalled.render_documents() if recalled.documents else recalled.render()

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from moot.codeindex import CodeIndex
 from moot.models.base import ModelSettings
 from moot.runtime import SubAgent, load_prompt
 from moot.teams.research.models import EvidenceBundle
 from moot.teams.research.resolve import ResolvedSymbol, drop_copies, render_facts
+from moot.text.words import words
 
 BUNDLE_CHARS = 1400
 """Per researcher: the small model's context is shared by parallel requests, so evidence is cut."""
@@ -80,6 +82,12 @@ def render_evidence(question: str, bundles: list[EvidenceBundle]) -> str:
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)")
 
 
+def _kept_sentences(text: str, keep: Callable[[str], bool]) -> str:
+    """The text with only the sentences ``keep`` accepts, paragraph by paragraph (line breaks stay)."""
+    out = [" ".join(s for s in _SENTENCE.split(paragraph) if keep(s)) for paragraph in text.split("\n")]
+    return "\n".join(out).strip()
+
+
 def without_repeats(text: str) -> str:
     """The text with every sentence that repeats an earlier one verbatim left out, and a last
     sentence cut off mid-way (the token limit) dropped when it is a repeat's beginning.
@@ -87,23 +95,18 @@ def without_repeats(text: str) -> str:
     The 0.5B synthesizer can fall into a loop ("The Abort function is called by
     click.termui.prompt, which calls echo." thirty times, until its token limit): the repeats
     say nothing new and bury the rest of the answer."""
-    out: list[str] = []
     seen: list[str] = []
-    for paragraph in text.split("\n"):
-        kept: list[str] = []
-        for sentence in _SENTENCE.split(paragraph):
-            key = " ".join(sentence.split()).lower()
-            if len(key.split()) >= 4 and key in seen:  # "1." or "See above." may recur honestly
-                continue
-            if len(key.split()) >= 2 and key[-1] not in ".!?`)\"'" and any(s.startswith(key) for s in seen):
-                continue  # a repeat cut short by the token limit
-            seen.append(key)
-            kept.append(sentence)
-        out.append(" ".join(kept))
-    return "\n".join(out).strip()
 
+    def new(sentence: str) -> bool:
+        key = " ".join(sentence.split()).lower()
+        if len(key.split()) >= 4 and key in seen:  # "1." or "See above." may recur honestly
+            return False
+        if len(key.split()) >= 2 and key[-1] not in ".!?`)\"'" and any(s.startswith(key) for s in seen):
+            return False  # a repeat cut short by the token limit
+        seen.append(key)
+        return True
 
-_WORDS = re.compile(r"[^\W_]+")
+    return _kept_sentences(text, new)
 
 
 def without_echoes(text: str, question: str, instructions: tuple[str, ...] = ()) -> str:
@@ -114,20 +117,16 @@ def without_echoes(text: str, question: str, instructions: tuple[str, ...] = ())
     The 0.5B model, stuck, can answer with its prompt: "… under what condition does that method
     tokenize the template again? The result to answer the original question in words …" — the
     question and the line the tool loop appends after tool results, as if they were the answer."""
-    asked = set(_WORDS.findall(question.lower()))
-    told = [set(_WORDS.findall(i.lower())) for i in instructions]
-    out: list[str] = []
-    for paragraph in text.split("\n"):
-        kept: list[str] = []
-        for sentence in _SENTENCE.split(paragraph):
-            words = _WORDS.findall(sentence.lower())
-            if words and sentence.rstrip().endswith("?") and sum(w in asked for w in words) >= 0.6 * len(words):
-                continue
-            if len(words) >= 8 and any(sum(w in t for w in words) >= 0.9 * len(words) for t in told):
-                continue
-            kept.append(sentence)
-        out.append(" ".join(kept))
-    return "\n".join(out).strip()
+    asked = set(words(question))
+    told = [set(words(i)) for i in instructions]
+
+    def said(sentence: str) -> bool:
+        own = words(sentence)
+        if own and sentence.rstrip().endswith("?") and sum(w in asked for w in own) >= 0.6 * len(own):
+            return False
+        return not (len(own) >= 8 and any(sum(w in t for w in own) >= 0.9 * len(own) for t in told))
+
+    return _kept_sentences(text, said)
 
 
 def sources_line(bundles: list[EvidenceBundle], limit: int = 6) -> str:

@@ -401,15 +401,15 @@ class ResearchTeam:
         try:
             async with asyncio.TaskGroup() as both:  # one failing cancels the other: no call left running
                 picking = both.create_task(self._quote(index, run, asks, after=after, how=how, question=question))
-                writing = both.create_task(run.step("synthesizer", synthesizer_agent(self.model_for("synthesizer")),
-                                                    render_evidence(question, bundles), depends_on=after))
+                writer = synthesizer_agent(self.model_for("synthesizer"))
+                writing = both.create_task(run.step("synthesizer", writer, render_evidence(question, bundles), depends_on=after))
         except ExceptionGroup as failed:  # raised as it was, as one call after the other raised it
             raise failed.exceptions[0] from None
         quotes, outcome = picking.result(), writing.result()
         text = outcome.text.strip() if outcome else ""
         if outcome is not None and outcome.usage.output_tokens >= SYNTHESIS_TOKENS:
             text = whole_sentences(text)  # cut by the token limit: not a half sentence
-        text = without_echoes(text, question, (load_prompt("synthesizer", __package__),))
+        text = without_echoes(text, question, (writer.instructions(),))
         draft = without_repeats(text) or no_answer(outcome, "the synthesizer did not answer")
         if not resolved and not any(exists(index, c) for c in find_citations(draft)) and (extra := sources_line(bundles)):
             draft = f"{draft}\n\n{extra}"
