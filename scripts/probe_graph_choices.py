@@ -54,6 +54,7 @@ from moot.teams.graph.build import Entities, match_phrase
 from moot.teams.graph.plain import TARGET_ODDS, question_ends, question_focus, target_odds
 from moot.teams.graph.vocabulary import DEFAULT
 from moot.teams.graph.scaffold import label_tokens
+from moot.text.words import refers_back
 
 SYSTEM = "Answer the question about the text with one word."
 RELEVANCE = {
@@ -95,8 +96,9 @@ def auc(pos: list[float], neg: list[float]) -> float | None:
 
 def reach(worlds: list[World]) -> dict[str, Any]:
     out = {}
-    for name, min_mentions in (("every candidate", 1), ("salient (the team's rule)", 2)):
-        offered = shown = gold_names = gold_total = pairs = edges_reached = edges_total = 0
+    for name, min_mentions, across in (("every candidate", 1, True), ("salient (the team's rule)", 2, True),
+                                       ("salient, across only where it points back", 2, False)):
+        offered = shown = gold_names = gold_total = pairs = asked = edges_reached = edges_total = 0
         for w in worlds:
             chosen = {k: k for k in w.offered(min_mentions)}
             offered += len(chosen)
@@ -105,18 +107,24 @@ def reach(worlds: list[World]) -> dict[str, Any]:
             gold_total += len(w.world.names)
             found = []
             for i, s in enumerate(w.sentences):
-                after = w.sentences[i + 1] if i + 1 < len(w.sentences) else None
-                if after is not None and (after.source, after.block) != (s.source, s.block):
-                    after = None
-                found += pairs_in(s, w.entities_in(s, chosen), after, w.entities_in(after, chosen) if after else [])
+                before = w.sentences[i - 1] if i else None
+                if before is not None and ((before.source, before.block) != (s.source, s.block)
+                                           or not (across or refers_back(s.text))):
+                    before = None
+                found += pairs_in(s, w.entities_in(s, chosen), before, w.entities_in(before, chosen) if before else [])
             unique = {p.key: p for p in found}.values()
             pairs += len(unique)
+            texts: dict[tuple[int, ...], set[str]] = defaultdict(set)
+            for p in unique:
+                texts[p.shown[0]].update((p.a, p.b))
+            asked += sum(len(ends) for ends in texts.values())
             undirected = {frozenset(e) for e in w.edges}
             edges_reached += len({frozenset((w.gold[p.a], w.gold[p.b])) for p in unique} & undirected)
             edges_total += len(undirected)
         n = len(worlds)
         out[name] = {"candidates_a_world": round(offered / n, 1), "share_naming_a_reader_entity": round(shown / max(1, offered), 2),
                      "reader_entities_named": round(gold_names / gold_total, 2), "pairs_a_world": round(pairs / n, 1),
+                     "target_questions_a_world": round(asked / n, 1),
                      "reader_edges_reachable": round(edges_reached / edges_total, 2)}
         print(f"{name:28s} {out[name]}")
     return out

@@ -362,3 +362,31 @@ def test_a_phrase_that_holds_a_publishers_whole_name_is_provenance() -> None:
     assert is_provenance("Parcel News", publishers)  # part of the name, as before
     assert not is_provenance("Times Square", publishers)  # a one-word name is not looked for inside phrases
     assert not is_provenance("news of valley parcels and post offices", publishers)
+
+
+def test_things_in_adjacent_sentences_of_a_paragraph_are_judged_together_and_quoted_by_both() -> None:
+    # news writing states a cause in one sentence and what followed in the next; the pair across is
+    # offered, judged in the two sentences' text, and quoted by both; a pair within one sentence is
+    # judged in that text too but quoted by its own sentence; a hedge in either makes it hedged
+    from moot.teams.graph.candidates import Mention, pairs_in
+    from moot.teams.graph.evidence import Sentence
+
+    first = Sentence(1, "a.md", 0, 0, "The council shut the ferry slipway in March.")
+    second = Sentence(2, "a.md", 1, 0, "Trade at the quay market may have fallen since.")
+
+    def at(text: str, label: str, key: str) -> tuple[str, Mention]:
+        start = text.index(label)
+        return key, Mention(key, start, start + len(label), key, label)
+
+    pairs = pairs_in(second, [at(second.text, "Trade", "trade"), at(second.text, "quay market", "market")],
+                     first, [at(first.text, "ferry slipway", "slipway")])
+    by_ends = {(p.a, p.b): p for p in pairs}
+    assert set(by_ends) == {("trade", "market"), ("slipway", "trade"), ("slipway", "market")}
+    across = by_ends[("slipway", "trade")]
+    assert across.sentences == (1, 2) and across.text == f"{first.text} {second.text}" and across.hedged
+    within = by_ends[("trade", "market")]
+    assert within.sentences == (2,) and within.text == second.text
+    assert within.shown == ((1, 2), f"{first.text} {second.text}")
+    # without a sentence before (the family vocabulary's text, or a new paragraph) nothing goes across
+    alone = pairs_in(second, [at(second.text, "Trade", "trade"), at(second.text, "quay market", "market")])
+    assert [(p.a, p.b, p.shown[0]) for p in alone] == [("trade", "market", (2,))]

@@ -178,3 +178,23 @@ def test_a_number_written_as_a_year_is_a_year_and_an_amount_is_not():
     # "1987 members" reads as a year: without its comma a round count is written as a year is
     assert years == {"2024 fair": 2024, "£2025": None, "2,000 visitors": None, "2000 km": None, "1825 days": None,
                      "1987 members": 1987, "3412 cups": None}
+
+
+def test_noun_phrases_mend_the_taggers_slips_inside_a_phrase():
+    from moot.text import noun_phrases
+
+    def phrases(sentence: str) -> list[str]:
+        return [p.text for p in noun_phrases(sentence)]
+
+    # a participle an article opens is a modifier; one after a relative "that" stays a verb
+    assert "returned parcels" in phrases("Every one of the returned parcels was checked.")
+    assert "caused delays" not in phrases("The firm that caused delays was fined.")
+    # a base-form verb after an article's singular noun, before a preposition, is the phrase's head
+    assert "ice cover" in phrases("The ice cover on the harbour has been thin all month.")
+    # a possessive keeps the name whole
+    assert "Marlow's Quay fish market" in phrases("Stalls at Marlow's Quay fish market closed early.")
+    # a lone common noun is offered with the preposition that completes it, and alone as well
+    found = phrases("The rise in fares pushed riders away, and the strain on the cable grew.")
+    assert {"rise in fares", "strain on the cable", "rise", "fares"} <= set(found)
+    # a longer phrase is not joined that way: only "of" and "at" join any two
+    assert "ticket sales in May" not in [p.lower() for p in phrases("Ticket sales in May rose by a fifth.")]

@@ -30,6 +30,9 @@ _DROP_LEADING = frozenset({"DT", "PRP$", "PDT", "WDT", "WP$", "CD", "POS"})
 _DROP_TRAILING = frozenset({"POS", "CD"})
 _NOT_A_PHRASE = frozenset({"PRP", "WP", "EX", "CD", "DT", "POS", "SYM", "LS"})
 _JOINERS = frozenset({"of", "at"})
+_COMPLEMENTS = frozenset({"in", "on", "from", "to", "for", "over"})
+"""Prepositions that complete a lone common noun ("the drop in visits", "wear on the rope", "leaks
+from the mains"): such a noun names an event or a state, and alone it says little."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,10 +89,77 @@ def _trimmed(tokens: list[tuple[str, str, str, int, int]]) -> list[tuple[str, st
     return tokens
 
 
+_ARTICLES = frozenset({"a", "an", "the"})
+_NOUN = ("NN", "NNS", "NNP", "NNPS")
+_VERB_FORMS = frozenset({"VB", "VBP", "VBD", "VBN", "VBG"})
+_APOSTROPHES = frozenset({"'", "\u2019"})
+
+
+def _in_np(token: tuple[str, str, str, int, int], pos: str | None = None, *, opens: bool = False) -> tuple[str, str, str, int, int]:
+    return (token[0], pos or token[1], "B-NP" if opens else "I-NP", token[3], token[4])
+
+
+def _retagged(tokens: tuple[tuple[str, str, str, int, int], ...]) -> tuple[tuple[str, str, str, int, int], ...]:
+    """The tagger's tokens with four of its commonest slips inside a noun phrase mended, by the
+    grammar of English, not by any word list of a text:
+
+    * an article or a possessive determiner is never followed by a verb, so a verb form right after
+      one is a modifier when a noun follows ("the rejected loads") and the head noun when none does
+      ("the wear on the rope", "the lining");
+    * a past participle right after a preposition and before a noun is a modifier ("that broken
+      glass", "of damaged pipes"), where a past tense would be a relative clause's verb ("that caused
+      floods") and is left alone;
+    * a base-form verb right after a singular noun that an article opens is part of the phrase ("the
+      snow cover on the line"), where a subject's verb would agree ("the snow covers") unless an object
+      follows it;
+    * a possessive written with an apostrophe ("Tanner's Yard car park") keeps the phrase whole.
+    """
+    out = list(tokens)
+    n = len(out)
+    for k in range(n):
+        word, pos = out[k][0], out[k][1]
+        before = out[k - 1] if k else None
+        after = out[k + 1] if k + 1 < n else None
+        if before is None:
+            continue
+        if pos in _VERB_FORMS and (before[0].lower() in _ARTICLES or before[1] == "PRP$") and word.islower():
+            if after is not None and (after[1] in _NOUN or after[1] == "JJ"):
+                out[k] = _in_np(out[k], "JJ")
+                out[k + 1] = _in_np(after)
+            elif pos != "VBD" and pos != "VBN":
+                out[k] = _in_np(out[k], "NN")
+            else:
+                continue
+            out[k - 1] = _in_np(before, opens=not before[2].endswith("-NP") or before[2].startswith("B-"))
+        elif (pos == "VBN" and before[1] == "IN" and before[0].lower() != "that" and word.islower() and after is not None
+              and after[1] in ("NN", "NNS")):
+            out[k] = _in_np(out[k], "JJ", opens=True)
+            out[k + 1] = _in_np(after)
+        elif (pos == "VB" and before[1] == "NN" and k >= 2 and out[k - 2][0].lower() in _ARTICLES and word.islower()
+              and after is not None and (after[1] in ("IN", "MD", "VBZ", "VBD"))):
+            out[k] = _in_np(out[k], "NN")
+        elif word in _APOSTROPHES and before[1] in _NOUN and after is not None and after[0] == "s" and k + 2 < n:
+            out[k] = _in_np(out[k], "POS")
+            out[k + 1] = _in_np(after, "POS")
+            if out[k + 2][1] in _NOUN or out[k + 2][1] == "JJ":
+                out[k + 2] = _in_np(out[k + 2])
+    # a token whose chunk now continues a phrase continues it after a mended one too
+    for k in range(1, n):
+        if out[k][2] == "B-NP" and out[k - 1][1] == "POS" and out[k - 1][2] == "I-NP":
+            out[k] = _in_np(out[k])
+    return tuple(out)
+
+
+def _bare_noun(tokens: list[tuple[str, str, str, int, int]]) -> bool:
+    """Whether a run of tokens is one common noun, less its determiner ("the drop", "its downgrade")."""
+    kept = _trimmed(list(tokens))
+    return len(kept) == 1 and kept[0][1] in ("NN", "NNS") and kept[0][0].islower()
+
+
 def _groups(tokens: tuple[tuple[str, str, str, int, int], ...]) -> list[tuple[str, list[tuple[str, str, str, int, int]]]]:
-    """Runs of tokens: ``("np", tokens)``, ``("join", [of/at])`` or ``("other", tokens)``."""
+    """Runs of tokens: ``("np", tokens)``, ``("join", [a preposition])`` or ``("other", tokens)``."""
     groups: list[tuple[str, list[tuple[str, str, str, int, int]]]] = []
-    for token in tokens:
+    for token in _retagged(tokens):
         word, pos, chunk = token[0], token[1], token[2]
         if chunk.endswith("-NP") and (pos == "CC" or word == ","):
             groups.append(("other", [token]))  # "Lucas and Mia" are two phrases
@@ -99,7 +169,8 @@ def _groups(tokens: tuple[tuple[str, str, str, int, int], ...]) -> list[tuple[st
                 groups.append(("np", [token]))
             else:
                 groups[-1][1].append(token)
-        elif word.lower() in _JOINERS:
+        elif word.lower() in _JOINERS or (word.lower() in _COMPLEMENTS and groups and groups[-1][0] == "np"
+                                          and _bare_noun(groups[-1][1])):
             groups.append(("join", [token]))
         elif groups and groups[-1][0] == "other":
             groups[-1][1].append(token)

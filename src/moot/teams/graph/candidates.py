@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from moot.text import find_cues, find_quantities, names_a_time, names_in, noun_phrases, says_unknown
-from moot.text.words import STOPWORDS, refers_back, stem, words
+from moot.text.words import STOPWORDS, stem, words
 from moot.teams.graph.evidence import Sentence
 from moot.teams.graph.scaffold import label_key, label_tokens
 
@@ -80,6 +80,16 @@ class Pair:
     """A hedge cue ("may", "is suspected") lies in the stretch of text that holds both mentions."""
     unknown: bool
     """The text says that something is not known or not measured."""
+    window: tuple[int, ...] = ()
+    """The sentences the model is shown when it judges the pair (the quote's, or the sentence before
+    them too, whose pairs across into this one are judged with it); the quote's when empty."""
+    context: str = ""
+    """Those sentences' text; the quote when empty."""
+
+    @property
+    def shown(self) -> tuple[tuple[int, ...], str]:
+        """The text the model judges the pair in: ``(sentence ids, text)``."""
+        return (self.window or self.sentences, self.context or self.text)
 
     @property
     def key(self) -> tuple[str, str, tuple[int, ...]]:
@@ -210,12 +220,18 @@ def _clause_bounds(text: str, start: int, end: int) -> tuple[int, int]:
     return left, right
 
 
-def pairs_in(sentence: Sentence, entities: list[tuple[str, Mention]], following: Sentence | None = None,
-             following_entities: list[tuple[str, Mention]] = ()) -> list[Pair]:  # type: ignore[assignment]
-    """The pairs one sentence offers: every two entities in it, and, when the next sentence opens
-    by pointing back, each entity here with each entity there."""
+def pairs_in(sentence: Sentence, entities: list[tuple[str, Mention]], previous: Sentence | None = None,
+             previous_entities: list[tuple[str, Mention]] = ()) -> list[Pair]:  # type: ignore[assignment]
+    """The pairs one sentence offers: every two entities in it, and each entity of ``previous`` (the
+    sentence before it in its paragraph, when the caller offers it: see
+    :attr:`~moot.teams.graph.vocabulary.Vocabulary.links_across`) with each entity here. All of them
+    are judged in one text, the two sentences, so that a sentence's entities are asked about once
+    with the one before it; a pair's quote is still the sentence (or the two) that names both."""
     cues = find_cues(sentence.text)
     unknown = any(c.kind == "unknown" for c in cues)
+    across = previous is not None and bool(previous_entities)
+    window = (previous.id, sentence.id) if across else (sentence.id,)  # type: ignore[union-attr]
+    context = f"{previous.text} {sentence.text}" if across else sentence.text  # type: ignore[union-attr]
     out: list[Pair] = []
     for i, (a, ma) in enumerate(entities):
         for b, mb in entities[i + 1:]:
@@ -223,18 +239,19 @@ def pairs_in(sentence: Sentence, entities: list[tuple[str, Mention]], following:
                 continue
             left, right = _clause_bounds(sentence.text, ma.start, mb.end)
             hedge = any(c.kind == "hedge" and left <= c.start and c.end <= right for c in cues)
-            out.append(Pair(a, b, (sentence.id,), sentence.text, hedge, unknown))
-    if following is not None and following_entities and refers_back(following.text):
-        next_cues = find_cues(following.text)
-        text = f"{sentence.text} {following.text}"
-        for a, _ in entities:
-            for b, mb in following_entities:
+            out.append(Pair(a, b, (sentence.id,), sentence.text, hedge, unknown, window, context))
+    if across:
+        before_cues = find_cues(previous.text)  # type: ignore[union-attr]
+        for a, ma in previous_entities:
+            left_before, _ = _clause_bounds(previous.text, ma.start, ma.end)  # type: ignore[union-attr]
+            for b, mb in entities:
                 if a == b:
                     continue
-                left, right = _clause_bounds(following.text, 0, mb.end)
-                hedge = any(c.kind == "hedge" and left <= c.start and c.end <= right for c in next_cues)
-                out.append(Pair(a, b, (sentence.id, following.id), text, hedge,
-                                any(c.kind == "unknown" for c in next_cues)))
+                _, right = _clause_bounds(sentence.text, mb.start, mb.end)
+                hedge = (any(c.kind == "hedge" and c.end <= right for c in cues)
+                         or any(c.kind == "hedge" and c.start >= left_before for c in before_cues))
+                out.append(Pair(a, b, window, context, hedge,
+                                unknown or any(c.kind == "unknown" for c in before_cues), window, context))
     return out
 
 

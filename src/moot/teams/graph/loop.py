@@ -13,6 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from moot.memory.search import query_terms
+from moot.text.words import refers_back
 from moot.runtime import Run
 from moot.teams.graph import agents as ag
 from moot.teams.graph import plain
@@ -409,15 +410,17 @@ class Loop:
         """Every pair over the sentences read, judged or not, those nearest the question first."""
         chosen = self.entities.chosen()
         out: list[Pair] = []
+        across = self.entities.vocabulary.links_across
         for sid, sentence in sorted(self.read.items()):
             here = resolve(self.mentions.get(sid, []), chosen)
-            after = self.index.neighbour(sentence, 1)
+            before = self.index.neighbour(sentence, -1)
             there: list[tuple[str, Mention]] = []
-            if after is not None and after.id in self.read and after.block == sentence.block:
-                there = resolve(self.mentions.get(after.id, []), chosen)
+            if (before is not None and before.id in self.read and before.block == sentence.block
+                    and (across or refers_back(sentence.text))):
+                there = resolve(self.mentions.get(before.id, []), chosen)
             else:
-                after = None
-            out += pairs_in(sentence, here, after, there)
+                before = None
+            out += pairs_in(sentence, here, before, there)
         focus = {self.entities.canonical.get(k, k) for k in self._focus_keys()}
         terms = set(query_terms(self.question))
 

@@ -319,7 +319,7 @@ async def link_in_two_steps(rec: Run, model: Any, scaffold: Scaffold, entities: 
     vocabulary = entities.vocabulary
     by_text: dict[tuple[int, ...], list[Pair]] = {}
     for pair in pairs:
-        by_text.setdefault(pair.sentences, []).append(pair)
+        by_text.setdefault(pair.shown[0], []).append(pair)
     asked: list[tuple[list[Pair], list[str]]] = []
     cost = 0
     for group in by_text.values():
@@ -333,7 +333,7 @@ async def link_in_two_steps(rec: Run, model: Any, scaffold: Scaffold, entities: 
     label = {k: entities.info[k].label for _, ends in asked for k in ends}
     jobs = [rec.step(f"target-{iteration}-{i}-{j}", ag.plain_agent(model, "says what a thing in a text affects",
                                                                    alternatives=TARGET_ODDS),
-                     target_task(vocabulary, group[0].text, label[a]))
+                     target_task(vocabulary, group[0].shown[1], label[a]))
             for i, (group, ends) in enumerate(asked, 1) for j, a in enumerate(ends, 1)]
     outcomes = iter(await asyncio.gather(*jobs))
     drawn: list[tuple[Pair, str, str]] = []
@@ -354,12 +354,20 @@ async def link_in_two_steps(rec: Run, model: Any, scaffold: Scaffold, entities: 
                 picks.append((source, best[0], best[1]))
         drawn += [(pair_of[frozenset((s, t))], s, t) for s, t in pick_targets(picks)
                   if pair_of[frozenset((s, t))].key in fresh]  # a pair judged before was drawn (or not) then
-    hows = await asyncio.gather(*(
-        rec.step(f"how-{iteration}-{k}", ag.plain_agent(model, "says which relation a text states"),
-                 how_task(vocabulary, pair.text, label[source], label[target]))
-        for k, (pair, source, target) in enumerate(drawn, 1)))
+    # one link drawn in two texts (one sentence, and across it with the next) is asked its relation
+    # once, in its shortest quote; the other quotes are more evidence of the same link
+    drawn.sort(key=lambda d: len(d[0].text))
+    first: dict[tuple[str, str], int] = {}
+    for k, (pair, source, target) in enumerate(drawn):
+        first.setdefault((source, target), k)
+    asked_how = sorted(set(first.values()))
+    hows = dict(zip(asked_how, await asyncio.gather(*(
+        rec.step(f"how-{iteration}-{n}", ag.plain_agent(model, "says which relation a text states"),
+                 how_task(vocabulary, drawn[k][0].text, label[drawn[k][1]], label[drawn[k][2]]))
+        for n, k in enumerate(asked_how, 1)))))
     added = 0
-    for (pair, source, target), how in zip(drawn, hows):
+    for k, (pair, source, target) in enumerate(drawn):
+        how = hows[first[(source, target)]]
         if how is None or not how.ok:  # not judged after all: asked again next iteration, links and all
             judged.remove(pair.key)
             continue

@@ -66,6 +66,11 @@ class Vocabulary:
     answers (``{words}``) are the relations' :attr:`Relation.word`."""
     link_relation: str = ""
     """The relation drawn when the answer to :attr:`how_question` names none of the words."""
+    links_across: bool = True
+    """A link may join a thing in one sentence to a thing in the next sentence of the same paragraph
+    (news writing states a cause in one sentence and what followed in the next); False: only where
+    the next sentence opens by pointing back ("They have a child called Edward"), for text that
+    states each relation in one sentence."""
     paths_follow_links: bool = True
     """The answer's path is read the way its links point, from cause to effect, whichever end the
     question names first; False where the question's order is the answer's ("what is A to B?")."""
@@ -194,6 +199,7 @@ FAMILY = Vocabulary(
     kind_question="Is {label} a man or a woman?",
     names_only=True,
     min_mentions=1,
+    links_across=False,
     paths_follow_links=False,
 )
 
