@@ -144,7 +144,7 @@ def test_events_lifecycle_and_the_run_record(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "runs.db")
     record = store.get_run(result.run_id)
     assert record.status == "completed"
-    assert {"mapper-1-1", "question-1", "merge-1", "links-1-1", "quantifier-1", "skeptic-1", "placeholder-1",
+    assert {"mapper-1-1", "question-1", "links-1-1", "quantifier-1", "skeptic-1", "placeholder-1",
             "hypothesizer"} <= set(record.results)
     stored = [e.type.value for e in store.events(result.run_id)]
     assert stored.count("nlr.subagent.spawned") == 5 and "nlr.reasoning.converged" in stored
@@ -390,3 +390,28 @@ def test_things_in_adjacent_sentences_of_a_paragraph_are_judged_together_and_quo
     # without a sentence before (the family vocabulary's text, or a new paragraph) nothing goes across
     alone = pairs_in(second, [at(second.text, "Trade", "trade"), at(second.text, "quay market", "market")])
     assert [(p.a, p.b, p.shown[0]) for p in alone] == [("trade", "market", (2,))]
+
+
+def test_two_labels_name_one_thing_only_when_their_head_and_words_agree() -> None:
+    # the 0.5B model's listed alias choice folded one thing into another; Python joins only labels
+    # whose head noun is the same and whose shorter label (two words or more) is inside the longer
+    from moot.teams.graph.build import Entities, names_one_thing
+    from moot.teams.graph.candidates import Candidate, mention_group
+    from moot.teams.graph.vocabulary import DEFAULT
+
+    def same(a: str, b: str, head_a: str = "", head_b: str = "") -> bool:
+        return names_one_thing(a, mention_group(a, head_a), b, mention_group(b, head_b))
+
+    assert same("Harlow mill", "paper mill at Harlow", "mill", "mill")
+    assert same("flood notice", "flood warning notice")
+    assert not same("ice cover", "ice fencing")  # two heads: two things
+    assert not same("ferry", "night ferry")  # a lone noun would join every ferry
+    assert not same("Kelsey Quay", "Kelsey Quay repair works")
+    entities = Entities(DEFAULT)
+    first = Candidate("harlow mill", "Harlow mill", [1], group=mention_group("Harlow mill"))
+    second = Candidate("paper mill at harlow", "paper mill at Harlow", [2], group=mention_group("paper mill at Harlow", "mill"))
+    third = Candidate("harlow weir", "Harlow weir", [3], group=mention_group("Harlow weir"))
+    for cand in (first, second, third):
+        entities.accept(cand, "facility", {}, 1)
+    assert entities.order == ["harlow mill", "harlow weir"]
+    assert entities.info["harlow mill"].aliases == ["paper mill at Harlow"]

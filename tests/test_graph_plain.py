@@ -179,7 +179,7 @@ def test_a_run_asked_in_two_steps_draws_the_links_the_odds_show_with_the_relatio
     assert ("Ostby mill", "uses", "Varn river") in drawn and ("Varn river", "supplies", "Lake Mira") in drawn
     assert ("Ostby mill", "produces", "waste") in drawn
     assert all(f"{a} {r} {b}".replace("_", " ") in LINKS_READ for a, r, b in drawn)
-    assert not {"EntityChoices", "LinkChoices"} & set(script.calls)  # no listed choice was asked
+    assert not {"EntityChoices", "LinkChoices", "AliasChoices"} & set(script.calls)  # no listed choice was asked
     assert any("what does Varn river affect?" in q for q in asked) and any("what does Lake Mira affect?" in q for q in asked)
     targets = [t for t in script.whole if "what does" in t]
     assert len(targets) == len(set(targets))  # each thing of a text asked once, however many pairs it is in

@@ -28,6 +28,19 @@ MAX_EVIDENCE = 3
 """Sentences kept as an entity's evidence (the first that name it)."""
 
 
+def names_one_thing(label: str, group: str, other: str, other_group: str) -> bool:
+    """Whether two labels name one thing by their words alone: the same mention group (a name's own
+    words, else the head noun), and every content word of the shorter, two words or more, in the
+    longer ("Ostby mill" and "the paper mill at Ostby"; "boil notice" and "boil water notice"). A lone
+    noun ("tow") is not enough, since it would join every tow the text names; nor are two heads that
+    differ ("snow cover" and "snow fencing", "Kelsey Bridge" and "Kelsey Bridge repair works")."""
+    if not group or group != other_group:
+        return False
+    a, b = label_tokens(label), label_tokens(other)
+    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
+    return len(short) >= 2 and short <= long_
+
+
 @dataclass
 class EntityInfo:
     """One entity the mapper accepted, before or after it is drawn."""
@@ -41,6 +54,8 @@ class EntityInfo:
     node: str = ""
     """Its node id once drawn."""
     iteration: int = 0
+    group: str = ""
+    """Its mention group (:func:`moot.teams.graph.candidates.mention_group`): a name's own words, else its head noun's stem."""
 
 
 class Entities:
@@ -66,11 +81,12 @@ class Entities:
         if kind not in self.vocabulary.kinds and not force:
             return False
         kind = kind if kind in self.vocabulary.kinds else ""
-        same = next((k for k in self.order if token_key(self.info[k].label) == token_key(cand.label)), None)
-        if same is not None:  # "mill at Dravik" and "Dravik mill": the same content words, one entity
+        same = next((k for k in self.order if token_key(self.info[k].label) == token_key(cand.label)
+                     or names_one_thing(self.info[k].label, self.info[k].group, cand.label, cand.group)), None)
+        if same is not None:  # "mill at Dravik" and "Dravik mill": one entity
             self.alias(cand.key, same, cand.label)
         else:
-            self.info[cand.key] = EntityInfo(cand.key, cand.label, kind, iteration=iteration)
+            self.info[cand.key] = EntityInfo(cand.key, cand.label, kind, iteration=iteration, group=cand.group)
             self.canonical[cand.key] = cand.key
             self.order.append(cand.key)
         self.cite(cand.key, [sentences[s] for s in cand.sentences if s in sentences])
@@ -302,6 +318,6 @@ def documents_json(documents: dict[str, Document]) -> list[dict[str, Any]]:
              "sentences": d.sentences} for d in documents.values()]
 
 
-__all__ = ["Entities", "EntityInfo", "LinkReport", "alias_proposals", "aliases_task", "apply_aliases", "apply_choices",
+__all__ = ["Entities", "EntityInfo", "LinkReport", "names_one_thing", "alias_proposals", "aliases_task", "apply_aliases", "apply_choices",
            "apply_links", "choices_task", "documents_json", "link_pair", "links_task", "match_phrase", "pair_options",
            "unknown_gaps"]

@@ -216,7 +216,8 @@ class Loop:
         if window or self.entities.undecided(self.candidates):
             self.life.working("mapper")
             await self._choose(it, window)
-            await self._aliases(it)
+            if not self.plain:  # asked plainly, no listed choice: Python's rule merged (Entities.accept)
+                await self._aliases(it)
             self._measures(window)
             self._focus_nodes(it)
             # BUILD: pairs of entities sharing a sentence → relation or none (the mapper, in batches)
