@@ -198,3 +198,15 @@ def test_noun_phrases_mend_the_taggers_slips_inside_a_phrase():
     assert {"rise in fares", "strain on the cable", "rise", "fares"} <= set(found)
     # a longer phrase is not joined that way: only "of" and "at" join any two
     assert "ticket sales in May" not in [p.lower() for p in phrases("Ticket sales in May rose by a fifth.")]
+
+
+def test_a_sentence_says_something_is_not_known_with_a_negated_verb_or_a_negative_subject():
+    from moot.text import says_unknown
+
+    assert says_unknown("The seepage has not been measured.")
+    assert says_unknown("Nobody has ever measured how much the old culvert leaks.")
+    assert says_unknown("No one has counted the cyclists on the towpath this year.")
+    assert says_unknown("Nobody can say whether the footfall fell.")
+    # a negative subject with any other verb says nothing about knowing
+    assert not says_unknown("No one has complained about the new timetable.")
+    assert not says_unknown("Nobody has left the harbour since Friday.")

@@ -1,9 +1,10 @@
 """Where a sentence hedges a claim or says that something is not known, read from closed word
 classes of English (``data/hedges.txt``, ``data/knowing.txt``): modal verbs of possibility and
 the verbs, adverbs and adjectives of likelihood and hearsay ("may", "could", "is suspected",
-"reportedly"); and adjectives of not knowing ("unknown", "unclear") or a negation ("not",
+"reportedly"); and adjectives of not knowing ("unknown", "unclear"), a negation ("not",
 "never", "no", "yet to be") before a verb of knowing or measuring ("not measured", "could not
-say", "was never surveyed").
+say", "was never surveyed"), or a negative pronoun as its subject ("nobody has measured", "no one
+has ever counted").
 
 Lower-case words only: "May" mid-sentence is a month, not a modal verb.
 """
@@ -35,6 +36,12 @@ _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 _NEGATED_KNOWING = re.compile(
     rf"\b{_NEGATION}\s+(?:(?:been|be|being|yet|fully|properly|reliably|directly|clearly|to|the|any)\s+){{0,3}}"
     r"(?P<verb>[a-z]+)\b")
+_NOBODY_KNOWING = re.compile(
+    r"\b(?:nobody|no\s+one|no-one|none\s+of\s+us|none\s+of\s+them)\s+"
+    r"(?:(?:has|have|had|is|are|was|were|will|would|can|could|did|does|do|ever|yet|so|far|actually|properly|"
+    r"really|reliably|been|able|to)\s+){0,4}(?P<verb>[a-z]+)\b")
+"""A negative pronoun as the subject of a verb of knowing ("nobody has measured", "no one has ever
+counted", "nobody can say"): the same as a negated verb, said the other common way."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,9 +63,10 @@ def find_cues(sentence: str) -> list[Cue]:
             found.append(Cue("hedge", word, match.start(), match.end()))
         elif word in _UNKNOWN_ADJECTIVES:
             found.append(Cue("unknown", word, match.start(), match.end()))
-    for match in _NEGATED_KNOWING.finditer(sentence):
-        if match.group("verb") in _KNOWING_VERBS:
-            found.append(Cue("unknown", match.group(0), match.start(), match.end()))
+    for pattern in (_NEGATED_KNOWING, _NOBODY_KNOWING):
+        for match in pattern.finditer(sentence.lower() if pattern is _NOBODY_KNOWING else sentence):
+            if match.group("verb") in _KNOWING_VERBS:
+                found.append(Cue("unknown", sentence[match.start():match.end()], match.start(), match.end()))
     return sorted(found, key=lambda c: c.start)
 
 
