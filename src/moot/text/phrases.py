@@ -100,19 +100,19 @@ def _in_np(token: tuple[str, str, str, int, int], pos: str | None = None, *, ope
 
 
 def _retagged(tokens: tuple[tuple[str, str, str, int, int], ...]) -> tuple[tuple[str, str, str, int, int], ...]:
-    """The tagger's tokens with four of its commonest slips inside a noun phrase mended, by the
+    """The tagger's tokens with three of its commonest slips inside a noun phrase mended, by the
     grammar of English, not by any word list of a text:
 
     * an article or a possessive determiner is never followed by a verb, so a verb form right after
       one is a modifier when a noun follows ("the rejected loads") and the head noun when none does
       ("the wear on the rope", "the lining");
-    * a past participle right after a preposition and before a noun is a modifier ("that broken
-      glass", "of damaged pipes"), where a past tense would be a relative clause's verb ("that caused
-      floods") and is left alone;
+    * a past participle right after a preposition other than "that" and before a noun is a modifier
+      ("of damaged pipes"); after "that" it may be a relative clause's verb ("that caused floods");
     * a base-form verb right after a singular noun that an article opens is part of the phrase ("the
       snow cover on the line"), where a subject's verb would agree ("the snow covers") unless an object
-      follows it;
-    * a possessive written with an apostrophe ("Tanner's Yard car park") keeps the phrase whole.
+      follows it.
+
+    (A possessive the tagger split at its apostrophe is joined in :func:`_groups`, like "of".)
     """
     out = list(tokens)
     n = len(out)
@@ -138,16 +138,14 @@ def _retagged(tokens: tuple[tuple[str, str, str, int, int], ...]) -> tuple[tuple
         elif (pos == "VB" and before[1] == "NN" and k >= 2 and out[k - 2][0].lower() in _ARTICLES and word.islower()
               and after is not None and (after[1] in ("IN", "MD", "VBZ", "VBD"))):
             out[k] = _in_np(out[k], "NN")
-        elif word in _APOSTROPHES and before[1] in _NOUN and after is not None and after[0] == "s" and k + 2 < n:
-            out[k] = _in_np(out[k], "POS")
-            out[k + 1] = _in_np(after, "POS")
-            if out[k + 2][1] in _NOUN or out[k + 2][1] == "JJ":
-                out[k + 2] = _in_np(out[k + 2])
-    # a token whose chunk now continues a phrase continues it after a mended one too
-    for k in range(1, n):
-        if out[k][2] == "B-NP" and out[k - 1][1] == "POS" and out[k - 1][2] == "I-NP":
-            out[k] = _in_np(out[k])
     return tuple(out)
+
+
+def _possessive(tokens: tuple[tuple[str, str, str, int, int], ...], k: int) -> bool:
+    """Whether the ``k``-th token is the apostrophe of a possessive the tagger split off a noun
+    ("Tanner ' s Yard"): the noun before it and the phrase after it are then joined like "of"."""
+    return (tokens[k][0] in _APOSTROPHES and k > 0 and tokens[k - 1][1] in _NOUN and k + 1 < len(tokens)
+            and tokens[k + 1][0] == "s")
 
 
 def _bare_noun(tokens: list[tuple[str, str, str, int, int]]) -> bool:
@@ -159,7 +157,11 @@ def _bare_noun(tokens: list[tuple[str, str, str, int, int]]) -> bool:
 def _groups(tokens: tuple[tuple[str, str, str, int, int], ...]) -> list[tuple[str, list[tuple[str, str, str, int, int]]]]:
     """Runs of tokens: ``("np", tokens)``, ``("join", [a preposition])`` or ``("other", tokens)``."""
     groups: list[tuple[str, list[tuple[str, str, str, int, int]]]] = []
-    for token in _retagged(tokens):
+    tokens = _retagged(tokens)
+    for k, token in enumerate(tokens):
+        if _possessive(tokens, k) and groups and groups[-1][0] == "np":
+            groups.append(("join", [token]))  # "Tanner's Yard car park", offered besides its parts
+            continue
         word, pos, chunk = token[0], token[1], token[2]
         if chunk.endswith("-NP") and (pos == "CC" or word == ","):
             groups.append(("other", [token]))  # "Lucas and Mia" are two phrases
@@ -226,23 +228,33 @@ def noun_phrases(sentence: str) -> list[Phrase]:
     dates = [(m.start, m.end) for m in find_dates(sentence)]
     phrases: list[Phrase] = []
     previous: Phrase | None = None
-    joined = False
+    last_joined: Phrase | None = None
+    joined = possessive = False
     for kind, tokens in _groups(tag(sentence)):
         if kind == "join":
             joined = previous is not None
+            possessive = tokens[0][0] in _APOSTROPHES
             continue
         if kind == "other":
-            previous, joined = None, False
+            previous, last_joined, joined = None, None, False
             continue
         kept = _trimmed(list(tokens))
         start, end = (kept[0][3], kept[-1][4]) if kept else (0, 0)
         if (not kept or all(t[1] in _NOT_A_PHRASE for t in kept)
                 or any(a <= start and end <= b for a, b in dates)):
-            previous, joined = None, False
+            previous, last_joined, joined = None, None, False
             continue
         phrase = Phrase(sentence[start:end], start, end, kept[-1][0])
         if joined and previous is not None:
-            phrases.append(Phrase(sentence[previous.start:end], previous.start, end, previous.head, "joined"))
+            # "sale of the mill": the sale; "Tanner's Yard car park": the car park, and the sale of it
+            head = phrase.head if possessive else previous.head
+            whole = Phrase(sentence[previous.start:end], previous.start, end, head, "joined")
+            phrases.append(whole)
+            if possessive and last_joined is not None and last_joined.end == previous.end:
+                phrases.append(Phrase(sentence[last_joined.start:end], last_joined.start, end, last_joined.head, "joined"))
+            last_joined = whole
+        else:
+            last_joined = None
         phrases.append(phrase)
         previous, joined = phrase, False
     return phrases
