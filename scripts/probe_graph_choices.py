@@ -24,6 +24,9 @@ this reads each world's gold graph.
   one the reader linked and the team would draw (against the share expected by chance), and how
   many links each way draws with how many of a reader's edges among them. ``--rows FILE`` keeps every
   pair's scores, ``--targets-only`` skips the yes/no questions;
+* ``merges --results FILE`` (no model): the labels a finished run joined into one node, from the
+  run store, for each world of a ``moot eval graph --out FILE`` run of the suite: how many name the
+  same reader's entity as the node, and how many fold one reader's entity into another's node;
 * ``aliases --model M``: for every two offered candidates that share a word, one naming a reader's
   entity, the yes/no odds of "are X and Y two names for the same thing?", and how well they tell
   two names of one reader's entity from names of different things (AUC).
@@ -31,6 +34,7 @@ this reads each world's gold graph.
     python scripts/probe_graph_choices.py reach examples/graph-blind-2026-12-06-c
     python scripts/probe_graph_choices.py focus examples/graph-blind-2026-12-06-c
     python scripts/probe_graph_choices.py pairs --model local examples/graph-blind-2026-12-06-c
+    python scripts/probe_graph_choices.py merges --results results.json examples/graph-blind-2026-12-06-f
 
 The last line of the output is one JSON object.
 """
@@ -271,9 +275,37 @@ async def aliases(worlds: list[World], model: Any) -> dict[str, Any]:
     return out
 
 
+def merges(worlds: list[World], results: Path) -> dict[str, Any]:
+    from moot.runtime.store import RunStore
+
+    by_name = {w.world.name: w.world for w in worlds}
+    joined = same = folded = 0
+    rows = json.loads(results.read_text(encoding="utf-8"))["worlds"]["team"]
+    with RunStore() as store:
+        for row in rows:
+            world, stored = by_name.get(row["world"]), store.output(row["run_id"])
+            if world is None or stored is None:
+                continue
+            for node in stored[1]["nodes"]:
+                if node.get("placeholder"):
+                    continue
+                mine = match_entity(world, [node["label"]])
+                for alias in node.get("aliases", []):
+                    theirs = match_entity(world, [alias])
+                    joined += 1
+                    same += bool(theirs) and theirs == mine
+                    if theirs and theirs != mine:
+                        folded += 1
+                        print(f"{row['world']}: {alias!r} joined to {node['label']!r}")
+    result = {"labels_joined": joined, "same_reader_entity": same, "a_reader_entity_folded_into_another_node": folded}
+    print(result)
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=("reach", "focus", "relevance", "pairs", "aliases"))
+    parser.add_argument("what", choices=("reach", "focus", "relevance", "pairs", "aliases", "merges"))
+    parser.add_argument("--results", type=Path, help="merges: the --out file of a `moot eval graph` run of the suite")
     parser.add_argument("suites", nargs="+", type=Path)
     parser.add_argument("--model", default="local")
     parser.add_argument("--targets-only", action="store_true", help="pairs: ask only what each entity affects")
@@ -282,7 +314,11 @@ def main() -> None:
     args = parser.parse_args()
     globals()["TOP"] = args.top
     worlds = [World(w) for folder in args.suites for w in load_suite(folder)]
-    if args.what in ("reach", "focus"):
+    if args.what == "merges":
+        if args.results is None:
+            parser.error("merges needs --results FILE (the --out file of a `moot eval graph` run)")
+        result = merges(worlds, args.results)
+    elif args.what in ("reach", "focus"):
         result = reach(worlds) if args.what == "reach" else focus(worlds)
     else:
         model = infer_model(args.model)
@@ -292,7 +328,7 @@ def main() -> None:
             result = asyncio.run(aliases(worlds, model))
         else:
             result = asyncio.run(pairs(worlds, model, args.rows, args.targets_only))
-    print(json.dumps({"what": args.what, "model": None if args.what in ("reach", "focus") else args.model,
+    print(json.dumps({"what": args.what, "model": None if args.what in ("reach", "focus", "merges") else args.model,
                       "suites": [str(s) for s in args.suites], "worlds": len(worlds), "result": result}))
 
 
