@@ -11,7 +11,8 @@ this reads each world's gold graph.
   offered candidate taken as an entity (the default vocabulary; a run also accepts, as an end, a
   candidate the mapper turned down, which this leaves out): by the question's first and last named phrases
   (``moot.teams.graph.plain.question_focus``) and, for a question of two clauses, by each clause's
-  first noun phrase with the clause breaking ties (``question_ends``); how many of the reader's
+  first noun phrase with the clause breaking ties (``question_ends``), the first clause's end read
+  from what it says happened where an entity shares a word with it (``build.match_end``); how many of the reader's
   subject and object each finds, and in how many worlds both;
 * ``relevance --model M``: for every offered candidate, the yes/no odds of two plain questions
   about it ("is it part of the answer to the question?", "does the text say it changed?"), and
@@ -54,10 +55,11 @@ from moot.models.base import UNLISTED_LOGPROB, ModelRequest, ModelSettings, Syst
 from moot.models.registry import infer_model
 from moot.teams.graph.candidates import Candidate, Mention, TextReading, candidates_of, pairs_in, resolve
 from moot.teams.graph.evidence import Sentence, SourceIndex
-from moot.teams.graph.build import Entities, match_phrase
+from moot.teams.graph.build import Entities, match_end, match_phrase
 from moot.teams.graph.plain import TARGET_ODDS, question_ends, question_focus, target_odds
 from moot.teams.graph.vocabulary import DEFAULT
 from moot.teams.graph.scaffold import label_tokens
+from moot.text import predicate
 from moot.text.words import refers_back
 
 SYSTEM = "Answer the question about the text with one word."
@@ -232,7 +234,8 @@ def focus(worlds: list[World]) -> dict[str, Any]:
                 "clauses": ((ends[0][0], ends[1][0]), (ends[0][1], ends[1][1])) if ends else (phrases, ("", ""))}
         line = [w.world.name]
         for way, (found, clauses) in ways.items():
-            keys = [match_phrase(entities, p, c) if p else None for p, c in zip(found, clauses)]
+            events = (predicate(clauses[0]), "") if way == "clauses" and clauses[0] else ("", "")
+            keys = [match_end(entities, p, c, e) if p else None for p, c, e in zip(found, clauses, events)]
             got = {match_entity(w.world, [entities.info[k].label]) for k in keys if k} & wanted
             out[way][0] += len(got)
             out[way][1] += got == wanted

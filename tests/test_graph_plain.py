@@ -320,3 +320,18 @@ def test_the_clause_breaks_a_tie_between_entities_a_question_phrase_names_equall
     assert entities.info[match_phrase(entities, "Quellish")].label == "Quellish dairy"  # alone: the first seen
     assert entities.info[match_phrase(entities, "Quellish", clause)].label == "price of Quellish cheese"
     assert match_phrase(entities, "harvest", clause) is None  # the phrase must name it; the clause only breaks ties
+
+
+def test_the_end_a_clause_asks_about_is_what_it_says_happened_not_who_did_it() -> None:
+    # "Why did the harbour board cancel the net sale": a reader's end is the cancellation, which the
+    # board did; where nothing shares a word with what happened ("close"), the clause's phrase decides
+    from moot.teams.graph.build import Entities, match_end
+    from moot.teams.graph.candidates import Candidate
+
+    entities = Entities(DEFAULT)
+    for i, label in enumerate(("harbour board", "net loft", "cancellation of the net sale"), 1):
+        entities.accept(Candidate(label, label, [i]), "organisation", {}, 1)
+    clause = "Why did the harbour board cancel the net sale"
+    assert entities.info[match_end(entities, "harbour board", clause, "cancel the net sale")].label == "cancellation of the net sale"
+    assert entities.info[match_end(entities, "harbour board", "Why did the harbour board close", "close")].label == "harbour board"
+    assert entities.info[match_end(entities, "harbour board", clause)].label == "harbour board"  # no event read: the phrase

@@ -15,7 +15,7 @@ from moot.text.frontmatter import FrontMatter, read_front_matter
 from moot.text.names import find_names, names_in
 from moot.text.numbers import Quantity, find_quantities, parse_number
 from moot.text.phrases import Phrase, alternatives, noun_phrases
-from moot.text.questions import INTERROGATIVES, opens_question, question_clauses
+from moot.text.questions import INTERROGATIVES, opens_question, predicate, question_clauses
 from moot.text.sentences import TextUnit, split_units
 from moot.text.words import STOPWORDS, content_words, stem, words
 
@@ -40,6 +40,7 @@ __all__ = [
     "noun_phrases",
     "opens_question",
     "parse_number",
+    "predicate",
     "question_clauses",
     "read_front_matter",
     "says_unknown",

@@ -29,6 +29,24 @@ def question_clauses(question: str, min_words: int = 3) -> list[str]:
     return [p for p in parts if len(p.split()) >= min_words]
 
 
+_AUXILIARIES = frozenset({"be", "is", "are", "was", "were", "been", "being", "am", "do", "does", "did",
+                          "have", "has", "had", "having"})
+"""Verbs of tense, voice and support (closed class): never the verb a clause is about."""
+
+
+def predicate(clause: str) -> str:
+    """What a clause says happened, from its last main verb on, as written ("Why is the co-operative
+    shutting its cheese room" → "shutting its cheese room"; "What led the trust to close the reading
+    room" → "close the reading room"); "" when the tagger reads no verb but an auxiliary. A reader
+    names such an event by its verb and what the verb acts on ("the closure of the cheese room", "the
+    levy"), not by who did it."""
+    from moot.text.phrases import tag
+
+    tokens = tag(clause)
+    verbs = [t for t in tokens if t[1].startswith("VB") and t[0].lower() not in _AUXILIARIES]
+    return clause[verbs[-1][3]:].strip(" ?.!,;") if verbs else ""
+
+
 def opens_question(clause: str) -> bool:
     """Whether a clause asks: its first word, after a conjunction, is an interrogative word
     ("and what links …" asks; "Answer with one word" does not)."""

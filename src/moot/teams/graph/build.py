@@ -313,11 +313,19 @@ def match_phrase(entities: Entities, phrase: str, context: str = "") -> str | No
     return best
 
 
+def match_end(entities: Entities, phrase: str, clause: str = "", event: str = "") -> str | None:
+    """The entity one end of the question names: the one that shares most with ``event`` (what the
+    clause says happened, :func:`moot.text.predicate`: "shutting its cheese room" names "the closure of
+    the cheese room", not the co-operative that does it), else the one ``phrase`` names
+    (:func:`match_phrase`); ties broken by the clause."""
+    return (match_phrase(entities, event, clause) if event else None) or match_phrase(entities, phrase, clause)
+
+
 def documents_json(documents: dict[str, Document]) -> list[dict[str, Any]]:
     return [{"name": d.name, "title": d.title, "publisher": d.publisher, "author": d.author, "published": d.published,
              "sentences": d.sentences} for d in documents.values()]
 
 
-__all__ = ["Entities", "EntityInfo", "LinkReport", "names_one_thing", "alias_proposals", "aliases_task", "apply_aliases", "apply_choices",
+__all__ = ["Entities", "EntityInfo", "LinkReport", "match_end", "names_one_thing", "alias_proposals", "aliases_task", "apply_aliases", "apply_choices",
            "apply_links", "choices_task", "documents_json", "link_pair", "links_task", "match_phrase", "pair_options",
            "unknown_gaps"]

@@ -13,6 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from moot.memory.search import query_terms
+from moot.text import predicate
 from moot.text.words import refers_back
 from moot.runtime import Run
 from moot.teams.graph import agents as ag
@@ -28,7 +29,7 @@ from moot.teams.graph.build import (
     choices_task,
     documents_json,
     links_task,
-    match_phrase,
+    match_end,
     pair_options,
     unknown_gaps,
 )
@@ -101,6 +102,9 @@ class Loop:
         self.focus: tuple[str, str] | None = None
         """The question's subject and object phrases, as the mapper chose them."""
         self.focus_clauses: tuple[str, str] = ("", "")
+        self.focus_events: tuple[str, str] = ("", "")
+        """What the first clause of a question of two says happened (:func:`moot.text.predicate`): its
+        end is the thing the question asks about, which a reader names by the event, not the actor."""
         """The clause each end of :attr:`focus` stands in, where the question has two (ties between entities)."""
         self.plain = self.vocabulary.asks_plainly
         """Choices asked as plain questions and read from the model's odds (until it gives none)."""
@@ -342,6 +346,7 @@ class Loop:
                     if ends is not None:
                         self.focus = (ends[0][0], ends[1][0])
                         self.focus_clauses = (ends[0][1], ends[1][1])
+                        self.focus_events = (predicate(ends[0][1]), "")
                     else:
                         self.focus = plain.question_focus(self.question, self.vocabulary, named)
                 return
@@ -389,10 +394,10 @@ class Loop:
         """The question's subject and object as nodes, where the sources name them."""
         if self.focus is None:
             return
-        for role, phrase, clause in zip(("subject", "object"), self.focus, self.focus_clauses):
+        for role, phrase, clause, event in zip(("subject", "object"), self.focus, self.focus_clauses, self.focus_events):
             if not phrase or getattr(self.scaffold, role):
                 continue
-            key = match_phrase(self.entities, phrase, clause)
+            key = match_end(self.entities, phrase, clause, event)
             if key is None:  # the mapper turned the phrase down, but the question names it: it is in its world
                 cand = self.candidates.get(label_key(phrase)) or next(
                     (c for c in self.candidates.values() if label_tokens(phrase) and label_tokens(phrase) <= label_tokens(c.label)), None)
