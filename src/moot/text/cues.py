@@ -39,7 +39,7 @@ _NEGATED_KNOWING = re.compile(
 _NOBODY_KNOWING = re.compile(
     r"\b(?:nobody|no\s+one|no-one|none\s+of\s+us|none\s+of\s+them)\s+"
     r"(?:(?:has|have|had|is|are|was|were|will|would|can|could|did|does|do|ever|yet|so|far|actually|properly|"
-    r"really|reliably|been|able|to)\s+){0,4}(?P<verb>[a-z]+)\b")
+    r"really|reliably|been|able|to)\s+){0,4}(?P<verb>[a-z]+)\b", re.IGNORECASE)
 """A negative pronoun as the subject of a verb of knowing ("nobody has measured", "no one has ever
 counted", "nobody can say"): the same as a negated verb, said the other common way."""
 
@@ -64,9 +64,9 @@ def find_cues(sentence: str) -> list[Cue]:
         elif word in _UNKNOWN_ADJECTIVES:
             found.append(Cue("unknown", word, match.start(), match.end()))
     for pattern in (_NEGATED_KNOWING, _NOBODY_KNOWING):
-        for match in pattern.finditer(sentence.lower() if pattern is _NOBODY_KNOWING else sentence):
-            if match.group("verb") in _KNOWING_VERBS:
-                found.append(Cue("unknown", sentence[match.start():match.end()], match.start(), match.end()))
+        for match in pattern.finditer(sentence):
+            if match.group("verb").lower() in _KNOWING_VERBS:
+                found.append(Cue("unknown", match.group(0), match.start(), match.end()))
     return sorted(found, key=lambda c: c.start)
 
 

@@ -13,8 +13,6 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from moot.memory.search import query_terms
-from moot.text import predicate
-from moot.text.words import refers_back
 from moot.runtime import Run
 from moot.teams.graph import agents as ag
 from moot.teams.graph import plain
@@ -60,6 +58,8 @@ from moot.teams.graph.paths import answer_path, component_of, runs_against_links
 from moot.teams.graph.quantify import requantify
 from moot.teams.graph.result import GraphResult, IterationRecord
 from moot.teams.graph.scaffold import Gap, GraphAnswer, GraphQuestion, Measure, Scaffold, ScaffoldMeta, label_key, label_tokens
+from moot.text import predicate
+from moot.text.words import refers_back
 
 if TYPE_CHECKING:
     from moot.teams.graph.team import GraphTeam
@@ -102,10 +102,10 @@ class Loop:
         self.focus: tuple[str, str] | None = None
         """The question's subject and object phrases, as the mapper chose them."""
         self.focus_clauses: tuple[str, str] = ("", "")
+        """The clause each end of :attr:`focus` stands in, where the question has two (ties between entities)."""
         self.focus_events: tuple[str, str] = ("", "")
         """What the first clause of a question of two says happened (:func:`moot.text.predicate`): its
         end is the thing the question asks about, which a reader names by the event, not the actor."""
-        """The clause each end of :attr:`focus` stands in, where the question has two (ties between entities)."""
         self.plain = self.vocabulary.asks_plainly
         """Choices asked as plain questions and read from the model's odds (until it gives none)."""
         everything = index.all(index.count())
