@@ -38,6 +38,7 @@ from moot.teams.graph.scaffold import label_key, label_tokens
 
 _CLAUSE = re.compile(r"[;:,\u2014()]|\s-\s")
 MAX_LABEL_WORDS = 6
+"""The most content words a candidate may have ("sale of the Tanner's Yard car park" has five)."""
 
 
 @dataclass
@@ -146,7 +147,7 @@ def mentions_in(sentence: str, provenance: list[str], titles: list[str] = ()) ->
     for label, mention in out:
         label = _clean(label)
         tokens = [w for w in words(label) if w not in STOPWORDS]
-        if (not tokens or len(label) < 2 or len(words(label)) > MAX_LABEL_WORDS or all(t.replace(".", "").isdigit() for t in tokens)
+        if (not tokens or len(label) < 2 or len(tokens) > MAX_LABEL_WORDS or all(t.replace(".", "").isdigit() for t in tokens)
                 or is_provenance(label, provenance, titles) or names_a_time(label) or not mention.key):
             continue
         kept.append((label, replace(mention, label=label)))
