@@ -393,7 +393,7 @@ def test_things_in_adjacent_sentences_of_a_paragraph_are_judged_together_and_quo
 
 
 def test_two_labels_name_one_thing_only_when_their_head_and_words_agree() -> None:
-    # the 0.5B model's listed alias choice folded one thing into another; Python joins only labels
+    # the 0.5B model's listed alias choice folded one thing into another; the rule joins only labels
     # whose head noun is the same and whose shorter label (two words or more) is inside the longer
     from moot.teams.graph.build import Entities, names_one_thing
     from moot.teams.graph.candidates import Candidate, mention_group
@@ -406,7 +406,7 @@ def test_two_labels_name_one_thing_only_when_their_head_and_words_agree() -> Non
     assert same("flood notice", "flood warning notice")
     assert not same("ice cover", "ice fencing")  # two heads: two things
     assert not same("ferry", "night ferry")  # a lone noun would join every ferry
-    assert not same("Kelsey Quay", "Kelsey Quay repair works")
+    assert not same("Harlow Quay", "Harlow Quay repair works")
     entities = Entities(DEFAULT)
     first = Candidate("harlow mill", "Harlow mill", [1], group=mention_group("Harlow mill"))
     second = Candidate("paper mill at harlow", "paper mill at Harlow", [2], group=mention_group("paper mill at Harlow", "mill"))

@@ -31,8 +31,8 @@ _DROP_TRAILING = frozenset({"POS", "CD"})
 _NOT_A_PHRASE = frozenset({"PRP", "WP", "EX", "CD", "DT", "POS", "SYM", "LS"})
 _JOINERS = frozenset({"of", "at"})
 _COMPLEMENTS = frozenset({"in", "on", "from", "to", "for", "over"})
-"""Prepositions that complete a lone common noun ("the drop in visits", "wear on the rope", "leaks
-from the mains"): such a noun names an event or a state, and alone it says little."""
+"""Prepositions that complete a lone common noun ("the rise in fares", "strain on the cable", "spill
+from the tanker"): such a noun names an event or a state, and alone it says little."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,15 +101,15 @@ def _in_np(token: tuple[str, str, str, int, int], pos: str | None = None, *, ope
 
 def _retagged(tokens: tuple[tuple[str, str, str, int, int], ...]) -> tuple[tuple[str, str, str, int, int], ...]:
     """The tagger's tokens with three of its commonest slips inside a noun phrase mended, by the
-    grammar of English, not by any word list of a text:
+    grammar of the language, not by any word list of a text:
 
     * an article or a possessive determiner is never followed by a verb, so a verb form right after
-      one is a modifier when a noun follows ("the rejected loads") and the head noun when none does
-      ("the wear on the rope", "the lining");
+      one is a modifier when a noun follows ("the returned parcels") and the head noun when none does
+      ("the strain on the cable", "the lining");
     * a past participle right after a preposition other than "that" and before a noun is a modifier
       ("of damaged pipes"); after "that" it may be a relative clause's verb ("that caused floods");
     * a base-form verb right after a singular noun that an article opens is part of the phrase ("the
-      snow cover on the line"), where a subject's verb would agree ("the snow covers") unless an object
+      ice cover on the harbour"), where a subject's verb would agree ("the ice covers") unless an object
       follows it.
 
     (A possessive the tagger split at its apostrophe is joined in :func:`_groups`, like "of".)
@@ -143,7 +143,7 @@ def _retagged(tokens: tuple[tuple[str, str, str, int, int], ...]) -> tuple[tuple
 
 def _possessive(tokens: tuple[tuple[str, str, str, int, int], ...], k: int) -> bool:
     """Whether the ``k``-th token is the apostrophe of a possessive the tagger split off a noun
-    ("Tanner ' s Yard"): the noun before it and the phrase after it are then joined like "of"."""
+    ("Marlow ' s Quay"): the noun before it and the phrase after it are then joined like "of"."""
     return (tokens[k][0] in _APOSTROPHES and k > 0 and tokens[k - 1][1] in _NOUN and k + 1 < len(tokens)
             and tokens[k + 1][0] == "s")
 
@@ -160,7 +160,7 @@ def _groups(tokens: tuple[tuple[str, str, str, int, int], ...]) -> list[tuple[st
     tokens = _retagged(tokens)
     for k, token in enumerate(tokens):
         if _possessive(tokens, k) and groups and groups[-1][0] == "np":
-            groups.append(("join", [token]))  # "Tanner's Yard car park", offered besides its parts
+            groups.append(("join", [token]))  # "Marlow's Quay fish market", offered besides its parts
             continue
         word, pos, chunk = token[0], token[1], token[2]
         if chunk.endswith("-NP") and (pos == "CC" or word == ","):
@@ -246,7 +246,7 @@ def noun_phrases(sentence: str) -> list[Phrase]:
             continue
         phrase = Phrase(sentence[start:end], start, end, kept[-1][0])
         if joined and previous is not None:
-            # "sale of the mill": the sale; "Tanner's Yard car park": the car park, and the sale of it
+            # "sale of the mill": the sale; "Marlow's Quay market": the market, and the sale of it
             head = phrase.head if possessive else previous.head
             whole = Phrase(sentence[previous.start:end], previous.start, end, head, "joined")
             phrases.append(whole)

@@ -35,11 +35,11 @@ _AUXILIARIES = frozenset({"be", "is", "are", "was", "were", "been", "being", "am
 
 
 def predicate(clause: str) -> str:
-    """What a clause says happened, from its last main verb on, as written ("Why is the co-operative
-    shutting its cheese room" → "shutting its cheese room"; "What led the trust to close the reading
-    room" → "close the reading room"); "" when the tagger reads no verb but an auxiliary. A reader
-    names such an event by its verb and what the verb acts on ("the closure of the cheese room", "the
-    levy"), not by who did it."""
+    """What a clause says happened, from its last main verb on, as written ("Why is the harbour board
+    shutting its net loft" → "shutting its net loft"; "What led the council to sell the old quay" →
+    "sell the old quay"); "" when the tagger reads no verb but an auxiliary. A reader
+    names such an event by its verb and what the verb acts on ("the closure of the net loft", "the
+    quay sale"), not by who did it."""
     from moot.text.phrases import tag
 
     tokens = tag(clause)

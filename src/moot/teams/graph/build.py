@@ -31,9 +31,9 @@ MAX_EVIDENCE = 3
 def names_one_thing(label: str, group: str, other: str, other_group: str) -> bool:
     """Whether two labels name one thing by their words alone: the same mention group (a name's own
     words, else the head noun), and every content word of the shorter, two words or more, in the
-    longer ("Ostby mill" and "the paper mill at Ostby"; "boil notice" and "boil water notice"). A lone
-    noun ("tow") is not enough, since it would join every tow the text names; nor are two heads that
-    differ ("snow cover" and "snow fencing", "Kelsey Bridge" and "Kelsey Bridge repair works")."""
+    longer ("Ostby mill" and "the paper mill at Ostby"; "flood notice" and "flood warning notice"). A
+    lone noun ("ferry") is not enough, since it would join every ferry the text names; nor are two heads
+    that differ ("ice cover" and "ice fencing", "Harlow Quay" and "Harlow Quay repair works")."""
     if not group or group != other_group:
         return False
     a, b = label_tokens(label), label_tokens(other)
@@ -315,8 +315,8 @@ def match_phrase(entities: Entities, phrase: str, context: str = "") -> str | No
 
 def match_end(entities: Entities, phrase: str, clause: str = "", event: str = "") -> str | None:
     """The entity one end of the question names: the one that shares most with ``event`` (what the
-    clause says happened, :func:`moot.text.predicate`: "shutting its cheese room" names "the closure of
-    the cheese room", not the co-operative that does it), else the one ``phrase`` names
+    clause says happened, :func:`moot.text.predicate`: "cancel the net sale" names "the cancellation of
+    the net sale", not the harbour board that does it), else the one ``phrase`` names
     (:func:`match_phrase`); ties broken by the clause."""
     return (match_phrase(entities, event, clause) if event else None) or match_phrase(entities, phrase, clause)
 

@@ -220,7 +220,7 @@ class Loop:
         if window or self.entities.undecided(self.candidates):
             self.life.working("mapper")
             await self._choose(it, window)
-            if not self.plain:  # asked plainly, no listed choice: Python's rule merged (Entities.accept)
+            if not self.plain:  # asked plainly, no listed choice: Entities.accept's rule merged
                 await self._aliases(it)
             self._measures(window)
             self._focus_nodes(it)
