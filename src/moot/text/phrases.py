@@ -5,8 +5,10 @@ wheel, so nothing is downloaded at run time (spaCy, NLTK's tagger, stanza and fl
 their models). A noun phrase comes back as written in the sentence, with its character span:
 leading determiners and possessive pronouns are dropped ("the paper mill" → "paper mill"),
 a phrase that is only a pronoun, a number or a date is no phrase, and two noun phrases joined
-by "of" or "at" are offered once more as one ("the paper mill at Ostby", "Bank of England"),
-since names are often written that way.
+by "of", "at" or a possessive are offered once more as one ("the paper mill at Ostby", "Bank of
+England", "Marlow's Quay fish market"), since names are often written that way; so is a lone common
+noun with the preposition that completes it ("the rise in fares"). Three of the tagger's slips
+inside a phrase are mended first, by grammar (:func:`_retagged`).
 
 The same tagging reads the choices a question offers: the runs between its conjunctions, modal
 verbs and punctuation (:func:`alternatives`), and the choices it sets against each other with an
@@ -116,12 +118,10 @@ def _retagged(tokens: tuple[tuple[str, str, str, int, int], ...]) -> tuple[tuple
     """
     out = list(tokens)
     n = len(out)
-    for k in range(n):
+    for k in range(1, n):
         word, pos = out[k][0], out[k][1]
-        before = out[k - 1] if k else None
+        before = out[k - 1]
         after = out[k + 1] if k + 1 < n else None
-        if before is None:
-            continue
         if pos in _VERB_FORMS and (before[0].lower() in _ARTICLES or before[1] == "PRP$") and word.islower():
             if after is not None and (after[1] in _NOUN or after[1] == "JJ"):
                 out[k] = _in_np(out[k], "JJ")
@@ -136,7 +136,7 @@ def _retagged(tokens: tuple[tuple[str, str, str, int, int], ...]) -> tuple[tuple
             out[k] = _in_np(out[k], "JJ", opens=True)
             out[k + 1] = _in_np(after)
         elif (pos == "VB" and before[1] == "NN" and k >= 2 and out[k - 2][0].lower() in _ARTICLES and word.islower()
-              and after is not None and (after[1] in ("IN", "MD", "VBZ", "VBD"))):
+              and after is not None and after[1] in ("IN", "MD", "VBZ", "VBD")):
             out[k] = _in_np(out[k], "NN")
     return tuple(out)
 
@@ -150,7 +150,7 @@ def _possessive(tokens: tuple[tuple[str, str, str, int, int], ...], k: int) -> b
 
 def _bare_noun(tokens: list[tuple[str, str, str, int, int]]) -> bool:
     """Whether a run of tokens is one common noun, less its determiner ("the drop", "its downgrade")."""
-    kept = _trimmed(list(tokens))
+    kept = _trimmed(tokens)
     return len(kept) == 1 and kept[0][1] in ("NN", "NNS") and kept[0][0].islower()
 
 
