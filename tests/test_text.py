@@ -199,6 +199,10 @@ def test_noun_phrases_mend_the_taggers_slips_inside_a_phrase():
     assert {"rise in fares", "strain on the cable", "rise", "fares"} <= set(found)
     # a longer phrase is not joined that way: only "of" and "at" join any two
     assert "ticket sales in May" not in [p.lower() for p in phrases("Ticket sales in May rose by a fifth.")]
+    # a clause left without a verb has it inside a noun run, also where the run ends at the verb and
+    # a determiner opens the next phrase
+    found = phrases("The Vell dam board sets the limits on Orrin pike.")
+    assert "Vell dam board" in found and not any("sets" in f for f in found)
 
 
 def test_a_sentence_says_something_is_not_known_with_a_negated_verb_or_a_negative_subject():

@@ -181,15 +181,17 @@ def _groups(tokens: tuple[tuple[str, str, str, int, int], ...]) -> list[tuple[st
     return _verb_in_noun_run(groups)
 
 
-def _verb_like(tokens: list[Any], k: int) -> bool:
+def _verb_like(tokens: list[Any], k: int, following: str = "") -> bool:
     """Whether the ``k``-th token of a noun run in a clause without a verb reads as its verb: a
     lower-case noun or verb form after a proper noun ("Ostby discharges waste"), or after any noun
-    and before the start of another noun phrase ("the river supplies Lake Mira", "farmers use its water")."""
+    and before the start of another noun phrase ("the river supplies Lake Mira", "farmers use its water").
+    ``following`` is the tag of the token after the run: a run's last word is before the start of
+    another phrase when a determiner opens the next run ("the dam board sets the limits")."""
     word, pos = tokens[k][0], tokens[k][1]
     if not word.islower() or pos not in ("NN", "NNS", "VBZ", "VBP"):
         return False
     before = tokens[k - 1][1]
-    after = tokens[k + 1][1] if k + 1 < len(tokens) else ""
+    after = tokens[k + 1][1] if k + 1 < len(tokens) else following
     if before.startswith("NNP") and pos in ("NNS", "VBZ"):
         return True
     return before.startswith("NN") and after in ("DT", "PRP$", "NNP", "NNPS", "CD")
@@ -209,7 +211,8 @@ def _verb_in_noun_run(groups: list[tuple[str, list[Any]]]) -> list[tuple[str, li
             continue
         for i in members:
             tokens = groups[i][1]
-            at = next((k for k in range(1, len(tokens)) if _verb_like(tokens, k)), None)
+            following = groups[i + 1][1][0][1] if i + 1 < len(groups) and groups[i + 1][1] else ""
+            at = next((k for k in range(1, len(tokens)) if _verb_like(tokens, k, following)), None)
             if groups[i][0] == "np" and at is not None:
                 cut[i] = at
                 break
