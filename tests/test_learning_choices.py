@@ -172,6 +172,27 @@ def test_two_amounts_are_chosen_one_field_each_and_checked_both_ways(tmp_path: P
     base.close()
 
 
+def test_a_time_of_day_and_a_hyphened_label_are_not_listed_as_amounts(tmp_path: Path) -> None:
+    base = open_kb(tmp_path / "fair.sqlite3", [
+        ("Tarnley Fair notes", "2025-09-02",
+         "The fair opens at 6 pm. We sold 210 adult wristbands and 64 under-14 wristbands at the gate."),
+    ])
+    listed: list[list[str]] = []
+
+    def by_meaning(request: ModelRequest) -> Any:
+        listed.append(lines(request))
+        return {"operation": "sum", "first": id_of(request, ": 210 adult —"), "second": id_of(request, ": 64 —")}
+
+    frame = {"asks_for": "calculation", "about": [], "unit": ""}
+    script = Script(frame, "They sold 210 wristbands.", compute=by_meaning)
+    answer = ask(base, "How many wristbands were sold at the Tarnley fair gate in all?", script, model_name="local:scripted")
+    offered = [line.split(":", 1)[1].split("—")[0].strip() for line in listed[0]]
+    assert "210 adult" in offered and "64" in offered
+    assert not any(o.startswith(("6 pm", "14")) for o in offered), offered
+    assert answer.trace.chosen == "compute" and answer.answer.startswith("274"), answer.answer
+    base.close()
+
+
 def test_two_calculations_of_the_same_figures_agree_though_each_is_written_twice(tmp_path: Path) -> None:
     base = open_kb(tmp_path / "brask2.sqlite3", [
         ("Brask Courier: Summer", "2023-06-18", "The lake was at 59% on 18 June, down from 74% on 9 March."),

@@ -114,6 +114,20 @@ def test_unit_symbols_and_spellings_name_one_unit():
     assert unit_name("panels") == "panels"  # a counted thing is its own unit
 
 
+def test_times_of_day_time_zones_and_hyphened_labels_are_written_but_are_no_amounts():
+    def read(text: str) -> list[tuple[str, bool]]:
+        return [(q.text, q.amount) for q in find_quantities(text)]
+
+    # an e-mail header's offset is no amount, and the next line's word is no unit of it
+    assert read("Sent: Tue, 4 Nov 2025 16:02:00 +0000\nSubject: stall fees") == [("0000", False)]
+    assert read("Doors open at 7 pm and the hall closes at 10.30 a.m. on Sundays.")[0] == ("7 pm", False)
+    assert read("We sold 90 adult passes and 41 under-12 passes.") == [("90 adult", True), ("41", True), ("12 passes", False)]
+    # still numbers a checker finds written: only a reader listing figures to work with leaves them out
+    assert [q.value for q in find_quantities("under-12 passes")] == [12.0]
+    # a range, a currency and a percentage keep their amounts
+    assert all(amount for _, amount in read("Ages 5-11 pay £3-£4, up +12% on last year."))
+
+
 def test_dates_are_not_quantities():
     assert find_quantities("By 6 July 2026 the cleanup had removed 95 tonnes.") [0].text == "95 tonnes"
     assert len(find_quantities("By 6 July 2026 the cleanup had removed 95 tonnes.")) == 1

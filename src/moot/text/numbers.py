@@ -42,6 +42,10 @@ _UNIT_AFTER = re.compile(
     r"(?P<per>\s+(?:per|an?)\s+[A-Za-z][\w/]*)?"
 )
 _ORDINAL_AFTER = re.compile(r"\A(?:st|nd|rd|th)\b")
+_OFFSET_BEFORE = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\s?[+\-\u2212]\Z")
+"""A clock time and the sign of a time zone's offset, right before a number ("09:14:00 +0000")."""
+_CLOCK = frozenset({"am", "pm", "a.m", "p.m"})
+"""The marks of a time of day written after its hour ("7 pm", "9 a.m.")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +59,11 @@ class Quantity:
     """As written, unit included."""
     start: int
     end: int
+    amount: bool = True
+    """False for a number that is no amount to add or compare, though the text writes it: a time of
+    day ("7 pm"), a time zone's offset after a clock time ("09:14:00 +0000"), or a number inside a
+    hyphened label ("under-16 tickets", "Covid-19"). A reader checking that a figure is written keeps
+    it; a reader listing figures to work with leaves it out."""
 
     @property
     def is_integer(self) -> bool:
@@ -175,6 +184,12 @@ def find_quantities(text: str, *, anchor: date | None = None) -> list[Quantity]:
             continue
         value = _digits_value(match)
         end = match.end()
+        if not match.group("cur") and _OFFSET_BEFORE.search(text, 0, start):
+            # "+0000" after "09:14:00": a time zone, and the word after it is no unit of it
+            blocked.append((start, match.end("num")))
+            found.append(Quantity(value, "", text[start:match.end("num")], start, match.end("num"), amount=False))
+            continue
+        label = not match.group("cur") and start >= 2 and text[start - 1] == "-" and text[start - 2].isalpha()
         if match.group("pct"):
             unit = "%"
         else:
@@ -188,7 +203,8 @@ def find_quantities(text: str, *, anchor: date | None = None) -> list[Quantity]:
             elif match.group("cur"):
                 unit = _CURRENCY[match.group("cur")] + (f" {unit}" if unit.startswith(("per ", "a ", "an ")) else "")
         blocked.append((start, end))
-        found.append(Quantity(value, unit.lower(), text[start:end], start, end))
+        clock = unit.lower().rstrip(".") in _CLOCK
+        found.append(Quantity(value, unit.lower(), text[start:end], start, end, amount=not (label or clock)))
 
     for match in _WORD_RUN.finditer(text):
         start, end = match.span()

@@ -261,6 +261,8 @@ def measures_in(sentence: str, entities: list[tuple[str, Mention]]) -> list[tupl
     ``(node id, as written, value, unit)``."""
     out = []
     for q in find_quantities(sentence):
+        if not q.amount:
+            continue  # a time of day, a time zone, the "16" of "under-16": no measure of anything
         before = [(node, m) for node, m in entities if m.end <= q.start]
         after = [(node, m) for node, m in entities if m.start >= q.end]
         owner = before[-1][0] if before else after[0][0] if after else None

@@ -239,7 +239,7 @@ def by_format(question: str, *, anchor: date | None = None) -> dict[str, Any]:
     quantities = find_quantities(question, anchor=anchor)
     anchors += [TimeAnchor(day=date(q.year, 1, 1), precision="year") for q in quantities if q.year is not None]
     anchors = sorted({(a.day, a.precision): a for a in anchors}.values(), key=lambda a: a.day)
-    return {"anchors": anchors, "numbers": [q.value for q in quantities if q.year is None],
+    return {"anchors": anchors, "numbers": [q.value for q in quantities if q.year is None and q.amount],
             "times": [q.text for q in quantities if is_time_unit(q.unit)]}
 
 

@@ -212,7 +212,9 @@ def amounts(ctx: AskContext, *, passages: list[Passage] | None = None, limit: in
     # frame holds the question's as anchors, and a passage's dates its sentences. A figure that
     # only looks like one ("2000 members") stays when its unit is the one asked.
     asked = ctx.frame.unit if ctx.frame is not None else ""
-    amount = lambda q: q.year is None or bool(asked and same_unit(q.unit, asked))  # noqa: E731
+    # A time of day, a time zone's offset or the "16" of "under-16 tickets" is written but is no
+    # amount (``Quantity.amount``): it is not listed to work with.
+    amount = lambda q: q.amount and (q.year is None or bool(asked and same_unit(q.unit, asked)))  # noqa: E731
     for q in find_quantities(ctx.question, anchor=ctx.anchor):
         if amount(q):
             found.append(Amount("", q.value, q.unit, q.text, "question", sentence=ctx.question))
