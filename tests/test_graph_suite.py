@@ -35,7 +35,13 @@ def test_the_suite_loads_and_its_own_gold_graph_scores_full_marks() -> None:
     worlds = load_suite(SUITE)
     assert [w.name for w in worlds] == ["loxley", "skarvik", "tarnby"] and all(len(w.paths) == 3 for w in worlds)
     rows = [score_world(w, reader_graph(w), reader_graph(w).path) for w in worlds]
-    assert all(r["entity_recall"] == r["entity_precision"] == r["edge_recall_undirected"] == 1.0 for r in rows)
+    assert all(r["entity_recall"] == r["entity_precision"] == r["edge_recall_undirected"] == r["edge_recall_directed"] == 1.0
+               for r in rows)
+    # every edge drawn the wrong way round: found undirected, none in the reader's direction
+    flipped = reader_graph(worlds[0])
+    flipped.edges = [PredictedEdge(source=e.target, target=e.source, type=e.type) for e in flipped.edges]
+    row = score_world(worlds[0], flipped)
+    assert row["edge_recall_undirected"] == 1.0 and row["edge_recall_directed"] == 0.0
     assert all(r["subject_object_directed"] and r["unmeasured_named"] and r["answer_path_reaches"] for r in rows)
     assert all(r["publisher_nodes"] == 0 for r in rows)
     assert summarise_worlds(rows)["unmeasured_named"] == "3/3"

@@ -190,7 +190,8 @@ def _run_suite(worlds: list[Any], chosen: list[str], runners: dict[str, Any], re
         return
     from rich.table import Table
 
-    keys = ["entity_recall", "entity_precision", "publisher_nodes", "edge_recall_undirected", "subject_object_linked",
+    keys = ["entity_recall", "entity_precision", "publisher_nodes", "edge_recall_undirected", "edge_recall_directed",
+            "subject_object_linked",
             "subject_object_directed", "answer_path_reaches", "unmeasured_named", "quote_grounding", "calls", "tokens", "seconds"]
     table = Table(title="graph eval (hand-written suite)", show_edge=False)
     table.add_column("measure")

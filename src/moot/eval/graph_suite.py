@@ -14,8 +14,8 @@ node that names none is off the reader's graph (it lowers precision, it is not a
 
 ``score_world`` measures what a reader would check: how many of the reader's entities were drawn,
 how many drawn nodes are on the reader's graph, publisher or front-matter nodes (there must be
-none), edges found (undirected), whether the system links the subject to the object by a chain
-of grounded edges, whether its gaps or placeholders name the factor no source measured, and
+none), edges found (undirected, and in the reader's direction), whether the system links the
+subject to the object by a chain of grounded edges, whether its gaps or placeholders name the factor no source measured, and
 whether every quote is a sentence of a document's body (front matter is no evidence).
 """
 
@@ -121,11 +121,15 @@ def score_world(world: SuiteWorld, pred: GraphPrediction, path: list[str] | None
     publisher_nodes = [n.label for n in entities if any(_contains(n.label, p) for p in publishers)]
     gold_pairs = {frozenset((e["source"], e["target"])) for e in gold["edges"]}
     firm = [e for e in pred.edges if not e.provisional]
+    gold_directed = {(e["source"], e["target"]) for e in gold["edges"]}
     found_pairs = set()
+    found_directed = set()
     for e in pred.edges:
         pair = frozenset((mapping.get(e.source), mapping.get(e.target)))
         if None not in pair and len(pair) == 2 and pair in gold_pairs and not e.provisional:
             found_pairs.add(pair)
+            if (mapping.get(e.source), mapping.get(e.target)) in gold_directed:
+                found_directed.add((mapping.get(e.source), mapping.get(e.target)))
     subject = {nid for nid, g in mapping.items() if g == gold["subject"]}
     obj = {nid for nid, g in mapping.items() if g == gold["object"]}
     firm_pairs = [(e.source, e.target) for e in firm]
@@ -146,6 +150,7 @@ def score_world(world: SuiteWorld, pred: GraphPrediction, path: list[str] | None
         "entity_precision": _ratio(sum(1 for g in mapping.values() if g), len(entities)),
         "publisher_nodes": len(publisher_nodes),
         "edge_recall_undirected": _ratio(len(found_pairs), len(gold_pairs)),
+        "edge_recall_directed": _ratio(len(found_directed), len(gold_directed)),
         "subject_object_linked": bool(subject and obj and _reaches(firm_pairs, subject, obj, directed=False)),
         "subject_object_directed": bool(subject and obj and _reaches(firm_pairs, subject, obj, directed=True)),
         "unmeasured_named": gap_named,
@@ -166,8 +171,8 @@ def summarise_worlds(rows: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {"worlds": len(rows)}
     if not rows:
         return out
-    for k in ("entity_recall", "entity_precision", "edge_recall_undirected", "quote_grounding"):
-        values = [r[k] for r in rows if r[k] is not None]
+    for k in ("entity_recall", "entity_precision", "edge_recall_undirected", "edge_recall_directed", "quote_grounding"):
+        values = [r[k] for r in rows if r.get(k) is not None]
         out[k] = round(sum(values) / len(values), 3) if values else None
     for k in ("subject_object_linked", "subject_object_directed", "unmeasured_named", "answer_path_reaches"):
         values = [r[k] for r in rows if k in r]
