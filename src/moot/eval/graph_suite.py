@@ -15,8 +15,9 @@ node that names none is off the reader's graph (it lowers precision, it is not a
 ``score_world`` measures what a reader would check: how many of the reader's entities were drawn,
 how many drawn nodes are on the reader's graph, publisher or front-matter nodes (there must be
 none), edges found (undirected, and in the reader's direction), whether the system links the
-subject to the object by a chain of grounded edges, whether its gaps or placeholders name the factor no source measured, and
-whether every quote is a sentence of a document's body (front matter is no evidence).
+subject to the object by a chain of grounded edges, whether its gaps or placeholders name the
+factor no source measured, and whether every quote is a sentence of a document's body (front
+matter is no evidence).
 """
 
 from __future__ import annotations

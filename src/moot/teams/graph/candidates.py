@@ -93,9 +93,10 @@ class Pair:
     in_order: bool = False
     """Whether the text's order says which way a link between the two points: ``a`` is written
     first and nothing between the two mentions puts the cause second ("by", "after", "because of":
-    :data:`CAUSE_AFTER`). English states a cause before what it causes more often than not (on the
-    development sets, 75 of a reader's 98 edges between two things one sentence names with no such
-    word between them, and 34 of 49 across two sentences, point from the first written)."""
+    :data:`CAUSE_AFTER`), and across two sentences each is written in one of them only. English
+    states a cause before what it causes more often than not: on the nine development sets, of a
+    reader's edges between two salient things, 44 of 59 in one sentence and 25 of 37 across two
+    point from the first written (with such a word between, 7 against 9)."""
 
     @property
     def shown(self) -> tuple[tuple[int, ...], str]:
