@@ -392,32 +392,6 @@ def test_things_in_adjacent_sentences_of_a_paragraph_are_judged_together_and_quo
     assert [(p.a, p.b, p.shown[0]) for p in alone] == [("trade", "market", (2,))]
 
 
-def test_the_texts_order_says_a_links_way_unless_a_word_between_writes_the_cause_second() -> None:
-    from moot.teams.graph.candidates import Mention, pairs_in
-    from moot.teams.graph.evidence import Sentence
-
-    def at(text: str, label: str) -> tuple[str, Mention]:
-        start = text.index(label)
-        return label, Mention(label, start, start + len(label), label, label)
-
-    def order(sentence: Sentence, *labels: str, before: Sentence | None = None, earlier: tuple[str, ...] = ()) -> dict:
-        found = pairs_in(sentence, [at(sentence.text, x) for x in labels], before,
-                         [at(before.text, x) for x in earlier] if before else [])
-        return {(p.a, p.b): p.in_order for p in found}
-
-    active = Sentence(1, "a.md", 0, 0, "The new weir slowed the brook below the village.")
-    assert order(active, "new weir", "brook") == {("new weir", "brook"): True}
-    for text in ("The brook was slowed by the new weir.", "The brook slowed after the new weir went in.",
-                 "The brook ran low because of the new weir."):
-        assert order(Sentence(1, "a.md", 0, 0, text), "brook", "new weir") == {("brook", "new weir"): False}, text
-    # across two sentences: the earlier one's thing first, unless a thing is written in both
-    first = Sentence(1, "a.md", 0, 0, "The new weir went in last spring.")
-    second = Sentence(2, "a.md", 1, 0, "Trout numbers in the brook fell.")
-    assert order(second, "brook", before=first, earlier=("new weir",))[("new weir", "brook")] is True
-    again = Sentence(2, "a.md", 1, 0, "The brook fell below the new weir.")
-    assert order(again, "brook", "new weir", before=first, earlier=("new weir",))[("new weir", "brook")] is False
-
-
 def test_two_labels_name_one_thing_only_when_their_head_and_words_agree() -> None:
     # the 0.5B model's listed alias choice folded one thing into another; the rule joins only labels
     # whose head noun is the same and whose shorter label (two words or more) is inside the longer

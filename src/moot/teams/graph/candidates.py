@@ -37,10 +37,6 @@ from moot.teams.graph.evidence import Sentence
 from moot.teams.graph.scaffold import label_key, label_tokens
 
 _CLAUSE = re.compile(r"[;:,\u2014()]|\s-\s")
-CAUSE_AFTER = re.compile(r"(?i)\b(?:by|after|following|because|since|from|due to|owing to|thanks to|as a result of)\b")
-"""The closed-class words that write a cause after what it caused: a passive's agent ("was closed by
-the council"), a time or reason clause ("after the storm", "because of the levy"), a source ("run-off
-from the yard"). Between two mentions, the text's order says nothing of a link's direction."""
 MAX_LABEL_WORDS = 6
 """The most content words a candidate may have ("the sale of the Marlow's Quay fish market" has five)."""
 
@@ -90,13 +86,6 @@ class Pair:
     them too, whose pairs across into this one are judged with it); the quote's when empty."""
     context: str = ""
     """Those sentences' text; the quote when empty."""
-    in_order: bool = False
-    """Whether the text's order says which way a link between the two points: ``a`` is written
-    first and nothing between the two mentions puts the cause second ("by", "after", "because of":
-    :data:`CAUSE_AFTER`), and across two sentences each is written in one of them only. English
-    states a cause before what it causes more often than not: on the nine development sets, of a
-    reader's edges between two salient things, 44 of 59 in one sentence and 25 of 37 across two
-    point from the first written (with such a word between, 7 against 9)."""
 
     @property
     def shown(self) -> tuple[tuple[int, ...], str]:
@@ -251,11 +240,9 @@ def pairs_in(sentence: Sentence, entities: list[tuple[str, Mention]], previous: 
                 continue
             left, right = _clause_bounds(sentence.text, ma.start, mb.end)
             hedge = any(c.kind == "hedge" and left <= c.start and c.end <= right for c in cues)
-            ordered = not CAUSE_AFTER.search(sentence.text[ma.end:mb.start])
-            out.append(Pair(a, b, (sentence.id,), sentence.text, hedge, unknown, window, context, ordered))
+            out.append(Pair(a, b, (sentence.id,), sentence.text, hedge, unknown, window, context))
     if across:
         before_cues = find_cues(previous.text)  # type: ignore[union-attr]
-        here, there = {k for k, _ in entities}, {k for k, _ in previous_entities}
         for a, ma in previous_entities:
             left_before, _ = _clause_bounds(previous.text, ma.start, ma.end)  # type: ignore[union-attr]
             for b, mb in entities:
@@ -264,12 +251,8 @@ def pairs_in(sentence: Sentence, entities: list[tuple[str, Mention]], previous: 
                 _, right = _clause_bounds(sentence.text, mb.start, mb.end)
                 hedge = (any(c.kind == "hedge" and c.end <= right for c in cues)
                          or any(c.kind == "hedge" and c.start >= left_before for c in before_cues))
-                # written first only when each is written in one of the two sentences alone ("The river
-                # feeds the lake. Farmers use the river" writes the river first and last)
-                ordered = (a not in here and b not in there and not CAUSE_AFTER.search(previous.text[ma.end:])  # type: ignore[union-attr]
-                           and not CAUSE_AFTER.search(sentence.text[:mb.start]))
                 out.append(Pair(a, b, window, context, hedge,
-                                unknown or any(c.kind == "unknown" for c in before_cues), window, context, ordered))
+                                unknown or any(c.kind == "unknown" for c in before_cues), window, context))
     return out
 
 

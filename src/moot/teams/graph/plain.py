@@ -306,9 +306,7 @@ async def link_in_two_steps(rec: Run, model: Any, scaffold: Scaffold, entities: 
                             judged_before: Collection[tuple[Any, ...]] = ()) -> tuple[int, list[tuple[Any, ...]]]:
     """Ask, for each entity a text names, what it affects (:func:`target_task`), draw each one's
     likeliest target among the entities it shares the text with (:func:`pick_target`,
-    :func:`pick_targets`), pointing from the one written first where the text's order says which
-    way (:attr:`~moot.teams.graph.vocabulary.Vocabulary.orients_by_order`), and only for the links
-    drawn which relation they are. One question per
+    :func:`pick_targets`), and only for the links drawn which relation they are. One question per
     entity of a text, not two per pair: a text naming n entities costs n calls, not n(n-1). A
     text's pairs are asked together, as many texts as ``limit`` questions allow (the first text
     always, even a longer one); a text whose calls failed is asked again next iteration, and so is
@@ -354,15 +352,8 @@ async def link_in_two_steps(rec: Run, model: Any, scaffold: Scaffold, entities: 
             targets = [(k, label[k]) for k in ends if k != source and frozenset((source, k)) in pair_of]
             if (best := pick_target(answer.top_logprobs, targets)) is not None:
                 picks.append((source, best[0], best[1]))
-        for s, t in pick_targets(picks):
-            pair = pair_of[frozenset((s, t))]
-            if pair.key not in fresh:
-                continue  # a pair judged before was drawn (or not) then
-            if vocabulary.orients_by_order and pair.in_order:
-                # the model chose that the two are linked; the text's order says which way (the 0.5B
-                # model's own pick of a direction is no better than a coin)
-                s, t = pair.a, pair.b
-            drawn.append((pair, s, t))
+        drawn += [(pair_of[frozenset((s, t))], s, t) for s, t in pick_targets(picks)
+                  if pair_of[frozenset((s, t))].key in fresh]  # a pair judged before was drawn (or not) then
     # one link drawn in two texts (one sentence, and across it with the next) is asked its relation
     # once, in its shortest quote; the other quotes are more evidence of the same link
     drawn.sort(key=lambda d: len(d[0].text))

@@ -71,11 +71,6 @@ class Vocabulary:
     (news writing states a cause in one sentence and what followed in the next); False: only where
     the next sentence opens by pointing back ("They have a child called Edward"), for text that
     states each relation in one sentence."""
-    orients_by_order: bool = True
-    """A link the model draws between two things points from the one written first, where nothing
-    between them writes the cause second (:attr:`moot.teams.graph.candidates.Pair.in_order`): the
-    model chooses whether they are linked, English word order says which way. False where the
-    relations name their own direction ("is a parent of")."""
     paths_follow_links: bool = True
     """The answer's path is read the way its links point, from cause to effect, whichever end the
     question names first; False where the question's order is the answer's ("what is A to B?")."""
@@ -205,7 +200,6 @@ FAMILY = Vocabulary(
     names_only=True,
     min_mentions=1,
     links_across=False,
-    orients_by_order=False,
     paths_follow_links=False,
 )
 
