@@ -206,8 +206,8 @@ def test_noun_phrases_mend_the_taggers_slips_inside_a_phrase():
     # a base-form verb after an article's singular noun, before a preposition, is the phrase's head
     assert "ice cover" in phrases("The ice cover on the harbour has been thin all month.")
     # a possessive split at its apostrophe is joined like "of", its parts kept
-    found = phrases("The sale of Marlow's Quay fish market closed the stalls.")
-    assert {"Marlow's Quay fish market", "sale of Marlow's Quay fish market", "Marlow"} <= set(found)
+    found = phrases("The sale of Tolvik's Quay fish market closed the stalls.")
+    assert {"Tolvik's Quay fish market", "sale of Tolvik's Quay fish market", "Tolvik"} <= set(found)
     # a lone common noun is offered with the preposition that completes it, and alone as well
     found = phrases("The rise in fares pushed riders away, and the strain on the cable grew.")
     assert {"rise in fares", "strain on the cable", "rise", "fares"} <= set(found)
@@ -215,8 +215,8 @@ def test_noun_phrases_mend_the_taggers_slips_inside_a_phrase():
     assert "ticket sales in May" not in [p.lower() for p in phrases("Ticket sales in May rose by a fifth.")]
     # a clause left without a verb has it inside a noun run, also where the run ends at the verb and
     # a determiner opens the next phrase
-    found = phrases("The Vell dam board sets the limits on Orrin pike.")
-    assert "Vell dam board" in found and not any("sets" in f for f in found)
+    found = phrases("The Yestle dam board sets the limits on Corvale pike.")
+    assert "Yestle dam board" in found and not any("sets" in f for f in found)
 
 
 def test_a_sentence_says_something_is_not_known_with_a_negated_verb_or_a_negative_subject():

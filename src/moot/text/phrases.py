@@ -5,8 +5,8 @@ wheel, so nothing is downloaded at run time (spaCy, NLTK's tagger, stanza and fl
 their models). A noun phrase comes back as written in the sentence, with its character span:
 leading determiners and possessive pronouns are dropped ("the paper mill" → "paper mill"),
 a phrase that is only a pronoun, a number or a date is no phrase, and two noun phrases joined
-by "of", "at" or a possessive are offered once more as one ("the paper mill at Ostby", "Bank of
-England", "Marlow's Quay fish market"), since names are often written that way; so is a lone common
+by "of", "at" or a possessive are offered once more as one ("the paper mill at Ostby", "Isle of
+Wight", "Tolvik's Quay fish market"), since names are often written that way; so is a lone common
 noun with the preposition that completes it ("the rise in fares"). Three of the tagger's slips
 inside a phrase are mended first, by grammar (:func:`_retagged`).
 
@@ -143,7 +143,7 @@ def _retagged(tokens: tuple[tuple[str, str, str, int, int], ...]) -> tuple[tuple
 
 def _possessive(tokens: tuple[tuple[str, str, str, int, int], ...], k: int) -> bool:
     """Whether the ``k``-th token is the apostrophe of a possessive the tagger split off a noun
-    ("Marlow ' s Quay"): the noun before it and the phrase after it are then joined like "of"."""
+    ("Tolvik ' s Quay"): the noun before it and the phrase after it are then joined like "of"."""
     return (tokens[k][0] in _APOSTROPHES and k > 0 and tokens[k - 1][1] in _NOUN and k + 1 < len(tokens)
             and tokens[k + 1][0] == "s")
 
@@ -160,7 +160,7 @@ def _groups(tokens: tuple[tuple[str, str, str, int, int], ...]) -> list[tuple[st
     tokens = _retagged(tokens)
     for k, token in enumerate(tokens):
         if _possessive(tokens, k) and groups and groups[-1][0] == "np":
-            groups.append(("join", [token]))  # "Marlow's Quay fish market", offered besides its parts
+            groups.append(("join", [token]))  # "Tolvik's Quay fish market", offered besides its parts
             continue
         word, pos, chunk = token[0], token[1], token[2]
         if chunk.endswith("-NP") and (pos == "CC" or word == ","):
@@ -249,7 +249,7 @@ def noun_phrases(sentence: str) -> list[Phrase]:
             continue
         phrase = Phrase(sentence[start:end], start, end, kept[-1][0])
         if joined and previous is not None:
-            # "sale of the mill": the sale; "Marlow's Quay market": the market, and the sale of it
+            # "sale of the mill": the sale; "Tolvik's Quay market": the market, and the sale of it
             head = phrase.head if possessive else previous.head
             whole = Phrase(sentence[previous.start:end], previous.start, end, head, "joined")
             phrases.append(whole)

@@ -33,7 +33,7 @@ def names_one_thing(label: str, group: str, other: str, other_group: str) -> boo
     words, else the head noun), and every content word of the shorter, two words or more, in the
     longer ("Ostby mill" and "the paper mill at Ostby"; "flood notice" and "flood warning notice"). A
     lone noun ("ferry") is not enough, since it would join every ferry the text names; nor are two heads
-    that differ ("ice cover" and "ice fencing", "Harlow Quay" and "Harlow Quay repair works")."""
+    that differ ("ice cover" and "ice fencing", "Skarn Quay" and "Skarn Quay repair works")."""
     if not group or group != other_group:
         return False
     a, b = label_tokens(label), label_tokens(other)

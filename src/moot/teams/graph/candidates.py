@@ -38,7 +38,7 @@ from moot.teams.graph.scaffold import label_key, label_tokens
 
 _CLAUSE = re.compile(r"[;:,\u2014()]|\s-\s")
 MAX_LABEL_WORDS = 6
-"""The most content words a candidate may have ("the sale of the Marlow's Quay fish market" has five)."""
+"""The most content words a candidate may have ("the sale of the Tolvik's Quay fish market" has five)."""
 
 
 @dataclass
