@@ -126,11 +126,12 @@ def score_world(world: SuiteWorld, pred: GraphPrediction, path: list[str] | None
     found_pairs = set()
     found_directed = set()
     for e in pred.edges:
-        pair = frozenset((mapping.get(e.source), mapping.get(e.target)))
+        ends = (mapping.get(e.source), mapping.get(e.target))
+        pair = frozenset(ends)
         if None not in pair and len(pair) == 2 and pair in gold_pairs and not e.provisional:
             found_pairs.add(pair)
-            if (mapping.get(e.source), mapping.get(e.target)) in gold_directed:
-                found_directed.add((mapping.get(e.source), mapping.get(e.target)))
+            if ends in gold_directed:
+                found_directed.add(ends)
     subject = {nid for nid, g in mapping.items() if g == gold["subject"]}
     obj = {nid for nid, g in mapping.items() if g == gold["object"]}
     firm_pairs = [(e.source, e.target) for e in firm]
