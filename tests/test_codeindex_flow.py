@@ -80,7 +80,8 @@ def test_a_branch_that_acts_and_then_leaves_says_how_it_leaves() -> None:
     assert paused.words == ("When `self.paused` is true, it checks whether `self.window_open` is false or empty, "
                             "then it returns `False`.")
     assert inner.words == "When `self.window_open` is false or empty, it calls `self.note_pause()`."
-    assert empty.words == 'When `self.size` equals `0`, it calls `self.emit("idle")`.'  # it goes on: no exit to tell
+    # a branch that goes on is stated whole, with no exit to tell
+    assert empty.words == 'When `self.size` equals `0`, it calls `self.emit("idle")` and calls `self.reset()`.'
     typescript = '''function startNext(): boolean {
   if (this.isPaused) {
     this.notePause();
@@ -129,7 +130,7 @@ def test_a_callback_written_in_place_decides_for_the_function_it_is_in() -> None
     # a callback's own `return` is not a return of the function it is in
     mapped = decisions("typescript", "function double(items) {\n  const out = items.map(x => {\n    return x * 2;\n  });\n"
                                      "  return out;\n}\n", 1, 6)
-    assert [(d.kind, d.line, d.words) for d in mapped] == [("return", 5, "It returns `out`.")]
+    assert [(d.kind, d.line, d.words) for d in mapped] == [("return", 5, "It sets `out` to `items.map(x => { return x * 2; })`, then it returns `out`.")]
 
 
 SWITCH = '''function pick(kind) {
@@ -176,3 +177,39 @@ def test_a_method_assigned_to_a_prototype_decides_for_itself_not_for_the_functio
     assert 6 not in outer  # the assigned method is a definition of its own (the index has it)
     inner = decisions("javascript", javascript, 5, 9)
     assert [(d.line, d.words) for d in inner if d.kind == "if"] == [(6, "When `this.full` is true, it returns `false`.")]
+
+
+def test_a_branch_and_the_way_through_are_stated_whole() -> None:
+    """What a branch does after its first line, and what the definition does when no condition
+    stopped it, are in the words too: the value a counter hands out is decided by the steps
+    before each `return`, not by the condition alone."""
+    python = '''def next_ticket(self):
+    """Hand out the next ticket number."""
+    if self._pending is not None:
+        number = self._pending
+        self._pending = number + 1
+        return number
+    seen = self._load()
+    if not seen:
+        self._pending = 2
+        return 1
+    # one past the highest number handed out so far
+    highest = max(seen)
+    number = highest + 1
+    self._pending = number + 1
+    return number
+'''
+    found = {d.line: d for d in decisions("python", python, 1, 15)}
+    assert found[3].words == ("When `self._pending` is not `None`, it sets `number` to `self._pending`, "
+                              "sets `self._pending` to `number + 1`, then it returns `number`.")
+    assert found[8].words == "When `seen` is false or empty, it sets `self._pending` to `2`, then it returns `1`."
+    # the way through: the plain steps since the last decision (not the docstring, not `seen`)
+    assert found[15].kind == "return"
+    assert found[15].words == ("It sets `highest` to `max(seen)`, sets `number` to `highest + 1`, "
+                               "sets `self._pending` to `number + 1`, then it returns `number`.")
+
+
+def test_a_long_branch_is_cut_after_four_steps() -> None:
+    typescript = "function flush(q) {\n  if (q.ready) {\n    a();\n    b();\n    c();\n    d();\n    e();\n    f();\n  }\n}\n"
+    first = decisions("typescript", typescript, 1, 10)[0]
+    assert first.words == "When `q.ready` is true, it calls `a()`, calls `b()`, calls `c()`, calls `d()` and 2 more steps."

@@ -133,6 +133,8 @@ class _Reader:
     covered: set[int] = field(default_factory=set)
     """Start bytes of statements already shown as some branch's outcome."""
     lines: list[str] = field(default_factory=list)
+    prelude: list[tree_sitter.Node] = field(default_factory=list)
+    """The plain steps just before the top-level ``return`` being recorded (see :meth:`visit`)."""
     callbacks: int = 0
     """How many callbacks written in place enclose the statement being read (a ``return`` there
     leaves the callback, not the definition)."""
@@ -152,8 +154,16 @@ class _Reader:
     # -- walking
 
     def visit(self, node: tree_sitter.Node, depth: int, *, top: bool = False) -> None:
+        # The plain steps read since the definition's last decision: at its own top level, a
+        # `return` states them (the way through when no condition above held).
+        steps: list[tree_sitter.Node] = []
         for child in node.named_children:
+            if top and child.type == "return_statement" and child.start_byte not in self.covered:
+                self.prelude = steps[-STEPS:]
             self.statement(child, depth, top=top)
+            self.prelude = []
+            if top:
+                steps = [*steps, child] if _plain(child) else ([] if child.type != "comment" else steps)
 
     def statement(self, node: tree_sitter.Node, depth: int, *, top: bool = False) -> None:
         t = node.type
@@ -350,11 +360,10 @@ class _Reader:
     def say(self, kind: str, cond: tree_sitter.Node | None, condition: str, statements: list[tree_sitter.Node] | None,
             node: tree_sitter.Node, *, yes: tree_sitter.Node | None = None, no: tree_sitter.Node | None = None,
             folded: tree_sitter.Node | None = None) -> str:
-        does = self.does(statements[0]) if statements else ""
-        if folded is not None:
-            # A branch that does something and then leaves: how it leaves is what it decides
-            # (`if paused: note the time; return False` stops there, whatever it noted).
-            does = f"{does}, then {self.does(folded)}"
+        body = list(statements or [])
+        if kind in ("case", "default") and body and body[-1].type == "break_statement":
+            body = body[:-1]  # how every case ends, not what it decides
+        does = self.steps(body, folded)
         when = self.condition(cond) if cond is not None else (f"`{_cut(condition)}`" if condition else "")
         if kind == "while" and cond is not None and _unparen(self.text(cond)) in ("true", "True"):
             return f"It repeats until a `return`, `raise` or `break` leaves the loop; first {does or 'it goes on'}."
@@ -372,9 +381,29 @@ class _Reader:
             return f"When {when}, the value is `{_cut(self.text(yes))}`, otherwise `{_cut(self.text(no))}`."
         if kind == "assert":
             return f"It requires that {when}."
+        if kind == "return" and self.prelude:
+            # The way through: what the definition does when no condition above stopped it
+            # (`max_id = max(ids); next_id = max_id + 1; return next_id`).
+            return _capital(self.steps([*self.prelude, node], node)) + "."
         if kind in ("raise", "return"):
             return _capital(self.does(node)) + "."
         return ""
+
+    def steps(self, statements: list[tree_sitter.Node], leaves: tree_sitter.Node | None) -> str:
+        """What a run of statements does, in order: the first ``STEPS`` of them, then how the
+        run leaves (``leaves``, its last statement, when it returns, raises, breaks or
+        continues). A branch that does something and then leaves is stated whole (`if paused:
+        note the time; count it; return False`), not by its first line alone."""
+        body = [s for s in statements if s is not leaves]
+        said = [self.does(s) for s in body[:STEPS]]
+        if len(body) > STEPS:
+            said.append(f"{len(body) - STEPS} more step{'s' if len(body) - STEPS > 1 else ''}")
+        said = [s if i == 0 else _drop_it(s) for i, s in enumerate(said) if s]
+        text = ", ".join(said) if leaves is not None or len(said) < 2 else f"{', '.join(said[:-1])} and {said[-1]}"
+        if leaves is not None:
+            end = self.does(leaves)
+            text = f"{text}, then {end}" if text else end
+        return text
 
     def does(self, node: tree_sitter.Node) -> str:
         """What one statement does, in a few words."""
@@ -479,6 +508,26 @@ _COMPARE = {"==": "equals", "===": "equals", "!=": "is not", "!==": "is not", "<
             "is": "is", "is not": "is not", "instanceof": "is an instance of"}
 _NEGATE = {"==": "!=", "===": "!==", "!=": "==", "!==": "===", "<": ">=", "<=": ">", ">": "<=", ">=": "<",
            "in": "not in", "not in": "in", "is": "is not", "is not": "is"}
+
+
+STEPS = 4
+"""A branch's statements (or the plain steps before a ``return``) stated in words, at most."""
+
+_PLAIN = frozenset({"expression_statement", "lexical_declaration", "variable_declaration", "delete_statement"})
+
+
+def _plain(node: tree_sitter.Node) -> bool:
+    """A statement that does one thing and never branches (an assignment, a call), and is no
+    docstring or string standing alone."""
+    if node.type not in _PLAIN:
+        return False
+    inner = node.named_children[0] if node.named_children else None
+    return inner is not None and inner.type not in ("string", "template_string", "concatenated_string")
+
+
+def _drop_it(text: str) -> str:
+    """"it sets `a`" → "sets `a`": the steps after the first share its subject."""
+    return text[3:] if text.startswith("it ") else text
 
 
 def _inline(node: tree_sitter.Node) -> bool:
