@@ -282,6 +282,35 @@ def test_a_chosen_class_is_read_by_the_methods_that_match_the_question(tmp_path:
         assert "retry.wait.wait_exponential.describe" not in {c.symbol for c in lines}
 
 
+COUNTER = '''class Counter:
+    def __init__(self):
+        self._pending = None
+
+    def take(self, rows):
+        if self._pending is not None:
+            number = self._pending
+            self._pending = number + 1
+            return number
+        highest = max(rows)
+        number = highest + 1
+        self._pending = number + 1
+        return number
+'''
+
+
+def test_a_decision_is_offered_for_the_steps_its_words_state(tmp_path: Path) -> None:
+    """The way through a definition ends on a `return` that holds none of the question's words;
+    the steps before it (stated in its words) do, and so it is offered."""
+    for built in index_of(write_repo(tmp_path / "repo", {"ids/counter.py": COUNTER}), tmp_path):
+        lines = candidate_lines(built, "How is the highest row used to pick the next one?",
+                                resolve(built, ["ids.counter.Counter.take"]))
+        by_line = {c.line: c for c in lines}
+        assert by_line[13].text == "return number" and by_line[13].kind == "return"
+        assert by_line[13].words == ("It sets `highest` to `max(rows)`, sets `number` to `highest + 1`, "
+                                     "sets `self._pending` to `number + 1`, then it returns `number`.")
+        assert by_line[6].words.endswith("sets `self._pending` to `number + 1`, then it returns `number`.")
+
+
 def test_a_sub_questions_lines_are_gathered_by_the_whole_questions_words_too(tmp_path: Path) -> None:
     shown: list[str] = []
 

@@ -52,6 +52,8 @@ LINE_CHARS = 140
 CONDITION_KINDS = frozenset({"if", "elif", "else", "while", "except", "case", "default", "ternary", "assert"})
 """The decisions that branch on a condition (``raise`` and ``return`` are exits, not conditions)."""
 
+_CODE_IN_WORDS = re.compile(r"`([^`]+)`")
+"""The code a decision's words quote, in backticks (a format of ``flow``'s own writing)."""
 _PASS_ALONG = re.compile(r"^(\w+)\s*[=:]\s*\1,?$")
 """``timeout=timeout,`` or ``timeout: timeout,``: an argument handed on unchanged says nothing."""
 _OPENS_BLOCK = re.compile(r"(?:if|elif|else|while|for|with|except|async with|async for)\b")
@@ -280,7 +282,10 @@ def candidate_lines(index: CodeIndex, question: str, resolved: list[ResolvedSymb
                 then, then_line = "", 0
             else:  # no syntax tree for it (a class head): the block's first line by indentation
                 then, then_line = _block_start(body, at)
-            found = matched_terms(line_terms(f"{stripped} {then}"), terms)
+            # A decision's words quote the code of every step it states (a branch's later lines,
+            # the steps before a `return`): what they touch is what the line decides.
+            stated = " ".join(_CODE_IN_WORDS.findall(decision.words)) if decision is not None else ""
+            found = matched_terms(line_terms(f"{stripped} {then} {stated}"), terms)
             # A line where a chosen definition (or a callee that decides for it) decides is
             # offered even without the question's words: `except SystemExit as e:` answers
             # "how does the runner run a command" in no word of it. Other lines need a word.
