@@ -67,8 +67,18 @@ def pools(qset: ResearchSet, work: Path) -> list[dict[str, Any]]:
     return out
 
 
+def _shown_words(line: Any) -> str:
+    """A line's words as an answer shows them: a condition's always (``conditions.statement``),
+    an exit's when they state code its quoted line does not show (``quotes.quote_section``)."""
+    if not line.words or line.is_condition():
+        return line.words
+    shown = f"{line.text} {line.then}"
+    fragments = line.words.split("`")[1::2]
+    return "" if all(f.rstrip("…") in shown for f in fragments) else line.words
+
+
 def _claims(question: Any, lines: list[Any]) -> list[str]:
-    text = "\n".join(f"{c.location()} {c.quoted()} {c.words}" for c in lines)
+    text = "\n".join(f"{c.location()} {c.quoted()} {_shown_words(c)}" for c in lines)
     return score_answer(question, ResearchAnswer(text=text, citations=["-"]), Path("/nonexistent")).claims_made
 
 

@@ -309,6 +309,10 @@ def test_a_decision_is_offered_for_the_steps_its_words_state(tmp_path: Path) -> 
         assert by_line[13].words == ("It sets `highest` to `max(rows)`, sets `number` to `highest + 1`, "
                                      "sets `self._pending` to `number + 1`, then it returns `number`.")
         assert by_line[6].words.endswith("sets `self._pending` to `number + 1`, then it returns `number`.")
+        # quoted, the exit says what it returns after; one that states nothing more is quoted alone
+        section = quote_section([by_line[11], by_line[13]]).splitlines()
+        assert section[1] == "- ids/counter.py:11 (in `ids.counter.Counter.take`): `number = highest + 1`"
+        assert section[2].startswith("- ids/counter.py:13 (in `ids.counter.Counter.take`): `return number` — It sets `highest`")
 
 
 def test_a_sub_questions_lines_are_gathered_by_the_whole_questions_words_too(tmp_path: Path) -> None:

@@ -52,7 +52,7 @@ LINE_CHARS = 140
 CONDITION_KINDS = frozenset({"if", "elif", "else", "while", "except", "case", "default", "ternary", "assert"})
 """The decisions that branch on a condition (``raise`` and ``return`` are exits, not conditions)."""
 
-_CODE_IN_WORDS = re.compile(r"`([^`]+)`")
+CODE_IN_WORDS = re.compile(r"`([^`]+)`")
 """The code a decision's words quote, in backticks (a format of ``flow``'s own writing)."""
 _PASS_ALONG = re.compile(r"^(\w+)\s*[=:]\s*\1,?$")
 """``timeout=timeout,`` or ``timeout: timeout,``: an argument handed on unchanged says nothing."""
@@ -284,7 +284,7 @@ def candidate_lines(index: CodeIndex, question: str, resolved: list[ResolvedSymb
                 then, then_line = _block_start(body, at)
             # A decision's words quote the code of every step it states (a branch's later lines,
             # the steps before a `return`): what they touch is what the line decides.
-            stated = " ".join(_CODE_IN_WORDS.findall(decision.words)) if decision is not None else ""
+            stated = " ".join(CODE_IN_WORDS.findall(decision.words)) if decision is not None else ""
             found = matched_terms(line_terms(f"{stripped} {then} {stated}"), terms)
             # A line where a chosen definition (or a callee that decides for it) decides is
             # offered even without the question's words: `except SystemExit as e:` answers

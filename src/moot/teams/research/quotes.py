@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field, create_model
 
 from moot.models.base import ModelSettings
 from moot.runtime import SubAgent, load_prompt
-from moot.teams.research.codelines import CodeLine, candidate_lines, led_elsewhere, question_terms
+from moot.teams.research.codelines import CODE_IN_WORDS, CodeLine, candidate_lines, led_elsewhere, question_terms
 
 MAX_PICKED = 8
 """Lines quoted in one answer from one list (single mode: one picker)."""
@@ -128,11 +128,23 @@ def ranked_choice(lines: list[CodeLine], limit: int, *, how: bool = False) -> li
     return sorted(picked, key=lambda c: (c.path, c.line))
 
 
+def _states_more(line: CodeLine) -> str:
+    """A quoted exit's words, when they state steps the quoted line does not show (the way
+    through a definition ends on `return number`; what decides the number is the lines before
+    it, stated in words by moot from the syntax tree)."""
+    if not line.words or line.is_condition():
+        return ""
+    shown = f"{line.text} {line.then}"
+    if all(code.rstrip("…") in shown for code in CODE_IN_WORDS.findall(line.words)):
+        return ""
+    return f" — {line.words}"
+
+
 def quote_section(lines: list[CodeLine]) -> str:
     """The answer's quoted lines: verbatim from the file at the cited line."""
     if not lines:
         return ""
-    body = "\n".join(f"- {c.location()} (in `{c.symbol}`): {c.quoted()}" for c in lines)
+    body = "\n".join(f"- {c.location()} (in `{c.symbol}`): {c.quoted()}{_states_more(c)}" for c in lines)
     return "Lines of the source that answer it (chosen by the model, quoted by moot from the files):\n" + body
 
 
