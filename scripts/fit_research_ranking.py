@@ -68,8 +68,9 @@ def pools(qset: ResearchSet, work: Path) -> list[dict[str, Any]]:
 
 
 def _shown_words(line: Any) -> str:
-    """A line's words as an answer shows them: a condition's always (``conditions.statement``),
-    an exit's when they state code its quoted line does not show (``quotes.quote_section``)."""
+    """A line's words as an answer shows them: a condition's always (a how-question's section,
+    ``conditions.statement``), any other decision's when they state code its quoted lines do not
+    show (``quotes.quote_section``)."""
     if not line.words or line.is_condition():
         return line.words
     shown = f"{line.text} {line.then}"

@@ -313,6 +313,11 @@ def test_a_decision_is_offered_for_the_steps_its_words_state(tmp_path: Path) -> 
         section = quote_section([by_line[11], by_line[13]]).splitlines()
         assert section[1] == "- ids/counter.py:11 (in `ids.counter.Counter.take`): `number = highest + 1`"
         assert section[2].startswith("- ids/counter.py:13 (in `ids.counter.Counter.take`): `return number` — It sets `highest`")
+        # a condition quoted among the lines (a question that does not ask how) has its branch's
+        # later steps in words: its quote shows only the first
+        condition = quote_section([by_line[6]]).splitlines()[1]
+        assert condition.endswith("`number = self._pending` — When `self._pending` is not `None`, it sets `number` to "
+                                  "`self._pending`, sets `self._pending` to `number + 1`, then it returns `number`.")
 
 
 def test_a_sub_questions_lines_are_gathered_by_the_whole_questions_words_too(tmp_path: Path) -> None:

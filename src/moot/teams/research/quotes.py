@@ -129,10 +129,11 @@ def ranked_choice(lines: list[CodeLine], limit: int, *, how: bool = False) -> li
 
 
 def _states_more(line: CodeLine) -> str:
-    """A quoted exit's words, when they state steps the quoted line does not show (the way
-    through a definition ends on `return number`; what decides the number is the lines before
-    it, stated in words by moot from the syntax tree)."""
-    if not line.words or line.is_condition():
+    """A quoted decision's words, when they state code the quoted lines do not show: the way
+    through a definition ends on `return number`, and what decides the number is the lines
+    before it; a branch's later steps are below its first. Stated in words by moot from the
+    syntax tree. (A how-question's conditions have a section of their own, always in words.)"""
+    if not line.words:
         return ""
     shown = f"{line.text} {line.then}"
     if all(code.rstrip("…") in shown for code in CODE_IN_WORDS.findall(line.words)):
