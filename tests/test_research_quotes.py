@@ -320,6 +320,35 @@ def test_a_decision_is_offered_for_the_steps_its_words_state(tmp_path: Path) -> 
                                   "`self._pending`, sets `self._pending` to `number + 1`, then it returns `number`.")
 
 
+STAMPER = '''class Stamper:
+    def check(self, value):
+        if not value:
+            raise ValueError("empty")
+        return self.split(value)
+
+    def try_keys(self, value):
+        for key in reversed(self.keys):
+            if self.matches(key, value):
+                return True
+        return False
+
+    def describe(self):
+        return "a stamper"
+'''
+
+
+def test_a_chosen_methods_siblings_are_read_for_the_questions_words(tmp_path: Path) -> None:
+    """How a class decides is often split across its methods: the keys are tried in a sibling
+    of the chosen method, and its lines are offered when they hold the question's words."""
+    for built in index_of(write_repo(tmp_path / "repo", {"stamps/stamper.py": STAMPER}), tmp_path):
+        lines = candidate_lines(built, "In what order are the keys tried when a value is checked?",
+                                resolve(built, ["stamps.stamper.Stamper.check"]))
+        by_text = {c.text: c for c in lines}
+        assert by_text["for key in reversed(self.keys):"].symbol == "stamps.stamper.Stamper.try_keys"
+        # a sibling without the question's words is not read
+        assert "stamps.stamper.Stamper.describe" not in {c.symbol for c in lines}
+
+
 def test_a_sub_questions_lines_are_gathered_by_the_whole_questions_words_too(tmp_path: Path) -> None:
     shown: list[str] = []
 

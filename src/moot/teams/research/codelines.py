@@ -45,6 +45,8 @@ MAX_CALLERS = 4
 MAX_CLASS_LINES = 30
 CLASS_METHODS = 2
 """Methods of a chosen class read as chosen too (the best two for the question)."""
+SIBLING_METHODS = 2
+"""Other methods of a chosen method's class read for the question's words (the best two)."""
 LOCATION_METHODS = 60
 """Definitions inside a class looked at to find them."""
 LINE_CHARS = 140
@@ -234,6 +236,27 @@ def candidate_lines(index: CodeIndex, question: str, resolved: list[ResolvedSymb
                                     start_line=info.start_line, end_line=info.end_line,
                                     callees=[c for c in info.callees if index.defined_as(c) is not None][:8])
             symbols.insert(symbols.index(r), method)
+    # A method's siblings: the class's other methods that share the question's words. How a
+    # class behaves is split across them (`unsign` checks, `verify_signature` loops over the
+    # keys), and neither calls the other. Read like a callee: their lines need the question's
+    # words, and their conditions are not offered on their own.
+    siblings: list[ResolvedSymbol] = []
+    for r in resolved:
+        holder = r.qualified_name.rsplit(".", 1)[0] if r.kind == "method" else ""
+        info = definition(index, holder) if holder else None
+        if info is None or info.kind != "class":
+            continue
+        inside = list(dict.fromkeys(n for n in index.symbols_in(info.path, info.start_line, info.end_line, limit=LOCATION_METHODS)
+                                    if n.startswith(holder + ".") and "." not in n[len(holder) + 1:]))
+        scores = {n: symbol_relevance(index, n, terms) for n in inside}
+        for name in sorted((n for n in inside if scores[n] > 0), key=lambda n: -scores[n])[:SIBLING_METHODS]:
+            method = definition(index, name)
+            if method is None or (method.path, method.start_line) in seen_defs:
+                continue
+            seen_defs.add((method.path, method.start_line))
+            roles[method.qualified_name] = "callee"
+            siblings.append(ResolvedSymbol(name=method.name, qualified_name=method.qualified_name, kind=method.kind,
+                                           path=method.path, start_line=method.start_line, end_line=method.end_line))
     deciding = deciding_callees(index, symbols)
     callees: list[str] = list(deciding)
     for r in symbols:
@@ -255,6 +278,7 @@ def candidate_lines(index: CodeIndex, question: str, resolved: list[ResolvedSymb
                 deciding_defs.add(info.qualified_name)
             symbols.append(ResolvedSymbol(name=info.name, qualified_name=info.qualified_name, kind=info.kind,
                                           path=info.path, start_line=info.start_line, end_line=info.end_line))
+    symbols.extend(siblings)
     delegates = {symbol.name for symbol in symbols}
     raw: list[tuple[ResolvedSymbol, int, str, str, int, bool, set[str], Decision | None]] = []
     seen_text: set[str] = set()
