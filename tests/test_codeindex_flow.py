@@ -185,28 +185,28 @@ def test_a_branch_and_the_way_through_are_stated_whole() -> None:
     before each `return`, not by the condition alone."""
     python = '''def next_ticket(self):
     """Hand out the next ticket number."""
-    if self._pending is not None:
-        number = self._pending
-        self._pending = number + 1
+    if self._spare is not None:
+        number = self._spare
+        self._spare = number + 1
         return number
     seen = self._load()
     if not seen:
-        self._pending = 2
+        self._spare = 2
         return 1
     # one past the highest number handed out so far
     highest = max(seen)
     number = highest + 1
-    self._pending = number + 1
+    self._spare = number + 1
     return number
 '''
     found = {d.line: d for d in decisions("python", python, 1, 15)}
-    assert found[3].words == ("When `self._pending` is not `None`, it sets `number` to `self._pending`, "
-                              "sets `self._pending` to `number + 1`, then it returns `number`.")
-    assert found[8].words == "When `seen` is false or empty, it sets `self._pending` to `2`, then it returns `1`."
+    assert found[3].words == ("When `self._spare` is not `None`, it sets `number` to `self._spare`, "
+                              "sets `self._spare` to `number + 1`, then it returns `number`.")
+    assert found[8].words == "When `seen` is false or empty, it sets `self._spare` to `2`, then it returns `1`."
     # the way through: the plain steps since the last decision (not the docstring, not `seen`)
     assert found[15].kind == "return"
     assert found[15].words == ("It sets `highest` to `max(seen)`, sets `number` to `highest + 1`, "
-                               "sets `self._pending` to `number + 1`, then it returns `number`.")
+                               "sets `self._spare` to `number + 1`, then it returns `number`.")
 
 
 def test_a_long_branch_is_cut_after_four_steps() -> None:

@@ -284,16 +284,16 @@ def test_a_chosen_class_is_read_by_the_methods_that_match_the_question(tmp_path:
 
 COUNTER = '''class Counter:
     def __init__(self):
-        self._pending = None
+        self._spare = None
 
     def take(self, rows):
-        if self._pending is not None:
-            number = self._pending
-            self._pending = number + 1
+        if self._spare is not None:
+            number = self._spare
+            self._spare = number + 1
             return number
         highest = max(rows)
         number = highest + 1
-        self._pending = number + 1
+        self._spare = number + 1
         return number
 '''
 
@@ -307,8 +307,8 @@ def test_a_decision_is_offered_for_the_steps_its_words_state(tmp_path: Path) -> 
         by_line = {c.line: c for c in lines}
         assert by_line[13].text == "return number" and by_line[13].kind == "return"
         assert by_line[13].words == ("It sets `highest` to `max(rows)`, sets `number` to `highest + 1`, "
-                                     "sets `self._pending` to `number + 1`, then it returns `number`.")
-        assert by_line[6].words.endswith("sets `self._pending` to `number + 1`, then it returns `number`.")
+                                     "sets `self._spare` to `number + 1`, then it returns `number`.")
+        assert by_line[6].words.endswith("sets `self._spare` to `number + 1`, then it returns `number`.")
         # quoted, the exit says what it returns after; one that states nothing more is quoted alone
         section = quote_section([by_line[11], by_line[13]]).splitlines()
         assert section[1] == "- ids/counter.py:11 (in `ids.counter.Counter.take`): `number = highest + 1`"
@@ -316,8 +316,8 @@ def test_a_decision_is_offered_for_the_steps_its_words_state(tmp_path: Path) -> 
         # a condition quoted among the lines (a question that does not ask how) has its branch's
         # later steps in words: its quote shows only the first
         condition = quote_section([by_line[6]]).splitlines()[1]
-        assert condition.endswith("`number = self._pending` — When `self._pending` is not `None`, it sets `number` to "
-                                  "`self._pending`, sets `self._pending` to `number + 1`, then it returns `number`.")
+        assert condition.endswith("`number = self._spare` — When `self._spare` is not `None`, it sets `number` to "
+                                  "`self._spare`, sets `self._spare` to `number + 1`, then it returns `number`.")
 
 
 STAMPER = '''class Stamper:
