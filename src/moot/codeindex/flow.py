@@ -526,7 +526,7 @@ def _plain(node: tree_sitter.Node) -> bool:
 
 
 def _drop_it(text: str) -> str:
-    """"it sets `a`" → "sets `a`": the steps after the first share its subject."""
+    """``it sets `a` `` → ``sets `a` ``: the steps after the first share the first's subject."""
     return text[3:] if text.startswith("it ") else text
 
 
