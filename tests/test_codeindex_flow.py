@@ -213,3 +213,15 @@ def test_a_long_branch_is_cut_after_four_steps() -> None:
     typescript = "function flush(q) {\n  if (q.ready) {\n    a();\n    b();\n    c();\n    d();\n    e();\n    f();\n  }\n}\n"
     first = decisions("typescript", typescript, 1, 10)[0]
     assert first.words == "When `q.ready` is true, it calls `a()`, calls `b()`, calls `c()`, calls `d()` and 2 more steps."
+
+
+def test_a_loop_in_a_branch_is_stated_by_what_it_goes_through_and_does_each_time() -> None:
+    python = "def f(self, value):\n    if value:\n        for key in reversed(self.keys):\n            self.check(key)\n        return True\n    return False\n"
+    assert decisions("python", python, 1, 6)[0].words == (
+        "When `value` is true, it goes through each `key` in `reversed(self.keys)` and each time calls "
+        "`self.check(key)`, then it returns `True`.")
+    javascript = ("function f(list, opts) {\n  if (opts.all) {\n    for (let i = 0; i < list.length; i++) { use(list[i]); }\n"
+                  "    for (const item of list) { seen.add(item); }\n    return list.length;\n  }\n  return 0;\n}\n")
+    assert decisions("javascript", javascript, 1, 8)[0].words == (
+        "When `opts.all` is true, it repeats while `i` is less than `list.length` and each time calls `use(list[i])`, "
+        "goes through each `item` in `list` and each time calls `seen.add(item)`, then it returns `list.length`.")

@@ -430,6 +430,17 @@ class _Reader:
             return f"it deletes `{_cut(self.text(node.named_children[0]) if node.named_children else '')}`"
         if t == "if_statement":
             return f"it checks whether {self.condition(node.child_by_field_name('condition'))}"
+        if t in ("for_statement", "for_in_statement") and node.child_by_field_name("right") is not None:
+            # `for key in keys:`, `for (const item of list)`: each item in turn
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            return f"it goes through each `{_cut(self.text(left))}` in `{_cut(self.text(right))}`{self.each(node)}"
+        if t in ("for_statement", "while_statement") and node.child_by_field_name("condition") is not None:
+            return f"it repeats while {self.condition(node.child_by_field_name('condition'))}{self.each(node)}"
+        if t == "with_statement":
+            items = next((c for c in node.named_children if c.type == "with_clause"), None)
+            return f"it runs a block under `with {_cut(self.text(items))}`" if items is not None else "it runs a `with` block"
+        if t == "try_statement":
+            return "it runs a `try` block"
         if t in ("expression_statement", "lexical_declaration", "variable_declaration"):
             inner = node.named_children[0] if node.named_children else None
             if inner is None:
@@ -447,6 +458,11 @@ class _Reader:
                 return f"it calls `{_cut(self.text(inner))}`"
             return f"it evaluates `{_cut(self.text(inner))}`"
         return f"it runs `{_cut(self.text(node))}`"
+
+    def each(self, loop: tree_sitter.Node) -> str:
+        """What a loop does each time round, by its body's first statement (``""`` for none)."""
+        first = next(iter(self.statements(loop.child_by_field_name("body"))), None)
+        return f" and each time {_drop_it(self.does(first))}" if first is not None else ""
 
     def condition(self, node: tree_sitter.Node | None, negated: bool = False) -> str:
         """A condition in words: `a == B` → "`a` equals `B`", `not x` → "`x` is false", …"""
