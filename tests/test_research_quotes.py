@@ -349,6 +349,36 @@ def test_a_chosen_methods_siblings_are_read_for_the_questions_words(tmp_path: Pa
         assert "stamps.stamper.Stamper.describe" not in {c.symbol for c in lines}
 
 
+NESTING = """var defaults = {
+    maxNesting: 5,
+    separator: ';',
+    keepEmpty: false
+};
+
+function unpack(text, opts) {
+    var options = opts || defaults;
+    if (options.maxNesting > 0) {
+        return split(text, options);
+    }
+    return text;
+}
+
+module.exports = unpack;
+"""
+
+
+def test_the_entries_of_a_defaults_object_written_over_several_lines_are_offered(tmp_path: Path) -> None:
+    """A module's defaults object holds its defaults one entry a line, below the line that
+    names it: each entry is offered like the assignment itself, and the literal ends where its
+    brackets close."""
+    for built in index_of(write_repo(tmp_path / "repo", {"lib/unpack.js": NESTING}), tmp_path):
+        lines = candidate_lines(built, "How deep may the nesting go by default, and what separator is used?",
+                                resolve(built, ["unpack"]))
+        by_text = {c.text: c for c in lines}
+        assert by_text["maxNesting: 5,"].line == 2 and by_text["maxNesting: 5,"].symbol == by_text["var defaults = {"].symbol
+        assert "separator: ';'," in by_text
+
+
 def test_a_sub_questions_lines_are_gathered_by_the_whole_questions_words_too(tmp_path: Path) -> None:
     shown: list[str] = []
 

@@ -40,6 +40,8 @@ MAX_CALLEES = 8
 """Repository functions called by the resolved symbols whose bodies are also searched."""
 MAX_MODULE_LINES = 3000
 """Lines of a chosen definition's file read for its module-level constants."""
+MAX_LITERAL_LINES = 60
+"""Lines of one module-level literal (a defaults object over several lines) read for its entries."""
 MAX_CALLERS = 4
 """Callers in the resolved symbols' own files whose bodies are also searched."""
 MAX_CLASS_LINES = 30
@@ -355,10 +357,27 @@ def _module_constants(index: CodeIndex, resolved: list[ResolvedSymbol]) -> list[
         module = outer[-1].rsplit(".", 1)[0] if outer else path
         holder = ResolvedSymbol(name=module.rsplit(".", 1)[-1], qualified_name=module, kind="module",
                                 path=path, start_line=1, end_line=1)
+        open_brackets, inside = 0, 0  # in a module-level assignment's literal (`defaults = {` … `}`)
         for number, text in index.source_lines(path, 1, MAX_MODULE_LINES):
-            if _MODULE_ASSIGNMENT.match(text) and not text.startswith(("__all__", "__version__", "logger")):
+            if open_brackets > 0 and inside < MAX_LITERAL_LINES:
+                # an entry of a defaults object written over several lines (`  depth: 5,`)
                 out.append((holder, number, text.strip()))
+                open_brackets += _bracket_balance(text)
+                inside += 1
+            elif _MODULE_ASSIGNMENT.match(text) and not text.startswith(("__all__", "__version__", "logger")):
+                out.append((holder, number, text.strip()))
+                open_brackets, inside = max(0, _bracket_balance(text)), 0
+            else:
+                open_brackets = 0
     return out
+
+
+def _bracket_balance(text: str) -> int:
+    """Brackets a line opens and leaves open (``{`` ``[`` ``(`` against their closers), with
+    what its strings hold left out: a format of code, read to follow a literal to its end."""
+    bare = re.sub(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|`[^`]*`", "", text.split("//")[0] if "://" not in text else text)
+    bare = bare.split(" #")[0]
+    return sum(bare.count(c) for c in "{[(") - sum(bare.count(c) for c in "}])")
 
 
 def led_elsewhere(lists: list[list[CodeLine]], lead: int) -> list[list[CodeLine]]:
