@@ -355,7 +355,7 @@ NESTING = """var defaults = {
     keepEmpty: false
 };
 
-function unpack(text, opts) {
+function spreadLevels(text, opts) {
     var options = opts || defaults;
     if (options.maxNesting > 0) {
         return split(text, options);
@@ -363,7 +363,7 @@ function unpack(text, opts) {
     return text;
 }
 
-module.exports = unpack;
+module.exports = spreadLevels;
 """
 
 
@@ -371,9 +371,9 @@ def test_the_entries_of_a_defaults_object_written_over_several_lines_are_offered
     """A module's defaults object holds its defaults one entry a line, below the line that
     names it: each entry is offered like the assignment itself, and the literal ends where its
     brackets close."""
-    for built in index_of(write_repo(tmp_path / "repo", {"lib/unpack.js": NESTING}), tmp_path):
+    for built in index_of(write_repo(tmp_path / "repo", {"lib/spread.js": NESTING}), tmp_path):
         lines = candidate_lines(built, "How deep may the nesting go by default, and what separator is used?",
-                                resolve(built, ["unpack"]))
+                                resolve(built, ["spreadLevels"]))
         by_text = {c.text: c for c in lines}
         assert by_text["maxNesting: 5,"].line == 2 and by_text["maxNesting: 5,"].symbol == by_text["var defaults = {"].symbol
         assert "separator: ';'," in by_text
