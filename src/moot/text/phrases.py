@@ -5,8 +5,8 @@ wheel, so nothing is downloaded at run time (spaCy, NLTK's tagger, stanza and fl
 their models). A noun phrase comes back as written in the sentence, with its character span:
 leading determiners and possessive pronouns are dropped ("the paper mill" → "paper mill"),
 a phrase that is only a pronoun, a number or a date is no phrase, and two noun phrases joined
-by "of", "at" or a possessive are offered once more as one ("the paper mill at Ostby", "Isle of
-Wight", "Tolvik's Quay fish market"), since names are often written that way; so is a lone common
+by "of", "at" or a possessive are offered once more as one ("the paper mill at Ostby", "Duchy of
+Quellan", "Tolvik's Quay fish market"), since names are often written that way; so is a lone common
 noun with the preposition that completes it ("the rise in fares"). Three of the tagger's slips
 inside a phrase are mended first, by grammar (:func:`_retagged`).
 
