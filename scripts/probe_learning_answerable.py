@@ -25,14 +25,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import tempfile
+import sys
 from pathlib import Path
 
 from moot.eval.levels import load_suite
 from moot.models.base import ModelRequest, SystemMessage, UserMessage, odds_settings, yes_margin
 from moot.models.registry import infer_model
 from moot.teams.learning.ask.recall import recall
-from moot.teams.learning.eval_adapter import LearningTeamAgent
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from probe_learning_prompt import learned  # noqa: E402
 
 ASK = ("You read sources and say whether they give the answer to a question. "
        "Answer with one word: yes or no.")
@@ -55,11 +58,7 @@ async def probe(suites: list[Path], levels: set[str], model_name: str, out: Path
             todo = [q for q in level.questions if (suite.name, q.id) not in done]
             if not todo:
                 continue
-            with tempfile.TemporaryDirectory(prefix="moot-probe-") as folder:
-                agent = LearningTeamAgent(Path(folder), model=model)
-                for article in level.articles:
-                    await agent.learn(level.article_path(article).read_text(encoding="utf-8"),
-                                      source=article.source, published=article.published)
+            async with learned(level, model) as agent:
                 for question in todo:
                     recalled = recall(agent.kb, question.question)
                     margin = None
@@ -76,7 +75,6 @@ async def probe(suites: list[Path], levels: set[str], model_name: str, out: Path
                            "margin": margin}
                     with out.open("a", encoding="utf-8") as handle:
                         handle.write(json.dumps(row) + "\n")
-                agent.kb.close()
 
 
 def summary(out: Path) -> None:

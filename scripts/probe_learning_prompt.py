@@ -27,11 +27,13 @@ import json
 import sys
 import tempfile
 from collections import Counter, defaultdict
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
-from moot.eval.levels import load_suite
+from moot.eval.levels import Level, load_suite
 from moot.eval.rubric import grade_question
-from moot.models.base import ModelRequest, ModelSettings, SystemMessage, UserMessage
+from moot.models.base import Model, ModelRequest, ModelSettings, SystemMessage, UserMessage
 from moot.models.registry import infer_model
 from moot.teams.learning.ask.recall import recall
 from moot.teams.learning.eval_adapter import LearningTeamAgent
@@ -44,6 +46,21 @@ def _done(out: Path) -> set[tuple[str, str, str, str]]:
     return {(r["suite"], r["level"], r["question_id"], r["prompt"]) for r in rows}
 
 
+@asynccontextmanager
+async def learned(level: Level, model: Model) -> AsyncIterator[LearningTeamAgent]:
+    """A learning team that has learned one level's articles as the team does, in a folder of
+    its own that is removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="moot-probe-") as folder:
+        agent = LearningTeamAgent(Path(folder), model=model)
+        try:
+            for article in level.articles:
+                await agent.learn(level.article_path(article).read_text(encoding="utf-8"),
+                                  source=article.source, published=article.published)
+            yield agent
+        finally:
+            agent.kb.close()
+
+
 async def probe(suites: list[Path], prompts: dict[str, tuple[str, int]], model_name: str, out: Path) -> None:
     model = infer_model(model_name)
     done = _done(out)
@@ -53,11 +70,7 @@ async def probe(suites: list[Path], prompts: dict[str, tuple[str, int]], model_n
                     if (suite.name, level.level, q.id, name) not in done]
             if not todo:
                 continue
-            with tempfile.TemporaryDirectory(prefix="moot-probe-") as folder:
-                agent = LearningTeamAgent(Path(folder), model=model)
-                for article in level.articles:
-                    await agent.learn(level.article_path(article).read_text(encoding="utf-8"),
-                                      source=article.source, published=article.published)
+            async with learned(level, model) as agent:
                 for question, name in todo:
                     recalled = recall(agent.kb, question.question)
                     if not recalled.relevant:
@@ -80,7 +93,6 @@ async def probe(suites: list[Path], prompts: dict[str, tuple[str, int]], model_n
                            "passed": grade.passed, "whole": recalled.whole, "input_tokens": tokens, "answer": text}
                     with out.open("a", encoding="utf-8") as handle:
                         handle.write(json.dumps(row) + "\n")
-                agent.kb.close()
 
 
 def summary(out: Path) -> None:
