@@ -35,6 +35,7 @@ from moot.codeindex import CodeIndex
 from moot.eval.research import ResearchAnswer, ResearchSet, load_set, score_answer
 from moot.teams.research.models import SubQuestion
 from moot.teams.research.codelines import candidate_lines
+from moot.teams.research.quotes import states_more
 from moot.teams.research.ranking import FEATURES, WEIGHTS
 from moot.teams.research.researcher import offered_symbols, resolution_order, search_hits, seed_findings
 from moot.teams.research.resolve import best_at, resolve, written_definitions
@@ -69,13 +70,8 @@ def pools(qset: ResearchSet, work: Path) -> list[dict[str, Any]]:
 
 def _shown_words(line: Any) -> str:
     """A line's words as an answer shows them: a condition's always (a how-question's section,
-    ``conditions.statement``), any other decision's when they state code its quoted lines do not
-    show (``quotes.quote_section``)."""
-    if not line.words or line.is_condition():
-        return line.words
-    shown = f"{line.text} {line.then}"
-    fragments = line.words.split("`")[1::2]
-    return "" if all(f.rstrip("…") in shown for f in fragments) else line.words
+    ``conditions.statement``), any other decision's as ``quotes.states_more`` shows them."""
+    return line.words if line.is_condition() else states_more(line)
 
 
 def _claims(question: Any, lines: list[Any]) -> list[str]:

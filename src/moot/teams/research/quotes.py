@@ -128,7 +128,7 @@ def ranked_choice(lines: list[CodeLine], limit: int, *, how: bool = False) -> li
     return sorted(picked, key=lambda c: (c.path, c.line))
 
 
-def _states_more(line: CodeLine) -> str:
+def states_more(line: CodeLine) -> str:
     """A quoted decision's words, when they state code the quoted lines do not show: the way
     through a definition ends on `return number`, and what decides the number is the lines
     before it; a branch's later steps are below its first. Stated in words by moot from the
@@ -145,7 +145,7 @@ def quote_section(lines: list[CodeLine]) -> str:
     """The answer's quoted lines: verbatim from the file at the cited line."""
     if not lines:
         return ""
-    body = "\n".join(f"- {c.location()} (in `{c.symbol}`): {c.quoted()}{_states_more(c)}" for c in lines)
+    body = "\n".join(f"- {c.location()} (in `{c.symbol}`): {c.quoted()}{states_more(c)}" for c in lines)
     return "Lines of the source that answer it (chosen by the model, quoted by moot from the files):\n" + body
 
 
@@ -164,4 +164,5 @@ __all__ = [
     "picker_task",
     "question_terms",
     "quote_section",
+    "states_more",
 ]
