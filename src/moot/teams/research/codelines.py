@@ -224,11 +224,7 @@ def candidate_lines(index: CodeIndex, question: str, resolved: list[ResolvedSymb
     for r in resolved:
         if r.kind != "class":
             continue
-        inside = list(dict.fromkeys(n for n in index.symbols_in(r.path, r.start_line, r.end_line, limit=LOCATION_METHODS)
-                                    if n.startswith(r.qualified_name + ".") and "." not in n[len(r.qualified_name) + 1:]))
-        scores = {n: symbol_relevance(index, n, terms) for n in inside}
-        matching = sorted((n for n in inside if scores[n] > 0), key=lambda n: -scores[n])  # ties: the index's order
-        for name in matching[:CLASS_METHODS]:
+        for name in _best_methods(index, r.qualified_name, r.path, r.start_line, r.end_line, terms)[:CLASS_METHODS]:
             info = definition(index, name)
             if info is None or (info.path, info.start_line) in seen_defs:
                 continue
@@ -248,10 +244,7 @@ def candidate_lines(index: CodeIndex, question: str, resolved: list[ResolvedSymb
         info = definition(index, holder) if holder else None
         if info is None or info.kind != "class":
             continue
-        inside = list(dict.fromkeys(n for n in index.symbols_in(info.path, info.start_line, info.end_line, limit=LOCATION_METHODS)
-                                    if n.startswith(holder + ".") and "." not in n[len(holder) + 1:]))
-        scores = {n: symbol_relevance(index, n, terms) for n in inside}
-        for name in sorted((n for n in inside if scores[n] > 0), key=lambda n: -scores[n])[:SIBLING_METHODS]:
+        for name in _best_methods(index, holder, info.path, info.start_line, info.end_line, terms)[:SIBLING_METHODS]:
             method = definition(index, name)
             if method is None or (method.path, method.start_line) in seen_defs:
                 continue
@@ -344,6 +337,15 @@ def candidate_lines(index: CodeIndex, question: str, resolved: list[ResolvedSymb
             score=round(score(features), 3), features=features,
         ))  # fmt: skip
     return rank(lines)[:limit]
+
+
+def _best_methods(index: CodeIndex, holder: str, path: str, start_line: int, end_line: int, terms: set[str]) -> list[str]:
+    """The methods of the class ``holder`` (spanning ``start_line``..``end_line`` of ``path``)
+    that share a word with the question, best first (ties: the index's order)."""
+    inside = list(dict.fromkeys(n for n in index.symbols_in(path, start_line, end_line, limit=LOCATION_METHODS)
+                                if n.startswith(holder + ".") and "." not in n[len(holder) + 1:]))
+    scores = {n: symbol_relevance(index, n, terms) for n in inside}
+    return sorted((n for n in inside if scores[n] > 0), key=lambda n: -scores[n])
 
 
 def _module_constants(index: CodeIndex, resolved: list[ResolvedSymbol]) -> list[tuple[ResolvedSymbol, int, str]]:
