@@ -101,8 +101,12 @@ def without_repeats(text: str) -> str:
         key = " ".join(sentence.split()).lower()
         if len(key.split()) >= 4 and key in seen:  # "1." or "See above." may recur honestly
             return False
-        if len(key.split()) >= 2 and key[-1] not in ".!?`)\"'" and any(s.startswith(key) for s in seen):
-            return False  # a repeat cut short by the token limit
+        if len(key.split()) >= 2 and any(s.startswith(key) and len(s) > len(key) for s in seen) and (
+                key[-1] not in ".!?`)\"'" or len(key.split()) >= 6):
+            # a repeat cut short by the token limit, also where the cut falls after a closing
+            # backtick ("… is called by the `diff`"): six words that begin an earlier sentence
+            # and stop short of its end are not a sentence of their own
+            return False
         seen.append(key)
         return True
 
