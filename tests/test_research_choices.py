@@ -323,9 +323,9 @@ def test_a_repeated_sentence_is_said_once() -> None:
     # short items and numbering may recur: only sentences of four words or more are repeats
     assert without_repeats("1. Parse it.\n\n1. Parse it.") == "1. Parse it.\n\n1. Parse it."
     # a repeat the token limit cut right after a code name is a repeat too
-    said = "The `fold` function is defined in the file and is called by the `fold` function in `lib/fold.js`."
-    assert without_repeats(f"It folds. {said} {said} The `fold` function is defined in the file and is called by the `fold`") \
-        == f"It folds. {said}"
+    said = "The `knit` function is defined in the file and is called by the `knit` function in `lib/knit.js`."
+    assert without_repeats(f"It knits. {said} {said} The `knit` function is defined in the file and is called by the `knit`") \
+        == f"It knits. {said}"
     # a short sentence that happens to begin a longer one stays
     assert without_repeats("It returns `x` when it is set. It returns `x`") == "It returns `x` when it is set. It returns `x`"
 
