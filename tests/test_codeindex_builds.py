@@ -264,3 +264,18 @@ def test_search_reads_deep_enough_to_find_code_below_many_declarations(tmp_path:
     index = CodeIndex.build(root, db_path=tmp_path / "levels.sqlite")
     hits = index.search("stock level of the mill from its daily stock reports", limit=5)
     assert hits[0].path == "stock.js"
+
+
+def test_a_prototype_method_the_question_writes_is_the_method_of_its_constructor(tmp_path: Path) -> None:
+    from moot.teams.research.resolve import written_definitions
+
+    root = tmp_path / "bobbin"
+    root.mkdir()
+    (root / "bobbin.js").write_text(
+        "function Spindle () {\n  this.cache = {};\n}\n\n"
+        "Spindle.prototype.spool = function spool (thread) {\n  return this.cache[thread];\n};\n\n"
+        "function spool (thread) {\n  return new Spindle().spool(thread);\n}\n\nmodule.exports = { spool: spool };\n")
+    index = CodeIndex.build(root, db_path=tmp_path / "bobbin.sqlite")
+    # `spool` alone is two definitions; written as JavaScript writes a method, it is one of them
+    assert written_definitions(index, "Which code calls Spindle.prototype.spool, and when does it read the cache?") == [
+        "bobbin.Spindle.spool"]

@@ -268,7 +268,8 @@ def written_chains(question: str) -> list[list[str]]:
     """The code names a question writes, in order: one list per name of the ways to look it up,
     best first. A dotted name is looked up by its whole self, then its shorter tails, then the
     class written before its last part (``URLSafeTimedSerializer.loads``: ``…loads``, ``loads``,
-    ``URLSafeTimedSerializer``); a fluent chain (``every().day.at("10:30")``) gives each part.
+    ``URLSafeTimedSerializer``); a fluent chain (``every().day.at("10:30")``) gives each part;
+    JavaScript's ``Writer.prototype.parse`` is looked up as ``Writer.parse``.
     A name of one letter (``a[N]=v``) is no name; a file or host name (``setup.py``) is none."""
     out: list[list[str]] = []
     seen: set[str] = set()
@@ -287,6 +288,9 @@ def written_chains(question: str) -> list[list[str]]:
             continue
         for chain in re.findall(r"[A-Za-z_][\w.]*(?:\([^()]*\))?(?:\.[A-Za-z_]\w*(?:\([^()]*\))?)*", text)[:3]:
             parts = [p.group() for p in _CHAIN_PART.finditer(re.sub(r"\([^()]*\)", "", chain))]
+            # JavaScript's `Writer.prototype.parse` is the method `parse` of `Writer`, which the
+            # index names `Writer.parse`: looked up as written, only `parse` was left, of two definitions
+            parts = [p for k, p in enumerate(parts) if not (p == "prototype" and 0 < k < len(parts) - 1)] or parts
             if len(parts) > 1 and parts[-1].lower() in _FILE_ENDINGS and not chain.endswith(")"):
                 continue
             if re.search(r"\)\.", chain):  # a fluent chain, every().day.at(): each part is a name
