@@ -225,3 +225,11 @@ def test_a_loop_in_a_branch_is_stated_by_what_it_goes_through_and_does_each_time
     assert decisions("javascript", javascript, 1, 8)[0].words == (
         "When `opts.all` is true, it repeats while `i` is less than `list.length` and each time calls `use(list[i])`, "
         "goes through each `item` in `list` and each time calls `seen.add(item)`, then it returns `list.length`.")
+
+
+def test_a_negated_instance_check_is_stated_as_negated() -> None:
+    javascript = ("function Spindle (size) {\n  if (!(this instanceof Spindle)) {\n    return new Spindle(size)\n  }\n"
+                  "  if (!(size in limits) || size instanceof Array) {\n    throw new Error('size')\n  }\n  return this\n}\n")
+    words = [d.words for d in decisions("javascript", javascript, 1, 9)]
+    assert words[0] == "When `this` is not an instance of `Spindle`, it returns `new Spindle(size)`."
+    assert words[1] == "When `size` is not in `limits` or `size` is an instance of `Array`, it raises `Error`."

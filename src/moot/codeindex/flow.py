@@ -521,9 +521,10 @@ class _Reader:
 
 _COMPARE = {"==": "equals", "===": "equals", "!=": "is not", "!==": "is not", "<": "is less than",
             "<=": "is at most", ">": "is more than", ">=": "is at least", "in": "is in", "not in": "is not in",
-            "is": "is", "is not": "is not", "instanceof": "is an instance of"}
+            "is": "is", "is not": "is not", "instanceof": "is an instance of", "not instanceof": "is not an instance of"}
 _NEGATE = {"==": "!=", "===": "!==", "!=": "==", "!==": "===", "<": ">=", "<=": ">", ">": "<=", ">=": "<",
-           "in": "not in", "not in": "in", "is": "is not", "is not": "is"}
+           "in": "not in", "not in": "in", "is": "is not", "is not": "is", "instanceof": "not instanceof"}
+"""Each comparison and its opposite (JavaScript has no ``not instanceof``: it stands for ``!(a instanceof B)``)."""
 
 
 STEPS = 4
