@@ -233,3 +233,15 @@ def test_a_negated_instance_check_is_stated_as_negated() -> None:
     words = [d.words for d in decisions("javascript", javascript, 1, 9)]
     assert words[0] == "When `this` is not an instance of `Spindle`, it returns `new Spindle(size)`."
     assert words[1] == "When `size` is not in `limits` or `size` is an instance of `Array`, it raises `Error`."
+
+
+def test_conditions_joined_both_ways_keep_their_grouping_in_words() -> None:
+    javascript = ("function f (a, b, c, d) {\n  if (a && b && !(c === 0 && d)) {\n    return 1\n  }\n"
+                  "  if (a || (b && c) || d) {\n    return 3\n  }\n  return 0\n}\n")
+    first, second, _ = (d.words for d in decisions("javascript", javascript, 1, 9))
+    # without brackets, "a and b and c is not 0 or d is false" would read as (a and b and c) or d
+    assert first == "When `a` is true and `b` is true, and either `c` is not `0` or `d` is false or empty, it returns `1`."
+    assert second == "When `a` is true, or both `b` is true and `c` is true, or `d` is true, it returns `3`."
+    python = "def f(a, b, c):\n    if (a or b) and not c:\n        return 1\n    return 0\n"
+    assert decisions("python", python, 1, 4)[0].words == (
+        "When either `a` is true or `b` is true, and `c` is false or empty, it returns `1`.")

@@ -476,10 +476,11 @@ class _Reader:
             if op == "??":
                 return self._truth(node, negated)
             left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-            joined = {"and": "and", "&&": "and", "or": "or", "||": "or"}[op]
-            if negated:  # De Morgan keeps the words plain
-                joined = "or" if joined == "and" else "and"
-            return f"{self.condition(left, negated)} {joined} {self.condition(right, negated)}"
+            joined = self._joined(node, negated)
+            first, second = self._part(left, negated, joined), self._part(right, negated, joined)
+            # a comma sets a group off from the rest, also one held deeper in a side
+            grouped = any(_GROUP.search(re.sub(r"`[^`]*`", "", side)) for side in (first, second))
+            return f"{first}{',' if grouped else ''} {joined} {second}"
         if t == "not_operator" or (t == "unary_expression" and self._op(node) == "!"):
             inner = node.child_by_field_name("argument")
             return self.condition(inner, not negated)
@@ -503,6 +504,31 @@ class _Reader:
             return f"`{_cut(self.text(node))}` returns {'false' if negated else 'true'}"
         return self._truth(node, negated)
 
+    def _joined(self, node: tree_sitter.Node | None, negated: bool) -> str:
+        """``and`` or ``or`` when ``node`` (inside brackets and negations) joins two conditions,
+        as its words will say it (De Morgan turns one into the other), else ``""``."""
+        while node is not None:
+            t = node.type
+            if t == "parenthesized_expression" and node.named_children:
+                node = node.named_children[0]
+            elif t == "not_operator" or (t == "unary_expression" and self._op(node) == "!"):
+                node, negated = node.child_by_field_name("argument"), not negated
+            elif t == "boolean_operator" or (t == "binary_expression" and self._op(node) in ("&&", "||")):
+                joined = {"and": "and", "&&": "and", "or": "or", "||": "or"}[self._op(node)]
+                return ("or" if joined == "and" else "and") if negated else joined
+            else:
+                return ""
+        return ""
+
+    def _part(self, node: tree_sitter.Node | None, negated: bool, outer: str) -> str:
+        """One side of an ``and``/``or`` in words; a group joined the other way is marked as one
+        ("either … or …", "both … and …"), since the words have no brackets to keep it together."""
+        words = self.condition(node, negated)
+        inner = self._joined(node, negated)
+        if inner and inner != outer:
+            return f"either {words}" if inner == "or" else f"both {words}"
+        return words
+
     def _truth(self, node: tree_sitter.Node, negated: bool) -> str:
         return f"`{_cut(self.text(node))}` is {'false or empty' if negated else 'true'}"
 
@@ -518,6 +544,9 @@ class _Reader:
         a, b = _cut(self.text(left)), _cut(self.text(right))
         return f"`{a}` {_COMPARE[op]} `{b}`"
 
+
+_GROUP = re.compile(r"(?:^|\s)(?:either|both) ")
+"""The words that open a group of conditions joined the other way (code is in backticks, so these are moot's own)."""
 
 _COMPARE = {"==": "equals", "===": "equals", "!=": "is not", "!==": "is not", "<": "is less than",
             "<=": "is at most", ">": "is more than", ">=": "is at least", "in": "is in", "not in": "is not in",
