@@ -450,3 +450,26 @@ def test_a_scripts_own_calls_and_calls_on_global_objects_are_told_apart(tmp_path
         assert [(c.caller, c.line) for c in push.callers] == [("lib.cache.Cache.refill", 6)]
         # `JSON.parse(` is the language's; only the plain call is the repository's `parse`
         assert [(c.caller, c.line) for c in parse.callers] == [("lib.text.read", 8)]
+
+
+def test_multi_mode_keeps_what_the_whole_question_names_when_the_plan_paraphrases_it_away(tmp_path: Path) -> None:
+    asked: list[str] = []
+
+    def pick(request: ModelRequest) -> dict:
+        asked.append(str(request.messages[-1].content))
+        return first_lines(request, 2)
+
+    # the 0.5B planner's paraphrases drop the name the user wrote, and its researchers follow them
+    plan = {"sub_questions": [{"question": "How is a body decoded?"},
+                              {"question": "What happens to the Authorization header on a redirect?"}]}
+    research = {"symbols": ["web.auth.basic_header"], "findings": [], "coverage_note": "", "sufficient": True}
+    model = FunctionModel(by_agent({"planner": plan, "synthesizer": "It decodes it.", "verifier": {"verdicts": []},
+                                    "line-picker": pick, "researcher-1": research, "researcher-2": research}))
+    question = "Which decoder does make_decoder('gzip') give, and what happens to the Authorization header?"
+    result = ask(tmp_path, model, question, mode="multi")
+    # the definition the question writes leads the index section, as single mode would resolve it
+    assert result.resolved[0].qualified_name == "web.decoders.make_decoder"
+    assert "`web.decoders.make_decoder` (function) is defined at web/decoders.py:" in result.answer
+    # and its lines are offered for the question as the user asked it, beside each sub-question's
+    [whole] = [task for task in asked if task.startswith(f"Question: {question}\n")]
+    assert "In `web.decoders.make_decoder` (web/decoders.py):" in whole and len(asked) == 3

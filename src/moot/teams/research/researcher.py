@@ -166,6 +166,24 @@ def resolution_order(written: Sequence[str], chosen: Sequence[str], located: Seq
     return [*written[:WRITTEN_SEEDS], *chosen, *located, *written[WRITTEN_SEEDS:]]
 
 
+ANCHOR_HITS = 1
+"""Search hits of the whole question whose best-matching definition anchors a multi-mode run."""
+
+
+def question_anchors(index: CodeIndex, question: str) -> tuple[list[str], list[str]]:
+    """What the whole question points at, found in Python with no model: the definitions of the
+    code names it writes, and the definition at its top search hit that best matches it — what
+    single mode resolves before its model speaks. Multi mode's researchers work from the planner's
+    sub-questions, a small model's paraphrases, which can drop the very names the question wrote
+    (a question that named an option and the function it is passed to was researched in another
+    file altogether). Returns (written, located) qualified names."""
+    written = written_definitions(index, question)
+    seeded = seed_findings(index, SubQuestion(question=question), written=written)
+    located = [n for f in search_hits(seeded)[:ANCHOR_HITS] if f.line_range
+               if (n := best_at(index, question, f.file_path, *f.line_range)) is not None]
+    return written[:WRITTEN_SEEDS], [n for n in located if n not in written[:WRITTEN_SEEDS]]
+
+
 def search_hits(findings: list[Finding]) -> list[Finding]:
     """The findings that a search gave (not the definitions the question named)."""
     return [f for f in findings if f.tool == "search_code"]

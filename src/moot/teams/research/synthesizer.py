@@ -157,9 +157,30 @@ def merged_resolved(bundles: list[EvidenceBundle], index: CodeIndex | None = Non
                 continue
             seen.add(key)
             (nominated if r.qualified_name in bundle.nominated or r.name in bundle.nominated else rest).append(r)
-    merged = nominated + rest
+    return _one_build(nominated + rest, index)
+
+
+def _one_build(merged: list[ResolvedSymbol], index: CodeIndex | None) -> list[ResolvedSymbol]:
+    """``merged`` with each definition shipped in two builds once (:func:`drop_copies`)."""
     if index is None:
         return merged
     by_name = {r.qualified_name: r for r in reversed(merged)}  # the first of a name wins
     kept = set(drop_copies(index, list(dict.fromkeys(r.qualified_name for r in merged)), by_name))
     return [r for r in merged if r.qualified_name in kept]
+
+
+def anchored(resolved: list[ResolvedSymbol], anchors: list[ResolvedSymbol], lead: set[str],
+             index: CodeIndex | None = None) -> list[ResolvedSymbol]:
+    """The researchers' definitions with the whole question's anchors added, each definition
+    once: an anchor the question names (in ``lead``) first, the others after the researchers'
+    own; with the ``index``, one build of a definition shipped in two
+    (:func:`~moot.teams.research.resolve.drop_copies`)."""
+    first = [a for a in anchors if a.qualified_name in lead]
+    last = [a for a in anchors if a.qualified_name not in lead]
+    merged: list[ResolvedSymbol] = []
+    seen: set[tuple[str, int]] = set()
+    for r in [*first, *resolved, *last]:
+        if (r.path, r.start_line) not in seen:
+            seen.add((r.path, r.start_line))
+            merged.append(r)
+    return _one_build(merged, index)

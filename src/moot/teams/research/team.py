@@ -36,7 +36,7 @@ from moot.teams.research.models import (
 )
 from moot.teams.research.pipeline import PipelineRun
 from moot.teams.research.planner import MAX_SUB_QUESTIONS, derived_sub_questions, planner_agent, to_plan
-from moot.teams.research.researcher import render_findings, researcher_agent, resolution_order, search_hits, seed_findings
+from moot.teams.research.researcher import question_anchors, render_findings, researcher_agent, resolution_order, search_hits, seed_findings
 from moot.teams.research.routing import route
 from moot.teams.research.conditions import asks_how, check_conditions, conditions_section
 from moot.teams.research.codelines import MAX_CANDIDATES as MAX_LINES
@@ -57,6 +57,7 @@ from moot.teams.research.quotes import (
 )
 from moot.teams.research.resolve import ResolvedSymbol, best_at, index_section, resolve, written_definitions
 from moot.teams.research.synthesizer import (
+    anchored,
     SYNTHESIS_TOKENS,
     merged_resolved,
     render_evidence,
@@ -387,6 +388,13 @@ class ResearchTeam:
                            else EvidenceBundle(sub_question=sq.question, coverage_note=f"researcher {graph.results[r.name].status}",
                                                researcher=r.name, stop_reason=graph.results[r.name].stop_reason or ""))
         resolved = merged_resolved(bundles, index)
+        # What the whole question writes or its top search hit finds, found in Python as single
+        # mode finds it: the planner's paraphrases can lose it. It leads (a name the question
+        # writes) or follows (a search hit) the researchers' definitions, and is picked from on
+        # its own, for the question as the user asked it.
+        written, located = await asyncio.to_thread(question_anchors, index, question)
+        anchors = await asyncio.to_thread(resolve, index, [*written, *located])
+        resolved = anchored(resolved, anchors, set(written), index)
         # The line pickers choose the lines to quote (for a how-question, the deciding conditions
         # first) while the synthesizer writes from the researchers' evidence, as the single agent
         # writes its draft before its lines are picked: moot states each chosen condition in words
@@ -396,7 +404,7 @@ class ResearchTeam:
         how = asks_how(question)
         kept = {(r.path, r.start_line) for r in resolved}
         asks = [(b.sub_question, own) for b in bundles if (own := [r for r in b.resolved if (r.path, r.start_line) in kept])]
-        asks = asks or [(question, resolved)]
+        asks = [(question, anchors), *asks] if anchors else asks or [(question, resolved)]
         after = [r.name for r in researchers]
         try:
             async with asyncio.TaskGroup() as both:  # one failing cancels the other: no call left running
