@@ -506,7 +506,8 @@ class _Reader:
 
     def _joined(self, node: tree_sitter.Node | None, negated: bool) -> str:
         """``and`` or ``or`` when ``node`` (inside brackets and negations) joins two conditions,
-        as its words will say it (De Morgan turns one into the other), else ``""``."""
+        as its words will say it (a negated "and" is said as an "or" of negations, and the other way
+        round), else ``""``."""
         while node is not None:
             t = node.type
             if t == "parenthesized_expression" and node.named_children:

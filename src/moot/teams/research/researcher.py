@@ -171,7 +171,7 @@ ANCHOR_HITS = 1
 
 
 def question_anchors(index: CodeIndex, question: str) -> tuple[list[str], list[str]]:
-    """What the whole question points at, found in Python with no model: the definitions of the
+    """What the whole question points at, found with no model call: the definitions of the
     code names it writes, and the definition at its top search hit that best matches it — what
     single mode resolves before its model speaks. Multi mode's researchers work from the planner's
     sub-questions, a small model's paraphrases, which can drop the very names the question wrote

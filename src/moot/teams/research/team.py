@@ -388,8 +388,8 @@ class ResearchTeam:
                            else EvidenceBundle(sub_question=sq.question, coverage_note=f"researcher {graph.results[r.name].status}",
                                                researcher=r.name, stop_reason=graph.results[r.name].stop_reason or ""))
         resolved = merged_resolved(bundles, index)
-        # What the whole question writes or its top search hit finds, found in Python as single
-        # mode finds it: the planner's paraphrases can lose it. It leads (a name the question
+        # What the whole question writes or its top search hit finds, found with no model call as
+        # single mode finds it: the planner's paraphrases can lose it. It leads (a name the question
         # writes) or follows (a search hit) the researchers' definitions, and is picked from on
         # its own, for the question as the user asked it.
         written, located = await asyncio.to_thread(question_anchors, index, question)
