@@ -22,66 +22,44 @@ Lines already in ``--out`` are not asked again, so a stopped probe resumes.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
 import sys
 from pathlib import Path
 
-from moot.eval.levels import load_suite
 from moot.models.base import ModelRequest, SystemMessage, UserMessage, odds_settings, yes_margin
 from moot.models.registry import infer_model
-from moot.teams.learning.ask.recall import recall
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from probe_learning_prompt import learned  # noqa: E402
+from probe_learning_prompt import append_row, each_question, plain_sources, probe_arguments, rows  # noqa: E402
 
 ASK = ("You read sources and say whether they give the answer to a question. "
        "Answer with one word: yes or no.")
 
 
-def _done(out: Path) -> set[tuple[str, str]]:
-    if not out.exists():
-        return set()
-    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return {(r["suite"], r["question_id"]) for r in rows}
-
-
 async def probe(suites: list[Path], levels: set[str], model_name: str, out: Path) -> None:
     model = infer_model(model_name)
-    done = _done(out)
-    for suite in suites:
-        for level in load_suite(suite):
-            if levels and level.level not in levels:
-                continue
-            todo = [q for q in level.questions if (suite.name, q.id) not in done]
-            if not todo:
-                continue
-            async with learned(level, model) as agent:
-                for question in todo:
-                    recalled = recall(agent.kb, question.question)
-                    margin = None
-                    if recalled.relevant:
-                        sources = recalled.render_documents() if recalled.documents else recalled.render()
-                        request = ModelRequest(messages=(SystemMessage(content=ASK), UserMessage(
-                            content=f"Sources:\n\n{sources}\n\nQuestion: {question.question}\n\n"
-                                    "Do these sources give the answer to this question? Answer yes or no.")),
-                            settings=odds_settings(), agent="answerable")
-                        reply = await model.request(request)
-                        margin = yes_margin(reply.top_logprobs or {})
-                    row = {"suite": suite.name, "level": level.level, "question_id": question.id,
-                           "unknown": bool(question.rubric.expects_unknown), "relevant": recalled.relevant,
-                           "margin": margin}
-                    with out.open("a", encoding="utf-8") as handle:
-                        handle.write(json.dumps(row) + "\n")
+    done = {(r["suite"], r["question_id"]) for r in rows(out)}
+    async for suite, level, question, agent in each_question(suites, model, lambda name, q: (name, q.id) in done,
+                                                             levels=levels):
+        recalled, sources = plain_sources(agent, question.question)
+        margin = None
+        if recalled.relevant:
+            request = ModelRequest(messages=(SystemMessage(content=ASK), UserMessage(
+                content=f"Sources:\n\n{sources}\n\nQuestion: {question.question}\n\n"
+                        "Do these sources give the answer to this question? Answer yes or no.")),
+                settings=odds_settings(), agent="answerable")
+            reply = await model.request(request)
+            margin = yes_margin(reply.top_logprobs or {})
+        append_row(out, {"suite": suite.name, "level": level.level, "question_id": question.id,
+                         "unknown": bool(question.rubric.expects_unknown), "relevant": recalled.relevant,
+                         "margin": margin})
 
 
 def summary(out: Path) -> None:
-    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines() if line.strip()]
-    rows = [r for r in rows if r["margin"] is not None]
-    unknown = [r["margin"] for r in rows if r["unknown"]]
-    known = [r["margin"] for r in rows if not r["unknown"]]
+    scored = [r for r in rows(out) if r["margin"] is not None]
+    unknown = [r["margin"] for r in scored if r["unknown"]]
+    known = [r["margin"] for r in scored if not r["unknown"]]
     pairs = [(u, k) for u in unknown for k in known]
     auc = sum(1.0 if u < k else 0.5 if u == k else 0.0 for u, k in pairs) / max(1, len(pairs))
     print(f"{len(unknown)} unknown, {len(known)} answerable; AUC (unknown below answerable) {auc:.2f}")
@@ -93,12 +71,8 @@ def summary(out: Path) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("suites", nargs="*", type=Path)
+    parser = probe_arguments(__doc__)
     parser.add_argument("--levels", default="", help="only these levels, e.g. L1,L8")
-    parser.add_argument("--model", default="local")
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--summary", action="store_true")
     args = parser.parse_args()
     if args.summary:
         summary(args.out)

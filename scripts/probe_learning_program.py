@@ -20,9 +20,7 @@ Each answer is graded by the suite's rubric. Lines already in ``--out`` are not 
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
 import re
 import sys
 from collections import Counter, defaultdict
@@ -31,14 +29,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from probe_learning_prompt import learned  # noqa: E402
+from probe_learning_prompt import append_row, each_question, plain_sources, probe_arguments, rows  # noqa: E402
 
-from moot.eval.levels import load_suite  # noqa: E402
+from moot.eval.levels import Question  # noqa: E402
 from moot.eval.rubric import grade_question  # noqa: E402
 from moot.models.base import AssistantMessage, ModelRequest, ModelSettings, SystemMessage, UserMessage  # noqa: E402
 from moot.models.registry import infer_model  # noqa: E402
 from moot.runtime.calculator import CalculationError, ProgramResult, safe_program  # noqa: E402
-from moot.teams.learning.ask.recall import recall  # noqa: E402
 from moot.teams.learning.specialists.common import fmt  # noqa: E402
 from moot.text.numbers import find_quantities, parse_number  # noqa: E402
 
@@ -123,47 +120,38 @@ def _asks_a_figure(expected: str) -> bool:
 
 async def probe(suites: list[Path], model_name: str, out: Path) -> None:
     model = infer_model(model_name)
-    done = set()
-    if out.exists():
-        done = {(r["suite"], r["question_id"], r["way"]) for r in map(json.loads, out.read_text().splitlines()) if r}
-    for suite in suites:
-        for level in load_suite(suite):
-            todo = [(q, way) for q in level.questions if _asks_a_figure(q.expected)
-                    for way in ("plain", "program") if (suite.name, q.id, way) not in done]
-            if not todo:
-                continue
-            async with learned(level, model) as agent:
-                for question, way in todo:
-                    recalled = recall(agent.kb, question.question)
-                    sources = recalled.render_documents() if recalled.documents else recalled.render()
-                    asked = f"Sources:\n\n{sources}\n\nQuestion: {question.question}"
-                    if way == "plain":
-                        messages = (SystemMessage(content=PLAIN), UserMessage(content=asked))
-                    else:  # the instruction after the sources, and the reply begun as code
-                        messages = (SystemMessage(content="You write short Python programs."),
-                                    UserMessage(content=f"{asked}\n\n{PROMPT}"), AssistantMessage(content=OPENING))
-                    request = ModelRequest(messages=messages, settings=ModelSettings(max_tokens=300), agent=way)
-                    reply = await model.request(request)
-                    raw = reply.text.strip() if way == "plain" else OPENING + reply.text
-                    refused = ""
-                    if way == "plain":
-                        text = raw
-                    else:
-                        unit = "%" if re.search(r"per ?cent|%", question.question, re.I) else ""
-                        worked = answer_from_program(raw, f"{sources}\n{question.question}", unit=unit)
-                        text, refused = (worked.text, "") if worked.text else ("", worked.refused)
-                    grade = grade_question(text, question)
-                    row = {"suite": suite.name, "level": level.level, "question_id": question.id, "way": way,
-                           "passed": grade.passed, "answer": text, "raw": raw, "refused": refused,
-                           "input_tokens": reply.usage.input_tokens, "output_tokens": reply.usage.output_tokens}
-                    with out.open("a", encoding="utf-8") as handle:
-                        handle.write(json.dumps(row) + "\n")
+    done = {(r["suite"], r["question_id"], r["way"]) for r in rows(out)}
+    ways = ("plain", "program")
+
+    def asked(name: str, q: Question) -> bool:
+        return not _asks_a_figure(q.expected) or all((name, q.id, way) in done for way in ways)
+
+    async for suite, level, question, agent in each_question(suites, model, asked):
+        _, sources = plain_sources(agent, question.question)
+        for way in (w for w in ways if (suite.name, question.id, w) not in done):
+            prompt = f"Sources:\n\n{sources}\n\nQuestion: {question.question}"
+            if way == "plain":
+                messages = (SystemMessage(content=PLAIN), UserMessage(content=prompt))
+            else:  # the instruction after the sources, and the reply begun as code
+                messages = (SystemMessage(content="You write short Python programs."),
+                            UserMessage(content=f"{prompt}\n\n{PROMPT}"), AssistantMessage(content=OPENING))
+            reply = await model.request(ModelRequest(messages=messages, settings=ModelSettings(max_tokens=300), agent=way))
+            raw, refused = (reply.text.strip() if way == "plain" else OPENING + reply.text), ""
+            if way == "plain":
+                text = raw
+            else:
+                unit = "%" if re.search(r"per ?cent|%", question.question, re.I) else ""
+                worked = answer_from_program(raw, f"{sources}\n{question.question}", unit=unit)
+                text, refused = (worked.text, "") if worked.text else ("", worked.refused)
+            append_row(out, {"suite": suite.name, "level": level.level, "question_id": question.id, "way": way,
+                             "passed": grade_question(text, question).passed, "answer": text, "raw": raw,
+                             "refused": refused, "input_tokens": reply.usage.input_tokens,
+                             "output_tokens": reply.usage.output_tokens})
 
 
 def summary(out: Path) -> None:
-    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines() if line.strip()]
     by: dict[tuple[str, str], dict[str, dict]] = defaultdict(dict)
-    for r in rows:
+    for r in rows(out):
         by[(r["suite"], r["question_id"])][r["way"]] = r
     both = {k: v for k, v in by.items() if len(v) == 2}
     print(f"{len(both)} questions asked both ways")
@@ -178,12 +166,7 @@ def summary(out: Path) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("suites", nargs="*", type=Path)
-    parser.add_argument("--model", default="local")
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--summary", action="store_true")
-    args = parser.parse_args()
+    args = probe_arguments(__doc__).parse_args()
     if args.summary:
         summary(args.out)
         return

@@ -27,23 +27,62 @@ import json
 import sys
 import tempfile
 from collections import Counter, defaultdict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
-from moot.eval.levels import Level, load_suite
+from moot.eval.levels import Level, Question, load_suite
 from moot.eval.rubric import grade_question
 from moot.models.base import Model, ModelRequest, ModelSettings, SystemMessage, UserMessage
 from moot.models.registry import infer_model
-from moot.teams.learning.ask.recall import recall
+from moot.teams.learning.ask.recall import Recall, recall
 from moot.teams.learning.eval_adapter import LearningTeamAgent
 
 
-def _done(out: Path) -> set[tuple[str, str, str, str]]:
+def rows(out: Path) -> list[dict[str, Any]]:
+    """The rows a probe has written to ``out`` (none before its first)."""
     if not out.exists():
-        return set()
-    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return {(r["suite"], r["level"], r["question_id"], r["prompt"]) for r in rows}
+        return []
+    return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def append_row(out: Path, row: dict[str, Any]) -> None:
+    """One row more in ``out``, written at once, so a stopped probe resumes after it."""
+    with out.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(row) + "\n")
+
+
+def plain_sources(agent: LearningTeamAgent, question: str) -> tuple[Recall, str]:
+    """The question's evidence, recalled as single mode recalls it and rendered as the plain draft sees it."""
+    recalled = recall(agent.kb, question)
+    return recalled, recalled.render_documents() if recalled.documents else recalled.render()
+
+
+async def each_question(suites: list[Path], model: Model, asked: Callable[[str, Question], bool], *,
+                        levels: Iterable[str] = ()) -> AsyncIterator[tuple[Path, Level, Question, LearningTeamAgent]]:
+    """Every question of the suites still to ask (``asked(suite name, question)`` is false), with a
+    team that has learned its level's articles: each level is learned once, and not at all when
+    none of its questions is left."""
+    only = set(levels)
+    for suite in suites:
+        for level in load_suite(suite):
+            todo = [q for q in level.questions if not asked(suite.name, q)]
+            if not todo or (only and level.level not in only):
+                continue
+            async with learned(level, model) as agent:
+                for question in todo:
+                    yield suite, level, question, agent
+
+
+def probe_arguments(doc: str | None) -> argparse.ArgumentParser:
+    """The arguments every learning probe takes: suite folders, ``--model``, ``--out``, ``--summary``."""
+    parser = argparse.ArgumentParser(description=(doc or "").split("\n")[0])
+    parser.add_argument("suites", nargs="*", type=Path)
+    parser.add_argument("--model", default="local")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--summary", action="store_true")
+    return parser
 
 
 @asynccontextmanager
@@ -63,44 +102,37 @@ async def learned(level: Level, model: Model) -> AsyncIterator[LearningTeamAgent
 
 async def probe(suites: list[Path], prompts: dict[str, tuple[str, int]], model_name: str, out: Path) -> None:
     model = infer_model(model_name)
-    done = _done(out)
-    for suite in suites:
-        for level in load_suite(suite):
-            todo = [(q, name) for q in level.questions for name in prompts
-                    if (suite.name, level.level, q.id, name) not in done]
-            if not todo:
-                continue
-            async with learned(level, model) as agent:
-                for question, name in todo:
-                    recalled = recall(agent.kb, question.question)
-                    if not recalled.relevant:
-                        text, tokens = f"I don't know: {recalled.why}", 0
-                    else:
-                        ranked = prompts[name][1]
-                        if ranked and recalled.passages:
-                            best = {p.id for p in sorted(recalled.passages, key=lambda p: -p.score)[:ranked]}
-                            chosen = [p for p in recalled.passages if p.id in best]
-                            sources = recalled.model_copy(update={"passages": chosen, "documents": []}).render()
-                        else:
-                            sources = recalled.render_documents() if recalled.documents else recalled.render()
-                        request = ModelRequest(messages=(SystemMessage(content=prompts[name][0]),
-                                                         UserMessage(content=f"Sources:\n\n{sources}\n\nQuestion: {question.question}")),
-                                               settings=ModelSettings(max_tokens=300), agent="single")
-                        reply = await model.request(request)
-                        text, tokens = reply.text.strip(), reply.usage.input_tokens
-                    grade = grade_question(text, question)
-                    row = {"suite": suite.name, "level": level.level, "question_id": question.id, "prompt": name,
-                           "passed": grade.passed, "whole": recalled.whole, "input_tokens": tokens, "answer": text}
-                    with out.open("a", encoding="utf-8") as handle:
-                        handle.write(json.dumps(row) + "\n")
+    done = {(r["suite"], r["question_id"], r["prompt"]) for r in rows(out)}
+    async for suite, level, question, agent in each_question(
+            suites, model, lambda name, q: all((name, q.id, p) in done for p in prompts)):
+        for name in (p for p in prompts if (suite.name, question.id, p) not in done):
+            recalled, whole = plain_sources(agent, question.question)
+            if not recalled.relevant:
+                text, tokens = f"I don't know: {recalled.why}", 0
+            else:
+                ranked = prompts[name][1]
+                if ranked and recalled.passages:
+                    best = {p.id for p in sorted(recalled.passages, key=lambda p: -p.score)[:ranked]}
+                    chosen = [p for p in recalled.passages if p.id in best]
+                    sources = recalled.model_copy(update={"passages": chosen, "documents": []}).render()
+                else:
+                    sources = whole
+                request = ModelRequest(messages=(SystemMessage(content=prompts[name][0]),
+                                                 UserMessage(content=f"Sources:\n\n{sources}\n\nQuestion: {question.question}")),
+                                       settings=ModelSettings(max_tokens=300), agent="single")
+                reply = await model.request(request)
+                text, tokens = reply.text.strip(), reply.usage.input_tokens
+            grade = grade_question(text, question)
+            append_row(out, {"suite": suite.name, "level": level.level, "question_id": question.id, "prompt": name,
+                             "passed": grade.passed, "whole": recalled.whole, "input_tokens": tokens, "answer": text})
 
 
 def summary(out: Path) -> None:
-    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines() if line.strip()]
+    written = rows(out)
     by: dict[tuple[str, str, str], dict[str, bool]] = defaultdict(dict)
-    for r in rows:
+    for r in written:
         by[(r["suite"], r["level"], r["question_id"])][r["prompt"]] = r["passed"]
-    names = sorted({r["prompt"] for r in rows})
+    names = sorted({r["prompt"] for r in written})
     complete = {k: v for k, v in by.items() if len(v) == len(names)}
     print(f"{len(complete)} questions asked with every prompt ({', '.join(names)})")
     for name in names:
@@ -113,12 +145,8 @@ def summary(out: Path) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("suites", nargs="*", type=Path)
+    parser = probe_arguments(__doc__)
     parser.add_argument("--prompt", action="append", default=[], help="NAME=PATH of a system prompt")
-    parser.add_argument("--model", default="local")
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--summary", action="store_true")
     args = parser.parse_args()
     if args.summary:
         summary(args.out)

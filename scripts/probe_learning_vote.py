@@ -17,22 +17,18 @@ right (what a perfect chooser would reach).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
 import sys
 from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from probe_learning_prompt import learned  # noqa: E402
+from probe_learning_prompt import append_row, each_question, plain_sources, probe_arguments, rows  # noqa: E402
 
-from moot.eval.levels import load_suite  # noqa: E402
 from moot.eval.rubric import grade_question, says_unknown  # noqa: E402
 from moot.models.base import ModelRequest, ModelSettings, SystemMessage, UserMessage  # noqa: E402
 from moot.models.registry import infer_model  # noqa: E402
-from moot.teams.learning.ask.recall import recall  # noqa: E402
 from moot.text.numbers import find_quantities  # noqa: E402
 from moot.text.words import words  # noqa: E402
 
@@ -64,54 +60,39 @@ def vote(samples: list[str]) -> tuple[str, int]:
 
 async def probe(suites: list[Path], model_name: str, out: Path, samples: int, temperature: float) -> None:
     model = infer_model(model_name)
-    done = set()
-    if out.exists():
-        done = {(r["suite"], r["question_id"]) for r in map(json.loads, out.read_text().splitlines()) if r}
-    for suite in suites:
-        for level in load_suite(suite):
-            todo = [q for q in level.questions if (suite.name, q.id) not in done]
-            if not todo:
-                continue
-            async with learned(level, model) as agent:
-                for question in todo:
-                    recalled = recall(agent.kb, question.question)
-                    sources = recalled.render_documents() if recalled.documents else recalled.render()
-                    messages = (SystemMessage(content=PLAIN),
-                                UserMessage(content=f"Sources:\n\n{sources}\n\nQuestion: {question.question}"))
-                    answers = []
-                    for n in range(samples + 1):
-                        settings = ModelSettings(max_tokens=300, temperature=0.0 if n == 0 else temperature, seed=n)
-                        reply = await model.request(ModelRequest(messages=messages, settings=settings, agent="single"))
-                        answers.append(reply.text.strip())
-                    greedy, sampled = answers[0], answers[1:]
-                    chosen, agreeing = vote(sampled)
-                    with_greedy, _ = vote(answers)
-                    row = {"suite": suite.name, "level": level.level, "question_id": question.id,
-                           "greedy": grade_question(greedy, question).passed,
-                           "vote": grade_question(chosen, question).passed,
-                           "vote_with_greedy": grade_question(with_greedy, question).passed,
-                           "any": any(grade_question(s, question).passed for s in answers),
-                           "agreeing": agreeing, "answers": answers}
-                    with out.open("a", encoding="utf-8") as handle:
-                        handle.write(json.dumps(row) + "\n")
+    done = {(r["suite"], r["question_id"]) for r in rows(out)}
+    async for suite, level, question, agent in each_question(suites, model, lambda name, q: (name, q.id) in done):
+        _, sources = plain_sources(agent, question.question)
+        messages = (SystemMessage(content=PLAIN), UserMessage(content=f"Sources:\n\n{sources}\n\nQuestion: {question.question}"))
+        answers = []
+        for n in range(samples + 1):
+            settings = ModelSettings(max_tokens=300, temperature=0.0 if n == 0 else temperature, seed=n)
+            reply = await model.request(ModelRequest(messages=messages, settings=settings, agent="single"))
+            answers.append(reply.text.strip())
+        greedy, sampled = answers[0], answers[1:]
+        chosen, agreeing = vote(sampled)
+        with_greedy, _ = vote(answers)
+        append_row(out, {"suite": suite.name, "level": level.level, "question_id": question.id,
+                         "greedy": grade_question(greedy, question).passed,
+                         "vote": grade_question(chosen, question).passed,
+                         "vote_with_greedy": grade_question(with_greedy, question).passed,
+                         "any": any(grade_question(s, question).passed for s in answers),
+                         "agreeing": agreeing, "answers": answers})
 
 
 def summary(out: Path) -> None:
-    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines() if line.strip()]
-    print(f"{len(rows)} questions")
+    written = rows(out)
+    print(f"{len(written)} questions")
     for k in ("greedy", "vote", "vote_with_greedy", "any"):
-        print(f"  {k}: {sum(r[k] for r in rows)}")
-    print(f"  only greedy: {sum(r['greedy'] and not r['vote'] for r in rows)}  only vote: {sum(r['vote'] and not r['greedy'] for r in rows)}")
+        print(f"  {k}: {sum(r[k] for r in written)}")
+    print(f"  only greedy: {sum(r['greedy'] and not r['vote'] for r in written)}"
+          f"  only vote: {sum(r['vote'] and not r['greedy'] for r in written)}")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("suites", nargs="*", type=Path)
-    parser.add_argument("--model", default="local")
+    parser = probe_arguments(__doc__)
     parser.add_argument("--samples", type=int, default=5)
     parser.add_argument("--temperature", type=float, default=0.7)
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--summary", action="store_true")
     args = parser.parse_args()
     if args.summary:
         summary(args.out)
