@@ -203,21 +203,26 @@ def test_eval_research_runs_an_npm_set_from_a_folder_the_user_names(tmp_path: Pa
     question_set = {"package": "tinyqs", "version": "1.0.0", "ecosystem": "npm", "questions": [{
         "id": "depth", "question": "How does parseKey decide that a key is too deep?", "relevant_paths": ["lib/parse.js"],
         "subsystems": [{"name": "parseKey", "any": ["parsekey"]}],
-        "claims": [{"text": "A key longer than options.depth raises RangeError.", "all": [["rangeerror"]]}]}]}
+        "claims": [{"text": "A key longer than options.depth raises RangeError.", "all": [["rangeerror"]]}]},
+        {"id": "split", "question": "What does parseKey split a key on?", "relevant_paths": ["lib/parse.js"],
+         "claims": [{"text": "It splits on dots.", "all": [["split"]]}]}]}
     set_file = tmp_path / "tinyqs.json"
     set_file.write_text(json.dumps(question_set))
     env = {**os.environ, "MOOT_HOME": str(tmp_path / "home"), "MOOT_RUNS_DB": str(tmp_path / "runs.sqlite3")}
     env.pop("MOOT_MODEL", None)
     command = [sys.executable, "-m", "moot", "eval", "research", "--suite", str(set_file), "--mode", "single"]
     with fake_openai_server() as model:
-        out = subprocess.run([*command, "--repo", str(package), "--model", model, "--out", str(tmp_path / "r.json"), "--json"],
-                             capture_output=True, text=True, env=env, timeout=300)
+        out = subprocess.run([*command, "--repo", str(package), "--model", model, "--out", str(tmp_path / "r.json"), "--json",
+                              "--questions", "depth"], capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr
     result = json.loads((tmp_path / "r.json").read_text())
     assert result["packages"]["tinyqs"]["repo"] == str(package)
     assert result["packages"]["tinyqs"]["installed_version"] == "1.0.0"
     [record] = result["records"]
     assert record["package"] == "tinyqs" and record["question_id"] == "depth" and record["mode"] == "single"
+    unknown = subprocess.run([*command, "--repo", str(package), "--questions", "depth,nosuch"], capture_output=True,
+                             text=True, env=env, timeout=60)
+    assert unknown.returncode == 2 and "unknown question id(s): nosuch" in unknown.stderr and "split" in unknown.stderr
     missing = subprocess.run([*command, "--no-install"], capture_output=True, text=True, env=env, timeout=60)
     assert missing.returncode == 2 and "tinyqs@1.0.0 from npm is not installed" in missing.stderr
     errors = [x for x in missing.stderr.splitlines() if x.strip() and not re.match(r"\[\d\d:\d\d:\d\d\] ", x)]

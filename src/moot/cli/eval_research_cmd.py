@@ -69,7 +69,7 @@ def research_eval(
     repo: Optional[Path] = typer.Option(None, "--repo", help="With --suite naming one .json file: read the package from this "
                                         "folder (e.g. node_modules/qs) instead of installing it."),
     model: Optional[list[str]] = model_option(MODEL_HELP),
-    questions: Optional[str] = typer.Option(None, "--questions", help="Only these question ids, e.g. redirects,auth."),
+    questions: Optional[str] = typer.Option(None, "--questions", help="Only these question ids, e.g. redirects,auth (with --suite: ids of any of its sets)."),
     judge: Optional[str] = typer.Option(None, "--judge", help="Also grade with an LLM judge on this model string."),
     judge_votes: int = typer.Option(3, "--judge-votes", help="Judge votes per answer (median score)."),
     budget: str = budget_option(),
@@ -98,8 +98,14 @@ def research_eval(
             raise MootError("--repo names the folder of one package", fix="pass --suite with one question-set .json file beside --repo")
         sets = [dataclasses.replace(sets[0], local=str(repo))]
     if sets is not None:
-        if questions:
-            raise MootError("--questions picks ids of one set", fix="drop --questions when running a --suite")
+        if questions:  # ids of any of the suite's sets: a package none of them is in is not installed
+            wanted = [q.strip() for q in questions.split(",") if q.strip()]
+            known = {q.id for one in sets for q in one.questions}
+            if unknown := set(wanted) - known:
+                raise MootError(f"unknown question id(s): {', '.join(sorted(unknown))}",
+                                fix="use ids from the suite's .json files: " + ", ".join(sorted(known)))
+            sets = [dataclasses.replace(one, questions=[q for q in one.questions if q.id in wanted]) for one in sets]
+            sets = [one for one in sets if one.questions]
         for one in sets:  # the set-up: every package at its pinned version, before any model call
             progress_line("eval research", f"{one.package} {one.version} ({one.registry or 'installed'}): "
                                            f"{one.repo(install=not no_install)}")
@@ -107,7 +113,7 @@ def research_eval(
     if sets is None and (installed := qset.installed_version()) != qset.version:
         stderr.print(f"[yellow]note:[/] the questions were written for {qset.package} {qset.version}; "
                      f"{installed} is installed, so some claims may no longer hold")
-    only = [q.strip() for q in questions.split(",")] if questions else None
+    only = [q.strip() for q in questions.split(",")] if questions and sets is None else None
     if only and (unknown := set(only) - {q.id for q in qset.questions}):
         raise MootError(f"unknown question id(s): {', '.join(sorted(unknown))}",
                         fix="use ids from: " + ", ".join(q.id for q in qset.questions))
