@@ -281,6 +281,37 @@ def test_a_planner_on_this_machine_is_not_asked_twice(repo: Path, tmp_path: Path
     assert result.mode == "multi" and len(result.plan.sub_questions) >= 2  # derived from the question and the search
 
 
+def test_a_researcher_on_this_machine_only_chooses_and_writes_no_notes(repo: Path, tmp_path: Path) -> None:
+    # On the embedded model a researcher's locations almost never exist and its coverage note
+    # often says what the code does not do; writing them took most of a researcher's seconds.
+    assert ResearchConfig().fit_to("local", "local", "local").researcher_notes is False
+    assert ResearchConfig().fit_to("openai:gpt-4o-mini", "local", "local").researcher_notes is True
+    assert ResearchConfig(researcher_notes=True).fit_to("local", "local", "local").researcher_notes is True
+
+    schemas: list[dict[str, object]] = []
+
+    class Recording(ResearchScript):
+        async def __call__(self, request):  # type: ignore[no-untyped-def]
+            if (request.agent or "").startswith("researcher-") and request.output is not None:
+                schemas.append(request.output.json_schema)
+            return await super().__call__(request)
+
+    script = Recording(PLAN_3, synth=GOOD, coverage_note="the store does not save sessions")
+    result = team_for(repo, script, tmp_path, researcher_notes=False).ask_sync("How does it work end-to-end?", mode="multi")
+    assert result.mode == "multi" and len(schemas) == 3
+    assert all(set(s["properties"]) == {"symbols"} for s in schemas)  # type: ignore[call-overload]
+    assert all(b.coverage_note == "" and b.nominated for b in result.evidence)
+    assert all(f.tool != "report" for b in result.evidence for f in b.findings)
+    synthesizer_prompt = next(task for name, task in script.log if name == "synthesizer")
+    assert "Coverage:" not in synthesizer_prompt and "does not save sessions" not in synthesizer_prompt
+    chosen = {b.nominated[0] for b in result.evidence}
+    assert chosen <= {r.qualified_name for b in result.evidence for r in b.resolved}
+
+    with_notes = Recording(PLAN_3, synth=GOOD, coverage_note="the store does not save sessions")
+    result = team_for(repo, with_notes, tmp_path / "notes", researcher_notes=True).ask_sync("How does it work end-to-end?", mode="multi")
+    assert "does not save sessions" in next(task for name, task in with_notes.log if name == "synthesizer")
+
+
 def test_a_plan_on_this_machine_has_at_most_three_sub_questions(repo: Path, tmp_path: Path) -> None:
     # Each sub-question beyond the engine's slots waits for one: on two blind sets a plan of four
     # and one of five took 125-126 s against 45-96 s for two or three, at no better recall.

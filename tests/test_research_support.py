@@ -95,7 +95,11 @@ class ResearchScript:
             if self.researcher_tool_loops:
                 from moot.models.testing import tool_call
                 return tool_call("search_code", query="session")
-            return {"symbols": first_offered(request.output.json_schema if request.output else None),
+            schema = request.output.json_schema if request.output else None
+            chosen = {"symbols": first_offered(schema)}
+            if "findings" not in (schema or {}).get("properties", {"findings": None}):
+                return chosen  # asked only to choose: it writes nothing else
+            return {**chosen,
                     "findings": [{"path": "app/store.py", "start_line": 9, "end_line": 10, "note": self.finding_note},
                                  {"path": "app/ghost.py", "start_line": 3, "end_line": 4, "note": "invented"}],
                     "coverage_note": self.coverage_note, "sufficient": True}

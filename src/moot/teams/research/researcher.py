@@ -38,25 +38,32 @@ class ReportedLocation(BaseModel):
     note: str = Field(default="", description="what this code does for the question, in a few words")
 
 
-class ResearcherReport(BaseModel):
-    """The researcher's structured report."""
+class ResearcherChoice(BaseModel):
+    """What a researcher chooses: the definitions that answer its sub-question, from those offered."""
 
     symbols: list[str] = Field(default_factory=list, max_length=MAX_RESOLVED,
                                description="the functions or classes that answer the question, from the list given")
+
+
+class ResearcherReport(ResearcherChoice):
+    """The researcher's structured report: its choice, and the locations it read with its notes."""
+
     findings: list[ReportedLocation] = Field(default_factory=list, max_length=5)
     coverage_note: str = Field(default="", description="one sentence: what was found, what is missing")
     sufficient: bool = Field(default=True, description="whether the evidence answers the sub-question")
 
 
-def report_type(names: list[str]) -> type[ResearcherReport]:
+def report_type(names: list[str], *, notes: bool = True) -> type[ResearcherChoice]:
     """The report schema with ``symbols`` limited to ``names``: under constrained decoding the
-    model can only nominate a symbol that its search results really show."""
+    model can only nominate a symbol that its search results really show. ``notes``: the full
+    report (locations, a note on each, a coverage note); else only the choice."""
+    base = ResearcherReport if notes else ResearcherChoice
     if not names:
-        return ResearcherReport
+        return base
     field_type = list[Literal[tuple(names)]]  # type: ignore[valid-type]
     return create_model(  # type: ignore[call-overload, no-any-return]
-        "ResearcherReport",
-        __base__=ResearcherReport,
+        base.__name__,
+        __base__=base,
         # Required, at least one: with an optional list the 0.5B researchers nominated nothing
         # on four of six httpx questions (only the definition at the top search hit was
         # resolved). Choosing among names it was shown is the one thing asked of it here.
@@ -251,20 +258,22 @@ class ResearcherAgent(SubAgent):
         message = (f"Search results:\n{render_findings(seeded) or 'none'}\n\n"
                    + (f"Symbols in these results: {', '.join(names)}\n\n" if names else "")
                    + f"Your question: {sq.question}" + (f"\nLook in: {sq.target_area}" if sq.target_area else ""))
-        choosing = dataclasses.replace(self, output_type=report_type(names))
+        notes = isinstance(self.output_type, type) and issubclass(self.output_type, ResearcherReport)
+        choosing = dataclasses.replace(self, output_type=report_type(names, notes=notes))
         outcome = await SubAgent.run(choosing, message, None, budget=budget, bus=bus, progress=progress,
                                      run_id=run_id, task_id=task_id)
-        report = outcome.output if isinstance(outcome.output, ResearcherReport) else None
+        choice = outcome.output if isinstance(outcome.output, ResearcherChoice) else None
+        report = choice if isinstance(choice, ResearcherReport) else None
         reported, dropped = checked_findings(self.index, report) if report else ([], 0)
         findings = _dedupe(reported + seeded)
         # The model's nominations first, then the definition at each reported location and at
         # the top search hit that best matches the sub-question: resolved from the index, so
         # the relationships are the symbol graph's.
-        nominated = list(report.symbols) if report else []
+        nominated = list(choice.symbols) if choice else []
         located = [n for path, start, end in _locations(reported + search_hits(seeded)[:1])
                    if (n := best_at(self.index, sq.question, path, start, end)) is not None]
         resolved = resolve(self.index, resolution_order(written, nominated, located))
-        note = f"no report ({outcome.stop_reason}); the seeded search hits are kept"
+        note = "" if choice else f"no report ({outcome.stop_reason}); the seeded search hits are kept"
         if report:
             own = grounded_note(self.index, report.coverage_note[:300])
             note = own if own is not None else "[the researcher's note named code that is not in the repository; dropped]"
@@ -299,10 +308,16 @@ the ones that ran on to 400 never validated (cut inside a string), and each cost
 slowest researcher, which the whole run waits for."""
 
 
+CHOICE_TOKENS = 160
+"""A choice's room: four qualified names of 15-20 tokens each and the JSON around them."""
+
+
 def researcher_agent(name: str, model: object, index: CodeIndex, tools: list[Any], sub: SubQuestion,
-                     *, max_turns: int, budget: Any) -> ResearcherAgent:
+                     *, max_turns: int, budget: Any, notes: bool = True) -> ResearcherAgent:
+    """One researcher. ``notes``: it reports the locations it read with a note on each and what it
+    found and missed; else it only chooses the definitions that answer (``researcher_choice``)."""
     return ResearcherAgent(
-        name, f"gathers evidence for: {sub.question[:80]}", load_prompt("researcher", __package__), tools=tools,
-        model=model, output_type=ResearcherReport, max_turns=max_turns,  # type: ignore[arg-type]
-        settings=ModelSettings(max_tokens=REPORT_TOKENS), budget=budget, index=index, sub_question=sub,
+        name, f"gathers evidence for: {sub.question[:80]}", load_prompt("researcher" if notes else "researcher_choice", __package__),
+        tools=tools, model=model, output_type=ResearcherReport if notes else ResearcherChoice, max_turns=max_turns,  # type: ignore[arg-type]
+        settings=ModelSettings(max_tokens=REPORT_TOKENS if notes else CHOICE_TOKENS), budget=budget, index=index, sub_question=sub,
     )  # fmt: skip

@@ -95,6 +95,15 @@ class ResearchConfig:
     only a report that broke its schema (httpx, 2026-11-29: 45 s for nothing); and with one call
     instead of two, httpx and click in multi mode took 52 and 58 s a question instead of 71 and
     86, at claim recall 0.46 and 0.58 instead of 0.29 and 0.50 (docs/code-research.md)."""
+    researcher_notes: bool | None = None
+    """Ask each researcher for notes beside its choice: the locations it read, a note on each, and
+    what it found and missed. ``None``: yes, unless the researcher's model runs on this machine,
+    where a researcher answers in one call and only chooses the definitions that answer. Over the
+    251 researchers of the 2026-12-07 multi runs on the embedded model, 2 reported locations
+    survived the check that they exist, and the coverage notes, about a third of each report's
+    135 tokens, often said what the code does not do ("… does not handle the case where the value
+    is None", of a validator that drops its other rules for None); the synthesizer read them as
+    evidence. Generating a report took 9-10 s of a researcher's 16."""
     single_calls: int = 6
     max_calls: int = 40
     """Model calls for the whole run."""
@@ -134,8 +143,9 @@ class ResearchConfig:
     def fit_to(self, researcher: Any, verifier: Any, planner: Any) -> ResearchConfig:
         """This config with its fitted defaults (``None``) decided for the team's models, in one
         place, as :meth:`moot.runtime.Budget.fit_to` decides deadlines: a researcher on a model of
-        this machine gets 1 call (4 elsewhere), its verifier model is not asked, its planner
-        is not asked twice, and a plan has at most 3 sub-questions (5 elsewhere)."""
+        this machine gets 1 call (4 elsewhere) and only chooses (it writes notes elsewhere), its
+        verifier model is not asked, its planner is not asked twice, and a plan has at most 3
+        sub-questions (5 elsewhere)."""
         calls = self.researcher_calls
         if calls is None:
             calls = 1 if runs_locally(researcher) else 4
@@ -148,8 +158,11 @@ class ResearchConfig:
         most = self.max_sub_questions
         if most is None:
             most = LOCAL_SUB_QUESTIONS if runs_locally(researcher) else MAX_SUB_QUESTIONS
+        notes = self.researcher_notes
+        if notes is None:
+            notes = not runs_locally(researcher)
         return replace(self, researcher_calls=calls, verify_with_model=verify, planner_retry=retry,
-                       max_sub_questions=max(2, min(most, MAX_SUB_QUESTIONS)))
+                       max_sub_questions=max(2, min(most, MAX_SUB_QUESTIONS)), researcher_notes=notes)
 
 
 def no_answer(outcome: Any, otherwise: str) -> str:
@@ -378,7 +391,7 @@ class ResearchTeam:
         calls = cfg.researcher_calls
         assert calls is not None  # decided by ResearchConfig.fit_to when the team was made
         researchers = [researcher_agent(f"researcher-{i}", self.model_for("researcher"), index, tools, sq,
-                                        max_turns=calls + 1, budget=Budget(max_calls=calls))
+                                        max_turns=calls + 1, budget=Budget(max_calls=calls), notes=cfg.researcher_notes is not False)
                        for i, sq in enumerate(plan.sub_questions, 1)]
         graph = await run.researchers(researchers, parallel=cfg.parallel)
         bundles = []
