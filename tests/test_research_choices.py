@@ -473,3 +473,23 @@ def test_multi_mode_keeps_what_the_whole_question_names_when_the_plan_paraphrase
     # and its lines are offered for the question as the user asked it, beside each sub-question's
     [whole] = [task for task in asked if task.startswith(f"Question: {question}\n")]
     assert "In `web.decoders.make_decoder` (web/decoders.py):" in whole and len(asked) == 3
+
+
+def test_the_question_is_anchored_on_the_first_search_hit_that_holds_code_not_on_a_docs_section(tmp_path: Path) -> None:
+    from moot.teams.research.researcher import question_anchors
+
+    # The README words the question's words more often than the code does, so a section of it
+    # leads the search; a section defines nothing, and the run had no anchor from the search.
+    repo = write_repo(tmp_path / "repo", {
+        "README.md": "# Spool\n\n## Bobbins\n\nWhen the spool bobbin is full, the quill stops. The spool bobbin "
+                     "limit decides when a full bobbin stops the quill, and a bobbin limit of 0 means no limit.\n",
+        "spool/quill.py": "def knit_bobbin(turns, limit=0):\n"
+                          "    if limit and turns >= limit:\n"
+                          "        raise ValueError('the bobbin is full')\n"
+                          "    return turns + 1\n",
+    })
+    with CodeIndex.build(repo, db_path=tmp_path / "index.db") as index:
+        question = "When does a full bobbin stop the quill, and what does the bobbin limit decide?"
+        assert index.search(question, limit=1)[0].kind == "text"  # the docs lead the search
+        written, located = question_anchors(index, question)
+    assert written == [] and located == ["spool.quill.knit_bobbin"]
