@@ -488,8 +488,8 @@ def test_the_question_is_anchored_on_the_first_search_hit_that_holds_code_not_on
                           "        raise ValueError('the bobbin is full')\n"
                           "    return turns + 1\n",
     })
-    with CodeIndex.build(repo, db_path=tmp_path / "index.db") as index:
-        question = "When does a full bobbin stop the quill, and what does the bobbin limit decide?"
+    question = "When does a full bobbin stop the quill, and what does the bobbin limit decide?"
+    for index in index_of(repo, tmp_path):
         assert index.search(question, limit=1)[0].kind == "text"  # the docs lead the search
         written, located = question_anchors(index, question)
     assert written == [] and located == ["spool.quill.knit_bobbin"]

@@ -13,6 +13,7 @@ import dataclasses
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
@@ -189,8 +190,9 @@ def question_anchors(index: CodeIndex, question: str) -> tuple[list[str], list[s
     seeded = seed_findings(index, SubQuestion(question=question), written=written)
     # The top hits that hold a definition: a section of the docs, which often leads a search for
     # a question's words, holds none (it was the top hit of 46 of 156 blind questions).
-    located = [n for f in search_hits(seeded) if f.line_range
-               if (n := best_at(index, question, f.file_path, *f.line_range)) is not None][:ANCHOR_HITS]
+    # (lazily: each hit's best definition is read from its code, and only the first is needed)
+    located = list(islice((n for f in search_hits(seeded) if f.line_range
+                           if (n := best_at(index, question, f.file_path, *f.line_range)) is not None), ANCHOR_HITS))
     return written[:WRITTEN_SEEDS], [n for n in located if n not in written[:WRITTEN_SEEDS]]
 
 
