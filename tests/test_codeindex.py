@@ -586,6 +586,24 @@ def test_a_bundle_of_sources_the_package_also_ships_is_left_out(tmp_path: Path) 
         assert sorted(s.path for s in idx.resolve_symbol("parseArgs")) == ["dist/index.js", "lib/index.js"]
 
 
+def test_a_build_beside_the_written_code_that_the_module_entry_imports_is_left_out(tmp_path: Path) -> None:
+    """axios's shape: ``main`` is a bundle in dist/, ``module`` is a root file that imports the
+    written code from lib/. Each function is indexed once, where it was written; a root entry
+    that only re-exports the bundle keeps the bundle, the one place the code is."""
+    pkg = tmp_path / "pkg"
+    (pkg / "lib").mkdir(parents=True)
+    (pkg / "dist" / "node").mkdir(parents=True)
+    (pkg / "lib" / "spool.js").write_text("export function knit(bobbin) {\n  return bobbin.size;\n}\n")
+    (pkg / "dist" / "node" / "spool.cjs").write_text("'use strict';\nfunction knit(bobbin) {\n  return bobbin.size;\n}\nexports.knit = knit;\n")
+    (pkg / "index.js").write_text("import { knit } from './lib/spool.js';\nexport { knit };\n")
+    (pkg / "package.json").write_text(json.dumps({"name": "pkg", "main": "./dist/node/spool.cjs", "module": "./index.js"}))
+    with CodeIndex.build(pkg, db_path=tmp_path / "index.sqlite3") as idx:
+        assert [s.path for s in idx.resolve_symbol("knit")] == ["lib/spool.js"]
+    (pkg / "index.js").write_text("export * from './dist/node/spool.cjs';\n")
+    with CodeIndex.build(pkg, db_path=tmp_path / "again.sqlite3") as idx:
+        assert sorted(s.path for s in idx.resolve_symbol("knit")) == ["dist/node/spool.cjs", "lib/spool.js"]
+
+
 def test_a_private_method_called_as_this_hash_name_is_a_callee_and_has_its_caller(tmp_path: Path) -> None:
     """A class's private method (`#next`) is called as `this.#next()`, a node of its own kind
     in the syntax tree; without it the method that decides looked uncalled, and a question about

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -137,7 +138,12 @@ def shipped_dirs(root: Path) -> frozenset[str]:
     "lib/index.js"`` beside ``"browser": "dist/index.js"``), the build folders hold a bundle of that
     same code for other environments: none is kept, so each definition is indexed once, where it
     was written. Only ``main`` counts: ``types`` or ``bin`` in another folder often sit beside
-    compiled code that ``main`` names."""
+    compiled code that ``main`` names.
+
+    Likewise when ``main`` is a build but ``module`` (the ES-module entry) is a file outside the
+    build folders that imports nothing from them (axios: ``"main": "./dist/node/axios.cjs"``,
+    ``"module": "./index.js"``, which imports ``./lib/axios.js``): the package ships the code
+    as written, and its builds are bundles of it."""
     manifest = root / "package.json"
     try:
         data = json.loads(read_text(manifest, root=root, max_bytes=MAX_TEXT_BYTES, credentials=False))
@@ -162,9 +168,36 @@ def shipped_dirs(root: Path) -> frozenset[str]:
     collect(data.get("main"))
     if any(folder not in SKIP_DIRS and (root / folder).is_dir() for folder in found):
         return frozenset()
+    if _written_module_entry(root, data.get("module")):
+        return frozenset()
     for key in MANIFEST_ENTRY_KEYS:
         collect(data.get(key))
     return frozenset(found & SKIP_DIRS - {"node_modules", "site-packages"})
+
+
+_IMPORTED = re.compile(r"""(?:\bfrom\s*|\bimport\s*\(?\s*|\brequire\s*\(\s*)["']([^"']+)["']""")
+"""The module specifier of an ``import … from "x"``, ``import("x")``, ``import "x"`` or ``require("x")``: a format."""
+
+
+def _written_module_entry(root: Path, entry: object) -> bool:
+    """Whether a manifest's ``module`` names a file outside the build folders whose relative
+    imports stay outside them too (a wrapper that re-exports ``./dist/index.js`` is no source)."""
+    if not isinstance(entry, str):
+        return False
+    parts = [p for p in entry.replace("\\", "/").split("/") if p not in ("", ".")]
+    if not parts or parts[0] in SKIP_DIRS or ".." in parts:
+        return False
+    try:
+        text = read_text(root.joinpath(*parts), root=root, max_bytes=MAX_CODE_BYTES, credentials=False)
+    except (UnsafeFileError, OSError, ValueError):
+        return False
+    folder = "/".join(parts[:-1])
+    for specifier in _IMPORTED.findall(text):
+        if specifier.startswith("."):
+            target = posixpath.normpath(posixpath.join(folder, specifier)).split("/")[0]
+            if target in SKIP_DIRS or target == "..":
+                return False
+    return True
 
 
 def walk(root: Path) -> Iterator[FoundFile | Skipped]:
