@@ -253,6 +253,20 @@ def test_an_abstract_stub_ranks_below_the_definition_that_does_the_work(index: C
     assert ranked[0] == "web.decoders.GzipDecoder.decode"  # `raise NotImplementedError()` says nothing
 
 
+def test_of_two_definitions_using_the_question_words_the_one_that_branches_on_them_ranks_first(tmp_path: Path) -> None:
+    # both bodies hold "quill" and a form of "spool"; only `settle` decides on them, and the
+    # search (whose order a tie keeps) listed the one that merely reports first
+    repo = write_repo(tmp_path / "repo", {"quills.py": (
+        "import logging\n\nlogger = logging.getLogger(__name__)\nLIMIT = 40\n\n\n"
+        "def report(quill):\n    logger.info('quill spooled: %s', quill)\n\n\n"
+        "def settle(quill):\n    if quill.bobbins > LIMIT:\n        quill.spool()\n")})
+    with CodeIndex.build(repo, db_path=tmp_path / "index.db") as index:
+        names = ["quills.report", "quills.settle"]
+        assert rank_symbols(index, "When is a quill spooled?", names) == ["quills.settle", "quills.report"]
+        # a question word that no decision holds adds nothing: the search's order stays
+        assert rank_symbols(index, "Which logger gets the quill?", names)[0] == "quills.report"
+
+
 def test_the_module_constants_of_a_chosen_definition_are_offered(index: CodeIndex) -> None:
     # a module's defaults live outside every definition: no body that uses them is read
     [make] = resolve(index, ["make_decoder"])

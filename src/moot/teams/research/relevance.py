@@ -85,7 +85,8 @@ def body_lines(index: CodeIndex, path: str, start: int, end: int, kind: str) -> 
 
 def symbol_relevance(index: CodeIndex, qualified_name: str, terms: set[str]) -> float:
     """How well one definition matches the question's words: words in its own name count most
-    (2 each), then its docstring (1), then its body (0.5 each distinct word); a dunder method
+    (2 each), then its docstring (1), then its body (0.5 each distinct word), and a word its
+    decisions test or act on counts 0.5 more (see :func:`decision_terms`); a dunder method
     other than ``__init__``/``__call__`` and a class (whose methods are candidates of their own)
     count less, and one that does nothing (a stub, or a declaration in a ``.d.ts`` or ``.pyi``
     file) much less. 0 for a name the index does not define."""
@@ -100,6 +101,8 @@ def symbol_relevance(index: CodeIndex, qualified_name: str, terms: set[str]) -> 
         body |= line_terms(text)
     in_body = matched_terms(body, terms) - named - documented
     score = 2.0 * len(named) + 1.0 * len(documented) + 0.5 * len(in_body)
+    if info.kind != "class":
+        score += 0.5 * len(matched_terms(decision_terms(index, info), terms))
     if info.name.startswith("__") and info.name not in ("__init__", "__call__"):
         score -= 2.0
     if is_stub(lines) or is_declaration(info.path):
@@ -107,6 +110,23 @@ def symbol_relevance(index: CodeIndex, qualified_name: str, terms: set[str]) -> 
     if info.kind == "class":
         score -= 0.5
     return score
+
+
+def decision_terms(index: CodeIndex, info: Any) -> set[str]:
+    """The words of what a definition decides: its conditions and the first lines of what each
+    branch does (:meth:`CodeIndex.decisions`), and its raises. A question asks how something is
+    decided, and of two definitions that mention its words, the one that branches on them (or
+    whose branch does them) is the one that decides; one that only passes them along is not. A
+    ``return`` that is no branch's is the way through, not a decision: a one-line getter that
+    returns the word does not count it twice."""
+    words: set[str] = set()
+    for decision in index.decisions(info.path, info.start_line, info.end_line):
+        if decision.kind == "return":
+            continue
+        words |= line_terms(decision.condition or decision.text)
+        for _, text in decision.outcome:
+            words |= line_terms(text)
+    return words
 
 
 _STUB_LINE = re.compile(r"(?:pass|\.\.\.|raise NotImplementedError\b.*|return NotImplemented)(?:\s*#.*)?$")
@@ -141,4 +161,4 @@ def rank_symbols(index: CodeIndex, question: str, names: list[str]) -> list[str]
     return sorted(names, key=lambda n: -scores[n])
 
 
-__all__ = ["definition", "first_defined", "is_stub", "line_terms", "matched_terms", "question_terms", "rank_symbols", "stem", "symbol_relevance"]
+__all__ = ["decision_terms", "definition", "first_defined", "is_stub", "line_terms", "matched_terms", "question_terms", "rank_symbols", "stem", "symbol_relevance"]
