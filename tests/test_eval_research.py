@@ -220,6 +220,24 @@ def test_eval_research_runs_an_npm_set_from_a_folder_the_user_names(tmp_path: Pa
     assert result["packages"]["tinyqs"]["installed_version"] == "1.0.0"
     [record] = result["records"]
     assert record["package"] == "tinyqs" and record["question_id"] == "depth" and record["mode"] == "single"
+    # --line-choice ranking quotes the top of Python's ranking: the same answer without the picker's call
+    with fake_openai_server() as model:
+        ranked = subprocess.run([*command, "--repo", str(package), "--model", model, "--out", str(tmp_path / "k.json"),
+                                 "--questions", "depth", "--line-choice", "ranking"], capture_output=True, text=True, env=env,
+                                timeout=300)
+    assert ranked.returncode == 0, ranked.stderr
+    [by_ranking] = json.loads((tmp_path / "k.json").read_text())["records"]
+
+    def agents(run_id: str) -> str:
+        shown = subprocess.run([sys.executable, "-m", "moot", "runs", "show", run_id, "--json"], capture_output=True,
+                               text=True, env=env, timeout=60)
+        assert shown.returncode == 0, shown.stderr
+        return shown.stdout
+
+    assert "line-picker" in agents(record["run_id"]) and "line-picker" not in agents(by_ranking["run_id"])
+    wrong = subprocess.run([*command, "--repo", str(package), "--line-choice", "mine"], capture_output=True, text=True,
+                           env=env, timeout=60)
+    assert wrong.returncode == 2 and "use --line-choice model or --line-choice ranking" in wrong.stderr
     unknown = subprocess.run([*command, "--repo", str(package), "--questions", "depth,nosuch"], capture_output=True,
                              text=True, env=env, timeout=60)
     assert unknown.returncode == 2 and "unknown question id(s): nosuch" in unknown.stderr and "split" in unknown.stderr

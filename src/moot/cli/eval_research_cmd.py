@@ -73,6 +73,9 @@ def research_eval(
     judge: Optional[str] = typer.Option(None, "--judge", help="Also grade with an LLM judge on this model string."),
     judge_votes: int = typer.Option(3, "--judge-votes", help="Judge votes per answer (median score)."),
     budget: str = budget_option(),
+    line_choice: str = typer.Option("model", "--line-choice", help="Who chooses the quoted lines and conditions: model (the "
+                                    "picker, the default) or ranking (the top of Python's ranking, no picker), to measure "
+                                    "what the model's choice adds."),
     json_out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the full results JSON here (saved after every answer)."),
     as_json: bool = typer.Option(False, "--json", help='Print one JSON object on stdout: {"summary", "results"}.'),
 ) -> None:
@@ -88,8 +91,10 @@ def research_eval(
     from moot.cli.research_cmd import research_options
     from moot.teams.research import ResearchTeam
 
+    if line_choice not in ("model", "ranking"):
+        raise MootError(f"unknown line choice {line_choice!r}", fix="use --line-choice model or --line-choice ranking")
     choice = parse_models(model)
-    options = research_options(parse_budget(budget))
+    options = research_options(parse_budget(budget), line_choice=line_choice)
     models_kwargs = team_model_kwargs(ResearchTeam, choice, command="eval research")
     options.update({k: v for k, v in models_kwargs.items() if k != "model"})
     sets = load_suite(suite) if suite is not None else None
