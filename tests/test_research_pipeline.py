@@ -281,6 +281,18 @@ def test_a_planner_on_this_machine_is_not_asked_twice(repo: Path, tmp_path: Path
     assert result.mode == "multi" and len(result.plan.sub_questions) >= 2  # derived from the question and the search
 
 
+def test_on_this_machine_the_ranking_chooses_the_quoted_lines(repo: Path, tmp_path: Path) -> None:
+    # The embedded picker's choice made fewer claims than the ranking it was shown, in more time
+    # (multi mode on three development sets, docs/code-research.md); a remote picker still chooses.
+    assert ResearchConfig().fit_to("local", "local", "local", "local").line_choice == "ranking"
+    assert ResearchConfig().fit_to("local", "local", "local", "openai:gpt-4o-mini").line_choice == "model"
+    assert ResearchConfig(line_choice="model").fit_to("local", "local", "local", "local").line_choice == "model"
+    team = ResearchTeam(repo, model=model_for(ResearchScript(PLAN_3, synth=GOOD)), models={"line-picker": "local"},
+                        store=RunStore(tmp_path / "runs.db"), db_path=tmp_path / "index.db")
+    assert team.config.line_choice == "ranking"
+    assert team_for(repo, ResearchScript(PLAN_3, synth=GOOD), tmp_path).config.line_choice == "model"
+
+
 def test_a_researcher_on_this_machine_only_chooses_and_writes_no_notes(repo: Path, tmp_path: Path) -> None:
     # On the embedded model a researcher's locations almost never exist and its coverage note
     # often says what the code does not do; writing them took most of a researcher's seconds.

@@ -73,9 +73,9 @@ def research_eval(
     judge: Optional[str] = typer.Option(None, "--judge", help="Also grade with an LLM judge on this model string."),
     judge_votes: int = typer.Option(3, "--judge-votes", help="Judge votes per answer (median score)."),
     budget: str = budget_option(),
-    line_choice: str = typer.Option("model", "--line-choice", help="Who chooses the quoted lines and conditions: model (the "
-                                    "picker, the default) or ranking (the top of Python's ranking, no picker), to measure "
-                                    "what the model's choice adds."),
+    line_choice: Optional[str] = typer.Option(None, "--line-choice", help="Who chooses the quoted lines and conditions: model "
+                                              "(the picker) or ranking (the top of Python's ranking, no call); default: the "
+                                              "ranking on a model of this machine, else the model."),
     json_out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the full results JSON here (saved after every answer)."),
     as_json: bool = typer.Option(False, "--json", help='Print one JSON object on stdout: {"summary", "results"}.'),
 ) -> None:
@@ -91,7 +91,7 @@ def research_eval(
     from moot.cli.research_cmd import research_options
     from moot.teams.research import ResearchTeam
 
-    if line_choice not in ("model", "ranking"):
+    if line_choice not in (None, "model", "ranking"):
         raise MootError(f"unknown line choice {line_choice!r}", fix="use --line-choice model or --line-choice ranking")
     choice = parse_models(model)
     options = research_options(parse_budget(budget), line_choice=line_choice)

@@ -135,17 +135,22 @@ class ResearchConfig:
     no fourth sub-question is written and then dropped."""
     quote_lines: bool = True
     """One more call: the model picks the source lines that answer the question, moot quotes them."""
-    line_choice: Literal["model", "ranking"] = "model"
+    line_choice: Literal["model", "ranking"] | None = None
     """Who chooses the quoted lines among the ranked candidates: the model (under a schema that
     admits only the numbers shown; for a how-question, the deciding conditions first), or the
-    ranking alone (its first lines; no call)."""
+    ranking alone (its first lines, and for a how-question at least its best condition; no call).
+    ``None``: the ranking when the line picker's model runs on this machine, else the model. On
+    the embedded model, multi mode back to back on three development sets of 12 questions
+    (2026-12-07, ``moot eval research --line-choice``), the ranking quoted lines that made more
+    claims in less time: sets (q) and (p) and (r) in docs/code-research.md."""
 
-    def fit_to(self, researcher: Any, verifier: Any, planner: Any) -> ResearchConfig:
+    def fit_to(self, researcher: Any, verifier: Any, planner: Any, picker: Any = None) -> ResearchConfig:
         """This config with its fitted defaults (``None``) decided for the team's models, in one
         place, as :meth:`moot.runtime.Budget.fit_to` decides deadlines: a researcher on a model of
         this machine gets 1 call (4 elsewhere) and only chooses (it writes notes elsewhere), its
-        verifier model is not asked, its planner is not asked twice, and a plan has at most 3
-        sub-questions (5 elsewhere)."""
+        verifier model is not asked, its planner is not asked twice, a plan has at most 3
+        sub-questions (5 elsewhere), and the lines quoted are the ranking's when the line
+        ``picker``'s model is of this machine (the model's elsewhere, and when none is given)."""
         calls = self.researcher_calls
         if calls is None:
             calls = 1 if runs_locally(researcher) else 4
@@ -161,8 +166,12 @@ class ResearchConfig:
         notes = self.researcher_notes
         if notes is None:
             notes = not runs_locally(researcher)
+        choice = self.line_choice
+        if choice is None:
+            choice = "ranking" if picker is not None and runs_locally(picker) else "model"
         return replace(self, researcher_calls=calls, verify_with_model=verify, planner_retry=retry,
-                       max_sub_questions=max(2, min(most, MAX_SUB_QUESTIONS)), researcher_notes=notes)
+                       max_sub_questions=max(2, min(most, MAX_SUB_QUESTIONS)), researcher_notes=notes,
+                       line_choice=choice)
 
 
 def no_answer(outcome: Any, otherwise: str) -> str:
@@ -217,7 +226,7 @@ class ResearchTeam:
         self._db_path = db_path
         self.model, self.models = resolve_models(model, models, roles=ROLES, team="research")
         self.config = (config or ResearchConfig()).fit_to(self.model_for("researcher"), self.model_for("verifier"),
-                                                           self.model_for("planner"))
+                                                           self.model_for("planner"), self.model_for("line-picker"))
 
     def model_for(self, role: str) -> Model:
         """The model of one role: its own from ``models``, else the team's ``model``."""
