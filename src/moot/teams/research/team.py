@@ -134,7 +134,8 @@ class ResearchConfig:
     100 s, at claim recall no better than single mode's. The planner's schema stops at the limit, so
     no fourth sub-question is written and then dropped."""
     quote_lines: bool = True
-    """One more call: the model picks the source lines that answer the question, moot quotes them."""
+    """Quote the source lines that answer the question, verbatim from the files (chosen as
+    ``line_choice`` says: by the model, one more call, or by the ranking)."""
     line_choice: Literal["model", "ranking"] | None = None
     """Who chooses the quoted lines among the ranked candidates: the model (under a schema that
     admits only the numbers shown; for a how-question, the deciding conditions first), or the
