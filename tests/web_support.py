@@ -190,14 +190,22 @@ class Browser:
         return urls
 
     def wait_for(self, script: str, timeout: float = 15.0, *args: Any) -> Any:
-        """Poll a JavaScript expression until it returns something truthy."""
+        """Poll a JavaScript expression until it returns something truthy. An expression that
+        throws counts as not yet: while the page renders a run again, an element it reads
+        (`.badge`) is briefly absent (a CI run failed on `null.innerText` that way)."""
+        from selenium.common.exceptions import JavascriptException
+
         deadline = time.monotonic() + timeout
+        error = ""
         while True:
-            value = self.driver.execute_script(script, *args)
+            try:
+                value = self.driver.execute_script(script, *args)
+            except JavascriptException as exc:
+                value, error = None, exc.msg or str(exc)
             if value:
                 return value
             if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for: {script}")
+                raise AssertionError(f"timed out waiting for: {script}" + (f" (last error: {error})" if error else ""))
             time.sleep(0.05)
 
 
