@@ -220,7 +220,7 @@ def test_eval_research_runs_an_npm_set_from_a_folder_the_user_names(tmp_path: Pa
     assert result["packages"]["tinyqs"]["installed_version"] == "1.0.0"
     [record] = result["records"]
     assert record["package"] == "tinyqs" and record["question_id"] == "depth" and record["mode"] == "single"
-    # --line-choice ranking quotes the top of Python's ranking: the run has no line-picker step
+    # --line-choice ranking quotes the top of moot's ranking: the run has no line-picker step
     with fake_openai_server() as model:
         ranked = subprocess.run([*command, "--repo", str(package), "--model", model, "--out", str(tmp_path / "k.json"),
                                  "--questions", "depth", "--line-choice", "ranking"], capture_output=True, text=True, env=env,

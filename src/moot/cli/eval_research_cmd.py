@@ -74,7 +74,7 @@ def research_eval(
     judge_votes: int = typer.Option(3, "--judge-votes", help="Judge votes per answer (median score)."),
     budget: str = budget_option(),
     line_choice: Optional[str] = typer.Option(None, "--line-choice", help="Who chooses the quoted lines and conditions: model "
-                                              "(the picker) or ranking (the top of Python's ranking, no call); default: the "
+                                              "(the picker) or ranking (the top of moot's own ranking, no call); default: the "
                                               "ranking on a model of this machine, else the model."),
     json_out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the full results JSON here (saved after every answer)."),
     as_json: bool = typer.Option(False, "--json", help='Print one JSON object on stdout: {"summary", "results"}.'),
