@@ -146,6 +146,34 @@ def scan_baseline(root: Path, query: str) -> int:
     return found
 
 
+def decisions_timing(idx: CodeIndex, db: Path, limit: int = 200) -> dict:
+    """The control flow of up to ``limit`` functions, file by file, as ranking a question's
+    candidates reads it: each file's syntax tree kept for its next definition (as moot does),
+    beside the same reads with the tree parsed anew for every definition (as before the tree
+    was kept)."""
+    import sqlite3
+
+    from moot.codeindex import flow
+
+    with sqlite3.connect(db) as conn:
+        spans = conn.execute(
+            "SELECT f.path, s.start_line, s.end_line FROM symbols s JOIN files f ON f.id = s.file_id "
+            "WHERE s.kind IN ('function', 'method') ORDER BY f.path, s.start_line LIMIT ?", (limit,)).fetchall()
+
+    def timed(anew: bool) -> float:
+        flow._parsed.cache_clear()
+        started = time.perf_counter()
+        for path, start, end in spans:
+            if anew:
+                flow._parsed.cache_clear()
+            idx.decisions(path, start, end)
+        return time.perf_counter() - started
+
+    anew_s, kept_s = timed(anew=True), timed(anew=False)
+    return {"functions": len(spans), "files": len({p for p, _, _ in spans}), "kept_ms": ms(kept_s),
+            "anew_ms": ms(anew_s), "speedup": round(anew_s / kept_s, 1) if kept_s else None}
+
+
 def bench_package(name: str, workdir: Path, n_queries: int, rng: random.Random) -> dict:
     root = package_root(name)
     db = workdir / f"{name}.sqlite3"
@@ -191,6 +219,7 @@ def bench_package(name: str, workdir: Path, n_queries: int, rng: random.Random) 
         scan_baseline(root, q)
         baseline.append(time.perf_counter() - t)
     quality = ranking(touched, RANKING_CASES[name]) if name in RANKING_CASES else None
+    flow = decisions_timing(touched, db)
     touched.close()
     search_p50 = statistics.median(latencies)
     return {
@@ -217,6 +246,7 @@ def bench_package(name: str, workdir: Path, n_queries: int, rng: random.Random) 
         "scan_baseline_p50_ms": ms(statistics.median(baseline)),
         "search_speedup_vs_scan": round(statistics.median(baseline) / search_p50, 1),
         "ranking": quality,
+        "decisions": flow,
     }
 
 

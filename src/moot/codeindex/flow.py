@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import tree_sitter
 
@@ -89,9 +90,10 @@ def decisions(language: str, source: str, start_line: int, end_line: int) -> lis
     """The decisions of the definition that spans ``start_line``..``end_line`` of ``source``
     (1-based, as the index stores them), in source order; ``[]`` for a class or a span that
     holds no function."""
-    parser, _ = _grammar(language)
     data = source.encode("utf-8", errors="surrogatepass")
-    root = parser.parse(data).root_node
+    # A copy per call: a syntax tree is not safe to read from two threads at once, and the
+    # researchers' lists are ranked in parallel threads. Copying is shallow and cheap.
+    root = _parsed(language, data).copy().root_node
     target = _definition(root, start_line, end_line)
     if target is None:
         return []
@@ -101,6 +103,16 @@ def decisions(language: str, source: str, start_line: int, end_line: int) -> lis
     reader = _Reader(data, language)
     reader.visit(body, 0, top=True)
     return sorted(reader.found, key=lambda d: (d.line, _KIND_ORDER.get(d.kind, 9)))
+
+
+@lru_cache(maxsize=32)
+def _parsed(language: str, data: bytes) -> tree_sitter.Tree:
+    """One file's syntax tree, kept for the next definition of the same file: ranking one
+    question's candidates reads the decisions of every definition they come from, and each read
+    parsed the whole file again. Keyed by the file's bytes, so an edited file is parsed anew and
+    nothing needs invalidating."""
+    parser, _ = _grammar(language)
+    return parser.parse(data)
 
 
 _KIND_ORDER = {"if": 0, "elif": 0, "while": 0, "case": 0, "except": 0, "assert": 0, "else": 1, "default": 1,
