@@ -20,7 +20,10 @@ from moot.models.testing import FunctionModel, by_agent
 from moot.runtime import RunStore
 from moot.teams.research import ResearchConfig, ResearchTeam
 from moot.teams.research.quotes import (
+    MAX_PICKED,
     OFFERED_PER_SUB_QUESTION,
+    RANKED_MAX,
+    RANKED_PER_SUB_QUESTION,
     CodeLine,
     QuotePick,
     candidate_lines,
@@ -244,6 +247,35 @@ def test_in_multi_mode_each_picker_is_shown_at_most_twenty_lines(tmp_path: Path)
         team.close()
     assert multi and all(n <= OFFERED_PER_SUB_QUESTION for n in multi)
     assert shown and shown[0] > OFFERED_PER_SUB_QUESTION  # one list, up to forty lines
+
+
+def test_when_the_ranking_chooses_it_quotes_more_lines_and_the_answer_says_so(tmp_path: Path) -> None:
+    # No picker's schema bounds the ranking's choice, so it quotes more than a picker may pick;
+    # and the answer names who chose: "chosen by the model" over a ranking's lines was untrue.
+    plan = {"sub_questions": [{"question": "How does check_limits decide a value fails?"},
+                              {"question": "Which limit does check_limits raise for a value?"}]}
+    repo = write_repo(tmp_path / "repo", {"lim/limits.py": MANY_CHECKS})
+    model = FunctionModel(by_agent({"planner": plan, "synthesizer": "`check_limits` raises for each limit.",
+                                    "verifier": {"verdicts": []}, "single-agent": "It raises.",
+                                    "researcher": {"symbols": ["lim.limits.check_limits"], "findings": [],
+                                                   "coverage_note": "", "sufficient": True}}))
+    team = ResearchTeam(repo, model=model, store=RunStore(tmp_path / "runs.db"), db_path=tmp_path / "index.db",
+                        config=ResearchConfig(line_choice="ranking"))
+    try:
+        single = team.ask_sync("How does check_limits decide when a value fails?", mode="single")
+        multi = team.ask_sync("How does check_limits decide when a value fails?", mode="multi")
+    finally:
+        team.close()
+    assert not model.requests_from("line-picker")
+    assert MAX_PICKED < len([*single.conditions, *single.quoted]) == RANKED_MAX
+    # the question as asked (its anchor) and two sub-questions, all over one definition: each
+    # list quotes what an earlier one did not lead with
+    assert len([*multi.conditions, *multi.quoted]) == 3 * RANKED_PER_SUB_QUESTION
+    for result in (single, multi):
+        assert "How it decides (conditions chosen by moot's ranking" in result.answer
+        assert "chosen by the model" not in result.answer
+    lines = quote_section(single.conditions[:1], chosen_by="ranking")
+    assert lines.startswith("Lines of the source that answer it (chosen by moot's ranking, quoted by moot")
 
 
 BACKOFF = '''"""Waits."""

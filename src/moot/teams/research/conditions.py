@@ -18,6 +18,7 @@ import re
 
 from moot.teams.research.codelines import CodeLine
 from moot.teams.research.models import VerificationResult
+from moot.teams.research.quotes import CHOOSERS
 from moot.teams.research.relevance import line_terms, matched_terms, question_terms
 
 _CONDITIONAL = re.compile(r"\b(if|when|whenever|unless)\b", re.I)
@@ -28,8 +29,9 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*-])|\n+")
 _CITATION = re.compile(r"(?:[\w.-]+/)*[\w.-]+\.[A-Za-z]{1,5}:\d+(?:-\d+)?")
 _ASKS_HOW = re.compile(r"\b(how|why|when|whether|unless|what happens|under what|in what case|which case|decides?|determines?)\b", re.I)
 
-SECTION_TITLE = ("How it decides (conditions chosen by the model from the code's control flow, "
+SECTION_TITLE = ("How it decides (conditions chosen by {chooser} from the code's control flow, "
                  "in words by moot, quoted from the files):")
+"""The section's first line; ``chooser`` is who chose the conditions (``CHOOSERS``)."""
 
 
 def asks_how(question: str) -> bool:
@@ -44,14 +46,15 @@ def statement(line: CodeLine) -> str:
     return f"- {words} — {line.location()} (in `{line.symbol}`): {line.quoted()}"
 
 
-def conditions_section(conditions: list[CodeLine], for_claims: list[CodeLine] | None = None) -> str:
+def conditions_section(conditions: list[CodeLine], for_claims: list[CodeLine] | None = None,
+                       *, chosen_by: str = "model") -> str:
     """The answer's deciding conditions; those quoted because a statement of the answer
-    needed them (not chosen by the model) are marked so."""
+    needed them (not chosen) are marked so. ``chosen_by`` is a ``CHOOSERS`` key."""
     if not conditions and not for_claims:
         return ""
     lines = [statement(c) for c in conditions]
     lines += [statement(c) + " (quoted for a statement of the answer)" for c in for_claims or []]
-    return SECTION_TITLE + "\n" + "\n".join(lines)
+    return SECTION_TITLE.format(chooser=CHOOSERS[chosen_by]) + "\n" + "\n".join(lines)
 
 
 def condition_clause(sentence: str) -> str | None:

@@ -44,6 +44,8 @@ from moot.teams.research.quotes import (
     MAX_PICKED,
     OFFERED_PER_SUB_QUESTION,
     PICKED_PER_SUB_QUESTION,
+    RANKED_MAX,
+    RANKED_PER_SUB_QUESTION,
     CodeLine,
     candidate_lines,
     chosen,
@@ -186,7 +188,7 @@ def no_answer(outcome: Any, otherwise: str) -> str:
 
 @dataclass
 class Quotes:
-    """What the line picker chose, split for the answer, and what it was offered."""
+    """The chosen lines (by the line picker or the ranking), split for the answer, and what was offered."""
 
     conditions: list[CodeLine] = field(default_factory=list)
     """For a how-question: the chosen lines where the code decides (stated in words)."""
@@ -194,6 +196,8 @@ class Quotes:
     """The other chosen lines (quoted as they are)."""
     offered: list[CodeLine] = field(default_factory=list)
     """Every candidate shown (a statement's condition may be found among them)."""
+    chosen_by: Literal["model", "ranking"] = "model"
+    """Who chose them (``ResearchConfig.line_choice``): the answer's sections say so."""
 
     def all(self) -> list[CodeLine]:
         return sorted([*self.conditions, *self.lines], key=lambda c: (c.path, c.line))
@@ -362,7 +366,8 @@ class ResearchTeam:
         section = index_section(resolved, question=question)
         if not section and not any(exists(index, c) for c in find_citations(answer)):
             section = sources_line([bundle])
-        answer = with_sections(answer, section, conditions_section(quotes.conditions, for_claims), quote_section(quotes.lines))
+        answer = with_sections(answer, section, conditions_section(quotes.conditions, for_claims, chosen_by=quotes.chosen_by),
+                               quote_section(quotes.lines, chosen_by=quotes.chosen_by))
         return MultiAgentResult(
             question=question, answer=answer, draft_answer=draft, mode="single", requested_mode=requested,
             routing_rule=rule + (f" ({note})" if note else ""), evidence=[bundle], verification=verdicts, resolved=resolved,
@@ -447,7 +452,8 @@ class ResearchTeam:
         answer, verification, for_claims = await self._verify(draft, index, run, plan, quotes)
         # Written by moot after verification: nothing in these sections is the model's text.
         answer = with_sections(answer, index_section(resolved, question=question),
-                               conditions_section(quotes.conditions, for_claims), quote_section(quotes.lines))
+                               conditions_section(quotes.conditions, for_claims, chosen_by=quotes.chosen_by),
+                               quote_section(quotes.lines, chosen_by=quotes.chosen_by))
         return MultiAgentResult(
             question=question, answer=answer, draft_answer=draft, mode="multi", requested_mode=requested, routing_rule=rule,
             plan=plan, evidence=bundles, verification=verification, resolved=resolved[:6], quoted=quotes.lines,
@@ -476,7 +482,12 @@ class ResearchTeam:
         # One list: up to eight lines. One list per sub-question: up to four each, so a
         # sub-question's own deciding lines are not cut to two (eight shared by three pickers
         # quoted fewer lines in multi mode than single mode quoted from one).
-        per_ask = MAX_PICKED if len(ranked) == 1 else PICKED_PER_SUB_QUESTION
+        # The ranking, when it chooses, quotes more: no picker's schema bounds it.
+        by_ranking = self.config.line_choice == "ranking"
+        if len(ranked) == 1:
+            per_ask = RANKED_MAX if by_ranking else MAX_PICKED
+        else:
+            per_ask = RANKED_PER_SUB_QUESTION if by_ranking else PICKED_PER_SUB_QUESTION
         kept = led_elsewhere([lines for _, lines in ranked], per_ask)
         ranked = [(q, lines) for (q, _), lines in zip(ranked, kept) if lines]
         depends = [after] if isinstance(after, str) else after
@@ -499,7 +510,7 @@ class ResearchTeam:
 
         picked = await asyncio.gather(*(pick(n, q, lines) for n, (q, lines) in enumerate(ranked, 1)))
         seen: set[tuple[str, int]] = set()
-        out = Quotes(offered=[c for _, lines in ranked for c in lines])
+        out = Quotes(offered=[c for _, lines in ranked for c in lines], chosen_by=self.config.line_choice or "model")
         for line in sorted((c for group in picked for c in group), key=lambda c: (c.path, c.line)):
             if (line.path, line.line) not in seen:
                 seen.add((line.path, line.line))
