@@ -219,7 +219,7 @@ def bench_package(name: str, workdir: Path, n_queries: int, rng: random.Random) 
         scan_baseline(root, q)
         baseline.append(time.perf_counter() - t)
     quality = ranking(touched, RANKING_CASES[name]) if name in RANKING_CASES else None
-    flow = decisions_timing(touched, db)
+    reads = decisions_timing(touched, db)
     touched.close()
     search_p50 = statistics.median(latencies)
     return {
@@ -246,7 +246,7 @@ def bench_package(name: str, workdir: Path, n_queries: int, rng: random.Random) 
         "scan_baseline_p50_ms": ms(statistics.median(baseline)),
         "search_speedup_vs_scan": round(statistics.median(baseline) / search_p50, 1),
         "ranking": quality,
-        "decisions": flow,
+        "decisions": reads,
     }
 
 
