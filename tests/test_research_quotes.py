@@ -34,6 +34,7 @@ from moot.teams.research.quotes import (
     question_terms,
     quote_section,
 )
+from moot.teams.research.conditions import asks_how
 from moot.teams.research.resolve import resolve
 from test_research_support import index_of, write_repo
 
@@ -276,6 +277,25 @@ def test_when_the_ranking_chooses_it_quotes_more_lines_and_the_answer_says_so(tm
         assert "chosen by the model" not in result.answer
     lines = quote_section(single.conditions[:1], chosen_by="ranking")
     assert lines.startswith("Lines of the source that answer it (chosen by moot's ranking, quoted by moot")
+
+
+def test_a_chosen_condition_is_stated_in_words_whatever_the_question_is_worded(tmp_path: Path) -> None:
+    # "What exactly makes it switch to open" asks how without any of the words `asks_how` reads;
+    # its answer quoted the deciding conditions as bare code, with no words and no section.
+    question = "What exactly makes check_limits refuse a value?"
+    assert not asks_how(question)
+    repo = write_repo(tmp_path / "repo", {"lim/limits.py": MANY_CHECKS})
+    model = FunctionModel(by_agent({"single-agent": "It raises."}))
+    team = ResearchTeam(repo, model=model, store=RunStore(tmp_path / "runs.db"), db_path=tmp_path / "index.db",
+                        config=ResearchConfig(line_choice="ranking"))
+    try:
+        result = team.ask_sync(question, mode="single")
+    finally:
+        team.close()
+    assert result.conditions and all(c.is_condition() for c in result.conditions)
+    assert not any(c.is_condition() for c in result.quoted)
+    assert "How it decides (conditions chosen by moot's ranking" in result.answer
+    assert "- When `value` equals `1`, it raises `ValueError`." in result.answer
 
 
 BACKOFF = '''"""Waits."""

@@ -191,7 +191,7 @@ class Quotes:
     """The chosen lines (by the line picker or the ranking), split for the answer, and what was offered."""
 
     conditions: list[CodeLine] = field(default_factory=list)
-    """For a how-question: the chosen lines where the code decides (stated in words)."""
+    """The chosen lines where the code decides (stated in words)."""
     lines: list[CodeLine] = field(default_factory=list)
     """The other chosen lines (quoted as they are)."""
     offered: list[CodeLine] = field(default_factory=list)
@@ -514,7 +514,9 @@ class ResearchTeam:
         for line in sorted((c for group in picked for c in group), key=lambda c: (c.path, c.line)):
             if (line.path, line.line) not in seen:
                 seen.add((line.path, line.line))
-                (out.conditions if how and line.is_condition() else out.lines).append(line)
+                # Every chosen condition is stated in words, whatever the question's wording:
+                # "what exactly makes it switch to open" asks how as much as "how" does.
+                (out.conditions if line.is_condition() else out.lines).append(line)
         return out
 
     async def _verify(self, draft: str, index: CodeIndex, run: PipelineRun, plan: ResearchPlan,
