@@ -479,10 +479,10 @@ class ResearchTeam:
         ranked = [(q, await asyncio.to_thread(candidate_lines, index, q if not question or q == question else f"{q}\n{question}",
                                               resolved)) for q, resolved in asks]
         ranked = [(q, lines) for q, lines in ranked if lines]
-        # One list: up to eight lines. One list per sub-question: up to four each, so a
+        # A picker: up to eight lines from one list, up to four from each sub-question's, so a
         # sub-question's own deciding lines are not cut to two (eight shared by three pickers
-        # quoted fewer lines in multi mode than single mode quoted from one).
-        # The ranking, when it chooses, quotes more: no picker's schema bounds it.
+        # quoted fewer lines in multi mode than single mode quoted from one). The ranking, when
+        # it chooses, quotes more (twelve and six): no picker's schema bounds it.
         by_ranking = self.config.line_choice == "ranking"
         if len(ranked) == 1:
             per_ask = RANKED_MAX if by_ranking else MAX_PICKED
@@ -496,7 +496,7 @@ class ResearchTeam:
         shown = MAX_LINES if len(ranked) == 1 else OFFERED_PER_SUB_QUESTION
 
         async def pick(n: int, q: str, lines: list[CodeLine]) -> list[CodeLine]:
-            if self.config.line_choice == "ranking":
+            if by_ranking:
                 return ranked_choice(lines, per_ask, how=how)
             task_id = "line-picker" if len(ranked) == 1 else f"line-picker-{n}"
             lines = grouped(lines[:shown])
