@@ -280,8 +280,8 @@ def test_when_the_ranking_chooses_it_quotes_more_lines_and_the_answer_says_so(tm
 
 
 def test_a_chosen_condition_is_stated_in_words_whatever_the_question_is_worded(tmp_path: Path) -> None:
-    # "What exactly makes it switch to open" asks how without any of the words `asks_how` reads;
-    # its answer quoted the deciding conditions as bare code, with no words and no section.
+    # A question can ask how without any of the words `asks_how` reads; such a question's answer
+    # quoted the deciding conditions as bare code, with no words and no section.
     question = "What exactly makes check_limits refuse a value?"
     assert not asks_how(question)
     repo = write_repo(tmp_path / "repo", {"lim/limits.py": MANY_CHECKS})

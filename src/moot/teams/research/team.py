@@ -515,7 +515,7 @@ class ResearchTeam:
             if (line.path, line.line) not in seen:
                 seen.add((line.path, line.line))
                 # Every chosen condition is stated in words, whatever the question's wording:
-                # "what exactly makes it switch to open" asks how as much as "how" does.
+                # a question can ask how without any of the words `asks_how` reads.
                 (out.conditions if line.is_condition() else out.lines).append(line)
         return out
 
