@@ -415,3 +415,51 @@ def test_two_labels_name_one_thing_only_when_their_head_and_words_agree() -> Non
         entities.accept(cand, "facility", {}, 1)
     assert entities.order == ["skarn mill", "skarn weir"]
     assert entities.info["skarn mill"].aliases == ["paper mill at Skarn"]
+
+
+def _entities(*labels: str):  # type: ignore[no-untyped-def]
+    from moot.teams.graph.build import Entities
+    from moot.teams.graph.candidates import Candidate, mention_group
+    from moot.teams.graph.scaffold import label_key
+    from moot.teams.graph.vocabulary import DEFAULT
+
+    from moot.text.phrases import noun_phrases
+
+    entities = Entities(DEFAULT)
+    for n, label in enumerate(labels, 1):  # each label's mention group from its head, as the text's reading gives it
+        head = max((p for p in noun_phrases(label) if p.start == 0), key=lambda p: p.end, default=None)
+        head = head.head if head else label.split()[-1]
+        entities.accept(Candidate(label_key(label), label, [n], group=mention_group(label, head)), "facility", {}, 1)
+    return entities
+
+
+def test_a_lone_noun_and_an_of_phrase_name_the_thing_their_phrase_points_to_and_nothing_ambiguous() -> None:
+    # a reader draws "the ferry" and "the closure of the Quill ferry" as the Quill ferry; the links the
+    # sources state about each then meet at one node
+    from moot.teams.graph.build import joined_by_rule
+
+    entities = _entities("Quill ferry", "closure of the Quill ferry", "ferry", "Bobbin spool works", "Knit spool works",
+                         "works", "members of the Spindle guild", "Quill", "slipway")
+    label = {k: entities.info[k].label for k in entities.order}
+    joined = {(label[a], label[b]) for a, b in joined_by_rule(entities)}
+    assert joined == {("closure of the Quill ferry", "Quill ferry"), ("ferry", "Quill ferry")}
+    # "works" could be either works; no "Spindle guild" is drawn; a name is no lone common noun;
+    # "slipway" has no longer phrase of its head
+
+
+def test_joining_by_rule_merges_drawn_nodes_with_their_links_and_moves_the_questions_end() -> None:
+    from moot.teams.graph.build import join_by_rule
+    from moot.teams.graph.scaffold import Evidence, Scaffold
+
+    entities = _entities("Quill ferry", "closure of the Quill ferry", "Bobbin slipway repairs")
+    s = Scaffold()
+    ferry, closure, repairs = (entities.draw(s, key, 1).id for key in list(entities.order))
+    said = [Evidence(source="a.md", quote="The Bobbin slipway repairs ended the closure of the Quill ferry.")]
+    s.add_edge(repairs, closure, "causes", evidence=said, provisional=False)
+    s.subject, s.object = repairs, closure
+    assert join_by_rule(entities, s, 2) == [("closure of the Quill ferry", "Quill ferry")]
+    assert closure not in s.nodes and s.object == ferry
+    assert "closure of the Quill ferry" in s.nodes[ferry].aliases
+    assert [(e.source, e.target, e.evidence[0].quote) for e in s.edges.values()] == [(repairs, ferry, said[0].quote)]
+    assert [entities.info[k].label for k in entities.order] == ["Quill ferry", "Bobbin slipway repairs"]
+    assert join_by_rule(entities, s, 3) == []  # nothing left to join

@@ -41,6 +41,83 @@ def names_one_thing(label: str, group: str, other: str, other_group: str) -> boo
     return len(short) >= 2 and short <= long_
 
 
+def head_of(label: str) -> str:
+    """The stem of a label's head noun, read by the tagger: the last word of the noun phrase the
+    label opens with ("closure of the Quill ferry": closure; "Bobbin spool works": works)."""
+    from moot.text.phrases import noun_phrases
+
+    opening = [p for p in noun_phrases(label) if p.start == 0]
+    head = max(opening, key=lambda p: p.end).head if opening else (label.split() or [""])[-1]
+    return stem(head)
+
+
+def _complement(label: str) -> frozenset[str]:
+    """The content words after a label's first "of" ("closure of the Quill ferry": quill, ferry);
+    empty when it has none, or "of" opens or ends it."""
+    words = label.split()
+    at = next((i for i, w in enumerate(words) if w.lower() == "of"), 0)
+    return label_tokens(" ".join(words[at + 1:])) if 0 < at < len(words) - 1 else frozenset()
+
+
+def joined_by_rule(entities: Entities) -> list[tuple[str, str]]:
+    """Entities that name another one, by the structure of their noun phrases alone, as (key, the key
+    of the entity it names), earlier entities first:
+
+    - a lone common noun names the one other entity whose head noun is the same ("the ferry" after
+      "the Quill ferry"), as a reader resolves it; with two or more such entities ("works" beside
+      "Bobbin spool works" and "Spindle spool works") it is left apart;
+    - "N of X" names X where X is an entity of the same content words ("closure of the Quill ferry"
+      and "Quill ferry"; "western end of the Spindle yard" and "Spindle yard"): an event, a part or
+      a share of a thing is drawn as the thing, with its own wording kept as an alias, so the links
+      the sources state about either meet at one node.
+
+    Nothing here reads a word's meaning, only the phrase's shape; the model is not asked, since its
+    odds on "do these name one thing?" were at chance (docs/graph-reasoning.md)."""
+    keys = [k for k in entities.order if k in entities.info]
+    info = entities.info
+    tokens = {k: label_tokens(info[k].label) for k in keys}
+    heads: dict[str, str] = {}
+    out: list[tuple[str, str]] = []
+    taken: set[str] = set()
+    for key in keys:
+        complement = _complement(info[key].label)
+        if complement:
+            same = [k for k in keys if k != key and tokens[k] == complement]
+            if len(same) == 1:
+                out.append((key, same[0]))
+                taken.add(key)
+    for key in keys:
+        if key in taken or len(tokens[key]) != 1 or any(w[:1].isupper() for w in info[key].label.split()):
+            continue
+        head = heads.setdefault(key, head_of(info[key].label))
+        longer = [k for k in keys if k != key and len(tokens[k]) >= 2 and heads.setdefault(k, head_of(info[k].label)) == head]
+        if len(longer) == 1:
+            out.append((key, longer[0]))
+    return out
+
+
+def join_by_rule(entities: Entities, scaffold: Scaffold, iteration: int) -> list[tuple[str, str]]:
+    """Join the entities :func:`joined_by_rule` finds; where both are drawn already their nodes merge
+    (edges, evidence and the question's ends move to the one kept). Returns (label, the label of the
+    entity it was joined to) for each."""
+    joined: list[tuple[str, str]] = []
+    for key, into in joined_by_rule(entities):
+        target = entities.canonical.get(into, into)
+        if key not in entities.info or target == key or target not in entities.info:
+            continue
+        label, dropped = entities.info[key].label, entities.info[key].node
+        entities.alias(key, target, label)
+        joined.append((label, entities.info[target].label))
+        if not dropped or dropped not in scaffold.nodes:
+            continue
+        kept = entities.draw(scaffold, target, iteration).id
+        if kept != dropped:
+            scaffold.merge(kept, dropped)
+            scaffold.subject = kept if scaffold.subject == dropped else scaffold.subject
+            scaffold.object = kept if scaffold.object == dropped else scaffold.object
+    return joined
+
+
 @dataclass
 class EntityInfo:
     """One entity the mapper accepted, before or after it is drawn."""
@@ -326,6 +403,6 @@ def documents_json(documents: dict[str, Document]) -> list[dict[str, Any]]:
              "sentences": d.sentences} for d in documents.values()]
 
 
-__all__ = ["Entities", "EntityInfo", "LinkReport", "match_end", "names_one_thing", "alias_proposals", "aliases_task", "apply_aliases", "apply_choices",
+__all__ = ["Entities", "EntityInfo", "LinkReport", "head_of", "join_by_rule", "joined_by_rule", "match_end", "names_one_thing", "alias_proposals", "aliases_task", "apply_aliases", "apply_choices",
            "apply_links", "choices_task", "documents_json", "link_pair", "links_task", "match_phrase", "pair_options",
            "unknown_gaps"]

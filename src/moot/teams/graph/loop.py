@@ -26,6 +26,7 @@ from moot.teams.graph.build import (
     apply_links,
     choices_task,
     documents_json,
+    join_by_rule,
     links_task,
     match_end,
     pair_options,
@@ -222,6 +223,7 @@ class Loop:
             await self._choose(it, window)
             if not self.plain:  # asked plainly, no listed choice: Entities.accept's rule merged
                 await self._aliases(it)
+            rec.merged = len(join_by_rule(self.entities, self.scaffold, it))
             self._measures(window)
             self._focus_nodes(it)
             # BUILD: pairs of entities sharing a sentence → relation or none (the mapper, in batches)
