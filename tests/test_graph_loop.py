@@ -463,3 +463,8 @@ def test_joining_by_rule_merges_drawn_nodes_with_their_links_and_moves_the_quest
     assert [(e.source, e.target, e.evidence[0].quote) for e in s.edges.values()] == [(repairs, ferry, said[0].quote)]
     assert [entities.info[k].label for k in entities.order] == ["Quill ferry", "Bobbin slipway repairs"]
     assert join_by_rule(entities, s, 3) == []  # nothing left to join
+    # the question's two ends are never joined: it asks what links them
+    entities = _entities("Quill ferry", "closure of the Quill ferry")
+    s = Scaffold()
+    s.subject, s.object = (entities.draw(s, key, 1).id for key in list(entities.order))
+    assert join_by_rule(entities, s, 2) == [] and len(s.nodes) == 2

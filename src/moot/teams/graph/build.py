@@ -106,6 +106,9 @@ def join_by_rule(entities: Entities, scaffold: Scaffold, iteration: int) -> list
         if key not in entities.info or target == key or target not in entities.info:
             continue
         label, dropped = entities.info[key].label, entities.info[key].node
+        ends = {scaffold.subject, scaffold.object}
+        if dropped and entities.info[target].node and {dropped, entities.info[target].node} == ends:
+            continue  # the question's two ends stay two: it asks what links them
         entities.alias(key, target, label)
         joined.append((label, entities.info[target].label))
         if not dropped or dropped not in scaffold.nodes:
