@@ -205,6 +205,30 @@ def test_reconnects_after_the_server_drops_the_connection(board: PostgresBoard, 
     assert board.get("t1").description == "survives"
 
 
+def test_a_write_the_server_rolls_back_to_break_a_deadlock_is_run_again_and_written_once(board: PostgresBoard) -> None:
+    # PostgreSQL breaks a deadlock between two workers by rolling one transaction back and expects
+    # the client to run it again; a worker that gave up instead left its goal unfinished
+    board.submit(BoardTask(id="t1", description="counted"))
+    tries: list[int] = []
+
+    def bump(cur):  # type: ignore[no-untyped-def]
+        cur.execute("UPDATE moot_board_tasks SET priority = priority + 1 WHERE id = 't1'")
+        tries.append(1)
+        if len(tries) == 1:
+            raise psycopg.errors.DeadlockDetected("deadlock detected")
+        return len(tries)
+
+    assert board._run(bump) == 2
+    assert board.get("t1").priority == 1  # the rolled-back attempt wrote nothing
+
+    def always(cur):  # type: ignore[no-untyped-def]
+        raise psycopg.errors.SerializationFailure("could not serialize access")
+
+    with pytest.raises(MootError, match="kept rolling the write back"):
+        board._run(always)
+    assert board.get("t1").description == "counted"
+
+
 # --- tasks
 
 

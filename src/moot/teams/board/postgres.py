@@ -20,7 +20,9 @@ Needs the ``postgres`` extra (``psycopg[binary]``).
 
 from __future__ import annotations
 
+import random
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -111,6 +113,9 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
 """(version, description, SQL), applied in order; append only, never edit a released one."""
 
 LATEST_VERSION = MIGRATIONS[-1][0]
+ROLLBACK_RETRIES = 5
+"""Times a transaction the server rolled back (deadlock, serialization failure) is run again."""
+
 _FIX_CONNECT = "check the URL (postgresql://USER[:PASSWORD]@HOST:PORT/DATABASE) and that the server is running and reachable"
 
 
@@ -191,13 +196,24 @@ class PostgresBoard(BoardBackend):
         return self._conn
 
     def _run(self, fn: Callable[[psycopg.Cursor[dict[str, Any]]], T]) -> T:
-        """Run ``fn`` in one transaction; reconnect and retry once if the connection had dropped."""
+        """Run ``fn`` in one transaction; reconnect and retry once if the connection had dropped, and
+        run it again (up to :data:`ROLLBACK_RETRIES` times) when the server rolled it back to break a
+        deadlock or a serialization conflict between workers, as PostgreSQL asks of its clients:
+        nothing of the rolled-back attempt was written."""
         with self._lock:
-            for attempt in (1, 2):
+            attempt, rolled_back = 1, 0
+            while True:
                 conn = self._connection()
                 try:
                     with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
                         return fn(cur)
+                except (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure, psycopg.errors.TransactionRollback) as exc:
+                    rolled_back += 1
+                    if rolled_back > ROLLBACK_RETRIES:
+                        raise MootError(f"the board database {self.location} kept rolling the write back: {_first_line(exc)}",
+                                        fix="retry; if it persists, fewer workers on one board") from None
+                    time.sleep(random.uniform(0.01, 0.05) * rolled_back)  # jittered: the two sides do not meet again
+                    continue
                 except psycopg.errors.DiskFull as exc:
                     raise MootError(
                         f"the board database {self.location} is out of disk space; the write was rolled back"
@@ -209,11 +225,11 @@ class PostgresBoard(BoardBackend):
                 except psycopg.OperationalError as exc:
                     if attempt == 1 and (conn.closed or conn.broken):
                         self._conn = None  # dropped (server restart, idle timeout): reconnect once
+                        attempt = 2
                         continue
                     raise MootError(
                         f"the board database {self.location} failed: {_first_line(exc)}", fix=_FIX_CONNECT
                     ) from None
-        raise AssertionError("unreachable")  # pragma: no cover
 
     # --- schema
 
