@@ -76,7 +76,7 @@ def joined_by_rule(entities: Entities) -> list[tuple[str, str]]:
     keys = [k for k in entities.order if k in entities.info]
     info = entities.info
     tokens = {k: label_tokens(info[k].label) for k in keys}
-    heads: dict[str, str] = {}
+    heads = {k: head_of(info[k].label) for k in keys if len(tokens[k]) >= 2}  # each label tagged once
     out: list[tuple[str, str]] = []
     taken: set[str] = set()
     for key in keys:
@@ -89,8 +89,8 @@ def joined_by_rule(entities: Entities) -> list[tuple[str, str]]:
     for key in keys:
         if key in taken or len(tokens[key]) != 1 or any(w[:1].isupper() for w in info[key].label.split()):
             continue
-        head = heads.setdefault(key, head_of(info[key].label))
-        longer = [k for k in keys if k != key and len(tokens[k]) >= 2 and heads.setdefault(k, head_of(info[k].label)) == head]
+        head = head_of(info[key].label)
+        longer = [k for k, other in heads.items() if other == head]
         if len(longer) == 1:
             out.append((key, longer[0]))
     return out
